@@ -1,0 +1,5 @@
+import sys
+
+from runtime_guard.cli import main
+
+sys.exit(main())

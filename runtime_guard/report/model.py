@@ -1,0 +1,129 @@
+"""Report data model, shared by divergence detection (guard) and post-mortem (stacks).
+
+Everything here is plain data with `to_dict`/`from_dict` so a report can be written as JSON,
+shipped between hosts, and re-rendered later by `mcjax-guard report DIR`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+# Report kinds, as the JSON `kind` field spells them.
+KINDS = ("divergence", "missing", "exited", "died", "hang", "snapshot")
+# Per-process status, after PyTorch's desync debug vocabulary.
+STATUSES = ("ok", "diverged", "never-joined", "exited", "died", "hung", "unknown")
+
+
+@dataclass
+class Location:
+    file: str
+    line: int
+    function: str = ""
+    source: str = ""  # the source line, stripped
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass
+class Dispatch:
+    """One cross-process computation as the guard saw it."""
+
+    seq: int  # 1-based sequence number of this dispatch in its process
+    name: str  # computation name, e.g. "jit(train_step)"
+    fields: dict[str, str] = field(default_factory=dict)  # program, in_shapes, in_dtypes, ... as text
+    location: Location | None = None
+
+
+@dataclass
+class Frame:
+    name: str
+    file: str
+    line: int
+    module: str = ""
+    locals: dict[str, str] | None = None
+
+
+@dataclass
+class Thread:
+    thread_id: int
+    name: str
+    frames: list[Frame]  # innermost first, as py-spy reports them
+    active: bool = True  # py-spy's "active" (not idle)
+
+
+@dataclass
+class StackSnapshot:
+    taken_at: float  # unix time
+    method: str  # "py-spy", "py-spy --native", "faulthandler", ...
+    threads: list[Thread]
+    note: str = ""
+
+
+@dataclass
+class ProcessReport:
+    process_index: int
+    status: str = "unknown"
+    pid: int | None = None
+    host: str = ""
+    location: Location | None = None  # where the process is, or was when it diverged/exited
+    dispatch: Dispatch | None = None  # the dispatch at the point of interest (divergent / last)
+    last_seq: int = 0  # last dispatch sequence number published
+    exit_code: int | None = None
+    snapshots: list[StackSnapshot] = field(default_factory=list)
+    note: str = ""
+
+
+@dataclass
+class Report:
+    kind: str
+    summary: str
+    processes: list[ProcessReport]
+    created: float = 0.0
+    job_id: str = ""
+    seq: int | None = None  # the first divergent / missing dispatch number
+    differing_fields: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    merged_stacks: dict[str, Any] | None = None  # merged call tree (post-mortem), see docs/report-format.md
+    guard: dict[str, Any] = field(default_factory=dict)  # guard settings and versions
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Report":
+        return _build(cls, d)
+
+
+def _build(cls: type, d: Any) -> Any:
+    """Rebuild nested dataclasses from `asdict` output (tolerant of extra keys)."""
+    import typing
+
+    if d is None:
+        return None
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for f in fields(cls):
+        if f.name not in d:
+            continue
+        kwargs[f.name] = _convert(hints[f.name], d[f.name])
+    return cls(**kwargs)
+
+
+def _convert(tp: Any, value: Any) -> Any:
+    import dataclasses
+    import typing
+
+    if value is None:
+        return None
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (typing.Union, getattr(__import__("types"), "UnionType", object)):
+        inner = [a for a in args if a is not type(None)]
+        return _convert(inner[0], value) if len(inner) == 1 else value
+    if origin is list and args:
+        return [_convert(args[0], v) for v in value]
+    if dataclasses.is_dataclass(tp):
+        return _build(tp, value)
+    return value
