@@ -43,6 +43,7 @@ class Frame:
     line: int
     module: str = ""
     locals: dict[str, str] | None = None
+    native: bool = False  # a C/C++ frame (py-spy --native): `file` is the shared library, `line` is 0
 
 
 @dataclass
@@ -51,6 +52,7 @@ class Thread:
     name: str
     frames: list[Frame]  # innermost first, as py-spy reports them
     active: bool = True  # py-spy's "active" (not idle)
+    is_main: bool = False  # the process's main thread
 
 
 @dataclass
@@ -73,6 +75,11 @@ class ProcessReport:
     exit_code: int | None = None
     snapshots: list[StackSnapshot] = field(default_factory=list)
     note: str = ""
+    # Post-mortem (filled from the stacks): what the main thread waits on ("a collective (gloo
+    # all-reduce)", "time.sleep", ...) and whether it moved between snapshots: "stuck", "moving",
+    # or "" when unknown (one snapshot, or none).
+    blocked_on: str = ""
+    progress: str = ""
 
 
 @dataclass
