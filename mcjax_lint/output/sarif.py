@@ -1,0 +1,156 @@
+"""`--format sarif`: a SARIF 2.1.0 log for GitHub code scanning and other SARIF viewers.
+
+Locations are relative to the project root (`%SRCROOT%`), regions 1-based in lines and columns
+(SARIF's default column unit is the Unicode code point, which is what the findings count).
+Every rule is described in `tool.driver.rules` with its summary, default level, help page and,
+when the rule page is available (a source checkout), its text as `help.markdown`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mcjax_lint import __version__
+from mcjax_lint.model import Finding, Severity
+from mcjax_lint.output.context import OutputContext
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+_DOCS_DIR = Path(__file__).resolve().parents[2] / "docs" / "rules"
+
+
+def _docs_base() -> str:
+    """Where the rule pages live: the project's documentation URL when the installed metadata
+    names one, else the pages' path inside the repository (a relative URI reference)."""
+    try:
+        from importlib.metadata import metadata
+
+        for entry in metadata("mcjax").get_all("Project-URL") or []:
+            label, _, url = entry.partition(",")
+            if label.strip().lower() in ("documentation", "docs", "rules"):
+                return url.strip().rstrip("/") + "/rules/"
+    except Exception:  # metadata missing (running from a plain checkout)
+        pass
+    return "docs/rules/"
+
+
+def _uri(ctx: OutputContext, path: str) -> tuple[str, str | None]:
+    absolute = ctx.absolute(path)
+    if ctx.project_root is not None:
+        try:
+            return absolute.relative_to(ctx.project_root).as_posix(), "%SRCROOT%"
+        except ValueError:
+            pass
+    return absolute.as_uri(), None
+
+
+def _artifact(ctx: OutputContext, path: str) -> dict:
+    uri, base = _uri(ctx, path)
+    return {"uri": uri, "uriBaseId": base} if base else {"uri": uri}
+
+
+def _location(ctx: OutputContext, path: str, line: int, col: int, end_line: int | None = None,
+              end_col: int | None = None, message: str | None = None) -> dict:
+    artifact = _artifact(ctx, path)
+    region: dict = {"startLine": max(line, 1), "startColumn": col + 1}
+    if end_line is not None:
+        region["endLine"] = max(end_line, line, 1)
+        if end_col is not None and (end_line > line or end_col > col):
+            region["endColumn"] = end_col + 1
+    loc: dict = {"physicalLocation": {"artifactLocation": artifact, "region": region}}
+    if message:
+        loc["message"] = {"text": message}
+    return loc
+
+
+def _rule(code: str, info: object, base: str) -> dict:
+    summary = getattr(info, "summary", "") or code
+    sev = getattr(info, "severity", Severity.ERROR)
+    rule: dict = {
+        "id": code,
+        "name": _camel(getattr(info, "name", code)),
+        "shortDescription": {"text": summary},
+        "fullDescription": {"text": summary},
+        "helpUri": f"{base}{code}.md",
+        "defaultConfiguration": {"level": _LEVEL.get(Severity(sev), "error")},
+        "properties": {"tags": [t for t in ("mcjax", getattr(info, "family", None)) if t]},
+    }
+    page = _DOCS_DIR / f"{code}.md"
+    if page.is_file():
+        text = page.read_text(encoding="utf-8")
+        rule["help"] = {"text": summary, "markdown": text}
+    return rule
+
+
+def _camel(name: str) -> str:
+    # SARIF rule names are conventionally identifiers; ruff-style kebab names become CamelCase.
+    parts = [p for p in name.replace("_", "-").split("-") if p]
+    return "".join(p[:1].upper() + p[1:] for p in parts) or name
+
+
+def _fix(ctx: OutputContext, f: Finding) -> list[dict]:
+    if f.fix is None:
+        return []
+    artifact = _artifact(ctx, f.path)
+    replacements = [
+        {
+            "deletedRegion": {"startLine": e.line, "startColumn": e.column + 1, "endLine": e.end_line,
+                              "endColumn": e.end_column + 1},
+            "insertedContent": {"text": e.replacement},
+        }
+        for e in f.fix.edits
+    ]
+    return [{"description": {"text": f.fix.description},
+             "artifactChanges": [{"artifactLocation": artifact, "replacements": replacements}]}]
+
+
+def build(ctx: OutputContext) -> dict:
+    base = _docs_base()
+    codes = sorted(set(ctx.rules) | {f.code for f in ctx.findings})
+    index = {c: i for i, c in enumerate(codes)}
+    results = []
+    for f in ctx.findings:
+        res: dict = {
+            "ruleId": f.code,
+            "ruleIndex": index[f.code],
+            "level": _LEVEL.get(f.severity, "error"),
+            "message": {"text": f.message},
+            "locations": [_location(ctx, f.path, f.line, f.column, f.end_line, f.end_column)],
+        }
+        if f.related:
+            res["relatedLocations"] = [
+                dict(_location(ctx, f.path, line, col, message=label), id=i)
+                for i, (label, line, col) in enumerate(f.related)
+            ]
+        fixes = _fix(ctx, f)
+        if fixes:
+            res["fixes"] = fixes
+        results.append(res)
+    notifications = [
+        {"level": "error", "message": {"text": e.message},
+         "locations": [{"physicalLocation": {"artifactLocation": _artifact(ctx, e.path)}}]}
+        for e in ctx.file_errors
+    ]
+    run: dict = {
+        "tool": {
+            "driver": {
+                "name": "mcjax-lint",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": base.rsplit("rules/", 1)[0] + "lint.md",
+                "rules": [_rule(c, ctx.rules.get(c), base) for c in codes],
+            }
+        },
+        "invocations": [{"executionSuccessful": not ctx.file_errors,
+                         "toolExecutionNotifications": notifications}],
+        "results": results,
+        "columnKind": "unicodeCodePoints",
+    }
+    if ctx.project_root is not None:
+        run["originalUriBaseIds"] = {"%SRCROOT%": {"uri": ctx.project_root.as_uri() + "/"}}
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def render(ctx: OutputContext) -> str:
+    return json.dumps(build(ctx), indent=2) + "\n"

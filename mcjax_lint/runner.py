@@ -1,0 +1,464 @@
+"""The parallel, cached pipeline around the engine; gives the same findings as
+`engine.analyze_project`, whatever the cache holds and however many processes run.
+
+Work per run, cheapest first:
+
+1. Discover every Python file of the project (cross-module facts need all of them) and the
+   target files (the ones findings are reported for: the paths given, e.g. by pre-commit).
+2. For each project file: trust the cached digest when the stat signature is unchanged (and not
+   racy), else read and hash it. Files whose digest has no cached summary are summarised
+   (stdlib `ast`, `engine.summarize`) — in worker processes when there are many.
+3. The project fingerprint is a hash over every file's (path, module, summary digest). A target
+   whose cached findings were computed under the same project fingerprint and content digest is
+   done. Only otherwise is the index built (`engine.build_index`, once) and, when the engine
+   can say which project facts a module depends on, findings computed under an older project
+   fingerprint are still reused if those facts did not change.
+4. Targets still without findings go through `needs_full_analysis` and, if selected,
+   `engine.analyze` (libcst) — in worker processes when there are many.
+5. Selection, per-file ignores, severity overrides and suppressions apply to the raw findings
+   (cheap, never cached, so changing `ignore` needs no re-analysis).
+
+Workers are forked (Linux) after the state they need exists, so nothing big is pickled: a
+worker gets (path, module) and returns small JSON-ready data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcjax_lint import engine
+from mcjax_lint.cache import Cache, FileRecord, now_ns, stat_signature
+from mcjax_lint.config import LintConfig, RuleFilter
+from mcjax_lint.errors import AnalysisError
+from mcjax_lint.files import display_path
+from mcjax_lint.model import Edit, FileError, Finding, Fix, Severity
+from mcjax_lint.modnames import module_names
+from mcjax_lint.settings import AnalysisSettings
+from mcjax_lint import suppressions as sup
+
+# Below this much work (bytes of source) worker processes cost more than they save.
+_PARALLEL_MIN_BYTES = 300_000
+
+
+@dataclass
+class SourceFile:
+    path: Path  # absolute
+    rel: str  # the path the engine sees: project-relative posix (stable across working directories)
+    display: str  # the path shown to the user
+    module: str
+    target: bool  # findings are reported for it
+
+
+@dataclass
+class RunStats:
+    files: int = 0  # project files considered
+    targets: int = 0
+    read: int = 0  # files read and hashed this run
+    summarized: int = 0  # files summarised this run
+    analyzed: int = 0  # files analysed with libcst this run
+    findings_cached: int = 0  # targets whose findings came from the cache
+    prefiltered: int = 0  # targets skipped by needs_full_analysis
+    index_built: bool = False
+    jobs: int = 1
+
+
+@dataclass
+class LintResult:
+    findings: list[Finding]  # final: selected, not suppressed, sorted; display paths
+    file_errors: list[FileError]
+    raw: dict[str, list[Finding]] = field(default_factory=dict)  # engine findings per engine path
+    files: dict[str, SourceFile] = field(default_factory=dict)  # by display path
+    stats: RunStats = field(default_factory=RunStats)
+
+
+# --- (de)serialisation of findings -----------------------------------------------------------
+
+
+def finding_from_dict(d: dict) -> Finding:
+    fix = d.get("fix")
+    return Finding(
+        path=d["path"],
+        line=d["line"],
+        column=d["column"],
+        end_line=d["end_line"],
+        end_column=d["end_column"],
+        code=d["code"],
+        severity=Severity(d["severity"]),
+        message=d["message"],
+        fix=None if fix is None else Fix(fix["description"], tuple(Edit(**e) for e in fix["edits"])),
+        related=tuple((r["message"], r["line"], r["column"]) for r in d.get("related", ())),
+    )
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _json_digest(obj: Any) -> str:
+    return _digest(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode())
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+class ReadError(Exception):
+    """Why a file's bytes are not analysable source; `cacheable` when it depends only on them."""
+
+    def __init__(self, message: str, cacheable: bool) -> None:
+        super().__init__(message)
+        self.cacheable = cacheable
+
+
+def decode_source(data: bytes) -> str:
+    if b"\0" in data:
+        raise ReadError("binary file (contains NUL bytes), not Python source", True)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ReadError(f"not valid UTF-8 (invalid byte at offset {e.start}); mcjax-lint reads UTF-8 source only", True) from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def read_bytes(path: Path, max_size: int) -> tuple[bytes, os.stat_result]:
+    try:
+        st = os.stat(path)
+        if st.st_size > max_size:
+            raise ReadError(f"file too large ({st.st_size} bytes > max-file-size {max_size}); not analysed", False)
+        with open(path, "rb") as f:
+            data = f.read(max_size + 1)
+    except OSError as e:
+        raise ReadError(f"cannot read file: {e.strerror or e}", False) from None
+    if len(data) > max_size:
+        raise ReadError(f"file too large (> max-file-size {max_size} bytes); not analysed", False)
+    return data, st
+
+
+def describe_error(e: AnalysisError) -> str:
+    """The error without the path (the output prefixes it): `line:col: message`."""
+    if e.line is not None:
+        col = f":{e.column + 1}" if e.column is not None else ""
+        return f"cannot analyse: {e.message} (line {e.line}{col})"
+    return f"cannot analyse: {e.message}"
+
+
+# --- worker tasks (module-level so forked workers find them; state in globals) ----------------
+
+_W_SETTINGS: AnalysisSettings = AnalysisSettings()
+_W_INDEX: Any = None
+_W_MAX_SIZE: int = 0
+
+
+def _summarize_task(task: tuple[str, str, str]) -> tuple[str, Any]:
+    """(abs path, rel, module) -> (rel, FileRecord json | ("error", message, cacheable))."""
+    abs_path, rel, module = task
+    checked = now_ns()
+    try:
+        data, st = read_bytes(Path(abs_path), _W_MAX_SIZE)
+    except ReadError as e:
+        return rel, ("error", str(e), False, None, None, None)
+    digest = _digest(data)
+    sig = stat_signature(st)
+    try:
+        text = decode_source(data)
+    except ReadError as e:
+        return rel, ("error", str(e), True, digest, sig, checked)
+    try:
+        summary = engine.summarize(text, rel, module).to_dict()
+        error = None
+        sdig = _json_digest(summary)
+    except AnalysisError as e:
+        summary, sdig, error = None, None, describe_error(e)
+    supp = [s.to_list() for s in sup.scan(text)]
+    rec = FileRecord(sig, checked, digest, module, summary, sdig, error, supp)
+    return rel, rec.to_json()
+
+
+def _analyze_task(task: tuple[str, str, str, str]) -> tuple[str, str | None, list[dict] | None, str | None]:
+    """(abs path, rel, module, expected digest) -> (rel, digest, findings, error)."""
+    abs_path, rel, module, expected = task
+    try:
+        data, _ = read_bytes(Path(abs_path), _W_MAX_SIZE)
+        digest = _digest(data)
+        text = decode_source(data)
+    except ReadError as e:
+        return rel, None, None, str(e)
+    if digest != expected:  # changed since it was summarised: analyse it, but never cache that
+        digest = None
+    try:
+        findings = engine.analyze(text, rel, module, _W_INDEX, _W_SETTINGS)
+    except AnalysisError as e:
+        return rel, digest, None, describe_error(e)
+    return rel, digest, [f.to_dict() for f in findings], None
+
+
+def _map(func, tasks: list, jobs: int, chunksize: int) -> Iterable:
+    """Run tasks serially or in forked workers; results in any order."""
+    if jobs <= 1 or len(tasks) <= 1:
+        return map(func, tasks)
+    method = "fork" if sys.platform.startswith("linux") else None
+    ctx = multiprocessing.get_context(method)
+    if method != "fork":  # spawn: workers must receive the state explicitly
+        state = (_W_SETTINGS, _W_INDEX, _W_MAX_SIZE)
+        pool = ctx.Pool(jobs, initializer=_init_worker, initargs=state)
+    else:
+        pool = ctx.Pool(jobs)
+    return _pool_results(pool, func, tasks, chunksize)
+
+
+def _pool_results(pool, func, tasks, chunksize):
+    try:
+        yield from pool.imap_unordered(func, tasks, chunksize=chunksize)
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+def _init_worker(settings: AnalysisSettings, index: Any, max_size: int) -> None:
+    global _W_SETTINGS, _W_INDEX, _W_MAX_SIZE
+    _W_SETTINGS, _W_INDEX, _W_MAX_SIZE = settings, index, max_size
+
+
+# --- the pipeline ----------------------------------------------------------------------------
+
+
+def code_fingerprint() -> str:
+    """Identifies the analysis code itself, so editing a rule (without a version bump, as in
+    development) never reuses findings computed by the old code."""
+    base = Path(__file__).resolve().parent
+    h = hashlib.blake2b(digest_size=8)
+    for p in sorted(base.rglob("*.py")):
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        h.update(f"{p.relative_to(base)}:{st.st_size}:{st.st_mtime_ns};".encode())
+    h.update(str(getattr(engine, "SUMMARY_VERSION", "")).encode())
+    return h.hexdigest()
+
+
+def _engine_path(path: Path, root: Path | None, cwd: Path) -> str:
+    if root is not None:
+        try:
+            return path.relative_to(root).as_posix()
+        except ValueError:
+            pass
+    return display_path(path, cwd)
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def lint_files(
+    targets: Sequence[Path],
+    project_files: Sequence[Path],
+    config: LintConfig,
+    *,
+    jobs: int | None = None,
+    use_cache: bool = True,
+    cwd: Path | None = None,
+) -> LintResult:
+    """Lint `targets` with cross-module facts from `targets` ∪ `project_files`."""
+    global _W_SETTINGS, _W_INDEX, _W_MAX_SIZE
+    cwd = cwd or Path.cwd()
+    root = config.project_root
+    jobs = default_jobs() if jobs is None else max(1, jobs)
+    stats = RunStats(jobs=jobs)
+    settings = config.analysis
+    _W_SETTINGS, _W_INDEX, _W_MAX_SIZE = settings, None, config.max_file_size
+
+    target_set = set(targets)
+    all_paths = sorted(target_set | set(project_files))
+    modules = module_names([str(p) for p in all_paths])
+    files: list[SourceFile] = []
+    for p in all_paths:
+        files.append(SourceFile(p, _engine_path(p, root, cwd), display_path(p, cwd), modules[str(p)], p in target_set))
+    by_rel = {f.rel: f for f in files}
+    stats.files, stats.targets = len(files), len(target_set)
+
+    cache: Cache | None = None
+    if use_cache and root is not None:
+        cache = Cache(root / config.cache_dir, str(getattr(engine, "SUMMARY_VERSION", "0")),
+                      f"{config.analysis_fingerprint()}-{code_fingerprint()}")
+    records: dict[str, FileRecord] = {}
+    errors: dict[str, str] = {}  # rel -> message (targets only are reported)
+
+    # 2. digests and summaries
+    to_summarize: list[tuple[str, str, str]] = []
+    todo_bytes = 0
+    for f in files:
+        rec = cache.files.get(f.rel) if cache else None
+        if rec is not None and rec.module == f.module:
+            try:
+                st = os.stat(f.path)
+            except OSError as e:
+                errors[f.rel] = f"cannot read file: {e.strerror or e}"
+                continue
+            if st.st_size > config.max_file_size:
+                errors[f.rel] = f"file too large ({st.st_size} bytes > max-file-size {config.max_file_size}); not analysed"
+                continue
+            if rec.stat_trusted(st):
+                records[f.rel] = rec
+                continue
+            checked = now_ns()
+            try:
+                data, st = read_bytes(f.path, config.max_file_size)
+            except ReadError as e:
+                errors[f.rel] = str(e)
+                continue
+            stats.read += 1
+            if _digest(data) == rec.digest:
+                cache.touch_file(f.rel, stat_signature(st), checked)
+                records[f.rel] = rec
+                continue
+            todo_bytes += len(data)
+        else:
+            try:
+                todo_bytes += os.stat(f.path).st_size
+            except OSError:
+                pass
+        to_summarize.append((str(f.path), f.rel, f.module))
+
+    if to_summarize:
+        to_summarize.sort(key=lambda t: -_size(t[0]))
+        n = jobs if todo_bytes >= _PARALLEL_MIN_BYTES else 1
+        for rel, out in _map(_summarize_task, to_summarize, n, chunksize=8):
+            stats.summarized += 1
+            if isinstance(out, tuple) and out and out[0] == "error":
+                _, message, cacheable, *_ = out
+                errors[rel] = message
+                if cacheable and cache is not None:
+                    digest, sig, checked = out[3], out[4], out[5]
+                    cache.put_file(rel, FileRecord(sig, checked, digest, by_rel[rel].module, None, None, message, []))
+                continue
+            rec = FileRecord.from_json(out)
+            records[rel] = rec
+            if cache is not None:
+                cache.put_file(rel, rec)
+            stats.read += 1
+    for rel, rec in records.items():
+        if rec.error is not None:
+            errors[rel] = rec.error
+
+    # 3. project fingerprint (over the summaries every target's findings may depend on)
+    summarized = sorted((rel, r) for rel, r in records.items() if r.summary is not None)
+    project_fp = _json_digest([settings.__repr__(), [(rel, r.module, r.summary_digest) for rel, r in summarized]])
+
+    raw: dict[str, list[Finding]] = {}
+    index = None
+    dep_fp = None
+
+    def ensure_index():
+        nonlocal index, dep_fp
+        if index is None:
+            summaries = [engine.ModuleSummary.from_dict(r.summary) for _, r in summarized]
+            index = engine.build_index(summaries, settings)
+            stats.index_built = True
+            dep_fp = getattr(index, "dependency_fingerprint", None)
+        return index
+
+    def key_for(f: SourceFile, rec: FileRecord, fp: str) -> str:
+        return _json_digest([fp, f.rel, f.module, rec.digest])
+
+    to_analyze: list[tuple[str, str, str, str]] = []
+    pending_keys: dict[str, str] = {}
+    for f in files:
+        if not f.target or f.rel in errors or f.rel not in records:
+            continue
+        rec = records[f.rel]
+        hit = cache.findings.get(f.rel) if cache else None
+        if hit is not None and hit.key == key_for(f, rec, project_fp):
+            raw[f.rel] = [finding_from_dict(d) for d in hit.findings]
+            stats.findings_cached += 1
+            continue
+        ensure_index()
+        # Facts this module depends on, when the engine can name them; else the whole project.
+        fp = _json_digest(["deps", dep_fp(f.module)]) if dep_fp is not None else project_fp
+        key = key_for(f, rec, fp)
+        if hit is not None and fp != project_fp and hit.key == key:
+            raw[f.rel] = [finding_from_dict(d) for d in hit.findings]
+            stats.findings_cached += 1
+            if cache is not None:  # still valid: file it under the current project fingerprint
+                cache.put_findings(f.rel, key_for(f, rec, project_fp), hit.findings)
+            continue
+        summary = engine.ModuleSummary.from_dict(rec.summary)
+        if not engine.needs_full_analysis(summary, index):
+            raw[f.rel] = []
+            stats.prefiltered += 1
+            if cache is not None:
+                cache.put_findings(f.rel, key_for(f, rec, project_fp), [])
+            continue
+        pending_keys[f.rel] = key_for(f, rec, project_fp)
+        to_analyze.append((str(f.path), f.rel, f.module, rec.digest))
+
+    if to_analyze:
+        _W_INDEX = index
+        to_analyze.sort(key=lambda t: -_size(t[0]))
+        work = sum(_size(t[0]) for t in to_analyze)
+        n = jobs if work >= _PARALLEL_MIN_BYTES // 10 else 1
+        for rel, digest, found, error in _map(_analyze_task, to_analyze, n, chunksize=1):
+            stats.analyzed += 1
+            if error is not None:
+                errors[rel] = error
+                continue
+            raw[rel] = [finding_from_dict(d) for d in found]
+            if cache is not None and digest is not None:
+                cache.put_findings(rel, pending_keys[rel], found)
+        _W_INDEX = None
+
+    if cache is not None:
+        if root is not None and set(project_files) >= target_set:
+            cache.forget_missing(set(by_rel))
+        cache.save()
+
+    # 5. selection, severities, suppressions
+    rule_filter = RuleFilter(config)
+    final: list[Finding] = []
+    for rel, found in raw.items():
+        f = by_rel[rel]
+        final.extend(postprocess(found, f, records[rel], rule_filter))
+    final.sort(key=lambda x: (x.path, x.line, x.column, x.code))
+    file_errors = [FileError(by_rel[rel].display, msg) for rel, msg in sorted(errors.items()) if by_rel[rel].target]
+    return LintResult(final, file_errors, raw, {f.display: f for f in files if f.target}, stats)
+
+
+def postprocess(found: list[Finding], f: SourceFile, rec: FileRecord, rule_filter: RuleFilter) -> list[Finding]:
+    """Raw engine findings of one file -> what the user sees (display path, selection,
+    per-file ignores, severity overrides, suppressions and unused-suppression findings)."""
+    rel_for_rules = f.rel
+    out = []
+    for x in found:
+        if not rule_filter.reported(x.code, rel_for_rules):
+            continue
+        sev = rule_filter.severity(x.code, x.severity)
+        out.append(_replace(x, path=f.display, severity=sev))
+    supps = [sup.Suppression.from_list(s) for s in rec.suppressions]
+    if supps:
+        out = sup.apply(out, supps, f.display, lambda code: rule_filter.reported(code, rel_for_rules))
+        out = [x if x.code != sup.UNUSED_SUPPRESSION.code else
+               _replace(x, severity=rule_filter.severity(x.code, x.severity)) for x in out]
+    return out
+
+
+def _replace(f: Finding, **kw: Any) -> Finding:
+    from dataclasses import replace
+
+    return replace(f, **kw)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
