@@ -1,0 +1,389 @@
+"""The one place that touches JAX private internals.
+
+Every other module of the guard talks to JAX through the functions here. `check()` runs at
+start-up: it verifies the installed version is one we support and that every internal we hook
+still exists with the shape we expect. If anything is missing the guard says so in one line and
+the program runs unguarded (a guard failure never breaks the user's program).
+
+Dispatch paths (see shared/notes/jax-runtime-facts.md): every computation runs through a C++
+`PjitFunction`. On a cache hit with fast-path data the executable runs with no Python frame; on a
+miss, or without fast-path data, `pxla.ExecuteReplicated.__call__` runs in Python. We observe:
+  - user jit objects, through a thin Python wrapper returned by a patched `jax.jit` (keeps the
+    C++ fast path; ~1 µs);
+  - AOT `Compiled.__call__` (a Python method that calls the C++ fast path);
+  - everything else that spans processes (eager ops on global arrays, jax-internal jits,
+    multihost_utils, jit objects created before the guard was installed) by refusing fast-path
+    data for multi-process executables outside a wrapper, so they run `ExecuteReplicated.__call__`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
+
+# Versions whose internals we have checked. Others: hooks are attempted only if `check()` finds
+# every internal; otherwise the guard is disabled with a message naming the version.
+SUPPORTED = ((0, 10), (0, 11))
+
+
+class CompatError(RuntimeError):
+    """The installed JAX lacks an internal the guard needs."""
+
+
+def jax_version() -> tuple[int, ...]:
+    import jax
+
+    return tuple(int(p) for p in re.findall(r"\d+", jax.__version__)[:3])
+
+
+def check() -> str | None:
+    """None when every hook can be installed; else a one-line reason."""
+    try:
+        import jax
+        from jax._src import core, distributed, pjit, stages  # noqa: F401
+        from jax._src.interpreters import pxla
+    except Exception as e:  # pragma: no cover - depends on the installed JAX
+        return f"cannot import JAX internals ({e!r})"
+    v = jax_version()
+    missing = []
+    for owner, name in (
+        (pjit, "_get_fastpath_data"),
+        (pxla, "ExecuteReplicated"),
+        (pxla, "MeshExecutable"),
+        (stages, "Compiled"),
+        (distributed, "global_state"),
+        (core, "trace_state_clean"),
+    ):
+        if not hasattr(owner, name):
+            missing.append(f"{owner.__name__}.{name}")
+    er = getattr(pxla, "ExecuteReplicated", None)
+    if er is not None:
+        for slot in ("xla_executable", "name", "in_handler", "out_handler"):
+            if slot not in getattr(er, "__slots__", ()):
+                missing.append(f"ExecuteReplicated.{slot}")
+    if missing:
+        return f"JAX {jax.__version__} is not supported: missing internals {', '.join(missing)}"
+    if v[:2] not in SUPPORTED:
+        return None if _env_flag("MCJAX_ALLOW_UNTESTED_JAX") else (
+            f"JAX {jax.__version__} is not a tested version (tested: "
+            f"{', '.join('%d.%d' % s for s in SUPPORTED)}); set MCJAX_ALLOW_UNTESTED_JAX=1 to try anyway"
+        )
+    return None
+
+
+def _env_flag(name: str) -> bool:
+    import os
+
+    return os.environ.get(name, "") not in ("", "0", "false", "no")
+
+
+# ---------------------------------------------------------------------------------------------
+# Distributed runtime
+
+
+def distributed_client() -> Any | None:
+    """The coordination-service client once `jax.distributed.initialize` has run, else None."""
+    from jax._src import distributed
+
+    return distributed.global_state.client
+
+
+def distributed_ids() -> tuple[int, int] | None:
+    """(process_id, num_processes) from the distributed runtime, or None before initialize."""
+    from jax._src import distributed
+
+    gs = distributed.global_state
+    if gs.client is None:
+        return None
+    return int(gs.process_id), int(gs.num_processes)
+
+
+def patch_initialize(after: Callable[[], None], fill_args: Callable[[dict], dict]) -> Callable[[], None]:
+    """Wrap `jax.distributed.initialize` so the guard starts right after it and can supply
+    num_processes/process_id in `-n` mode. Returns an undo function."""
+    import jax
+    from jax._src import distributed
+
+    orig = distributed.initialize
+
+    def initialize(*args: Any, **kwargs: Any) -> Any:
+        names = ("coordinator_address", "num_processes", "process_id")
+        kwargs.update({n: a for n, a in zip(names, args)})
+        args = args[len(names):]
+        out = orig(*args, **fill_args(kwargs))
+        after()
+        return out
+
+    initialize.__wrapped__ = orig  # type: ignore[attr-defined]
+    initialize.__doc__ = orig.__doc__
+    distributed.initialize = initialize
+    jax.distributed.initialize = initialize
+
+    def undo() -> None:
+        distributed.initialize = orig
+        jax.distributed.initialize = orig
+
+    return undo
+
+
+# ---------------------------------------------------------------------------------------------
+# Executables and their signatures
+
+
+@dataclass(frozen=True)
+class ExecInfo:
+    """What the guard needs to know about one loaded executable, read once."""
+
+    name: str
+    program: str  # hash of the HLO printed without source locations (stable across processes)
+    in_avals: tuple[str, ...]
+    in_shardings: tuple[str, ...]
+    out_avals: tuple[str, ...]
+    out_shardings: tuple[str, ...]
+    processes: tuple[int, ...]
+
+    @property
+    def multiprocess(self) -> bool:
+        return len(self.processes) > 1
+
+
+def _sharding_text(s: Any) -> str:
+    spec = getattr(s, "spec", None)
+    mesh = getattr(s, "mesh", None)
+    if spec is not None and mesh is not None:
+        shape = getattr(mesh, "shape", None)
+        axes = ",".join(f"{k}={v}" for k, v in dict(shape).items()) if shape is not None else "?"
+        return f"{type(s).__name__}(mesh[{axes}], {spec})"
+    return f"{type(s).__name__}({len(getattr(s, 'device_set', ()) or ())} devices)"
+
+
+def _device_processes(shardings: Any) -> tuple[int, ...]:
+    procs: set[int] = set()
+    for s in shardings:
+        for d in getattr(s, "device_set", ()) or ():
+            procs.add(int(d.process_index))
+    return tuple(sorted(procs))
+
+
+def _aval_text(a: Any) -> str:
+    shape = getattr(a, "shape", None)
+    dtype = getattr(a, "dtype", None)
+    if shape is None:
+        return type(a).__name__
+    return f"{dtype}[{','.join(str(d) for d in shape)}]"
+
+
+def program_fingerprint(xla_executable: Any) -> str:
+    """Hash of the optimized HLO printed without metadata: identical on every process running the
+    same program, independent of file paths and line numbers (~100 µs, once per executable)."""
+    try:
+        from jax._src.lib import xla_client
+
+        opts = xla_client.hlo.HloPrintOptions.fingerprint()
+        text = "\n".join(m.to_string(opts) for m in xla_executable.hlo_modules())
+    except Exception:
+        try:
+            text = xla_executable.get_hlo_text()
+            text = re.sub(r", metadata=\{[^}]*\}", "", text)
+        except Exception:
+            return "unknown"
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def exec_info_from_replicated(er: Any, args: tuple) -> ExecInfo:
+    """ExecInfo of an `ExecuteReplicated` about to run on `args` (flat, before DCE)."""
+    kept = er.kept_var_idx
+    in_avals = tuple(_aval_text(getattr(a, "aval", a)) for i, a in enumerate(args) if i in kept)
+    in_sh = tuple(er.in_handler.in_shardings)
+    out_sh = tuple(er.out_handler.out_shardings)
+    return ExecInfo(
+        name=str(er.name),
+        program=program_fingerprint(er.xla_executable),
+        in_avals=in_avals,
+        in_shardings=tuple(_sharding_text(s) for s in in_sh),
+        out_avals=tuple(_aval_text(a) for a in er.out_handler.out_avals),
+        out_shardings=tuple(_sharding_text(s) for s in out_sh),
+        processes=_device_processes(in_sh + out_sh),
+    )
+
+
+def exec_info_from_mesh_executable(ex: Any, name: str) -> ExecInfo:
+    in_sh = tuple(ex._in_shardings)
+    out_sh = tuple(ex._out_shardings)
+    return ExecInfo(
+        name=name,
+        program=program_fingerprint(ex.xla_executable),
+        in_avals=tuple(_aval_text(a) for a in ex.in_avals),
+        in_shardings=tuple(_sharding_text(s) for s in in_sh),
+        out_avals=tuple(_aval_text(a) for a in ex.out_avals),
+        out_shardings=tuple(_sharding_text(s) for s in out_sh),
+        processes=_device_processes(in_sh + out_sh),
+    )
+
+
+def is_multiprocess_mesh_executable(ex: Any) -> bool:
+    try:
+        return any(not s.is_fully_addressable for s in (*ex._in_shardings, *ex._out_shardings))
+    except Exception:
+        return False
+
+
+def args_span_processes(args: tuple, kwargs: dict) -> bool:
+    """Per-call test used only when a jit wrapper has run both local and global executables."""
+    import jax
+
+    for leaf in jax.tree_util.tree_leaves((args, kwargs)):
+        sh = getattr(leaf, "sharding", None)
+        if sh is not None and not getattr(sh, "is_fully_addressable", True):
+            return True
+    return False
+
+
+def in_trace_or_disabled_jit() -> bool:
+    from jax._src import config, core
+
+    return (not core.trace_state_clean()) or bool(config.disable_jit.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# Dispatch hooks
+
+
+class DispatchHooks:
+    """Installs and removes the patches. The guard supplies three callbacks:
+
+    - `on_execute(er, args) -> None`: an `ExecuteReplicated` is about to run (Python path). May
+      raise to stop a divergent collective before it starts (strict mode).
+    - `allow_fastpath(mesh_executable) -> bool`: may the C++ fast path cache this executable?
+    - `wrap(fn, kind) -> callable`: wrap a user-facing jit/compiled callable.
+    """
+
+    def __init__(self) -> None:
+        self._undo: list[Callable[[], None]] = []
+        self.installed = False
+
+    def install(
+        self,
+        on_execute: Callable[[Any, tuple], None],
+        allow_fastpath: Callable[[Any], bool],
+        on_compiled_call: Callable[[Any, Callable, tuple, dict], Any] | None,
+        wrap_jit: Callable[[Any], Any] | None,
+        on_compile: Callable[[bool], None] | None = None,
+    ) -> None:
+        import jax
+        from jax._src import api, compiler, pjit, stages
+        from jax._src.interpreters import pxla
+
+        er_cls = pxla.ExecuteReplicated
+        orig_call = er_cls.__call__
+
+        def er_call(self: Any, *args: Any) -> Any:
+            on_execute(self, args)
+            return orig_call(self, *args)
+
+        er_call.__wrapped__ = orig_call  # type: ignore[attr-defined]
+        er_cls.__call__ = er_call
+        self._undo.append(lambda: setattr(er_cls, "__call__", orig_call))
+
+        orig_fp = pjit._get_fastpath_data
+
+        def get_fastpath_data(executable: Any, *a: Any, **k: Any) -> Any:
+            data = orig_fp(executable, *a, **k)
+            if data is not None and not allow_fastpath(executable):
+                return None
+            return data
+
+        pjit._get_fastpath_data = get_fastpath_data
+        self._undo.append(lambda: setattr(pjit, "_get_fastpath_data", orig_fp))
+
+        # AOT: keep the C++ path only where the guard allows it for this executable.
+        me_cls = pxla.MeshExecutable
+        orig_ccc = me_cls.create_cpp_call
+
+        def create_cpp_call(self: Any, params: Any) -> Any:
+            return orig_ccc(self, params) if allow_fastpath(self) else None
+
+        me_cls.create_cpp_call = create_cpp_call
+        self._undo.append(lambda: setattr(me_cls, "create_cpp_call", orig_ccc))
+
+        if on_compiled_call is not None:
+            c_cls = stages.Compiled
+            orig_ccall = c_cls.__call__
+
+            def compiled_call(self: Any, *args: Any, **kwargs: Any) -> Any:
+                return on_compiled_call(self, orig_ccall, args, kwargs)
+
+            c_cls.__call__ = compiled_call
+            self._undo.append(lambda: setattr(c_cls, "__call__", orig_ccall))
+
+        if wrap_jit is not None:
+            orig_jit = api.jit
+
+            def jit(fun: Any = api.NotSpecified(), /, **kwargs: Any) -> Any:
+                if isinstance(fun, api.NotSpecified):
+                    return lambda f: jit(f, **kwargs)
+                return wrap_jit(orig_jit(fun, **kwargs))
+
+            jit.__wrapped__ = orig_jit  # type: ignore[attr-defined]
+            jit.__doc__ = orig_jit.__doc__
+            api.jit = jit
+            jax.jit = jit
+            self._undo.append(lambda: (setattr(api, "jit", orig_jit), setattr(jax, "jit", orig_jit)))
+
+        if on_compile is not None and hasattr(compiler, "compile_or_get_cached"):
+            orig_cc = compiler.compile_or_get_cached
+
+            def compile_or_get_cached(*a: Any, **k: Any) -> Any:
+                on_compile(True)
+                try:
+                    return orig_cc(*a, **k)
+                finally:
+                    on_compile(False)
+
+            compiler.compile_or_get_cached = compile_or_get_cached  # pxla looks it up at call time
+            self._undo.append(lambda: setattr(compiler, "compile_or_get_cached", orig_cc))
+        self.installed = True
+
+    def uninstall(self) -> None:
+        while self._undo:
+            try:
+                self._undo.pop()()
+            except Exception:
+                pass
+        self.installed = False
+
+
+def compiled_mesh_executable(compiled: Any) -> Any:
+    """The MeshExecutable behind a `jax.stages.Compiled`."""
+    return getattr(compiled, "_executable", None)
+
+
+def compiled_name(compiled: Any) -> str:
+    ex = compiled_mesh_executable(compiled)
+    name = getattr(getattr(ex, "unsafe_call", None), "name", None) if ex is not None else None
+    return str(name or "compiled")
+
+
+def jit_function(jitted: Any) -> Any:
+    """The Python function under a jit object (for a stable identity), if any."""
+    return getattr(jitted, "_fun", None) or getattr(jitted, "__wrapped__", None)
+
+
+def jit_options_text(jitted: Any) -> str:
+    info = getattr(jitted, "_jit_info", None)
+    if info is None:
+        return ""
+    parts = []
+    for k in ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames", "keep_unused"):
+        parts.append(f"{k}={getattr(info, k, None)!r}")
+    return ";".join(parts)
+
+
+_local = threading.local()
+
+
+def thread_state() -> threading.local:
+    return _local

@@ -1,0 +1,77 @@
+"""The hot path: number every cross-process dispatch and fold its identity into a rolling hash.
+
+`record()` runs on every cross-process dispatch, so it does as little as possible: a lock, two
+integer operations and a tuple appended to a bounded ring. Names, call-site text, signatures and
+the exchange with other processes are all done later by the background thread, from the ring.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from types import CodeType
+from typing import NamedTuple
+
+_MASK = (1 << 64) - 1
+_PRIME = 0x100000001B3
+
+RING = 1 << 16  # dispatch records kept locally (answers "what was your dispatch #N?")
+FINE, COARSE = 16, 1024  # checkpoint strides of the rolling hash
+CHECKPOINTS = 256  # checkpoints kept per stride
+
+
+class Record(NamedTuple):
+    seq: int
+    key: int  # stable identity of what was dispatched (jit function or exact executable)
+    h: int  # rolling hash after this dispatch
+    exact: int  # exact executable signature when known for this very call, else 0
+    code: CodeType | None  # call site: code object and line (text resolved lazily)
+    line: int
+    t: float
+
+
+def fold(h: int, key: int) -> int:
+    return ((h ^ key) * _PRIME) & _MASK
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.seq = 0
+        self.h = 0
+        self.ring: deque[Record] = deque(maxlen=RING)
+        self.fine: deque[tuple[int, int]] = deque(maxlen=CHECKPOINTS)
+        self.coarse: deque[tuple[int, int]] = deque(maxlen=CHECKPOINTS)
+        self.last_time = 0.0
+        self.changed = threading.Event()
+
+    def record(self, key: int, exact: int, code: CodeType | None, line: int) -> int:
+        t = time.monotonic()
+        with self.lock:
+            seq = self.seq = self.seq + 1
+            h = self.h = ((self.h ^ key) * _PRIME) & _MASK
+            self.ring.append(Record(seq, key, h, exact, code, line, t))
+            if not seq % FINE:
+                self.fine.append((seq, h))
+                if not seq % COARSE:
+                    self.coarse.append((seq, h))
+            self.last_time = t
+        return seq
+
+    def snapshot(self, recent: int) -> tuple[int, int, list[Record], list[tuple[int, int]], list[tuple[int, int]]]:
+        """(seq, h, last `recent` records, fine checkpoints, coarse checkpoints), consistent."""
+        with self.lock:
+            n = len(self.ring)
+            tail = [self.ring[i] for i in range(max(0, n - recent), n)]
+            return self.seq, self.h, tail, list(self.fine), list(self.coarse)
+
+    def records(self, first: int, last: int) -> list[Record]:
+        """Records with first <= seq <= last that are still in the ring."""
+        with self.lock:
+            if not self.ring:
+                return []
+            base = self.ring[0].seq
+            lo = max(first, base) - base
+            hi = min(last, self.seq) - base
+            return [self.ring[i] for i in range(lo, hi + 1)] if hi >= lo else []
