@@ -1,0 +1,489 @@
+"""Project index: names resolved across modules and transitive facts over the call graph.
+
+Built from every file's `ModuleSummary` (whichever files are being linted, so findings never
+depend on which files were passed). A fixpoint over the call graph computes, for every project
+function and method:
+- what its return value carries (`returns`): process-dependent / nondeterministic-order / hash
+  sources, or object kinds (a collective callable, a checkpointer, a class instance);
+- whether calling it does collective work (`collective`), with a description chain for messages;
+- whether it touches JAX devices (for MCJ401).
+User declarations from `AnalysisSettings` are applied on top of the built-in knowledge.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+from mcjax_lint import knowledge as K
+from mcjax_lint.analysis.summary import ClassFacts, FunctionFacts, ModuleSummary, Sym
+from mcjax_lint.analysis.values import BOTTOM, Src, Val
+from mcjax_lint.settings import AnalysisSettings
+
+MAX_ITERATIONS = 12
+_JAX_TRANSFORMS = ("jax.", "flax.", "equinox.", "optax.", "functools.")
+
+
+def short_name(q: str) -> str:
+    parts = q.split(".")
+    return ".".join(parts[-2:]) if len(parts) >= 2 and parts[-2][:1].isupper() else parts[-1]
+
+
+class ProjectIndex:
+    """Cross-module facts; query with `call()`, `ref()`, `method()`; see module docstring."""
+
+    def __init__(self, summaries: list[ModuleSummary], settings: AnalysisSettings):
+        self.settings = settings
+        self.modules: dict[str, ModuleSummary] = {}
+        for s in summaries:
+            self.modules[s.module] = s
+        self.functions: dict[str, FunctionFacts] = {}
+        self.fn_path: dict[str, str] = {}
+        self.classes: dict[str, ClassFacts] = {}
+        self.globals: dict[str, Sym] = {}
+        self.methods_by_name: dict[str, list[str]] = {}
+        self.attrs_by_name: dict[str, list[str]] = {}
+        for s in summaries:
+            for q, f in s.functions.items():
+                self.functions[q] = f
+                self.fn_path[q] = s.path
+                if f.cls and q.count(".") == f.cls.count(".") + 1:
+                    self.methods_by_name.setdefault(q.rsplit(".", 1)[1], []).append(q)
+            for q, c in s.classes.items():
+                self.classes[q] = c
+                self.fn_path[q] = s.path
+                for a in c.attrs:
+                    self.attrs_by_name.setdefault(a, []).append(f"{q}.{a}")
+            for name, v in s.globals.items():
+                self.globals[f"{s.module}.{name}"] = v
+                self.fn_path[f"{s.module}.{name}"] = s.path
+        # Resolved facts (filled by the fixpoint).
+        self.returns: dict[str, Val] = {}
+        self.param_flow: dict[str, bool] = {}
+        self.collective: dict[str, str] = {}
+        self.device_access: dict[str, str] = {}
+        self.callback_params: dict[str, set[str]] = {}
+        self._attr_cache: dict[str, Val] = {}
+        self._global_cache: dict[str, Val] = {}
+        self._resolving: set[str] = set()
+        self._solve()
+        self._module_device_access = self._import_device_access()
+
+    # ---------------------------------------------------------------- declarations
+    def _declared(self, q: str) -> tuple[Val | None, str | None] | None:
+        st = self.settings
+        if st.benign_functions and K.matches(q, st.benign_functions):
+            return (None, None)
+        if st.sanitizers and K.matches(q, st.sanitizers):
+            return (BOTTOM, self._declared_collective(q))
+        if st.process_dependent_sources and K.matches(q, st.process_dependent_sources):
+            return (Val(pd=frozenset({Src(0, 0, f"`{short_name(q)}()` (declared process-dependent)")})), self._declared_collective(q))
+        c = self._declared_collective(q)
+        if c:
+            return (Val(glob=True), c)
+        return None
+
+    def _declared_collective(self, q: str) -> str | None:
+        cf = self.settings.collective_functions
+        if cf and K.matches(q, cf):
+            return f"`{short_name(q)}()` (declared collective)"
+        return None
+
+    # ---------------------------------------------------------------- lookups
+    def mro(self, cls: str) -> list[str]:
+        out, todo = [], [cls]
+        while todo and len(out) < 20:
+            c = todo.pop(0)
+            if c in out or c not in self.classes:
+                continue
+            out.append(c)
+            todo.extend(self.resolve_class_name(b) for b in self.classes[c].bases)
+        return out
+
+    def resolve_class_name(self, q: str) -> str:
+        """A base-class name imported through a package re-export resolves to its definition."""
+        if q in self.classes:
+            return q
+        g = self.globals.get(q)
+        if g and g.get("refs"):
+            r = g["refs"][0]
+            if r in self.classes:
+                return r
+        return self._follow_reexport(q)
+
+    def _follow_reexport(self, q: str) -> str:
+        # `from pkg.utils import is_main` in pkg/__init__.py: pkg.is_main -> pkg.utils.is_main
+        for _ in range(4):
+            if q in self.functions or q in self.classes or q in self.globals:
+                return q
+            mod, _, name = q.rpartition(".")
+            s = self.modules.get(mod)
+            if s is None or name not in s.imports:
+                return q
+            q = s.imports[name]
+        return q
+
+    def method(self, cls: str, name: str) -> str | None:
+        for c in self.mro(cls):
+            q = f"{c}.{name}"
+            if q in self.functions:
+                return q
+        return None
+
+    def attr(self, cls: str, name: str) -> Val | None:
+        for c in self.mro(cls):
+            cf = self.classes[c]
+            if name in cf.attrs:
+                return self._resolve_cached(f"{c}.{name}", cf.attrs[name], self._attr_cache)
+        return None
+
+    def _resolve_cached(self, key: str, sym: Sym, cache: dict[str, Val]) -> Val:
+        if key in cache:
+            return cache[key]
+        if key in self._resolving:
+            return BOTTOM
+        self._resolving.add(key)
+        try:
+            v = self.resolve(sym, self.fn_path.get(key.rsplit(".", 1)[0], ""), key)
+        finally:
+            self._resolving.discard(key)
+        if self._stable:
+            cache[key] = v
+        return v
+
+    # ---------------------------------------------------------------- resolution
+    def resolve(self, sym: Sym, path: str, owner: str = "", mark_params: list | None = None) -> Val:
+        """Concrete value of a symbolic summary value (`path` locates its direct sources)."""
+        if not sym:
+            return BOTTOM
+        short = os.path.basename(path)
+        def srcs(key: str, code: str = "") -> frozenset[Src]:
+            return frozenset(Src(ln[1], 0, ln[0], ln[2] if len(ln) > 2 else code, origin=f"{short}:{ln[1]}")
+                             for ln in sym.get(key, ()))
+
+        v = Val(
+            pd=srcs("pd"),
+            pdc=srcs("pdc"),
+            order=srcs("order", "MCJ202"),
+            hash=srcs("hash", "MCJ203"),
+            unordered=bool(sym.get("u")),
+            callable=sym.get("callable"),
+            ckpt=bool(sym.get("ckpt")),
+            sharding=bool(sym.get("sharding")),
+            glob=bool(sym.get("glob")),
+            cls=sym.get("cls"),
+        )
+        if sym.get("params") and mark_params is not None:
+            mark_params.append(True)
+        extra = BOTTOM
+        for r in sym.get("refs", ()):
+            extra = extra.join(self.ref(r))
+        for call in sym.get("via", ()):
+            res, _ = self.call(call, path)
+            extra = extra.join(res)
+        if sym.get("elem") and extra.pd:
+            extra = Val(frozenset(), extra.pd | extra.pdc, extra.order, extra.hash)
+        return v.join(extra)
+
+    def ref(self, r: str) -> Val:
+        """Value of a reference: a project global, function, class attribute or `.attr` by name."""
+        if r.startswith("."):
+            name = r[1:]
+            cands = self.attrs_by_name.get(name)
+            if not cands or len(cands) > 8:
+                return BOTTOM
+            vals = [self.attr(c.rsplit(".", 1)[0], name) or BOTTOM for c in cands]
+            # Only when every class that has this attribute agrees it is process-dependent.
+            if all(x.pd for x in vals):
+                out = BOTTOM
+                for x in vals:
+                    out = out.join(x)
+                return out.taint()
+            return BOTTOM
+        r = self._follow_reexport(r)
+        if r in self.globals:
+            return self._resolve_cached(r, self.globals[r], self._global_cache)
+        if r in self.functions:
+            f = self.functions[r]
+            if f.jit:
+                return Val(callable=f"`{short_name(r)}` ({f.jit})", fn=r)
+            return Val(fn=r)
+        if r in self.classes:
+            return BOTTOM
+        mod, _, name = r.rpartition(".")
+        if mod in self.classes:
+            v = self.attr(mod, name)
+            if v is not None:
+                return v
+            m = self.method(mod, name)
+            if m is not None:
+                return self.ref(m)
+        if r in K.PROCESS_DEPENDENT_CALLS and not K.PROCESS_DEPENDENT_CALLS[r].endswith("()`"):
+            return Val(pd=frozenset({Src(0, 0, K.PROCESS_DEPENDENT_CALLS[r])}))
+        return BOTTOM
+
+    def call(self, call: dict, path: str) -> tuple[Val, str | None]:
+        """(result value, collective description or None) of a summarized call."""
+        args = call.get("a")
+        argv = self.resolve(args, path).taint() if args else BOTTOM
+        res, coll = BOTTOM, None
+        if "n" in call:
+            res, coll = self.call_name(call["n"], argv)
+        elif "m" in call:
+            recv = self.resolve(call.get("r", {}), path)
+            res, coll = self.call_method(call["m"], recv, argv)
+        elif "v" in call:
+            fv = self.resolve(call["v"], path)
+            if fv.callable:
+                res, coll = Val(glob=True), fv.callable
+            elif fv.fn:
+                res, coll = self.call_name(fv.fn, argv)
+            else:
+                res = argv
+        if coll is None and call.get("cb") and ("n" not in call or self._callbacks_count(call["n"])):
+            for cb in call["cb"]:
+                c = self.ref(cb)
+                cq = c.fn
+                d = c.callable or (self.collective.get(cq) if cq else None)
+                if d:
+                    coll = f"{d} passed as a callback"
+                    break
+        return res, coll
+
+    def _callbacks_count(self, callee: str) -> bool:
+        """Passing a collective function to `callee` counts as collective work (it may call it)."""
+        callee = self._follow_reexport(callee)
+        if callee in self.functions:
+            return False  # project functions: precise, via the parameters they call
+        if callee in K.JIT_WRAPPERS or callee.startswith(_JAX_TRANSFORMS):
+            return False
+        return True
+
+    def call_name(self, q: str, argv: Val = BOTTOM) -> tuple[Val, str | None]:
+        q = self._follow_reexport(q)
+        d = self._declared(q)
+        if d is not None:
+            v, c = d
+            return (argv if v is None else v), c
+        if q in self.functions:
+            f = self.functions[q]
+            if f.jit:
+                return Val(glob=True), f"`{short_name(q)}` ({f.jit})"
+            res = self.returns.get(q, BOTTOM)
+            if self.param_flow.get(q):
+                res = res.join(argv)
+            return res, self.collective.get(q)
+        if q in self.classes:
+            init = self.method(q, "__init__")
+            return Val(cls=q), (self.collective.get(init) if init else None)
+        if q in self.globals:
+            g = self.ref(q)
+            if g.callable:
+                return Val(glob=True), g.callable
+            if g.fn:
+                return self.call_name(g.fn, argv)
+            if g.cls:
+                m = self.method(g.cls, "__call__")
+                if m:
+                    return self.call_name(m, argv)
+            return argv, None
+        mod, _, name = q.rpartition(".")
+        if mod in self.classes:
+            m = self.method(mod, name)
+            if m is not None:
+                return self.call_name(m, argv)
+            v = self.attr(mod, name)
+            if v is not None and v.callable:
+                return Val(glob=True), v.callable
+            if v is not None and v.fn:
+                return self.call_name(v.fn, argv)
+            return argv, None
+        if self.settings.assume_unknown_calls_collective and not _is_known_library(q):
+            return argv, f"`{short_name(q)}()` (unknown call assumed collective)"
+        return argv, None
+
+    def call_method(self, meth: str, recv: Val, argv: Val = BOTTOM) -> tuple[Val, str | None]:
+        if recv.cls:
+            m = self.method(recv.cls, meth)
+            if m is not None:
+                return self.call_name(m, argv)
+            v = self.attr(recv.cls, meth)
+            if v is not None and v.callable:
+                return Val(glob=True), v.callable
+        if recv.ckpt and meth in K.CHECKPOINTER_COLLECTIVE_METHODS:
+            return BOTTOM, f"checkpointer `.{meth}()`"
+        if recv.callable:
+            if meth in K.JIT_STAGING_METHODS:
+                return Val(callable=recv.callable), None
+            return BOTTOM, None
+        if meth in K.COLLECTIVE_METHOD_NAMES:
+            return BOTTOM, f"`.{meth}()`"
+        res = recv.data().join(argv)
+        if recv.cls or meth.startswith("__"):
+            return res, None
+        # Unknown receiver: resolve by method name when every project method of that name agrees.
+        cands = self.methods_by_name.get(meth)
+        if cands and len(cands) <= 6:
+            colls = [self.collective.get(c) for c in cands]
+            if all(colls):
+                return res, colls[0]
+            rets = [self.returns.get(c, BOTTOM) for c in cands]
+            if all(r.pd for r in rets):
+                out = res
+                for r in rets:
+                    out = out.join(r)
+                return out, None
+        if self.settings.assume_unknown_calls_collective:
+            return res, f"`.{meth}()` (unknown call assumed collective)"
+        return res, None
+
+    # ---------------------------------------------------------------- fixpoint
+    def _solve(self) -> None:
+        self._stable = False
+        order = sorted(self.functions)
+        for _ in range(MAX_ITERATIONS):
+            changed = False
+            self._attr_cache.clear()
+            self._global_cache.clear()
+            for q in order:
+                f = self.functions[q]
+                path = self.fn_path[q]
+                marks: list = []
+                ret = self.resolve(f.returns, path, q, marks) if f.returns else BOTTOM
+                if ret != self.returns.get(q, BOTTOM):
+                    self.returns[q] = ret
+                    changed = True
+                if marks and not self.param_flow.get(q):
+                    self.param_flow[q] = True
+                    changed = True
+                coll = self._collective_of(f, path)
+                if coll != self.collective.get(q):
+                    if coll is None:
+                        self.collective.pop(q, None)
+                    else:
+                        self.collective[q] = coll
+                    changed = True
+                for call in f.calls:
+                    if call.get("cb") and "n" in call:
+                        g = self._follow_reexport(call["n"])
+                        gf = self.functions.get(g)
+                        if gf is not None and gf.called_params and not self.callback_params.get(g):
+                            if any((self.ref(cb).callable or self.collective.get(self.ref(cb).fn or "")) for cb in call["cb"]):
+                                self.callback_params[g] = set(gf.called_params)
+                                changed = True
+                dev = self._device_of(f)
+                if dev and dev != self.device_access.get(q):
+                    self.device_access[q] = dev
+                    changed = True
+            if not changed:
+                break
+        self._stable = True
+        self._attr_cache.clear()
+        self._global_cache.clear()
+
+    def _collective_of(self, f: FunctionFacts, path: str) -> str | None:
+        d = self._declared(f.name)
+        if d is not None:
+            return d[1]
+        short = os.path.basename(path)
+        if f.collective:
+            return f"{f.collective[0]} ({short}:{f.collective[1]})"
+        for call in f.calls:
+            _, c = self.call(call, path)
+            if c:
+                return _chain(c, call, f, short)
+        if f.called_params:
+            cb = self.callback_params.get(f.name)
+            if cb and cb & set(f.called_params):
+                return f"a collective callback passed as `{sorted(cb & set(f.called_params))[0]}`"
+        return None
+
+    def _device_of(self, f: FunctionFacts) -> str | None:
+        if f.device_access:
+            return f"{f.device_access[0]} ({os.path.basename(self.fn_path[f.name])}:{f.device_access[1]})"
+        for call in f.calls:
+            n = call.get("n")
+            if n:
+                n = self._follow_reexport(n)
+                if n in self.device_access and n != f.name:
+                    return self.device_access[n]
+        return None
+
+    def _import_device_access(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for m, s in self.modules.items():
+            if s.import_device_access:
+                out[m] = f"{s.import_device_access[0]} ({os.path.basename(s.path)}:{s.import_device_access[1]})"
+        changed = True
+        while changed:
+            changed = False
+            for m, s in self.modules.items():
+                if m in out:
+                    continue
+                for im in s.imported_modules:
+                    if im in out and im != m:
+                        out[m] = out[im]
+                        changed = True
+                        break
+        return out
+
+    def import_device_access(self, module: str) -> str | None:
+        """Device access that happens when `module` is imported (transitively), for MCJ401."""
+        return self._module_device_access.get(module)
+
+    # ---------------------------------------------------------------- prefilter
+    def needs_full_analysis(self, s: ModuleSummary) -> bool:
+        if s.initialize_line:
+            return True
+        divergent = s.direct_sources or s.order_sources or s.hash_calls
+        collective = False
+        for q in s.functions:
+            if q in self.collective:
+                collective = True
+                break
+        if not collective:
+            for q, f in s.functions.items():
+                if f.jit or any(c.get("n") in self.functions and self.functions[c["n"]].jit for c in f.calls):
+                    collective = True
+                    break
+        if not divergent:
+            for q, f in s.functions.items():
+                for call in f.calls:
+                    res, _ = self.call(call, s.path)
+                    if res.divergent:
+                        divergent = True
+                        break
+                if divergent:
+                    break
+        if not divergent:
+            for r in s.refs_used:
+                if self.ref(r).divergent:
+                    divergent = True
+                    break
+        if not divergent:
+            return False
+        if collective:
+            return True
+        # Order sharded by process index (MCJ201/202) and hash seeds (MCJ203) need no collective.
+        return bool((s.order_sources and s.direct_sources) or s.hash_calls)
+
+
+def _chain(c: str, call: dict, f: FunctionFacts, short: str) -> str:
+    """`save()` → checkpointer `.save()` (ckpt.py:12): how a function reaches collective work."""
+    callee = call.get("n") or call.get("m")
+    if not callee or c.count("→") >= 2:
+        return c
+    name = f"`{short_name(callee)}()`"
+    return c if c.startswith(name) else f"{name} → {c}"
+
+
+def _is_known_library(q: str) -> bool:
+    return q.split(".")[0] in {"jax", "numpy", "os", "sys", "logging", "math", "time", "json", "re", "collections",
+                               "functools", "itertools", "typing", "dataclasses", "abc", "pathlib", "print", "len",
+                               "isinstance", "str", "int", "float", "list", "dict", "tuple", "set", "range", "super",
+                               "getattr", "setattr", "hasattr", "type", "enumerate", "zip", "sorted", "min", "max"}
+
+
+def build_project_index(summaries: Iterable[ModuleSummary], settings: AnalysisSettings) -> ProjectIndex:
+    index = ProjectIndex(list(summaries), settings)
+    return index

@@ -1,0 +1,851 @@
+"""Fast per-file summary on stdlib `ast`: the cross-file facts the project index needs.
+
+For every function (and the module body, as `<module>`): what its return value carries
+(symbolically: direct sources, plus calls/parameters/attributes the index resolves later),
+which calls it makes (the call graph), whether it does collective work directly, whether it is
+decorated with a jit-like wrapper. For every class: its bases and the attributes its methods
+assign (`self.is_primary = jax.process_index() == 0`). For the module: imports and module-level
+bindings (`train_step = jax.jit(step)`).
+
+Values are kept symbolic here (`Sym`), because what a call to `is_main()` returns is known only
+once every file is summarized; `index.py` resolves them. Everything is plain data with a stable
+JSON form (`ModuleSummary.to_dict()/from_dict()`); bump `SUMMARY_VERSION` when it changes.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcjax_lint import knowledge as K
+from mcjax_lint.errors import AnalysisError
+
+SUMMARY_VERSION = 1
+MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
+
+
+# --- symbolic values ---------------------------------------------------------------------------------
+# A Sym is a JSON-able dict with optional keys:
+#   pd, pdc, order, hash: [[desc, line], ...]  direct sources
+#   u: True (unordered collection)   callable: desc   ckpt/sharding/glob: True   cls: qualname
+#   via: [call, ...]   results of calls (resolved by the index)
+#   params: [name, ...]   refs: [qualified name, ...] (globals, functions, `Cls.attr`, `.attr`)
+# A call is {"n": qualname} | {"m": method, "r": receiver Sym} | {"v": callee Sym}, plus "a": the
+# union Sym of its arguments, "l": line, and "cb": [qualname, ...] function references passed as
+# arguments (callbacks), "ai": {param position or keyword: qualname} for callback parameters.
+
+Sym = dict
+
+
+def _merge_list(a: list, b: list) -> list:
+    if not a:
+        return list(b)
+    out = list(a)
+    for x in b:
+        if x not in out and len(out) < MAX_ITEMS:
+            out.append(x)
+    return out
+
+
+def sym_join(a: Sym | None, b: Sym | None) -> Sym:
+    if not a:
+        return dict(b) if b else {}
+    if not b:
+        return dict(a)
+    out = dict(a)
+    for k, v in b.items():
+        if k not in out:
+            out[k] = v
+        elif isinstance(v, list):
+            out[k] = _merge_list(out[k], v)
+        elif isinstance(v, bool):
+            out[k] = out[k] or v
+    return out
+
+
+def sym_taint(a: Sym) -> Sym:
+    """Taint of a value computed from `a` (drops object kinds)."""
+    return {k: v for k, v in a.items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs")}
+
+
+def sym_element(a: Sym) -> Sym:
+    out = {k: v for k, v in a.items() if k in ("order", "hash", "via", "params", "refs")}
+    pdc = _merge_list(a.get("pd", []), a.get("pdc", []))
+    if pdc:
+        out["pdc"] = pdc
+    if "via" in out or "params" in out or "refs" in out:
+        out["elem"] = True  # resolved taint of via/params/refs becomes content-only
+    return out
+
+
+@dataclass
+class FunctionFacts:
+    name: str  # qualified
+    line: int
+    params: list[str] = field(default_factory=list)
+    cls: str | None = None  # enclosing class (qualified) for methods
+    returns: Sym = field(default_factory=dict)
+    collective: list | None = None  # [desc, line] of the first direct collective work
+    jit: str | None = None  # decorated with a jit-like wrapper
+    calls: list[dict] = field(default_factory=list)
+    called_params: list[str] = field(default_factory=list)
+    device_access: list | None = None  # [desc, line] first device access (MCJ401)
+
+    def to_dict(self) -> dict:
+        d: dict[str, Any] = {"name": self.name, "line": self.line}
+        for k in ("params", "cls", "returns", "collective", "jit", "calls", "called_params", "device_access"):
+            v = getattr(self, k)
+            if v:
+                d[k] = v
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> FunctionFacts:
+        return cls(
+            d["name"], d["line"], list(d.get("params", [])), d.get("cls"), dict(d.get("returns", {})),
+            d.get("collective"), d.get("jit"), list(d.get("calls", [])), list(d.get("called_params", [])),
+            d.get("device_access"),
+        )
+
+
+@dataclass
+class ClassFacts:
+    name: str
+    line: int
+    bases: list[str] = field(default_factory=list)
+    attrs: dict[str, Sym] = field(default_factory=dict)  # attr -> value assigned by any method
+    methods: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "line": self.line, "bases": self.bases, "attrs": self.attrs, "methods": self.methods}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ClassFacts:
+        return cls(d["name"], d["line"], list(d.get("bases", [])), dict(d.get("attrs", {})), list(d.get("methods", [])))
+
+
+@dataclass
+class ModuleSummary:
+    """Cross-file facts of one source file (plain data; JSON round-trip via to_dict/from_dict)."""
+
+    path: str
+    module: str
+    imports: dict[str, str] = field(default_factory=dict)  # local name -> qualified name
+    functions: dict[str, FunctionFacts] = field(default_factory=dict)
+    classes: dict[str, ClassFacts] = field(default_factory=dict)
+    globals: dict[str, Sym] = field(default_factory=dict)  # module-level name -> value
+    imported_modules: list[str] = field(default_factory=list)
+    # Cheap prefilter flags.
+    direct_sources: bool = False  # uses a built-in process-dependent source
+    order_sources: bool = False  # lists a directory / builds a set
+    hash_calls: bool = False
+    initialize_line: int = 0  # first `jax.distributed.initialize()` call, 0 if none
+    refs_used: list[str] = field(default_factory=list)  # attribute/global refs read (prefilter)
+    import_device_access: list | None = None  # [desc, line] device access at import time
+    version: int = SUMMARY_VERSION
+
+    def to_dict(self) -> dict:
+        return {
+            "version": self.version,
+            "path": self.path,
+            "module": self.module,
+            "imports": self.imports,
+            "functions": {k: v.to_dict() for k, v in self.functions.items()},
+            "classes": {k: v.to_dict() for k, v in self.classes.items()},
+            "globals": self.globals,
+            "imported_modules": self.imported_modules,
+            "direct_sources": self.direct_sources,
+            "order_sources": self.order_sources,
+            "hash_calls": self.hash_calls,
+            "initialize_line": self.initialize_line,
+            "import_device_access": self.import_device_access,
+            "refs_used": self.refs_used,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ModuleSummary:
+        if d.get("version") != SUMMARY_VERSION:
+            raise ValueError(f"summary version {d.get('version')} != {SUMMARY_VERSION}")
+        return cls(
+            path=d["path"],
+            module=d["module"],
+            imports=dict(d.get("imports", {})),
+            functions={k: FunctionFacts.from_dict(v) for k, v in d.get("functions", {}).items()},
+            classes={k: ClassFacts.from_dict(v) for k, v in d.get("classes", {}).items()},
+            globals=dict(d.get("globals", {})),
+            imported_modules=list(d.get("imported_modules", [])),
+            direct_sources=bool(d.get("direct_sources")),
+            order_sources=bool(d.get("order_sources")),
+            hash_calls=bool(d.get("hash_calls")),
+            initialize_line=int(d.get("initialize_line", 0)),
+            refs_used=list(d.get("refs_used", [])),
+            import_device_access=d.get("import_device_access"),
+        )
+
+
+# --- name resolution -------------------------------------------------------------------------------------
+
+
+def resolve_relative(module: str, is_package: bool, level: int, name: str | None) -> str:
+    parts = module.split(".")
+    if not is_package:
+        parts = parts[:-1]
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
+    base = ".".join(parts)
+    if name:
+        return f"{base}.{name}" if base else name
+    return base
+
+
+def collect_imports(tree: ast.Module, module: str, is_package: bool) -> tuple[dict[str, str], list[str]]:
+    """Local alias -> qualified name for every import in the file (any nesting level)."""
+    imports: dict[str, str] = {}
+    modules: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    imports[a.asname] = a.name
+                else:
+                    top = a.name.split(".")[0]
+                    imports.setdefault(top, top)
+                modules.append(a.name)
+        elif isinstance(node, ast.ImportFrom):
+            base = resolve_relative(module, is_package, node.level, node.module) if node.level else (node.module or "")
+            modules.append(base)
+            for a in node.names:
+                if a.name == "*":
+                    continue
+                imports[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
+                modules.append(f"{base}.{a.name}")
+    return imports, modules
+
+
+def _short_path(path: str) -> str:
+    return os.path.basename(path)
+
+
+# --- the summarizer -----------------------------------------------------------------------------------------
+
+
+class _Scope:
+    def __init__(self, facts: FunctionFacts, env: dict[str, Sym], outer: _Scope | None, is_module: bool = False):
+        self.facts = facts
+        self.env = env
+        self.outer = outer
+        self.is_module = is_module
+
+
+class _Summarizer:
+    def __init__(self, path: str, module: str, tree: ast.Module, is_package: bool):
+        self.path = path
+        self.short = _short_path(path)
+        self.module = module
+        self.tree = tree
+        self.imports, mods = collect_imports(tree, module, is_package)
+        self.summary = ModuleSummary(path, module, dict(self.imports), imported_modules=sorted(set(mods)))
+        self.module_defs: dict[str, str] = {}  # top-level def/class name -> qualified
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.module_defs[node.name] = f"{module}.{node.name}"
+        self.class_stack: list[ClassFacts] = []
+        self.mod_facts = FunctionFacts(f"{module}.<module>", 1)
+        self.summary.functions[self.mod_facts.name] = self.mod_facts
+        self.scope = _Scope(self.mod_facts, {}, None, is_module=True)
+        self.module_scope = self.scope
+        self.pending: list[tuple] = []
+        self._in_class_body = False
+        self._refs: set[str] = set()
+
+    # ---- names
+    def qualify(self, node: ast.expr) -> str | None:
+        """Static dotted name of a Name/Attribute chain through imports and module defs, else None."""
+        if isinstance(node, ast.Name):
+            if self._local(node.id) is not None:
+                return None
+            if node.id in self.imports:
+                return self.imports[node.id]
+            if node.id in self.module_defs:
+                return self.module_defs[node.id]
+            if node.id in self.module_scope.env:
+                return f"{self.module}.{node.id}"
+            return node.id  # builtin or unknown global
+        if isinstance(node, ast.Attribute):
+            base = self.qualify(node.value)
+            if base is None:
+                return None
+            return f"{base}.{node.attr}"
+        return None
+
+    def _local(self, name: str) -> Sym | None:
+        """Value of a function-local (or enclosing function's) name; None for module-level names."""
+        s = self.scope
+        while s is not None and not s.is_module:
+            if name in s.env:
+                return s.env[name]
+            s = s.outer
+        return None
+
+    def src(self, desc: str, node: ast.AST, code: str = "") -> list:
+        return [desc, node.lineno, code] if code else [desc, node.lineno]
+
+    # ---- expressions
+    def ev(self, node: ast.expr | None) -> Sym:
+        if node is None:
+            return {}
+        m = getattr(self, "ev_" + type(node).__name__, None)
+        if m is not None:
+            return m(node)
+        out: Sym = {}
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                out = sym_join(out, sym_taint(self.ev(child)))
+        return out
+
+    def ev_Constant(self, node):
+        return {}
+
+    def _ref(self, q: str) -> Sym:
+        self._refs.add(q)
+        return {"refs": [q]}
+
+    def ev_Name(self, node: ast.Name) -> Sym:
+        loc = self._local(node.id)
+        if loc is not None:
+            return loc
+        glb = self.module_scope.env.get(node.id)
+        if glb is not None:
+            return glb
+        q = self.qualify(node)
+        if q and (q != node.id or node.id in self.module_defs):
+            return self._ref(q)
+        return {}
+
+    def ev_Attribute(self, node: ast.Attribute) -> Sym:
+        if isinstance(node.value, ast.Name) and node.value.id == "self" and self.class_stack and self._local("self") is not None:
+            return self._ref(f"{self.class_stack[-1].name}.{node.attr}")
+        q = self.qualify(node)
+        if q is not None:
+            if q in K.PROCESS_DEPENDENT_CALLS and q.startswith("jax.distributed"):
+                self.summary.direct_sources = True
+                return {"pd": [self.src(K.PROCESS_DEPENDENT_CALLS[q], node)]}
+            return self._ref(q)
+        base = self.ev(node.value)
+        out = sym_taint(base)
+        if base.get("cls"):
+            out = sym_join(out, self._ref(f"{base['cls']}.{node.attr}"))
+        else:
+            out = sym_join(out, self._ref("." + node.attr))
+        return out
+
+    def ev_Subscript(self, node: ast.Subscript) -> Sym:
+        q = self.qualify(node.value)
+        if q == "os.environ":
+            key = node.slice.value if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str) else None
+            if K.is_per_process_env_key(key):
+                self.summary.direct_sources = True
+                return {"pd": [self.src(f"environment variable {key or '(computed)'}", node)]}
+            return {}
+        base = self.ev(node.value)
+        idx = self.ev(node.slice)
+        return sym_join(sym_element(base) if not isinstance(node.slice, ast.Slice) else sym_taint(base), sym_taint(idx))
+
+    def ev_Set(self, node):
+        out: Sym = {"u": True}
+        for e in node.elts:
+            out = sym_join(out, sym_taint(self.ev(e)))
+        self.summary.order_sources = True
+        return out
+
+    def ev_SetComp(self, node):
+        out = self._comp(node, [node.elt])
+        out["u"] = True
+        self.summary.order_sources = True
+        return out
+
+    def ev_ListComp(self, node):
+        return self._comp(node, [node.elt])
+
+    ev_GeneratorExp = ev_ListComp
+
+    def ev_DictComp(self, node):
+        return self._comp(node, [node.key, node.value])
+
+    def _comp(self, node, elts) -> Sym:
+        env_saved = self.scope.env
+        out: Sym = {}
+        self.scope.env = dict(self.scope.env)
+        try:
+            for gen in node.generators:
+                it = self.ev(gen.iter)
+                elem = sym_element(it)
+                if it.get("u"):
+                    elem = sym_join(elem, {"order": [self.src("iteration over a set", gen.iter, "MCJ201")]})
+                    out = sym_join(out, {"order": [self.src("iteration over a set", gen.iter, "MCJ201")]})
+                out = sym_join(out, {k: v for k, v in it.items() if k == "order"})
+                self.bind(gen.target, elem)
+                for cond in gen.ifs:
+                    out = sym_join(out, sym_taint(self.ev(cond)))
+            for e in elts:
+                out = sym_join(out, sym_taint(self.ev(e)))
+        finally:
+            self.scope.env = env_saved
+        return out
+
+    def ev_Lambda(self, node: ast.Lambda) -> Sym:
+        return {}
+
+    def ev_IfExp(self, node: ast.IfExp) -> Sym:
+        c = sym_taint(self.ev(node.test))
+        a, b = self.ev(node.body), self.ev(node.orelse)
+        return sym_join(sym_join(a, b), c)
+
+    def ev_NamedExpr(self, node: ast.NamedExpr) -> Sym:
+        v = self.ev(node.value)
+        self.bind(node.target, v)
+        return v
+
+    def ev_BinOp(self, node: ast.BinOp) -> Sym:
+        a, b = self.ev(node.left), self.ev(node.right)
+        out = sym_join(sym_taint(a), sym_taint(b))
+        if (a.get("u") or b.get("u")) and isinstance(node.op, (ast.BitOr, ast.BitAnd, ast.Sub, ast.BitXor)):
+            out["u"] = True
+        return out
+
+    def ev_Call(self, node: ast.Call) -> Sym:
+        args = [self.ev(a.value if isinstance(a, ast.Starred) else a) for a in node.args]
+        kwargs = {k.arg: self.ev(k.value) for k in node.keywords}
+        argu: Sym = {}
+        for a in list(args) + list(kwargs.values()):
+            argu = sym_join(argu, sym_taint(a))
+        cbs = [r for a in list(args) + list(kwargs.values()) for r in a.get("refs", []) if not r.startswith(".")]
+        func = node.func
+        q = self.qualify(func)
+        facts = self.scope.facts
+        call: dict[str, Any] = {"l": node.lineno}
+        if argu:
+            call["a"] = argu
+        if cbs:
+            call["cb"] = cbs[:MAX_ITEMS]
+        if q is not None:
+            r = self._known_call(q, node, args, kwargs, argu)
+            if r is not None:
+                return r
+            call["n"] = q
+        elif isinstance(func, ast.Attribute):
+            if isinstance(func.value, ast.Name) and func.value.id == "self" and self.class_stack and self._local("self") is not None:
+                call["n"] = f"{self.class_stack[-1].name}.{func.attr}"
+            else:
+                recv = self.ev(func.value)
+                r = self._method_call(func.attr, recv, node, args, argu)
+                if r is not None:
+                    return r
+                if recv.get("cls"):
+                    call["n"] = f"{recv['cls']}.{func.attr}"
+                else:
+                    call["m"] = func.attr
+                    rr = {k: v for k, v in recv.items() if k in ("via", "refs", "callable", "cls", "ckpt")}
+                    if rr:
+                        call["r"] = rr
+        else:
+            fv = self.ev(func)
+            if fv.get("callable"):
+                self._collective(f"{fv['callable']}", node)
+                return {"glob": True}
+            call["v"] = {k: v for k, v in fv.items() if k in ("via", "refs", "params", "callable")}
+            if facts is not None:
+                for p in fv.get("params", []):
+                    if p not in facts.called_params:
+                        facts.called_params.append(p)
+        if isinstance(func, ast.Name) and facts is not None and func.id in facts.params and self._local(func.id) is not None:
+            if func.id not in facts.called_params:
+                facts.called_params.append(func.id)
+        if len(facts.calls) < 400 and call not in facts.calls:
+            facts.calls.append(call)
+        out: Sym = {"via": [call]}
+        return out
+
+    def _collective(self, desc: str, node: ast.AST) -> None:
+        facts = self.scope.facts
+        if facts is not None and facts.collective is None:
+            facts.collective = [desc, node.lineno]
+
+    def _device_access(self, desc: str, node: ast.AST) -> None:
+        facts = self.scope.facts
+        if facts is not None and facts.device_access is None:
+            facts.device_access = [desc, node.lineno]
+
+    def _known_call(self, q: str, node: ast.Call, args: list[Sym], kwargs: dict[str, Sym], argu: Sym) -> Sym | None:
+        """Facts for calls to known library functions; None for calls to resolve later."""
+        if q in K.DEVICE_ACCESS_CALLS or q.startswith(K.DEVICE_ACCESS_PREFIXES):
+            self._device_access(f"`{q}()`", node)
+        if q == K.INITIALIZE:
+            if not self.summary.initialize_line:
+                self.summary.initialize_line = node.lineno
+            return {}
+        if q in K.PROCESS_DEPENDENT_CALLS:
+            self.summary.direct_sources = True
+            return {"pd": [self.src(K.PROCESS_DEPENDENT_CALLS[q], node)]}
+        for pre, desc in K.PROCESS_DEPENDENT_PREFIXES.items():
+            if q.startswith(pre):
+                self.summary.direct_sources = True
+                return {"pd": [self.src(desc, node)]}
+        if q in K.UNSEEDED_RNG_CONSTRUCTORS:
+            if not node.args and not node.keywords:
+                self.summary.direct_sources = True
+                return {"pd": [self.src(f"unseeded `{q}()`", node)]}
+            return sym_taint(argu)
+        if q in K.ENV_READ_CALLS:
+            key = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str) else None
+            if K.is_per_process_env_key(key):
+                self.summary.direct_sources = True
+                return {"pd": [self.src(f"environment variable {key or '(computed)'}", node)]}
+            return {}
+        if q in K.FS_LISTING_CALLS:
+            self.summary.order_sources = True
+            return sym_join({"order": [self.src(K.FS_LISTING_CALLS[q], node, "MCJ202")]}, argu)
+        if q == "hash":
+            self.summary.hash_calls = True
+            return sym_join({"hash": [self.src("`hash()` of a string", node, "MCJ203")]}, argu)
+        if q in K.SET_CONSTRUCTORS:
+            self.summary.order_sources = True
+            out = sym_taint(argu)
+            out.pop("order", None)
+            out["u"] = True
+            return out
+        if q in K.ORDER_INSENSITIVE:
+            out = sym_taint(argu)
+            out.pop("order", None)
+            return out
+        if q in K.ORDER_IMPOSING and args and args[0].get("u"):
+            return sym_join(sym_taint(argu), {"order": [self.src("iteration over a set", node, "MCJ201")]})
+        if q in K.JIT_WRAPPERS or (q in ("functools.partial", "partial") and node.args and self.qualify(node.args[0]) in K.JIT_WRAPPERS):
+            target = node.args[0] if q in K.JIT_WRAPPERS and node.args else (node.args[1] if len(node.args) > 1 else None)
+            name = _expr_name(target) if target is not None else "function"
+            kind = K.JIT_WRAPPERS.get(q) or K.JIT_WRAPPERS[self.qualify(node.args[0])]
+            return {"callable": f"`{name}` ({kind})"}
+        if q in ("functools.partial", "partial") and args:
+            out = dict(args[0])
+            return out
+        if q in K.SANITIZERS:
+            if q in K.COLLECTIVE_CALLS:
+                self._collective(K.COLLECTIVE_CALLS[q], node)
+            return {}
+        if q in K.COLLECTIVE_CALLS:
+            self._collective(K.COLLECTIVE_CALLS[q], node)
+            return {"glob": True} if q in K.GLOBAL_ARRAY_CONSTRUCTORS else {}
+        if q == K.DEVICE_PUT:
+            target = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg in ("device", "sharding")), None)
+            if target is not None and self._is_sharding(target):
+                self._collective("`jax.device_put()` to a sharding", node)
+                return {"glob": True}
+            return sym_taint(argu)
+        if q in K.SHARDING_CONSTRUCTORS:
+            return {"sharding": True}
+        if q.startswith(K.CHECKPOINTER_PREFIXES) and q.rsplit(".", 1)[-1].endswith(K.CHECKPOINTER_CLASS_SUFFIXES):
+            return {"ckpt": True}
+        if K.matches(q, ()):  # placeholder for symmetry
+            return None
+        if q.startswith(K.ARRAY_OP_PREFIXES):
+            if any(a.get("glob") for a in args):
+                self._collective(f"`{q}()` on a global array", node)
+                return {"glob": True}
+            return sym_taint(argu)
+        if q.split(".")[0] in ("numpy", "math", "builtins") or q in _BUILTIN_PASSTHROUGH:
+            return sym_taint(argu)
+        return None
+
+    def _is_sharding(self, node: ast.expr) -> bool:
+        v = self.ev(node)
+        if v.get("sharding"):
+            return True
+        name = _expr_name(node).lower()
+        return "shard" in name and "single" not in name
+
+    def _method_call(self, meth: str, recv: Sym, node: ast.Call, args: list[Sym], argu: Sym) -> Sym | None:
+        if recv.get("callable"):
+            if meth in K.JIT_STAGING_METHODS:
+                return {"callable": recv["callable"]}
+            return {}
+        if recv.get("ckpt") and meth in K.CHECKPOINTER_COLLECTIVE_METHODS:
+            self._collective(f"checkpointer `.{meth}()`", node)
+            return {}
+        if meth in K.COLLECTIVE_METHOD_NAMES:
+            self._collective(f"`.{meth}()`", node)
+            return {}
+        if meth in K.FS_LISTING_METHODS:
+            self.summary.order_sources = True
+            return sym_join({"order": [self.src(f"`.{meth}()`", node, "MCJ202")]}, sym_taint(recv))
+        if recv.get("u"):
+            if meth in K.SET_METHODS:
+                return sym_join({"u": True}, sym_taint(sym_join(recv, argu)))
+            if meth == "pop":
+                return sym_join(sym_taint(recv), {"order": [self.src("`set.pop()`", node, "MCJ201")]})
+        if meth == "sort":
+            return {}
+        if meth == "get" and recv.get("refs") == ["os.environ"]:
+            return None
+        if meth == "join" and args and args[0].get("u"):
+            return sym_join(sym_taint(argu), {"order": [self.src("iteration over a set", node, "MCJ201")]})
+        return None
+
+    # ---- statements
+    def bind(self, target: ast.expr, value: Sym) -> None:
+        if isinstance(target, ast.Name):
+            self.scope.env[target.id] = value
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for e in target.elts:
+                self.bind(e.value if isinstance(e, ast.Starred) else e, sym_element(value) if value.get("u") is None else value)
+        elif isinstance(target, ast.Attribute):
+            if isinstance(target.value, ast.Name) and target.value.id == "self" and self.class_stack:
+                attrs = self.class_stack[-1].attrs
+                attrs[target.attr] = sym_join(attrs.get(target.attr), _storable(value))
+            else:
+                self.ev(target.value)
+        elif isinstance(target, ast.Subscript):
+            base = target.value
+            if isinstance(base, ast.Name):
+                cur = self.scope.env.get(base.id)
+                if cur is not None:
+                    self.bind(base, sym_join(cur, sym_taint(sym_join(value, self.ev(target.slice)))))
+
+    def run_block(self, stmts: list[ast.stmt]) -> None:
+        for s in stmts:
+            self.stmt(s)
+
+    def stmt(self, node: ast.stmt) -> None:
+        m = getattr(self, "st_" + type(node).__name__, None)
+        if m is not None:
+            m(node)
+        else:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr):
+                    self.ev(child)
+
+    def st_Expr(self, node):
+        self.ev(node.value)
+
+    def st_Assign(self, node: ast.Assign):
+        v = self.ev(node.value)
+        for t in node.targets:
+            self.bind(t, v)
+
+    def st_AnnAssign(self, node: ast.AnnAssign):
+        if node.value is not None:
+            self.bind(node.target, self.ev(node.value))
+
+    def st_AugAssign(self, node: ast.AugAssign):
+        v = self.ev(node.value)
+        if isinstance(node.target, ast.Name):
+            cur = self.scope.env.get(node.target.id)
+            self.bind(node.target, sym_join(cur or {}, sym_taint(v)))
+        else:
+            self.bind(node.target, sym_taint(v))
+
+    def st_Return(self, node: ast.Return):
+        if node.value is not None and not self.scope.is_module:
+            f = self.scope.facts
+            f.returns = sym_join(f.returns, self.ev(node.value))
+
+    def _branches(self, cond: Sym, blocks: list[list[ast.stmt]]) -> None:
+        before = dict(self.scope.env)
+        results = []
+        for b in blocks:
+            self.scope.env = dict(before)
+            self.run_block(b)
+            results.append(self.scope.env)
+        merged: dict[str, Sym] = {}
+        implicit = {k: v for k, v in cond.items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs")}
+        for env in results:
+            for k, v in env.items():
+                merged[k] = sym_join(merged.get(k), v)
+        if implicit:
+            for k in merged:
+                if any(env.get(k) is not before.get(k) for env in results):
+                    merged[k] = sym_join(merged[k], implicit)
+        self.scope.env = merged
+
+    def st_If(self, node: ast.If):
+        c = sym_taint(self.ev(node.test))
+        self._branches(c, [node.body, node.orelse])
+
+    def st_While(self, node: ast.While):
+        c = sym_taint(self.ev(node.test))
+        self._branches(c, [node.body + node.body, []])
+        self.run_block(node.orelse)
+
+    def st_For(self, node: ast.For):
+        it = self.ev(node.iter)
+        elem = sym_element(it)
+        if it.get("u"):
+            elem = sym_join(elem, {"order": [self.src("iteration over a set", node.iter, "MCJ201")]})
+        self.bind(node.target, elem)
+        self._branches(sym_taint(it), [node.body + node.body, []])
+        self.run_block(node.orelse)
+
+    st_AsyncFor = st_For
+
+    def st_With(self, node: ast.With):
+        for item in node.items:
+            v = self.ev(item.context_expr)
+            if item.optional_vars is not None:
+                self.bind(item.optional_vars, v)
+        self.run_block(node.body)
+
+    st_AsyncWith = st_With
+
+    def st_Try(self, node):
+        self.run_block(node.body)
+        self._branches({}, [h.body for h in node.handlers] + [node.orelse])
+        self.run_block(node.finalbody)
+
+    st_TryStar = st_Try
+
+    def st_Match(self, node):
+        c = sym_taint(self.ev(node.subject))
+        self._branches(c, [case.body for case in node.cases])
+
+    def st_FunctionDef(self, node):
+        qual = self._qualname(node.name)
+        deco_jit = None
+        for d in node.decorator_list:
+            dq = self.qualify(d.func if isinstance(d, ast.Call) else d)
+            if dq in K.JIT_WRAPPERS:
+                deco_jit = K.JIT_WRAPPERS[dq]
+            elif dq in ("functools.partial", "partial") and isinstance(d, ast.Call) and d.args and self.qualify(d.args[0]) in K.JIT_WRAPPERS:
+                deco_jit = K.JIT_WRAPPERS[self.qualify(d.args[0])]
+            else:
+                self.ev(d)
+        defaults = {}
+        a = node.args
+        pos = a.posonlyargs + a.args
+        for p, dflt in zip(pos[len(pos) - len(a.defaults):], a.defaults):
+            defaults[p.arg] = sym_taint(self.ev(dflt))
+        for p, dflt in zip(a.kwonlyargs, a.kw_defaults):
+            if dflt is not None:
+                defaults[p.arg] = sym_taint(self.ev(dflt))
+        params = [p.arg for p in pos + a.kwonlyargs] + ([a.vararg.arg] if a.vararg else []) + ([a.kwarg.arg] if a.kwarg else [])
+        facts = FunctionFacts(qual, node.lineno, params=params, cls=self.class_stack[-1].name if self.class_stack else None, jit=deco_jit)
+        self.summary.functions[qual] = facts
+        in_class_body = bool(self.class_stack) and self.class_stack[-1].name == qual.rsplit(".", 1)[0]
+        if in_class_body:
+            self.class_stack[-1].methods.append(node.name)
+        value: Sym = {"refs": [qual]}
+        if deco_jit:
+            value = {"callable": f"`{node.name}` ({deco_jit})", "refs": [qual]}
+        if not in_class_body and (not self.scope.is_module or deco_jit):
+            self.scope.env[node.name] = value
+        self.pending.append((node, facts, params, defaults, self.scope, list(self.class_stack)))
+
+    st_AsyncFunctionDef = st_FunctionDef
+
+    def _qualname(self, name: str) -> str:
+        if self.class_stack and self._in_class_body:
+            return f"{self.class_stack[-1].name}.{name}"
+        if not self.scope.is_module:
+            return f"{self.scope.facts.name}.{name}"
+        if self.class_stack:
+            return f"{self.class_stack[-1].name}.{name}"
+        return f"{self.module}.{name}"
+
+    def st_ClassDef(self, node: ast.ClassDef):
+        qual = self._qualname(node.name)
+        bases = []
+        for b in node.bases:
+            bq = self.qualify(b)
+            if bq:
+                bases.append(bq)
+        cf = ClassFacts(qual, node.lineno, bases)
+        self.summary.classes[qual] = cf
+        self.class_stack.append(cf)
+        saved_scope, saved_in = self.scope, self._in_class_body
+        self._in_class_body = True
+        # Class bodies: assignments become class attributes.
+        for s in node.body:
+            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.stmt(s)
+            elif isinstance(s, ast.Assign):
+                v = self.ev(s.value)
+                for t in s.targets:
+                    if isinstance(t, ast.Name):
+                        cf.attrs[t.id] = sym_join(cf.attrs.get(t.id), _storable(v))
+        self.scope, self._in_class_body = saved_scope, saved_in
+        self.class_stack.pop()
+
+    def st_Global(self, node):
+        pass
+
+    st_Nonlocal = st_Global
+
+    def run_function(self, node, facts: FunctionFacts, params: list[str], defaults: dict, outer: _Scope | None, classes):
+        env: dict[str, Sym] = {}
+        for p in params:
+            env[p] = sym_join({"params": [p]}, defaults.get(p))
+        if facts.cls and params and params[0] in ("self", "cls"):
+            env[params[0]] = {"cls": facts.cls}
+        saved = self.scope, self.class_stack, self._in_class_body
+        self.scope = _Scope(facts, env, outer)
+        self.class_stack, self._in_class_body = classes, False
+        try:
+            self.run_block(node.body)
+        finally:
+            self.scope, self.class_stack, self._in_class_body = saved
+
+    def run(self) -> ModuleSummary:
+        self.run_block(self.tree.body)
+        self.summary.globals = self.module_scope.env
+        mf = self.mod_facts
+        if mf.device_access and (not self.summary.initialize_line or mf.device_access[1] < self.summary.initialize_line):
+            self.summary.import_device_access = mf.device_access
+        while self.pending:
+            node, facts, params, defaults, outer, classes = self.pending.pop(0)
+            self.run_function(node, facts, params, defaults, outer, classes)
+        self.summary.refs_used = sorted(r for r in self._refs if r.startswith(".") or not r.startswith(_EXTERNAL_ROOTS))
+        return self.summary
+
+
+# Refs into these libraries never name project facts: not worth keeping for the prefilter.
+_EXTERNAL_ROOTS = ("jax.", "numpy.", "os.", "sys.", "typing.", "collections.", "functools.", "logging.", "math.",
+                   "tensorflow.", "torch.", "flax.", "optax.", "re.", "abc.", "dataclasses.", "itertools.")
+
+_BUILTIN_PASSTHROUGH = {"len", "int", "float", "str", "bool", "abs", "round", "repr", "format", "divmod", "pow",
+                        "list", "tuple", "dict", "range", "reversed", "enumerate", "zip", "map", "filter", "iter", "next"}
+
+
+def _storable(v: Sym) -> Sym:
+    return v
+
+
+def _expr_name(node: ast.expr | None) -> str:
+    if node is None:
+        return "?"
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_expr_name(node.value)}.{node.attr}"
+    if isinstance(node, ast.Call):
+        return _expr_name(node.func) + "(...)"
+    if isinstance(node, ast.Lambda):
+        return "lambda"
+    return type(node).__name__.lower()
+
+
+def parse(source: str, path: str) -> ast.Module:
+    try:
+        return ast.parse(source, filename=path)
+    except SyntaxError as e:
+        raise AnalysisError(path, f"syntax error: {e.msg}", e.lineno, (e.offset or 1) - 1) from None
+    except (ValueError, RecursionError, MemoryError) as e:
+        raise AnalysisError(path, f"cannot parse: {type(e).__name__}: {e}") from None
+
+
+def summarize_source(source: str, path: str, module: str) -> ModuleSummary:
+    tree = parse(source, path)
+    is_package = os.path.basename(path) == "__init__.py"
+    try:
+        return _Summarizer(path, module, tree, is_package).run()
+    except RecursionError:
+        raise AnalysisError(path, "source nested too deeply to analyse") from None

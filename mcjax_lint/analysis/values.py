@@ -1,0 +1,126 @@
+"""Abstract values shared by the summary, the index and the per-file analysis.
+
+`Src` is one origin of a taint: where it comes from (a description for the message) and where
+it is in the file being analysed. `Val` is what the analysis knows about a value: which taints
+it carries and what kind of object it is (a collective callable, a checkpointer, a sharding, a
+global array, an instance of a project class, an unordered collection).
+
+Taint kinds:
+- `pd`: differs between processes (`jax.process_index()`, hostname, clock, per-process env,
+  unseeded randomness, lengths of process-local data);
+- `pdc`: process-local *content* (elements of a process-local dataset): differs as data but its
+  shape is assumed uniform, so it steers control flow but does not make a shape differ;
+- `order`: nondeterministic order (set iteration, directory listings);
+- `hash`: `hash()` of a string (PYTHONHASHSEED is random per process);
+- `shape`: an array whose shape/dtype was computed from a `pd` value;
+- `tree`: a pytree whose structure differs by process (None on some processes, pd keys).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from mcjax_lint.model import Fix
+
+MAX_SOURCES = 3  # per kind; enough for a message, bounded for speed
+
+
+@dataclass(frozen=True, order=True)
+class Src:
+    line: int
+    column: int
+    desc: str  # e.g. "`jax.process_index()`" or "`jax.process_index()` via `is_main()` (utils.py:12)"
+    code: str = ""  # for order/hash sources: the rule that reports them
+    end_line: int = 0
+    end_column: int = 0
+    origin: str = ""  # "utils.py:12" for a source found in another function or file
+    fix: Fix | None = field(default=None, compare=False)
+
+    def describe(self) -> str:
+        return f"{self.desc} ({self.origin})" if self.origin else self.desc
+
+
+def _cap(s: frozenset[Src]) -> frozenset[Src]:
+    if len(s) <= MAX_SOURCES:
+        return s
+    return frozenset(sorted(s)[:MAX_SOURCES])
+
+
+@dataclass(frozen=True)
+class Val:
+    pd: frozenset[Src] = frozenset()
+    pdc: frozenset[Src] = frozenset()
+    order: frozenset[Src] = frozenset()
+    hash: frozenset[Src] = frozenset()
+    shape: frozenset[Src] = frozenset()
+    tree: frozenset[Src] = frozenset()
+    unordered: bool = False  # a set/frozenset: iterating it imposes an arbitrary order
+    callable: str | None = None  # applying it is collective work (e.g. "`train_step` (jit)")
+    ckpt: bool = False  # a checkpointer/manager whose save/restore are collective
+    sharding: bool = False
+    glob: bool = False  # a global jax.Array
+    cls: str | None = None  # instance of this project class
+    fn: str | None = None  # a reference to this project function (for callbacks)
+
+    def join(self, other: Val) -> Val:
+        if other is self or other == BOTTOM:
+            return self
+        if self == BOTTOM:
+            return other
+        return Val(
+            _cap(self.pd | other.pd),
+            _cap(self.pdc | other.pdc),
+            _cap(self.order | other.order),
+            _cap(self.hash | other.hash),
+            _cap(self.shape | other.shape),
+            _cap(self.tree | other.tree),
+            self.unordered or other.unordered,
+            self.callable or other.callable,
+            self.ckpt or other.ckpt,
+            self.sharding or other.sharding,
+            self.glob or other.glob,
+            self.cls if self.cls == other.cls else (self.cls or other.cls),
+            self.fn or other.fn,
+        )
+
+    # Taint only (drops object kinds): what flows into a value computed from this one.
+    def taint(self) -> Val:
+        if not (self.unordered or self.callable or self.ckpt or self.sharding or self.glob or self.cls or self.fn):
+            return self
+        return Val(self.pd, self.pdc, self.order, self.hash, self.shape, self.tree)
+
+    def data(self) -> Val:
+        """Taint of something computed from this value (no object kinds, no pytree structure)."""
+        return Val(self.pd, self.pdc, self.order, self.hash, self.shape)
+
+    def element(self) -> Val:
+        """An element taken from a container: process-local containers give process-local content."""
+        return Val(frozenset(), _cap(self.pd | self.pdc), self.order, self.hash)
+
+    def without_order(self) -> Val:
+        return replace(self, order=frozenset(), unordered=False)
+
+    @property
+    def process_dependent(self) -> bool:
+        return bool(self.pd or self.pdc)
+
+    @property
+    def divergent(self) -> bool:
+        """Differs between processes for any reason (steers control flow differently)."""
+        return bool(self.pd or self.pdc or self.order or self.hash)
+
+    def divergence_sources(self) -> list[tuple[str, Src]]:
+        """(kind, source) pairs, strongest first, for messages."""
+        out = [("pd", s) for s in sorted(self.pd)] + [("pdc", s) for s in sorted(self.pdc)]
+        out += [("order", s) for s in sorted(self.order)] + [("hash", s) for s in sorted(self.hash)]
+        return out
+
+
+BOTTOM = Val()
+
+
+def join_all(vals) -> Val:
+    out = BOTTOM
+    for v in vals:
+        out = out.join(v)
+    return out

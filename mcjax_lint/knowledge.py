@@ -1,0 +1,229 @@
+"""Built-in knowledge: which library calls are sources, sanitizers and collective work.
+
+Names are fully qualified dotted names as resolved through the file's imports
+(`import jax.numpy as jnp; jnp.zeros` -> `jax.numpy.zeros`). Users extend these tables through
+`AnalysisSettings` (dotted names, trailing `.*` for a whole prefix).
+"""
+
+from __future__ import annotations
+
+import re
+
+# --- Process-dependent sources: calls whose value differs between processes. -----------------
+PROCESS_DEPENDENT_CALLS: dict[str, str] = {
+    "jax.process_index": "`jax.process_index()`",
+    "jax.host_id": "`jax.host_id()`",
+    "jax.distributed.global_state.process_id": "`jax.distributed` process id",
+    "socket.gethostname": "`socket.gethostname()`",
+    "socket.getfqdn": "`socket.getfqdn()`",
+    "platform.node": "`platform.node()`",
+    "os.uname": "`os.uname()`",
+    "os.getpid": "`os.getpid()`",
+    "os.getppid": "`os.getppid()`",
+    "time.time": "the wall clock (`time.time()`)",
+    "time.time_ns": "the wall clock (`time.time_ns()`)",
+    "time.perf_counter": "the clock (`time.perf_counter()`)",
+    "time.perf_counter_ns": "the clock (`time.perf_counter_ns()`)",
+    "time.monotonic": "the clock (`time.monotonic()`)",
+    "time.monotonic_ns": "the clock (`time.monotonic_ns()`)",
+    "time.process_time": "the clock (`time.process_time()`)",
+    "timeit.default_timer": "the clock (`timeit.default_timer()`)",
+    "datetime.datetime.now": "the wall clock (`datetime.now()`)",
+    "datetime.datetime.utcnow": "the wall clock (`datetime.utcnow()`)",
+    "datetime.datetime.today": "the wall clock (`datetime.today()`)",
+    "datetime.date.today": "the wall clock (`date.today()`)",
+    "uuid.uuid1": "`uuid.uuid1()`",
+    "uuid.uuid4": "`uuid.uuid4()`",
+    "os.urandom": "`os.urandom()`",
+    "random.random": "unseeded `random.random()`",
+    "random.randint": "unseeded `random.randint()`",
+    "random.randrange": "unseeded `random.randrange()`",
+    "random.uniform": "unseeded `random.uniform()`",
+    "random.choice": "unseeded `random.choice()`",
+    "random.sample": "unseeded `random.sample()`",
+    "random.getrandbits": "unseeded `random.getrandbits()`",
+    "numpy.random.rand": "unseeded `np.random.rand()`",
+    "numpy.random.randn": "unseeded `np.random.randn()`",
+    "numpy.random.randint": "unseeded `np.random.randint()`",
+    "numpy.random.random": "unseeded `np.random.random()`",
+    "numpy.random.uniform": "unseeded `np.random.uniform()`",
+    "numpy.random.normal": "unseeded `np.random.normal()`",
+    "numpy.random.choice": "unseeded `np.random.choice()`",
+    "numpy.random.permutation": "unseeded `np.random.permutation()`",
+}
+PROCESS_DEPENDENT_PREFIXES: dict[str, str] = {
+    "secrets.": "`secrets`",
+}
+# Calls that are sources only when called without a seed argument.
+UNSEEDED_RNG_CONSTRUCTORS = {"numpy.random.default_rng", "numpy.random.RandomState", "random.Random"}
+
+# Environment reads are process-dependent only for per-process variables: the launcher sets the
+# rest identically everywhere (flagging every `os.environ.get("DEBUG")` would be noise).
+ENV_READ_CALLS = {"os.environ.get", "os.getenv", "os.environ.__getitem__", "os.environ.pop"}
+_PER_PROCESS_ENV = re.compile(
+    r"RANK|PROC_?ID|PROCESS_(ID|INDEX)|TASK_(ID|INDEX)|WORKER_(ID|INDEX)|NODE_?(ID|RANK|INDEX)|"
+    r"HOST(NAME)?\b|HOST_NAME|POD_NAME|ORDINAL|SLICE_ID|CUDA_VISIBLE_DEVICES|COMPLETION_INDEX|"
+    r"^PMI_|OMPI_COMM_WORLD|SLURM_(PROCID|LOCALID|NODEID)|LOCAL_",
+    re.IGNORECASE,
+)
+
+
+def is_per_process_env_key(key: str | None) -> bool:
+    """True for environment variables that differ by process (or an unknown, computed key)."""
+    return key is None or bool(_PER_PROCESS_ENV.search(key))
+
+
+# --- Sanitizers: results agree across processes again. ------------------------------------------
+SANITIZERS = {
+    "jax.experimental.multihost_utils.broadcast_one_to_all",
+    "jax.experimental.multihost_utils.process_allgather",
+    "jax.lax.psum",
+    "jax.lax.pmean",
+    "jax.lax.pmax",
+    "jax.lax.pmin",
+    "jax.lax.all_gather",
+    "jax.lax.psum_scatter",
+}
+
+# --- Collective work. ------------------------------------------------------------------------------
+COLLECTIVE_CALLS: dict[str, str] = {
+    "jax.experimental.multihost_utils.sync_global_devices": "`multihost_utils.sync_global_devices()`",
+    "jax.experimental.multihost_utils.process_allgather": "`multihost_utils.process_allgather()`",
+    "jax.experimental.multihost_utils.broadcast_one_to_all": "`multihost_utils.broadcast_one_to_all()`",
+    "jax.experimental.multihost_utils.assert_equal": "`multihost_utils.assert_equal()`",
+    "jax.experimental.multihost_utils.host_local_array_to_global_array": "`multihost_utils.host_local_array_to_global_array()`",
+    "jax.experimental.multihost_utils.global_array_to_host_local_array": "`multihost_utils.global_array_to_host_local_array()`",
+    "jax.experimental.multihost_utils.reached_preemption_sync_point": "`multihost_utils.reached_preemption_sync_point()`",
+    "jax.make_array_from_callback": "`jax.make_array_from_callback()`",
+    "jax.make_array_from_single_device_arrays": "`jax.make_array_from_single_device_arrays()`",
+    "jax.make_array_from_process_local_data": "`jax.make_array_from_process_local_data()`",
+    "jax.lax.psum": "`lax.psum()`",
+    "jax.lax.pmean": "`lax.pmean()`",
+    "jax.lax.pmax": "`lax.pmax()`",
+    "jax.lax.pmin": "`lax.pmin()`",
+    "jax.lax.all_gather": "`lax.all_gather()`",
+    "jax.lax.all_to_all": "`lax.all_to_all()`",
+    "jax.lax.ppermute": "`lax.ppermute()`",
+    "jax.lax.psum_scatter": "`lax.psum_scatter()`",
+    "jax.lax.pshuffle": "`lax.pshuffle()`",
+    "jax.distributed.shutdown": "`jax.distributed.shutdown()`",
+    "flax.training.checkpoints.save_checkpoint_multiprocess": "`flax checkpoints.save_checkpoint_multiprocess()`",
+}
+# Methods that synchronize whatever the receiver (coordination-service barriers).
+COLLECTIVE_METHOD_NAMES = {"wait_at_barrier", "sync_global_devices"}
+
+# Calls that return a collective callable: applying the result is collective work.
+JIT_WRAPPERS: dict[str, str] = {
+    "jax.jit": "jit",
+    "jax.pmap": "pmap",
+    "jax.pjit": "pjit",
+    "jax.experimental.pjit.pjit": "pjit",
+    "jax.shard_map": "shard_map",
+    "jax.experimental.shard_map.shard_map": "shard_map",
+    "jax.experimental.maps.xmap": "xmap",
+    "flax.nnx.jit": "nnx.jit",
+    "flax.nnx.pmap": "nnx.pmap",
+    "flax.nnx.shard_map": "nnx.shard_map",
+    "equinox.filter_jit": "filter_jit",
+    "equinox.filter_pmap": "filter_pmap",
+}
+# Methods of a jitted function that return something still collective to call.
+JIT_STAGING_METHODS = {"lower", "compile"}
+
+# Values that are global jax.Arrays: operations on them are collective work.
+GLOBAL_ARRAY_CONSTRUCTORS = {
+    "jax.make_array_from_callback",
+    "jax.make_array_from_single_device_arrays",
+    "jax.make_array_from_process_local_data",
+    "jax.experimental.multihost_utils.host_local_array_to_global_array",
+}
+# Array namespaces whose calls are collective when an operand is a global array.
+ARRAY_OP_PREFIXES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.")
+HOST_FETCH_CALLS = {"jax.device_get", "numpy.asarray", "numpy.array"}
+
+# Sharding constructors (device_put to one of these is collective when multi-process).
+SHARDING_CONSTRUCTORS = {
+    "jax.sharding.NamedSharding",
+    "jax.sharding.PositionalSharding",
+    "jax.sharding.GSPMDSharding",
+    "jax.sharding.PmapSharding",
+    "jax.NamedSharding",
+}
+DEVICE_PUT = "jax.device_put"
+
+# Checkpointing: constructors whose objects' save/restore/... are collective.
+CHECKPOINTER_PREFIXES = ("orbax.checkpoint.",)
+CHECKPOINTER_CLASS_SUFFIXES = ("CheckpointManager", "Checkpointer")
+CHECKPOINTER_COLLECTIVE_METHODS = {"save", "restore", "wait_until_finished", "close", "delete", "reload"}
+
+# --- Nondeterministic order. ------------------------------------------------------------------------
+FS_LISTING_CALLS: dict[str, str] = {
+    "os.listdir": "`os.listdir()`",
+    "os.scandir": "`os.scandir()`",
+    "os.walk": "`os.walk()`",
+    "glob.glob": "`glob.glob()`",
+    "glob.iglob": "`glob.iglob()`",
+    "tensorflow.io.gfile.listdir": "`tf.io.gfile.listdir()`",
+    "tensorflow.io.gfile.glob": "`tf.io.gfile.glob()`",
+    "tensorflow.io.gfile.walk": "`tf.io.gfile.walk()`",
+}
+# Path-like methods that list a directory in filesystem order (pathlib, etils.epath, fsspec).
+FS_LISTING_METHODS = {"glob", "rglob", "iterdir", "listdir", "scandir"}
+# Builtins that consume an iterable without depending on its order.
+ORDER_INSENSITIVE = {"sorted", "len", "min", "max", "any", "all", "set", "frozenset", "sum", "bool", "heapq.nsmallest", "heapq.nlargest"}
+# Builtins that turn an unordered collection into an ordered sequence.
+ORDER_IMPOSING = {"list", "tuple", "enumerate", "zip", "iter", "next", "map", "filter", "dict.fromkeys",
+                  "numpy.array", "numpy.asarray", "numpy.stack", "numpy.concatenate", "jax.numpy.array",
+                  "jax.numpy.asarray", "collections.OrderedDict", "collections.deque"}
+SET_CONSTRUCTORS = {"set", "frozenset"}
+SET_METHODS = {"union", "intersection", "difference", "symmetric_difference", "copy"}
+
+# --- Seeds (MCJ203 sinks). ----------------------------------------------------------------------------
+SEED_CALLS = {
+    "jax.random.PRNGKey", "jax.random.key", "jax.random.fold_in", "numpy.random.seed",
+    "numpy.random.default_rng", "numpy.random.RandomState", "random.seed", "random.Random",
+    "tensorflow.random.set_seed", "torch.manual_seed",
+}
+
+# --- Shapes (MCJ301). --------------------------------------------------------------------------------
+# Array constructors: (positional index of the shape argument, shape keyword).
+SHAPE_CONSTRUCTORS: dict[str, tuple[int, str]] = {}
+for _ns in ("numpy", "jax.numpy"):
+    for _fn in ("zeros", "ones", "empty", "full"):
+        SHAPE_CONSTRUCTORS[f"{_ns}.{_fn}"] = (0, "shape")
+    SHAPE_CONSTRUCTORS[f"{_ns}.arange"] = (0, "stop")
+    SHAPE_CONSTRUCTORS[f"{_ns}.broadcast_to"] = (1, "shape")
+    SHAPE_CONSTRUCTORS[f"{_ns}.reshape"] = (1, "newshape")
+    SHAPE_CONSTRUCTORS[f"{_ns}.resize"] = (1, "new_shape")
+    SHAPE_CONSTRUCTORS[f"{_ns}.pad"] = (1, "pad_width")
+    SHAPE_CONSTRUCTORS[f"{_ns}.tile"] = (1, "reps")
+SHAPE_CONSTRUCTORS["jax.ShapeDtypeStruct"] = (0, "shape")
+SHAPE_METHODS = {"reshape", "astype", "resize"}
+PYTREE_SENSITIVE = {"jax.experimental.multihost_utils.broadcast_one_to_all",
+                    "jax.experimental.multihost_utils.process_allgather",
+                    "jax.experimental.multihost_utils.assert_equal",
+                    "jax.experimental.multihost_utils.host_local_array_to_global_array"}
+
+# --- Process exit (MCJ102). ----------------------------------------------------------------------------
+EXIT_CALLS = {"sys.exit", "os._exit", "os.abort", "exit", "quit"}
+
+# --- Device access before initialize (MCJ401). -------------------------------------------------------
+INITIALIZE = "jax.distributed.initialize"
+DEVICE_ACCESS_CALLS = {
+    "jax.devices", "jax.device_count", "jax.local_devices", "jax.local_device_count",
+    "jax.process_index", "jax.process_count", "jax.host_id", "jax.host_count", "jax.default_backend",
+    "jax.device_put", "jax.block_until_ready", "jax.make_array_from_callback",
+    "jax.make_array_from_single_device_arrays", "jax.make_array_from_process_local_data",
+}
+DEVICE_ACCESS_PREFIXES = ("jax.numpy.", "jax.random.", "jax.lax.", "jax.nn.")
+
+
+def matches(name: str, patterns: tuple[str, ...] | set[str] | frozenset[str]) -> bool:
+    """Whether a qualified name matches user patterns (exact, or a trailing `.*` prefix)."""
+    for p in patterns:
+        if p.endswith(".*"):
+            if name.startswith(p[:-1]) or name == p[:-2]:
+                return True
+        elif name == p:
+            return True
+    return False
