@@ -138,13 +138,15 @@ def _first_line(text: str) -> str:
 def parse_pyspy_json(data: Any, *, method: str = "py-spy", taken_at: float = 0.0, pid: int | None = None) -> StackSnapshot:
     """`py-spy dump --json` output (a list of threads) → StackSnapshot. Frames stay innermost first."""
     threads_in = data.get("threads", []) if isinstance(data, dict) else data
+    native_dump = "--native" in method
     threads = []
     for t in threads_in:
         frames = []
         for f in t.get("frames", []):
             module = f.get("module") or ""
-            # py-spy gives native frames the shared library as `module` and line 0.
-            native = bool(module) and f.get("line", 0) == 0
+            # py-spy gives native frames the shared library as `module` (unresolved ones "?" as
+            # filename and no module) and line 0; Python frames have no module.
+            native = native_dump and (bool(module) or not f.get("line"))
             loc = None
             if f.get("locals"):
                 loc = {v.get("name", "?"): str(v.get("repr", "")) for v in f["locals"]}

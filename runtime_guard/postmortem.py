@@ -1,0 +1,188 @@
+"""Post-mortem reports: every process's stacks, merged, with the odd process named first.
+
+The supervisor calls, when it detects a hang (or on SIGUSR1 / `mcjax-guard dump`, kind
+"snapshot"), *before* it kills anything:
+
+    report, paths = collect_and_write("hang", processes, targets, report_dir, headline=...)
+
+or, with stacks it collected itself (`runtime_guard.stacks.collect_stacks`) or received from
+other hosts, `write_postmortem(...)`. `processes` are the guard's ProcessReports (index, pid,
+status, last dispatch); this module adds the stacks, where each process is, what it is blocked
+on, whether it moved between snapshots, the merged call tree, and a one-line summary.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+from runtime_guard.report.model import KINDS, ProcessReport, Report, StackSnapshot
+from runtime_guard.report.writer import write_report
+from runtime_guard.stacks.collect import TargetLike, collect_stacks
+from runtime_guard.stacks.frames import short_path
+from runtime_guard.stacks.merge import ProcessStacks, merge_stacks, ranges
+
+
+def build_postmortem_report(
+    kind: str,
+    processes: Iterable[ProcessReport],
+    stacks: dict[int, list[StackSnapshot]],
+    guard_notes: Iterable[str] = (),
+    *,
+    headline: str = "",
+    threads: str = "main",
+    collapse: bool = True,
+    job_id: str = "",
+    guard: dict[str, Any] | None = None,
+    seq: int | None = None,
+    differing_fields: Iterable[str] = (),
+    missing_hosts: Iterable[str] = (),
+) -> Report:
+    """A Report with stacks, merged tree, per-process location/blocked-on/progress and a summary
+    naming the odd process. `headline` (e.g. "no dispatch completed for 30 s") starts the summary;
+    the guard's own notes are kept first in `notes`."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown report kind {kind!r}; expected one of {', '.join(KINDS)}")
+    procs = {p.process_index: p for p in processes}
+    for idx in stacks:
+        procs.setdefault(idx, ProcessReport(process_index=idx))
+    last_seq = {i: p.last_seq for i, p in procs.items()}
+    merged, per = merge_stacks({i: stacks.get(i, []) for i in sorted(procs)}, last_seq, threads=threads, collapse=collapse)
+
+    for idx, p in procs.items():
+        if stacks.get(idx):
+            p.snapshots = list(stacks[idx])
+        ps = per[idx]
+        if ps.blocked is not None:
+            p.blocked_on = ps.blocked.what
+        p.progress = ps.progress
+        if ps.location is not None and (p.location is None or kind in ("hang", "snapshot")):
+            p.location = ps.location  # where it is now; the guard's call site stays in p.dispatch
+        if p.status == "unknown":
+            p.status = _status(kind, ps)
+        if ps.thread is None and not p.note:
+            p.note = "no stacks: " + ("; ".join(dict.fromkeys(ps.notes)) or "none collected")
+
+    notes = list(guard_notes)
+    notes.extend(_method_notes(per))
+    for host in missing_hosts:
+        notes.append(f"host {host} did not send its stacks in time: its processes are missing from the merge")
+    summary = stack_summary(merged, len(procs))
+    if headline:
+        summary = f"{headline}; {summary}"
+    return Report(
+        kind=kind,
+        summary=summary,
+        processes=[procs[i] for i in sorted(procs)],
+        created=time.time(),
+        job_id=job_id,
+        seq=seq,
+        differing_fields=list(differing_fields),
+        notes=notes,
+        merged_stacks=merged,
+        guard=dict(guard or {}),
+    )
+
+
+def _status(kind: str, ps: ProcessStacks) -> str:
+    if ps.thread is None:
+        return "unknown"
+    if kind == "hang":
+        return "ok" if ps.progress == "moving" else "hung"
+    return "ok" if kind == "snapshot" else "unknown"
+
+
+def _who(procs: list[int]) -> tuple[str, str]:
+    return (f"process {procs[0]}", "is") if len(procs) == 1 else (f"processes {ranges(procs)}", "are")
+
+
+def _where(c: dict[str, Any]) -> str:
+    loc = c["location"]
+    text = f"at {loc['short_file']}:{loc['line']}" if loc else "at an unknown place"
+    if c["phrase"]:
+        text += f" {c['phrase']}"
+    if c["progress"] == "stuck":
+        text += " (stuck)"
+    return text
+
+
+def stack_summary(merged: dict[str, Any], n_processes: int) -> str:
+    """One sentence: who is where, the odd process first."""
+    classes = merged["classes"]
+    missing = merged["without_stacks"]
+    tail = f"; no stacks from {_who(missing)[0]}" if missing else ""
+    if not classes:
+        return "no stacks could be collected (see the notes)"
+    if len(classes) == 1:
+        c = classes[0]
+        who = f"all {len(c['processes'])} processes are" if len(c["processes"]) > 1 else f"process {c['processes'][0]} is"
+        return f"{who} {_where(c)}{tail}"
+    outliers = [c for c in classes if c["outlier"]]
+    others = [c for c in classes if not c["outlier"]]
+    if outliers:
+        head = outliers[0]
+        who, verb = _who(head["processes"])
+        parts = [f"{who} {verb} not where the others are: {_where(head)}"]
+    else:
+        parts = ["the processes are split"]
+        others = classes
+    for c in outliers[1:] + others:
+        who, verb = _who(c["processes"])
+        parts.append(f"{who} {verb} {_where(c)}")
+    return "; ".join(parts) + tail
+
+
+def _method_notes(per: dict[int, ProcessStacks]) -> list[str]:
+    """Say which method produced the stacks, and why a fallback was used."""
+    notes = []
+    by_method: dict[str, list[int]] = {}
+    for idx, ps in per.items():
+        for m in dict.fromkeys(ps.methods):
+            by_method.setdefault(m, []).append(idx)
+    if by_method:
+        notes.append("stacks collected with " + "; ".join(f"{m} (process {ranges(v)})" for m, v in sorted(by_method.items())))
+    by_note: dict[str, list[int]] = {}
+    for idx, ps in sorted(per.items()):
+        for n in dict.fromkeys(ps.notes):
+            by_note.setdefault(n, []).append(idx)
+    for n, idxs in by_note.items():
+        notes.append(f"{_who(idxs)[0]}: {n}")
+    return notes
+
+
+def write_postmortem(
+    kind: str,
+    processes: Iterable[ProcessReport],
+    stacks: dict[int, list[StackSnapshot]],
+    report_dir: str | os.PathLike[str],
+    guard_notes: Iterable[str] = (),
+    **kwargs: Any,
+) -> tuple[Report, dict[str, Path]]:
+    """build_postmortem_report + write_report (json, txt, html; atomic). Returns (report, paths)."""
+    report = build_postmortem_report(kind, processes, stacks, guard_notes, **kwargs)
+    return report, write_report(report, report_dir)
+
+
+def collect_and_write(
+    kind: str,
+    processes: Iterable[ProcessReport],
+    targets: Iterable[TargetLike],
+    report_dir: str | os.PathLike[str],
+    guard_notes: Iterable[str] = (),
+    *,
+    native: bool | str = "first",
+    snapshots: int = 2,
+    interval: float = 2.0,
+    timeout: float = 5.0,
+    locals: bool = False,
+    **kwargs: Any,
+) -> tuple[Report, dict[str, Path]]:
+    """Collect stacks from local `targets` ((process_index, pid, fallback_path) each) and write
+    the report. Takes about (snapshots - 1) * interval + ~1.5 s with native frames."""
+    stacks = collect_stacks(list(targets), native=native, snapshots=snapshots, interval=interval, timeout=timeout, locals=locals)
+    return write_postmortem(kind, processes, stacks, report_dir, guard_notes, **kwargs)
+
+
+__all__ = ["build_postmortem_report", "collect_and_write", "short_path", "stack_summary", "write_postmortem"]

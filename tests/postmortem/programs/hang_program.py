@@ -1,0 +1,67 @@
+"""A small multi-process JAX program that hangs in one of three ways (for post-mortem tests).
+
+    python hang_program.py SCENARIO NUM_PROCESSES PROCESS_ID PORT ODD
+
+SCENARIO: branch  - process ODD runs an extra jitted all-reduce; the others go on to
+                    multihost_utils.sync_global_devices
+          sleep   - process ODD sleeps outside JAX; the others wait in a jitted all-reduce
+          barrier - process ODD waits at a coordination-service barrier; the others wait in a
+                    jitted all-reduce
+Lines the tests look for are marked with `# POINT:<name>`. With $MCJAX_FALLBACK_DIR set, the
+faulthandler fallback dumper is installed first, as the guard does in every guarded process.
+"""
+
+import os
+import sys
+import time
+
+scenario, n, me, port, odd = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+if os.environ.get("MCJAX_FALLBACK_DIR"):
+    from runtime_guard.stacks.fallback import install_fallback_dumper
+
+    install_fallback_dumper(os.path.join(os.environ["MCJAX_FALLBACK_DIR"], f"stacks-{me}.txt"))
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax.experimental import multihost_utils  # noqa: E402
+from jax.sharding import PartitionSpec as P  # noqa: E402
+
+jax.distributed.initialize(f"127.0.0.1:{port}", n, me)
+mesh = jax.make_mesh((n,), ("x",))
+x = multihost_utils.host_local_array_to_global_array(np.ones((1, 4), np.float32), mesh, P("x"))
+
+
+@jax.jit
+def total(a):
+    return jnp.sum(a)
+
+
+@jax.jit
+def scaled_total(a):
+    return jnp.sum(a * 2)
+
+
+total(x).block_until_ready()  # warm up: every process is connected
+print("reached", flush=True)
+
+
+def rank_zero_work():
+    return scaled_total(x).block_until_ready()  # POINT:branch-odd
+
+
+if scenario == "branch":
+    if me == odd:
+        rank_zero_work()
+    multihost_utils.sync_global_devices("after step")  # POINT:branch-others
+elif scenario == "sleep":
+    if me == odd:
+        time.sleep(600)  # POINT:sleep-odd
+    total(x).block_until_ready()  # POINT:sleep-others
+elif scenario == "barrier":
+    if me == odd:
+        client = jax._src.distributed.global_state.client
+        client.wait_at_barrier("mcjax-test-barrier", 600_000)  # POINT:barrier-odd
+    total(x).block_until_ready()  # POINT:barrier-others
+else:
+    raise SystemExit(f"unknown scenario {scenario}")
