@@ -54,20 +54,24 @@ class _ProcessCollector:
         notes: list[str] = []
         if not self.pyspy_broken:
             for attempt in range(2):
+                # Native frames need the target paused: none once we are down to non-blocking.
+                nat = native and not self.nonblocking
                 try:
                     snap = pyspy.dump(
-                        self.t.pid, native=native, nonblocking=self.nonblocking, locals=self.locals,
+                        self.t.pid, native=nat, nonblocking=self.nonblocking, locals=self.locals,
                         timeout=self.timeout, exe=self.exe,
                     )
                     snap.note = "; ".join(notes)
                     return snap
                 except pyspy.PySpyError as e:
-                    notes.append(f"{pyspy.method_name(native, self.nonblocking)}: {e}")
+                    notes.append(f"{pyspy.method_name(nat, self.nonblocking)}: {e.reason}: {e}")
                     if e.reason == pyspy.GONE:
                         self.gone = True
                         return StackSnapshot(time.time(), "none", [], note="; ".join(notes + ["the process is gone"]))
-                    if e.reason == pyspy.TIMEOUT and not self.nonblocking and attempt == 0:
-                        self.nonblocking = True  # retry without pausing the target
+                    if e.reason in (pyspy.TIMEOUT, pyspy.PERMISSION) and not self.nonblocking and attempt == 0:
+                        # Pausing the target stalled or was refused (e.g. another tracer is
+                        # attached): reading its memory without pausing may still work.
+                        self.nonblocking = True
                         continue
                     if e.reason in (pyspy.MISSING, pyspy.PERMISSION):
                         self.pyspy_broken = str(e)  # will not change before the next snapshot

@@ -128,11 +128,19 @@ def _pid_alive(pid: int) -> bool:
 
 
 def _first_line(text: str) -> str:
+    """py-spy's error line plus its innermost cause ("Failed to suspend process: EPERM: ...")."""
+    head, cause = "", ""
     for line in text.splitlines():
         line = line.strip()
-        if line:
-            return line.removeprefix("Error: ")
-    return ""
+        if line.startswith("Stack backtrace:"):
+            break
+        if not line or line.startswith("Caused by:"):
+            continue
+        if not head:
+            head = line.removeprefix("Error: ")
+        elif line[:1].isdigit() and ":" in line:
+            cause = line.split(":", 1)[1].strip()
+    return f"{head}: {cause}" if cause and cause not in head else head
 
 
 def parse_pyspy_json(data: Any, *, method: str = "py-spy", taken_at: float = 0.0, pid: int | None = None) -> StackSnapshot:
