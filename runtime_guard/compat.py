@@ -242,6 +242,21 @@ def args_span_processes(args: tuple, kwargs: dict) -> bool:
     return False
 
 
+def call_signature(key: int, args: tuple, kwargs: dict) -> int:
+    """`key` combined with the shapes, dtypes and shardings of this call's arguments (exact mode)."""
+    import jax
+
+    from runtime_guard.signature import stable_hash
+
+    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
+    parts = [str(treedef)]
+    for leaf in leaves:
+        aval = getattr(leaf, "aval", None)
+        sh = getattr(leaf, "sharding", None)
+        parts.append(f"{_aval_text(aval if aval is not None else leaf)}@{_sharding_text(sh) if sh is not None else ''}")
+    return stable_hash(key, *parts)
+
+
 def in_trace_or_disabled_jit() -> bool:
     from jax._src import config, core
 

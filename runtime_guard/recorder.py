@@ -11,7 +11,10 @@ import threading
 import time
 from collections import deque
 from types import CodeType
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from runtime_guard.flight import FlightRecorder
 
 _MASK = (1 << 64) - 1
 _PRIME = 0x100000001B3
@@ -36,7 +39,8 @@ def fold(h: int, key: int) -> int:
 
 
 class Recorder:
-    def __init__(self) -> None:
+    def __init__(self, flight: "FlightRecorder | None" = None) -> None:
+        self.flight = flight
         self.lock = threading.Lock()
         self.seq = 0
         self.h = 0
@@ -57,7 +61,40 @@ class Recorder:
                 if not seq % COARSE:
                     self.coarse.append((seq, h))
             self.last_time = t
+            fl = self.flight
+            if fl is not None:
+                fl.write(seq, key, h, exact, fl.site_id(code) if code is not None else 0, line, t)
         return seq
+
+    def set_exact(self, seq: int, exact: int) -> None:
+        """Attach the executable's signature to a dispatch recorded before it was known."""
+        with self.lock:
+            for i in range(len(self.ring) - 1, max(-1, len(self.ring) - 9), -1):
+                r = self.ring[i]
+                if r.seq == seq:
+                    r = self.ring[i] = r._replace(exact=exact)
+                    if self.flight is not None:
+                        code = r.code
+                        self.flight.write(r.seq, r.key, r.h, exact,
+                                          self.flight.site_id(code) if code is not None else 0, r.line, r.t)
+                    return
+
+    def undo(self, seq: int) -> bool:
+        """Take back the last dispatch (it turned out to run on this process only). Only the most
+        recent record can be taken back."""
+        with self.lock:
+            if self.seq != seq or not self.ring or self.ring[-1].seq != seq:
+                return False
+            self.ring.pop()
+            self.seq = seq - 1
+            self.h = self.ring[-1].h if self.ring else 0
+            if not seq % FINE and self.fine and self.fine[-1][0] == seq:
+                self.fine.pop()
+                if not seq % COARSE and self.coarse and self.coarse[-1][0] == seq:
+                    self.coarse.pop()
+            if self.flight is not None:
+                self.flight.rewind(self.seq)
+            return True
 
     def snapshot(self, recent: int) -> tuple[int, int, list[Record], list[tuple[int, int]], list[tuple[int, int]]]:
         """(seq, h, last `recent` records, fine checkpoints, coarse checkpoints), consistent."""

@@ -18,6 +18,8 @@ MODES = ("fast", "strict")
 class GuardSettings:
     mode: str = "fast"
     report_dir: str = ""  # "" = do not write files (in-code install without a directory)
+    # Private directory shared with the supervisor (per-process state, verdict, fallback stacks).
+    state_dir: str = ""
     # Hang detection: seconds without progress anywhere. 0 = learn from observed step times.
     timeout: float = 0.0
     # Floor for the learned hang threshold, and the factor applied to observed step times.
@@ -27,9 +29,9 @@ class GuardSettings:
     died_after: float = 3.0
     # How often the background thread publishes and compares (seconds).
     interval: float = 0.1
-    # What a guarded process does once a divergence/exit/death verdict is known:
+    # What a guarded process does in fast mode once a divergence/exit/death verdict is known
+    # (strict mode always raises DivergenceError in the main thread instead):
     # "exit" (write the report, then leave with EXIT_DETECTED: the only way out of a hang),
-    # "raise" (strict mode raises in the main thread; fast mode then behaves as "report"),
     # "report" (write and print only).
     on_detect: str = "exit"
     # Stop the process group from the supervisor on detection (mcjax-guard only).
@@ -37,14 +39,15 @@ class GuardSettings:
     # Run signature checks on every call instead of trusting the C++ cache (fast mode).
     exact: bool = False
     # Frames from these path fragments are not call sites (first frame outside them is).
-    skip_frames: tuple[str, ...] = ("/jax/", "/jaxlib/", "/runtime_guard/", "/flax/", "/optax/", "<frozen ")
+    skip_frames: tuple[str, ...] = ("/jax/", "/jaxlib/", "/runtime_guard/guard.py", "/runtime_guard/compat.py",
+                                    "/runtime_guard/bootstrap.py", "/flax/", "/optax/", "/orbax/", "<frozen ")
     quiet: bool = False
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, not {self.mode!r}")
-        if self.on_detect not in ("exit", "raise", "report"):
-            raise ValueError(f"on_detect must be exit, raise or report, not {self.on_detect!r}")
+        if self.on_detect not in ("exit", "report"):
+            raise ValueError(f"on_detect must be exit or report, not {self.on_detect!r}")
 
     def to_env(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)

@@ -74,13 +74,9 @@ def find_call_site(skip: tuple[str, ...], start_depth: int = 1) -> CallSite | No
         f = sys._getframe(start_depth + 1)
     except ValueError:
         return None
-    last = None
     while f is not None:
         fn = f.f_code.co_filename
-        last = f
         if not any(s in fn for s in skip):
             return CallSite(fn, f.f_lineno, f.f_code.co_name)
         f = f.f_back
-    if last is not None:
-        return CallSite(last.f_code.co_filename, last.f_lineno, last.f_code.co_name)
     return None

@@ -1,0 +1,77 @@
+"""Entry point of a guarded process: `python -m runtime_guard.bootstrap (SCRIPT | -m MODULE) ARGS...`.
+
+`mcjax-guard` starts the user's program through this module: it installs the guard (settings from
+the environment), then runs the program exactly as `python SCRIPT ARGS` would (same `sys.argv`,
+`sys.path[0]` and `__main__`), and tells the other processes how the program left.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+from pathlib import Path
+
+
+def _usage() -> int:
+    print("usage: python -m runtime_guard.bootstrap (SCRIPT | -m MODULE | -c CODE) [ARGS...]", file=sys.stderr)
+    return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:
+        return _usage()
+
+    from runtime_guard.guard import install
+    from runtime_guard.settings import GuardSettings
+
+    settings = GuardSettings.from_env()
+    state_dir = Path(settings.state_dir) if settings.state_dir else None
+    if state_dir is not None:
+        try:
+            from runtime_guard.stacks.fallback import install_fallback_dumper
+
+            state_dir.mkdir(parents=True, exist_ok=True)
+            install_fallback_dumper(state_dir / f"faulthandler-{os.getpid()}.txt")
+        except Exception as e:  # the fallback is optional; the program must run regardless
+            print(f"mcjax-guard: no faulthandler fallback: {e!r}", file=sys.stderr)
+    guard = install(settings)
+
+    code = 0
+    error: BaseException | None = None
+    try:
+        if argv[0] == "-m":
+            if len(argv) < 2:
+                return _usage()
+            sys.argv = argv[1:]
+            sys.path.insert(0, os.getcwd())
+            runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        elif argv[0] == "-c":
+            if len(argv) < 2:
+                return _usage()
+            sys.argv = ["-c", *argv[2:]]
+            sys.path.insert(0, "")
+            exec(compile(argv[1], "<string>", "exec"), {"__name__": "__main__"})
+        else:
+            script = os.path.abspath(argv[0])
+            sys.argv = argv
+            sys.path[0] = os.path.dirname(script)
+            runpy.run_path(script, run_name="__main__")
+    except SystemExit as e:
+        error = e
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        guard.mark_exit(code, e)
+        raise
+    except BaseException as e:
+        error = e
+        guard.mark_exit(1, e)
+        raise
+    finally:
+        if error is None:
+            guard.mark_exit(0, None)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,227 @@
+"""Decide, from what every process has published, whether the job is still in step.
+
+Pure logic over the published states (no JAX, no KV), so the rules are easy to read and test.
+Each state is the dict a process publishes (see `exchange.Publisher.state`):
+
+    {"p": 0, "pid": 123, "host": "...", "seq": 42, "h": ..., "hb": 7, "status": "running",
+     "exit": None | {"code": 0, "file": ..., "line": ..., "function": ..., "error": ...},
+     "compiling": False, "pending": None | [seq, exact_key],
+     "recent": [[seq, key, h, exact, file, line, function], ...],
+     "fine": [[seq, h], ...], "coarse": [[seq, h], ...]}
+
+Verdict kinds follow PyTorch's desync debug: `divergence` (processes dispatched different
+computations at #N), `exited` (a process left the program after #N while others went on),
+`died` (a process stopped without saying so), `missing` (some processes wait at #N that others
+never joined), `hang` (everyone stopped at the same point).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+RUNNING, EXITED, FAILED = "running", "exited", "failed"
+
+
+def hash_points(state: dict) -> dict[int, int]:
+    pts: dict[int, int] = {}
+    for seq, h in state.get("coarse", ()):
+        pts[seq] = h
+    for seq, h in state.get("fine", ()):
+        pts[seq] = h
+    for rec in state.get("recent", ()):
+        pts[rec[0]] = rec[2]
+    if state.get("seq"):
+        pts[state["seq"]] = state["h"]
+    return pts
+
+
+def recent_by_seq(state: dict) -> dict[int, list]:
+    return {rec[0]: rec for rec in state.get("recent", ())}
+
+
+@dataclass
+class Suspect:
+    """The first divergence lies in lo..hi (inclusive) between processes a and b."""
+
+    lo: int
+    hi: int
+    a: int
+    b: int
+
+
+def find_suspect(states: dict[int, dict]) -> Suspect | None:
+    """Earliest range where two processes' rolling hashes tell they dispatched different things."""
+    procs = sorted(states)
+    if len(procs) < 2:
+        return None
+    ref = procs[0]
+    best: Suspect | None = None
+    ref_pts = hash_points(states[ref])
+    for q in procs[1:]:
+        q_pts = hash_points(states[q])
+        common = min(states[ref].get("seq", 0), states[q].get("seq", 0))
+        shared = sorted(s for s in set(ref_pts) & set(q_pts) if s <= common)
+        last_equal = 0
+        for s in shared:
+            if ref_pts[s] == q_pts[s]:
+                last_equal = s
+                continue
+            cand = Suspect(last_equal + 1, s, ref, q)
+            if best is None or cand.hi < best.hi:
+                best = cand
+            break
+    return best
+
+
+def first_difference(records: dict[int, dict[int, list]], lo: int, hi: int) -> int | None:
+    """First seq in lo..hi where the processes' records differ in what was dispatched.
+
+    `records[p][seq]` is p's record. A process with no record at a seq (it has not got there) does
+    not count as different there."""
+    for seq in range(lo, hi + 1):
+        keys = {recs[seq][1] for recs in records.values() if seq in recs}
+        if len(keys) > 1:
+            return seq
+    return None
+
+
+def exact_conflict(states: dict[int, dict], sig_sets: dict[int, set[int]] | None) -> tuple[int, str] | None:
+    """Same computation but different executables (shapes, dtypes, shardings) at one seq.
+
+    Both processes compiled at that seq: compare the exact signatures. One compiled and the other
+    ran a cached executable: the other can only have run the same thing if it ever compiled it
+    (needs `sig_sets`; returns ("need-sigs") when they are required but not given)."""
+    by_seq: dict[int, dict[int, list]] = {}
+    for p, st in states.items():
+        for rec in st.get("recent", ()):
+            by_seq.setdefault(rec[0], {})[p] = rec
+    need = False
+    for seq in sorted(by_seq):
+        recs = by_seq[seq]
+        if len(recs) < 2 or len({r[1] for r in recs.values()}) > 1:
+            continue
+        exacts = {p: r[3] for p, r in recs.items()}
+        known = {e for e in exacts.values() if e}
+        if len(known) > 1:
+            return seq, "exact"
+        if len(known) == 1 and any(not e for e in exacts.values()):
+            (x,) = known
+            if sig_sets is None:
+                need = True
+                continue
+            for p, e in exacts.items():
+                if not e and p in sig_sets and x not in sig_sets[p]:
+                    return seq, "uncompiled"
+    return (0, "need-sigs") if need else None
+
+
+@dataclass
+class Tracker:
+    """What the comparator remembers between rounds: heartbeats and progress over time."""
+
+    died_after: float
+    timeout: float  # fixed hang threshold; 0 = learn
+    min_learned: float = 20.0
+    factor: float = 10.0
+    last_hb: dict[int, tuple[int, float]] = field(default_factory=dict)
+    last_total: int = -1
+    last_progress: float = field(default_factory=time.monotonic)
+    intervals: list[float] = field(default_factory=list)
+    advances: int = 0
+    compiling_seen: bool = False
+
+    def observe(self, states: dict[int, dict], now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        for p, st in states.items():
+            hb = st.get("hb", 0)
+            prev = self.last_hb.get(p)
+            if prev is None or prev[0] != hb:
+                self.last_hb[p] = (hb, now)
+        total = sum(st.get("seq", 0) for st in states.values())
+        compiling = any(st.get("compiling") for st in states.values())
+        if total != self.last_total or compiling:
+            if self.last_total >= 0 and total != self.last_total:
+                self.advances += 1
+                # Skip warm-up and intervals that contained compilation when learning step times.
+                if self.advances > 5 and not self.compiling_seen:
+                    self.intervals.append(now - self.last_progress)
+                    del self.intervals[:-200]
+            self.compiling_seen = compiling
+            self.last_total = total
+            self.last_progress = now
+
+    def threshold(self) -> float:
+        if self.timeout > 0:
+            return self.timeout
+        if not self.intervals:
+            return max(self.min_learned, 60.0)
+        return max(self.min_learned, self.factor * max(self.intervals))
+
+    def stale(self, p: int, now: float | None = None) -> float:
+        now = time.monotonic() if now is None else now
+        prev = self.last_hb.get(p)
+        return 0.0 if prev is None else now - prev[1]
+
+    def idle(self, now: float | None = None) -> float:
+        now = time.monotonic() if now is None else now
+        return now - self.last_progress
+
+
+@dataclass
+class Finding:
+    kind: str
+    seq: int | None
+    culprits: list[int]  # the processes that are not where the others are
+    summary: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+def liveness(states: dict[int, dict], tracker: Tracker, expected: int, now: float | None = None) -> Finding | None:
+    """Exits, deaths, and hangs. Divergence is checked first by the caller."""
+    now = time.monotonic() if now is None else now
+    running = {p: s for p, s in states.items() if s.get("status") == RUNNING}
+    gone = {p: s for p, s in states.items() if s.get("status") in (EXITED, FAILED)}
+    # A process that left while someone else already dispatched past its last computation.
+    for p, st in sorted(gone.items()):
+        beyond = [q for q, s in running.items() if s.get("seq", 0) > st.get("seq", 0)]
+        stuck = running and tracker.idle(now) > tracker.threshold()
+        if beyond or (stuck and st.get("status") == FAILED):
+            how = "raised an exception and exited" if st.get("status") == FAILED else "exited"
+            waiting = beyond or sorted(running)
+            return Finding("exited", st.get("seq", 0) + 1, [p],
+                           f"process {p} {how} after dispatch #{st.get('seq', 0)}; "
+                           f"process{'es' if len(waiting) > 1 else ''} {_plist(waiting)} went on to "
+                           f"#{st.get('seq', 0) + 1}, which process {p} will never join")
+    for p in sorted(running):
+        stale = tracker.stale(p, now)
+        if stale > tracker.died_after:
+            return Finding("died", states[p].get("seq", 0) + 1, [p],
+                           f"process {p} stopped sending heartbeats {stale:.1f} s ago (killed, crashed or "
+                           f"frozen) after dispatch #{states[p].get('seq', 0)}")
+    missing_procs = [p for p in range(expected) if p not in states]
+    if running and tracker.idle(now) > tracker.threshold():
+        seqs = {p: s.get("seq", 0) for p, s in running.items()}
+        top = max(seqs.values())
+        behind = sorted(p for p, s in seqs.items() if s < top)
+        if missing_procs:
+            return Finding("missing", None, missing_procs,
+                           f"process{'es' if len(missing_procs) > 1 else ''} {_plist(missing_procs)} never "
+                           f"published any state; the others have made no progress for {tracker.idle(now):.0f} s")
+        if behind:
+            return Finding("missing", min(seqs[p] for p in behind) + 1, behind,
+                           f"no progress for {tracker.idle(now):.0f} s: process{'es' if len(behind) > 1 else ''} "
+                           f"{_plist(behind)} never joined dispatch #{min(seqs[p] for p in behind) + 1} that "
+                           f"process{'es' if len(seqs) - len(behind) > 1 else ''} "
+                           f"{_plist(sorted(set(seqs) - set(behind)))} dispatched")
+        return Finding("hang", top, [], f"no progress anywhere for {tracker.idle(now):.0f} s; every process "
+                       f"is past dispatch #{top} (threshold {tracker.threshold():.0f} s)")
+    return None
+
+
+def _plist(ps: list[int]) -> str:
+    ps = sorted(ps)
+    if len(ps) <= 1:
+        return ",".join(map(str, ps))
+    return ", ".join(map(str, ps[:-1])) + " and " + str(ps[-1])

@@ -1,0 +1,447 @@
+"""Background exchange through the coordination service: publish, compare, decide, tell everyone.
+
+Every guarded process runs two daemon threads:
+  - the *publisher* writes this process's state (`state/<p>`: dispatch count, rolling hash, the
+    last few dispatch records, hash checkpoints, heartbeat, exit status) at most every `interval`
+    seconds, plus the names and signatures of computations the first time they are seen, and a
+    local copy for the supervisor. On process 0 it also *compares*: one `dir` read of all states per
+    round; on a suspicion it asks every process for the records in question, then publishes the
+    verdict.
+  - the *watcher* long-polls the control key `ctl/<gen>` (one outstanding call, no polling) and
+    answers detail requests or acts on the verdict.
+Store size stays bounded: one state key per process, one key per distinct computation, and the
+two most recent control messages.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from runtime_guard import compare, verdict
+from runtime_guard.kv import KV, KVError
+from runtime_guard.recorder import Recorder
+from runtime_guard.report.model import Dispatch, Location, ProcessReport, Report
+from runtime_guard.settings import GuardSettings
+
+RECENT = 32  # records per published state
+HEARTBEAT = 0.5  # seconds between unchanged state publications
+DETAIL_WAIT = 2.0  # how long the comparator waits for detail answers
+
+
+class Registry:
+    """Names of dispatch keys and fields of exact signatures, published once each."""
+
+    def __init__(self, sink: Callable[[dict], None] | None = None) -> None:
+        self.sink = sink  # also written locally (the flight recorder's side file)
+        self.lock = threading.Lock()
+        self.names: dict[int, str] = {}
+        self.fields: dict[int, dict[str, str]] = {}
+        self.exact_for_key: dict[int, int] = {}  # last exact executable seen for a key
+        self.unpublished: list[tuple[str, Any]] = []
+        self.sig_set: set[int] = set()
+        self.sig_set_dirty = False
+
+    def name(self, key: int, name: str) -> None:
+        if key not in self.names:
+            with self.lock:
+                self.names[key] = name
+                self.unpublished.append((f"names/{key:x}", name))
+                if self.sink is not None:
+                    self.sink({"key": key, "name": name})
+
+    def exact(self, key: int, exact: int, fields: dict[str, str]) -> None:
+        with self.lock:
+            self.exact_for_key[key] = exact
+            if exact not in self.fields:
+                self.fields[exact] = fields
+                self.unpublished.append((f"sig/{exact:x}", fields))
+                if self.sink is not None:
+                    self.sink({"exact": exact, "fields": fields})
+            if exact not in self.sig_set:
+                self.sig_set.add(exact)
+                self.sig_set_dirty = True
+
+    def take(self) -> tuple[list[tuple[str, Any]], list[int] | None]:
+        with self.lock:
+            items, self.unpublished = self.unpublished, []
+            sigs = sorted(self.sig_set) if self.sig_set_dirty else None
+            self.sig_set_dirty = False
+            return items, sigs
+
+
+def _site(rec: Any) -> tuple[str, int, str]:
+    code = rec.code
+    if code is None:
+        return "", 0, ""
+    return code.co_filename, rec.line, code.co_name
+
+
+def _source(file: str, line: int) -> str:
+    import linecache
+
+    return linecache.getline(file, line).strip() if file and line else ""
+
+
+class Exchange:
+    def __init__(self, kv: KV, recorder: Recorder, registry: Registry, process: int, count: int,
+                 settings: GuardSettings, on_verdict: Callable[[dict], None]) -> None:
+        self.kv = kv
+        self.recorder = recorder
+        self.registry = registry
+        self.p = process
+        self.n = count
+        self.settings = settings
+        self.on_verdict = on_verdict
+        self.status = compare.RUNNING
+        self.exit_info: dict | None = None
+        self.pending: tuple[int, int] | None = None
+        self.compiling = 0
+        self.hb = 0
+        self.verdict: dict | None = None
+        self.verdict_event = threading.Event()
+        self.stop_event = threading.Event()
+        self.tracker = compare.Tracker(died_after=settings.died_after, timeout=settings.timeout,
+                                       min_learned=settings.min_learned_timeout, factor=settings.learned_factor)
+        self.host = socket.gethostname()
+        self._last_pub = (-1, None, None, 0.0)
+        self._kv_fail_since: float | None = None
+        self._threads: list[threading.Thread] = []
+        self._state_dir = Path(settings.state_dir) if settings.state_dir else None
+        self.errors: list[str] = []
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._state_dir is not None:
+            self._state_dir.mkdir(parents=True, exist_ok=True)
+        for target, name in ((self._publish_loop, "mcjax-guard-publisher"), (self._watch_loop, "mcjax-guard-watcher")):
+            t = threading.Thread(target=target, name=name, daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def stop(self) -> None:
+        self.stop_event.set()
+
+    def mark_exit(self, status: str, info: dict) -> None:
+        """Called from the main thread as the program leaves: publish at once, synchronously."""
+        self.status = status
+        self.exit_info = info
+        try:
+            self.publish(force=True)
+        except Exception as e:  # never let the guard change how the program exits
+            self._note(f"could not publish exit: {e}")
+
+    # -- publishing ----------------------------------------------------------------------------
+
+    def state(self) -> dict:
+        seq, h, tail, fine, coarse = self.recorder.snapshot(RECENT)
+        recent = []
+        for r in tail:
+            f, ln, fn = _site(r)
+            recent.append([r.seq, r.key, r.h, r.exact, f, ln, fn])
+        return {"p": self.p, "pid": os.getpid(), "host": self.host, "seq": seq, "h": h, "hb": self.hb,
+                "status": self.status, "exit": self.exit_info, "compiling": self.compiling > 0,
+                "pending": list(self.pending) if self.pending else None, "recent": recent,
+                "fine": [list(x) for x in fine], "coarse": [list(x) for x in coarse], "t": time.time(),
+                "last_time": self.recorder.last_time}
+
+    def publish(self, force: bool = False) -> None:
+        now = time.monotonic()
+        seq, status, pending, last = self._last_pub
+        changed = (self.recorder.seq, self.status, self.pending) != (seq, status, pending)
+        if not (force or changed or now - last >= HEARTBEAT):
+            return
+        self.hb += 1
+        st = self.state()
+        self._last_pub = (st["seq"], self.status, self.pending, now)
+        if self._state_dir is not None:
+            # Local copy first: the supervisor still gets it when the coordination service is gone.
+            _atomic_json(self._state_dir / f"p{self.p}.json", dict(st, last=self._last_dispatch()))
+        items, sigs = self.registry.take()
+        for key, value in items:
+            self.kv.set(key, value)
+        if sigs is not None:
+            self.kv.set(f"sigs/{self.p}", sigs)
+        self.kv.set(f"state/{self.p}", st)
+
+    def _last_dispatch(self) -> dict | None:
+        """The last dispatch with its name and fields, for the local supervisor's own reports."""
+        recs = self.recorder.records(self.recorder.seq, self.recorder.seq)
+        if not recs:
+            return None
+        r = recs[-1]
+        f, ln, fn = _site(r)
+        exact = r.exact or self.registry.exact_for_key.get(r.key, 0)
+        return {"seq": r.seq, "name": self.registry.names.get(r.key, "?"), "file": f, "line": ln, "function": fn,
+                "source": _source(f, ln), "fields": self.registry.fields.get(exact, {})}
+
+    def _publish_loop(self) -> None:
+        while not self.stop_event.is_set():
+            try:
+                self.publish()
+                if self.p == 0 and self.verdict is None:
+                    self.compare_round()
+                self._kv_fail_since = None
+            except KVError as e:
+                self._kv_unreachable(str(e))
+            except Exception as e:  # a guard bug must not take the program down
+                self._note(f"guard thread error: {e!r}")
+            self.stop_event.wait(self.settings.interval)
+
+    def _kv_unreachable(self, err: str) -> None:
+        now = time.monotonic()
+        if self._kv_fail_since is None:
+            self._kv_fail_since = now
+            return
+        if now - self._kv_fail_since > self.settings.died_after and self.verdict is None and self.status == compare.RUNNING:
+            seq = self.recorder.seq
+            rep = Report(kind="died", summary=(f"the coordination service is unreachable for "
+                                               f"{now - self._kv_fail_since:.1f} s: process 0, which hosts it, "
+                                               f"probably died (this is process {self.p}, after dispatch #{seq})"),
+                         processes=[ProcessReport(process_index=0, status="died", note="hosts the coordination service"),
+                                    ProcessReport(process_index=self.p, status="ok", last_seq=seq, pid=os.getpid(),
+                                                  host=self.host)],
+                         created=time.time(), seq=seq + 1, notes=[err[:300]])
+            self._deliver(rep.to_dict())
+
+    # -- comparing (process 0) -------------------------------------------------------------------
+
+    def compare_round(self) -> None:
+        states = {int(k): v for k, v in self.kv.dir("state/").items() if isinstance(v, dict)}
+        self.tracker.observe(states)
+        suspect = compare.find_suspect(states)
+        if suspect is not None:
+            self._resolve_divergence(states, suspect.lo, suspect.hi)
+            return
+        conflict = compare.exact_conflict(states, None)
+        if conflict is not None and conflict[1] == "need-sigs":
+            sig_sets = {int(k): set(v) for k, v in self.kv.dir("sigs/").items() if isinstance(v, list)}
+            conflict = compare.exact_conflict(states, sig_sets)
+        if conflict is not None and conflict[1] != "need-sigs":
+            self._resolve_divergence(states, conflict[0], conflict[0], exact=True)
+            return
+        if self._pending_mismatch(states):
+            return
+        finding = compare.liveness(states, self.tracker, self.n)
+        if finding is not None:
+            self._resolve_liveness(states, finding)
+
+    def _pending_mismatch(self, states: dict[int, dict]) -> bool:
+        """Strict mode: processes waiting to run different things at the same seq."""
+        pend = {p: tuple(s["pending"]) for p, s in states.items() if s.get("pending")}
+        by_seq: dict[int, set[int]] = {}
+        for seq, exact in pend.values():
+            by_seq.setdefault(seq, set()).add(exact)
+        for seq in sorted(by_seq):
+            if len(by_seq[seq]) > 1:
+                self._resolve_divergence(states, seq, seq, exact=True)
+                return True
+        return False
+
+    def request_details(self, lo: int, hi: int) -> dict[int, dict]:
+        """Ask every process for its records lo..hi; returns what came back within DETAIL_WAIT."""
+        rid = f"{time.time():.6f}"
+        for p in range(self.n):
+            try:
+                self.kv.delete(f"details/{p}")
+            except KVError:
+                pass
+        self._send_ctl({"type": "details", "lo": lo, "hi": hi, "id": rid})
+        deadline = time.monotonic() + DETAIL_WAIT
+        got: dict[int, dict] = {}
+        while time.monotonic() < deadline:
+            for k, v in self.kv.dir("details/").items():
+                if isinstance(v, dict) and v.get("id") == rid:
+                    got[int(k)] = v
+            if len(got) >= self.n:
+                break
+            time.sleep(0.05)
+        return got
+
+    def answer_details(self, msg: dict) -> None:
+        lo, hi = int(msg["lo"]), int(msg["hi"])
+        recs = []
+        for r in self.recorder.records(lo, hi) + self.recorder.records(self.recorder.seq, self.recorder.seq):
+            f, ln, fn = _site(r)
+            name = self.registry.names.get(r.key, "?")
+            exact = r.exact or self.registry.exact_for_key.get(r.key, 0)
+            recs.append({"seq": r.seq, "key": r.key, "exact": r.exact, "name": name, "file": f, "line": ln,
+                         "function": fn, "source": _source(f, ln),
+                         "fields": self.registry.fields.get(exact, {}),
+                         "cached": not r.exact and bool(exact)})
+        self.kv.set(f"details/{self.p}", {"id": msg["id"], "records": recs, "seq": self.recorder.seq,
+                                          "status": self.status, "exit": self.exit_info, "pid": os.getpid(),
+                                          "host": self.host})
+
+    def _resolve_divergence(self, states: dict[int, dict], lo: int, hi: int, exact: bool = False) -> None:
+        details = self.request_details(max(1, lo), hi)
+        records = {p: {r["seq"]: r for r in d["records"]} for p, d in details.items()}
+        keyed = {p: {s: [s, r["key"]] for s, r in recs.items()} for p, recs in records.items()}
+        seq = compare.first_difference(keyed, max(1, lo), hi)
+        if seq is None and exact:
+            # Same computation, different executables (decided on signatures, not keys).
+            seq = lo
+        if seq is None:
+            return  # the difference is older than every ring: nothing precise to say (very rare)
+        info = {p: dict(st, **{k: v for k, v in details.get(p, {}).items() if k in ("pid", "host", "seq", "status")})
+                for p, st in states.items()}
+        self._publish_verdict(verdict.divergence_report(seq, info, records, self._guard_info()))
+
+    def _resolve_liveness(self, states: dict[int, dict], finding: compare.Finding) -> None:
+        top = max((s.get("seq", 0) for s in states.values()), default=0)
+        lo = max(1, min((s.get("seq", 0) for s in states.values()), default=1))
+        details = self.request_details(lo, top) if finding.kind != "died" or len(states) > 1 else {}
+        procs = []
+        for p in range(self.n):
+            st = states.get(p)
+            d = details.get(p)
+            recs = (d or {}).get("records") or []
+            last = recs[-1] if recs else None
+            if st is None:
+                procs.append(ProcessReport(process_index=p, status="unknown", note="never published state"))
+                continue
+            status = "ok"
+            loc = verdict.location(last) if last else _loc_recent(st)
+            note = ""
+            if p in finding.culprits:
+                status = {"exited": "exited", "died": "died", "missing": "never-joined", "hang": "hung"}[finding.kind]
+                if finding.kind == "exited" and st.get("exit"):
+                    ex = st["exit"]
+                    loc = Location(file=ex.get("file", ""), line=int(ex.get("line") or 0),
+                                   function=ex.get("function", ""), source=ex.get("source", ""))
+                    note = ex.get("error") or f"exit code {ex.get('code')}"
+            elif finding.kind == "hang":
+                status = "hung"
+            procs.append(ProcessReport(process_index=p, status=status, pid=st.get("pid"), host=st.get("host", ""),
+                                       last_seq=st.get("seq", 0), location=loc,
+                                       dispatch=verdict.dispatch(last) if last else _dispatch_recent(st, self.registry),
+                                       exit_code=(st.get("exit") or {}).get("code"), note=note))
+        rep = Report(kind=finding.kind, summary=finding.summary, processes=procs, created=time.time(),
+                     seq=finding.seq, guard=self._guard_info())
+        self._publish_verdict(rep)
+
+    def _guard_info(self) -> dict:
+        from runtime_guard import __version__
+
+        try:
+            import jax
+
+            jv = jax.__version__
+        except Exception:
+            jv = "?"
+        return {"mode": self.settings.mode, "version": __version__, "jax": jv, "processes": self.n,
+                "threshold_s": round(self.tracker.threshold(), 1)}
+
+    # -- control channel -------------------------------------------------------------------------
+
+    _gen = 0
+
+    def _send_ctl(self, msg: dict) -> None:
+        self._gen += 1
+        msg = dict(msg, gen=self._gen)
+        self.kv.set(f"ctl/{self._gen}", msg)
+        if self._gen > 2:
+            try:
+                self.kv.delete(f"ctl/{self._gen - 2}")
+            except KVError:
+                pass
+
+    def _publish_verdict(self, rep: Report) -> None:
+        data = rep.to_dict()
+        self._send_ctl({"type": "verdict", "report": data})
+        self._break_barriers()
+        self._deliver(data)
+
+    def _break_barriers(self) -> None:
+        """Strict mode: make every pending barrier fail at once (a conflicting participant set
+        fails the barrier for all its waiters), so the main threads can raise instead of hanging."""
+        try:
+            states = self.kv.dir("state/")
+        except KVError:
+            return
+        ids = {tuple(s["pending"]) for s in states.values() if isinstance(s, dict) and s.get("pending")}
+        for seq, exact in ids:
+            try:
+                self.kv.barrier(strict_barrier_id(seq, exact), 0.05, processes=[self.p])
+            except KVError:
+                pass
+
+    def _watch_loop(self) -> None:
+        gen = 1
+        while not self.stop_event.is_set() and self.verdict is None:
+            try:
+                msg = self.kv.wait(f"ctl/{gen}", 5.0)
+            except KVError:
+                time.sleep(self.settings.interval)
+                continue
+            if msg is None:
+                continue
+            gen += 1
+            try:
+                if msg.get("type") == "details":
+                    self.answer_details(msg)
+                elif msg.get("type") == "verdict":
+                    if self.pending:
+                        self._break_own_barrier()
+                    self._deliver(msg["report"])
+            except KVError as e:
+                self._note(f"control message {msg.get('type')}: {e}")
+
+    def _break_own_barrier(self) -> None:
+        if self.pending:
+            try:
+                self.kv.barrier(strict_barrier_id(*self.pending), 0.05, processes=[self.p])
+            except KVError:
+                pass
+
+    def _deliver(self, report: dict) -> None:
+        if self.verdict is not None:
+            return
+        self.verdict = report
+        self.verdict_event.set()
+        try:
+            self.on_verdict(report)
+        except Exception as e:
+            self._note(f"verdict handler failed: {e!r}")
+
+    def _note(self, msg: str) -> None:
+        self.errors.append(msg)
+        if not self.settings.quiet and len(self.errors) <= 5:
+            print(f"mcjax-guard: {msg}", file=sys.stderr)
+
+
+def strict_barrier_id(seq: int, exact: int) -> str:
+    # Sig in the id: agreeing processes meet in one round trip; different computations never meet.
+    # Parity in the id: consecutive dispatches of the same executable use alternate barriers.
+    return f"x/{exact:x}/{seq % 2}"
+
+
+def _loc_recent(st: dict) -> Location | None:
+    recent = st.get("recent") or []
+    if not recent:
+        return None
+    _, _, _, _, f, ln, fn = recent[-1]
+    return Location(file=f, line=ln, function=fn, source=_source(f, ln)) if f else None
+
+
+def _dispatch_recent(st: dict, registry: Registry) -> Dispatch | None:
+    recent = st.get("recent") or []
+    if not recent:
+        return None
+    seq, key, _, exact, f, ln, fn = recent[-1]
+    name = registry.names.get(key, "?")
+    return Dispatch(seq=seq, name=name, fields=dict(registry.fields.get(exact or registry.exact_for_key.get(key, 0), {})),
+                    location=Location(file=f, line=ln, function=fn, source=_source(f, ln)) if f else None)
+
+
+def _atomic_json(path: Path, data: Any) -> None:
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, default=str))
+    os.replace(tmp, path)

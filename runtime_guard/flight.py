@@ -1,0 +1,106 @@
+"""A flight recorder: every cross-process dispatch written to a memory-mapped ring file.
+
+The file outlives the process. When a process dies in the middle of a collective (gloo aborts a
+process on a size mismatch within milliseconds; a user may `kill -9`), its last dispatches are
+still on disk, so the supervisor can compare what every process did up to the end, even though the
+coordination service (which lives in process 0) may have died with it.
+
+Layout: a 64-byte header (magic, capacity, pid, process index, last seq) then `capacity` fixed
+48-byte records at slot `seq % capacity`. Names of computations, call sites and signatures are
+rare and go to a JSON-lines side file.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import struct
+import threading
+from pathlib import Path
+from typing import Any
+
+MAGIC = b"MCJXFR01"
+HEADER = struct.Struct("<8sqqqq24x")  # magic, capacity, pid, process index, last seq
+RECORD = struct.Struct("<qQQQiid")  # seq, key, h, exact, site id, line, monotonic time
+CAPACITY = 1 << 16
+
+
+class FlightRecorder:
+    def __init__(self, directory: str | os.PathLike[str], capacity: int = CAPACITY) -> None:
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        self.path = d / f"flight-{os.getpid()}.bin"
+        self.side_path = d / f"flight-{os.getpid()}.jsonl"
+        self.capacity = capacity
+        size = HEADER.size + capacity * RECORD.size
+        with open(self.path, "wb") as f:
+            f.truncate(size)
+        self._fd = os.open(self.path, os.O_RDWR)
+        self._map = mmap.mmap(self._fd, size)
+        HEADER.pack_into(self._map, 0, MAGIC, capacity, os.getpid(), -1, 0)
+        self._side = open(self.side_path, "a", buffering=1)  # noqa: SIM115 - kept for the process lifetime
+        self._side_lock = threading.Lock()
+        self._sites: dict[Any, int] = {}
+
+    def set_process(self, index: int) -> None:
+        struct.pack_into("<q", self._map, 24, index)
+
+    def write(self, seq: int, key: int, h: int, exact: int, site: int, line: int, t: float) -> None:
+        RECORD.pack_into(self._map, HEADER.size + (seq % self.capacity) * RECORD.size, seq, key, h, exact, site, line, t)
+        struct.pack_into("<q", self._map, 32, seq)
+
+    def rewind(self, seq: int) -> None:
+        struct.pack_into("<q", self._map, 32, seq)
+
+    def site_id(self, code: Any) -> int:
+        sid = self._sites.get(code)
+        if sid is None:
+            sid = self._sites[code] = len(self._sites) + 1
+            self.side({"site": sid, "file": getattr(code, "co_filename", ""), "function": getattr(code, "co_name", "")})
+        return sid
+
+    def side(self, entry: dict) -> None:
+        with self._side_lock:
+            self._side.write(json.dumps(entry, separators=(",", ":")) + "\n")
+
+
+def read(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """{pid, process, seq, records: [{seq, key, h, exact, file, line, function, name, fields}], ...}
+    in seq order, from a flight file (of a live or dead process)."""
+    p = Path(path)
+    data = p.read_bytes()
+    magic, capacity, pid, process, last = HEADER.unpack_from(data, 0)
+    if magic != MAGIC:
+        raise ValueError(f"{p} is not an mcjax flight record")
+    sites: dict[int, dict] = {}
+    names: dict[int, str] = {}
+    fields: dict[int, dict] = {}
+    exact_for_key: dict[int, int] = {}
+    side = p.with_suffix(".jsonl")
+    if side.exists():
+        for line in side.read_text().splitlines():
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue  # a line cut by a kill
+            if "site" in e:
+                sites[e["site"]] = e
+            elif "name" in e:
+                names[int(e["key"])] = e["name"]
+            elif "fields" in e:
+                fields[int(e["exact"])] = e["fields"]
+    recs = []
+    for seq in range(max(1, last - capacity + 1), last + 1):
+        off = HEADER.size + (seq % capacity) * RECORD.size
+        s, key, h, exact, site, line, t = RECORD.unpack_from(data, off)
+        if s != seq:
+            continue
+        if exact:
+            exact_for_key[key] = exact
+        st = sites.get(site, {})
+        recs.append({"seq": s, "key": key, "h": h, "exact": exact, "file": st.get("file", ""), "line": line,
+                     "function": st.get("function", ""), "name": names.get(key, "?"), "t": t,
+                     "fields": fields.get(exact or exact_for_key.get(key, 0), {}),
+                     "cached": not exact and bool(exact_for_key.get(key))})
+    return {"pid": pid, "process": process, "seq": last, "records": recs}

@@ -1,0 +1,532 @@
+"""The guard inside one process: hooks JAX's dispatch, records, exchanges, reacts to verdicts.
+
+    import runtime_guard
+    runtime_guard.install(mode="fast")          # before jax.distributed.initialize()
+    with runtime_guard.guarded(mode="strict"):  # or as a context manager
+        ...
+
+`mcjax-guard python train.py` does the same without any change to the program.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+import weakref
+from dataclasses import replace
+from pathlib import Path
+from types import CodeType
+from typing import Any, Callable
+
+from runtime_guard import compat
+from runtime_guard.exchange import Exchange, Registry, strict_barrier_id
+from runtime_guard.kv import KV, KVError
+from runtime_guard.recorder import Recorder
+from runtime_guard.settings import EXIT_DETECTED, GuardSettings
+from runtime_guard.signature import exec_fields, exec_key, find_call_site, function_identity, stable_hash
+
+
+class DivergenceError(RuntimeError):
+    """Raised in every process (strict mode) before a collective that would not match."""
+
+    def __init__(self, report: dict) -> None:
+        self.report = report
+        super().__init__(_one_line(report))
+
+
+def _one_line(report: dict) -> str:
+    from runtime_guard.report.model import Report
+    from runtime_guard.report.render_text import render_text
+
+    try:
+        return "\n" + render_text(Report.from_dict(report))
+    except Exception:
+        return str(report.get("summary", report))
+
+
+_UNKNOWN, _LOCAL, _MULTI, _MIXED = 0, 1, 2, 3
+_tl = compat.thread_state()
+
+
+class _Call:
+    """The guarded jit call in progress on this thread (what the Python-path hook needs)."""
+
+    __slots__ = ("wrapper", "code", "line", "pre_seq", "recorded")
+
+    def __init__(self, wrapper: "GuardedJit | None", code: Any, line: int, pre_seq: int) -> None:
+        self.wrapper, self.code, self.line, self.pre_seq, self.recorded = wrapper, code, line, pre_seq, False
+
+
+def _current_call() -> "_Call | None":
+    return getattr(_tl, "call", None)
+
+
+class GuardedJit:
+    """Stands in for a `jax.jit` object: same call, attributes and method binding; records each
+    cross-process dispatch while keeping JAX's C++ fast path (~1-2 µs added per call).
+
+    A call of a function known to run across processes is recorded *before* it runs, so a
+    dispatch that hangs or crashes inside is still attributed. First calls (and any call that
+    compiles) are recorded by the Python-path hook, also before they run."""
+
+    __slots__ = ("_jitted", "_guard", "_key", "_kind", "__weakref__")
+
+    def __init__(self, jitted: Any, guard: "Guard") -> None:
+        self._jitted = jitted
+        self._guard = guard
+        fun = compat.jit_function(jitted)
+        name, ident = function_identity(fun) if fun is not None else (repr(jitted), repr(jitted))
+        self._key = stable_hash("jit", ident, compat.jit_options_text(jitted))
+        guard.registry.name(self._key, f"jit({name})")
+        self._kind = _UNKNOWN
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        guard = self._guard
+        if not guard.active:
+            return self._jitted(*args, **kwargs)
+        frame = sys._getframe(1)
+        key = self._key
+        if guard.settings.exact:
+            key = compat.call_signature(key, args, kwargs)
+        pre = 0
+        kind = self._kind
+        if kind == _MULTI and not guard.strict and not compat.in_trace_or_disabled_jit():
+            pre = guard.record(key, 0, frame)
+        call = _Call(self, frame.f_code, frame.f_lineno, pre)
+        outer = getattr(_tl, "call", None)
+        _tl.call = call
+        try:
+            out = self._jitted(*args, **kwargs)
+        finally:
+            _tl.call = outer
+        if (not pre and not call.recorded and kind != _LOCAL and not guard.strict
+                and not compat.in_trace_or_disabled_jit() and compat.args_span_processes(args, kwargs)):
+            # A cache hit of a function seen running both locally and across processes.
+            guard.record(key, 0, frame)
+        return out
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        return _BoundGuarded(self, obj)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._jitted, name)
+
+    def __repr__(self) -> str:
+        return f"<guarded {self._jitted!r}>"
+
+
+class _BoundGuarded:
+    __slots__ = ("_g", "_obj")
+
+    def __init__(self, g: GuardedJit, obj: Any) -> None:
+        self._g, self._obj = g, obj
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._g(self._obj, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._g, name)
+
+
+class Guard:
+    def __init__(self, settings: GuardSettings) -> None:
+        self.settings = settings
+        self.strict = settings.mode == "strict"
+        self.active = False
+        self.flight = None
+        if settings.state_dir:
+            try:
+                from runtime_guard.flight import FlightRecorder
+
+                self.flight = FlightRecorder(settings.state_dir)
+            except Exception as e:  # the flight recorder is an extra; the guard works without it
+                self._say(f"no flight recorder: {e!r}")
+        self.recorder = Recorder(self.flight)
+        self.registry = Registry(self.flight.side if self.flight is not None else None)
+        self.hooks = compat.DispatchHooks()
+        self.exchange: Exchange | None = None
+        self._er_info: "weakref.WeakKeyDictionary[Any, tuple[int, bool]]" = weakref.WeakKeyDictionary()
+        self._me_multi: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
+        self._user_code: dict[CodeType, bool] = {}
+        self._undo_init: Callable[[], None] | None = None
+        self.disabled_reason: str | None = None
+        self.num_processes = 0
+        self.process_index = 0
+        self._lock = threading.Lock()
+
+    # -- install -------------------------------------------------------------------------------
+
+    def install(self) -> bool:
+        reason = compat.check()
+        if reason is not None:
+            self.disabled_reason = reason
+            self._say(f"guard disabled, running unguarded: {reason}")
+            return False
+        try:
+            self.hooks.install(
+                on_execute=self._on_execute,
+                allow_fastpath=self._allow_fastpath,
+                on_compiled_call=self._on_compiled_call,
+                wrap_jit=lambda j: GuardedJit(j, self),
+                on_compile=self._on_compile,
+            )
+            self._undo_init = compat.patch_initialize(self._after_initialize, self._fill_initialize_args)
+        except Exception as e:
+            self.hooks.uninstall()
+            self.disabled_reason = f"could not install hooks: {e!r}"
+            self._say(f"guard disabled, running unguarded: {self.disabled_reason}")
+            return False
+        if compat.distributed_client() is not None:
+            self._after_initialize()
+        return True
+
+    def uninstall(self) -> None:
+        self.active = False
+        if self.exchange is not None:
+            self.exchange.stop()
+        self.hooks.uninstall()
+        if self._undo_init is not None:
+            self._undo_init()
+            self._undo_init = None
+
+    def _fill_initialize_args(self, kwargs: dict) -> dict:
+        # `mcjax-guard -n N` tells each process who it is; JAX itself only reads the address.
+        env = os.environ
+        if kwargs.get("num_processes") is None and env.get("MCJAX_NUM_PROCESSES"):
+            kwargs["num_processes"] = int(env["MCJAX_NUM_PROCESSES"])
+        if kwargs.get("process_id") is None and env.get("MCJAX_PROCESS_ID"):
+            kwargs["process_id"] = int(env["MCJAX_PROCESS_ID"])
+        if kwargs.get("coordinator_address") is None and env.get("MCJAX_COORDINATOR_ADDRESS"):
+            kwargs["coordinator_address"] = env["MCJAX_COORDINATOR_ADDRESS"]
+        return kwargs
+
+    def _after_initialize(self) -> None:
+        ids = compat.distributed_ids()
+        client = compat.distributed_client()
+        if ids is None or client is None or self.exchange is not None:
+            return
+        self.process_index, self.num_processes = ids
+        if self.flight is not None:
+            self.flight.set_process(self.process_index)
+        if self.num_processes < 2:
+            return
+        kv = KV(client)
+        try:
+            self._check_agreement(kv)
+        except _Disagreement as e:
+            self._say(str(e))
+            raise RuntimeError(f"mcjax-guard: {e}") from None
+        except KVError as e:
+            self._say(f"guard disabled: coordination service not usable ({e})")
+            return
+        self.exchange = Exchange(kv, self.recorder, self.registry, self.process_index, self.num_processes,
+                                 self.settings, self._on_verdict)
+        self.exchange.start()
+        self.active = True
+
+    def _check_agreement(self, kv: KV) -> None:
+        """All processes must run the guard with the same settings; say which one differs."""
+        from runtime_guard import __version__
+
+        mine = dict(self.settings.agreement_fields(), guard_version=__version__)
+        kv.set(f"config/{self.process_index}", mine)
+        kv.barrier("config", 120.0)
+        theirs = {int(k): v for k, v in kv.dir("config/").items()}
+        diffs = []
+        for p, cfg in sorted(theirs.items()):
+            for k, v in cfg.items():
+                if theirs.get(0, {}).get(k) != v:
+                    diffs.append(f"process {p} has {k}={v!r} but process 0 has {k}={theirs[0].get(k)!r}")
+        missing = [p for p in range(self.num_processes) if p not in theirs]
+        if missing:
+            diffs.append(f"processes {missing} run without the guard")
+        if diffs:
+            raise _Disagreement("guard settings differ between processes: " + "; ".join(diffs))
+
+    # -- hooks (called by JAX through compat) -----------------------------------------------------
+
+    def _allow_fastpath(self, executable: Any) -> bool:
+        if not self.active:
+            return True
+        multi = self._me_multi.get(executable)
+        if multi is None:
+            multi = compat.is_multiprocess_mesh_executable(executable)
+            try:
+                self._me_multi[executable] = multi
+            except TypeError:
+                pass
+        if not multi:
+            return True
+        # Cross-process: the C++ path may run it only where a wrapper sees each call.
+        return not self.strict and _current_call() is not None
+
+    def _exec_entry(self, er: Any, args: tuple) -> tuple[int, bool]:
+        entry = self._er_info.get(er)
+        if entry is None:
+            info = compat.exec_info_from_replicated(er, args)
+            exact = exec_key(info)
+            # Only computations spanning every process are one stream; subsets are not checked.
+            spans_all = info.multiprocess and len(info.processes) == self.num_processes
+            entry = (exact, spans_all)
+            self._er_info[er] = entry
+            self.registry.name(exact, info.name)
+            self.registry.exact(exact, exact, exec_fields(info))
+        return entry
+
+    def fields_of(self, exact: int) -> dict[str, str]:
+        return self.registry.fields.get(exact, {})
+
+    def _on_execute(self, er: Any, args: tuple) -> None:
+        """Python path (`ExecuteReplicated.__call__`): runs before the executable does."""
+        if not self.active:
+            return
+        try:
+            exact, multi = self._exec_entry(er, args)
+        except Exception as e:  # never let a signature problem stop the computation
+            self._say(f"could not read executable signature: {e!r}")
+            return
+        call = _current_call()
+        w = call.wrapper if call is not None else None
+        if w is not None and not self.strict:
+            w._kind |= _MULTI if multi else _LOCAL
+            if not multi:
+                if call.pre_seq:  # recorded as cross-process, but this call runs locally only
+                    self.recorder.undo(call.pre_seq)
+                    call.pre_seq = 0
+                return
+            self.registry.exact(w._key, exact, self.fields_of(exact))
+            if call.pre_seq:
+                self.recorder.set_exact(call.pre_seq, exact)
+                call.pre_seq = 0
+            else:
+                self.recorder.record(w._key, exact, call.code, call.line)
+            call.recorded = True
+            return
+        if not multi or (call is not None and call.wrapper is None and call.recorded):
+            return  # local only, or an AOT call already recorded before it ran
+        if call is not None:
+            code, line = call.code, call.line
+            call.recorded = True
+        else:
+            cs = find_call_site(self.settings.skip_frames, 2)
+            code, line = (None, 0) if cs is None else (_code_for(cs), cs.line)
+        seq = self.recorder.record(exact, exact, code, line)
+        if self.strict:
+            self._strict_wait(seq, exact)
+
+    def _on_compiled_call(self, compiled: Any, orig: Callable, args: tuple, kwargs: dict) -> Any:
+        """AOT `Compiled.__call__`: the executable is known exactly, so record before it runs."""
+        if not self.active or self.strict:
+            return orig(compiled, *args, **kwargs)
+        ex = compat.compiled_mesh_executable(compiled)
+        if ex is None or not self._allow_fastpath_multi(ex):
+            return orig(compiled, *args, **kwargs)
+        exact = self._compiled_exact(compiled, ex)
+        frame = sys._getframe(1)
+        seq = self.record(exact, exact, frame)
+        call = _Call(None, frame.f_code, frame.f_lineno, seq)
+        call.recorded = True
+        outer = getattr(_tl, "call", None)
+        _tl.call = call  # the Python fallback path, if taken, must not record it again
+        try:
+            return orig(compiled, *args, **kwargs)
+        finally:
+            _tl.call = outer
+
+    def _allow_fastpath_multi(self, ex: Any) -> bool:
+        multi = self._me_multi.get(ex)
+        if multi is None:
+            multi = compat.is_multiprocess_mesh_executable(ex)
+            self._me_multi[ex] = multi
+        return multi
+
+    _compiled_keys: "weakref.WeakKeyDictionary[Any, int]"
+
+    def _compiled_exact(self, compiled: Any, ex: Any) -> int:
+        cache = self.__dict__.setdefault("_compiled_keys", weakref.WeakKeyDictionary())
+        exact = cache.get(ex)
+        if exact is None:
+            info = compat.exec_info_from_mesh_executable(ex, compat.compiled_name(compiled))
+            exact = exec_key(info)
+            cache[ex] = exact
+            self.registry.name(exact, info.name)
+            self.registry.exact(exact, exact, exec_fields(info))
+        return exact
+
+    def _on_compile(self, started: bool) -> None:
+        if self.exchange is not None:
+            self.exchange.compiling += 1 if started else -1
+
+    # -- recording -------------------------------------------------------------------------------
+
+    def record(self, key: int, exact: int, frame: Any) -> int:
+        code = frame.f_code
+        ok = self._user_code.get(code)
+        if ok is None:
+            ok = self._user_code[code] = not any(s in code.co_filename for s in self.settings.skip_frames)
+        if ok:
+            return self.recorder.record(key, exact, code, frame.f_lineno)
+        cs = find_call_site(self.settings.skip_frames, 1)
+        return self.recorder.record(key, exact, _code_for(cs) if cs else None, cs.line if cs else 0)
+
+    def _strict_wait(self, seq: int, exact: int) -> None:
+        ex = self.exchange
+        if ex is None:
+            return
+        if ex.verdict is not None:
+            raise DivergenceError(ex.verdict)
+        ex.pending = (seq, exact)
+        try:
+            ex.kv.barrier(strict_barrier_id(seq, exact), 24 * 3600.0)
+        except KVError as e:
+            if ex.verdict_event.wait(5.0) and ex.verdict is not None:
+                raise DivergenceError(ex.verdict) from None
+            self._say(f"strict check at dispatch #{seq} failed without a verdict ({e}); continuing unchecked")
+        finally:
+            ex.pending = None
+
+    # -- verdicts and exit -----------------------------------------------------------------------
+
+    def _on_verdict(self, report: dict) -> None:
+        from runtime_guard.exchange import _atomic_json
+        from runtime_guard.report import writer
+        from runtime_guard.report.model import Report
+
+        rep = Report.from_dict(report)
+        s = self.settings
+        supervised = bool(os.environ.get("MCJAX_SUPERVISED"))
+        try:
+            if s.state_dir:
+                Path(s.state_dir).mkdir(parents=True, exist_ok=True)
+                _atomic_json(Path(s.state_dir) / "verdict.json", report)
+            if s.report_dir and not supervised:
+                writer.write_report(rep, s.report_dir)
+            if not supervised:
+                writer.print_report(rep)
+        except Exception as e:
+            self._say(f"could not write the report: {e!r}")
+        if rep.kind in ("hang", "missing", "snapshot") or self.strict:
+            # Hangs: stacks are taken while the processes still run, then someone decides.
+            # Strict: main threads raise DivergenceError before their next cross-process dispatch.
+            return
+        if supervised:
+            # The supervisor collects stacks and stops the group; leave on our own only if it does not.
+            threading.Thread(target=_exit_later, args=(60.0,), daemon=True).start()
+        elif s.on_detect == "exit":
+            threading.Thread(target=_exit_later, args=(0.0,), daemon=True).start()
+
+    def mark_exit(self, code: int, error: BaseException | None) -> None:
+        """The program is leaving (normally, by sys.exit, or by an exception): tell the others."""
+        ex = self.exchange
+        if ex is None or ex.status != "running":
+            return
+        info = _exit_point(code, error)
+        failed = error is not None and not isinstance(error, SystemExit)
+        ex.mark_exit("failed" if failed else "exited", info)
+
+    def _say(self, msg: str) -> None:
+        if not self.settings.quiet:
+            print(f"mcjax-guard: {msg}", file=sys.stderr)
+
+
+class _Disagreement(RuntimeError):
+    pass
+
+
+def _code_for(cs: Any) -> Any:
+    """A code-like object for a CallSite (the recorder stores code objects to stay cheap)."""
+    return _SiteCode(cs.file, cs.function)
+
+
+class _SiteCode:
+    __slots__ = ("co_filename", "co_name")
+
+    def __init__(self, filename: str, name: str) -> None:
+        self.co_filename, self.co_name = filename, name
+
+
+def _exit_point(code: int, error: BaseException | None) -> dict:
+    import linecache
+    import traceback
+
+    info: dict[str, Any] = {"code": code, "file": "", "line": 0, "function": "", "source": "", "error": ""}
+    tb = getattr(error, "__traceback__", None)
+    if tb is not None:
+        frames = [f for f in traceback.extract_tb(tb) if "/runtime_guard/" not in f.filename and "<frozen" not in f.filename]
+        if frames:
+            f = frames[-1]
+            info.update(file=f.filename, line=f.lineno or 0, function=f.name,
+                        source=linecache.getline(f.filename, f.lineno or 0).strip())
+    if error is not None and not isinstance(error, SystemExit):
+        info["error"] = "".join(traceback.format_exception_only(type(error), error)).strip()
+    elif isinstance(error, SystemExit):
+        info["error"] = f"sys.exit({error.code!r})"
+    if not info["file"]:
+        main = sys.modules.get("__main__")
+        f = getattr(main, "__file__", "") or ""
+        info.update(file=f, function="<module>", error=info["error"] or "reached the end of the program")
+        try:
+            with open(f) as fh:
+                info["line"] = sum(1 for _ in fh)
+        except OSError:
+            pass
+    return info
+
+
+def _exit_later(delay: float) -> None:
+    time.sleep(delay)
+    sys.stderr.flush()
+    sys.stdout.flush()
+    os._exit(EXIT_DETECTED)
+
+
+# -- public API ------------------------------------------------------------------------------------
+
+_current: Guard | None = None
+
+
+def install(settings: GuardSettings | None = None, **overrides: Any) -> Guard:
+    """Install the guard in this process (idempotent). Call before `jax.distributed.initialize()`
+    (or after: it then starts at once). Returns the Guard; `guard.disabled_reason` says why it is
+    inactive if the installed JAX is not supported."""
+    global _current
+    if _current is not None:
+        return _current
+    s = settings or GuardSettings.from_env()
+    if overrides:
+        s = replace(s, **overrides)
+    g = Guard(s)
+    g.install()
+    _current = g
+    return g
+
+
+def uninstall() -> None:
+    global _current
+    if _current is not None:
+        _current.uninstall()
+        _current = None
+
+
+def current() -> Guard | None:
+    return _current
+
+
+class guarded:
+    """Context manager: `with runtime_guard.guarded(mode="strict"): ...`."""
+
+    def __init__(self, settings: GuardSettings | None = None, **overrides: Any) -> None:
+        self._settings, self._overrides = settings, overrides
+
+    def __enter__(self) -> Guard:
+        return install(self._settings, **self._overrides)
+
+    def __exit__(self, et: Any, ev: Any, tb: Any) -> None:
+        g = current()
+        if g is not None:
+            g.mark_exit(0 if ev is None else 1, ev)
+        uninstall()

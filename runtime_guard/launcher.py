@@ -1,0 +1,420 @@
+"""`mcjax-guard`'s supervisor: start the guarded program, watch it, report, stop the group.
+
+Two ways to run:
+  - `-n N`: start N local processes of the program (CPU devices, coordinator on a free loopback
+    port, `jax.distributed.initialize()` with no arguments works inside them), to reproduce a
+    multi-host bug on one machine;
+  - without `-n`: wrap the one process it is given (under Slurm, Open MPI or a TPU pod each host
+    runs `mcjax-guard python train.py`), and JAX's own cluster auto-detection applies.
+
+The supervisor is the parent of the program, so it may ptrace it (py-spy) for stacks. It never
+talks to the coordination service itself: the guard inside the processes publishes, compares
+and writes its verdict to a private state directory, which the supervisor watches along with the
+processes' exit statuses. On a verdict or an unexpected death it collects stacks, writes the
+report (before killing anything), prints it, SIGKILLs the group (JAX catches SIGTERM) and exits
+with EXIT_DETECTED. A correct program exits with its own status and leaves no report.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from runtime_guard.report.model import Dispatch, Location, ProcessReport, Report
+from runtime_guard.settings import ENV, EXIT_DETECTED, GuardSettings
+
+
+class UsageError(ValueError):
+    pass
+
+
+@dataclass
+class Command:
+    python: str
+    python_opts: list[str]
+    target: list[str]  # ["train.py", *args] or ["-m", "pkg.mod", *args] or ["-c", "code", *args]
+
+    def argv(self) -> list[str]:
+        return [self.python, *self.python_opts, "-m", "runtime_guard.bootstrap", *self.target]
+
+    def display(self) -> str:
+        return " ".join([os.path.basename(self.python), *self.target])
+
+
+def parse_command(cmd: list[str]) -> Command:
+    """`python [opts] train.py args`, `python -m mod args`, or just `train.py args`."""
+    if not cmd:
+        raise UsageError("no program given: mcjax-guard [options] python train.py [args]")
+    first = cmd[0]
+    if os.path.basename(first).startswith("python"):
+        # A bare `python` means "the Python I run in": it has runtime_guard, which the guarded
+        # process imports first. An explicit path is taken as given.
+        python = sys.executable if os.sep not in first else first
+        rest = cmd[1:]
+    elif first.endswith(".py"):
+        python, rest = sys.executable, cmd
+    else:
+        raise UsageError(f"mcjax-guard runs Python programs (python train.py ...), not {first!r}")
+    opts: list[str] = []
+    while rest and rest[0].startswith("-") and rest[0] not in ("-m", "-c"):
+        opts.append(rest.pop(0))
+    if not rest:
+        raise UsageError("no script or -m module given after the python interpreter")
+    if rest[0] in ("-m", "-c") and len(rest) < 2:
+        raise UsageError(f"{rest[0]} needs an argument")
+    if rest[0] not in ("-m", "-c") and not os.path.exists(rest[0]):
+        raise UsageError(f"no such script: {rest[0]}")
+    return Command(python, opts, rest)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def default_report_dir() -> str:
+    return os.path.join("mcjax-reports", time.strftime("%Y%m%d-%H%M%S"))
+
+
+@dataclass
+class Options:
+    processes: int | None = None  # None: wrap one process, JAX auto-detects the cluster
+    devices_per_process: int = 1
+    native: bool = False
+    locals: bool = False
+    collective_timeout: float = 600.0  # XLA CPU collectives give up after this (backstop)
+    snapshots: int = 2
+    snapshot_interval: float = 2.0
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Child:
+    index: int
+    proc: subprocess.Popen
+    exited: int | None = None
+
+
+def _set_pdeathsig() -> None:
+    # Children die with the supervisor, so a killed supervisor never leaves a job hanging.
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+class Supervisor:
+    def __init__(self, command: Command, settings: GuardSettings, options: Options) -> None:
+        self.command = command
+        self.options = options
+        self.state_dir = tempfile.mkdtemp(prefix="mcjax-state-")
+        self.report_dir = settings.report_dir or default_report_dir()
+        self.settings = replace(settings, report_dir=self.report_dir, state_dir=self.state_dir)
+        self.children: list[Child] = []
+        self._stop = False
+        self._snapshot = False
+        self.report_paths: dict[str, Path] = {}
+        self.report: Report | None = None
+
+    # -- processes ------------------------------------------------------------------------------
+
+    def _env(self, index: int, n: int | None, addr: str | None) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(self.options.extra_env)
+        env[ENV] = self.settings.to_env()
+        env["MCJAX_SUPERVISED"] = "1"
+        if n is not None and addr is not None:
+            env.update({
+                "MCJAX_NUM_PROCESSES": str(n), "MCJAX_PROCESS_ID": str(index),
+                "MCJAX_COORDINATOR_ADDRESS": addr, "JAX_COORDINATOR_ADDRESS": addr,
+                "JAX_PLATFORMS": "cpu", "JAX_NUM_CPU_DEVICES": str(self.options.devices_per_process),
+            })
+            flag = f"--xla_cpu_collective_timeout_seconds={int(self.options.collective_timeout)}"
+            if "xla_cpu_collective_timeout_seconds" not in env.get("XLA_FLAGS", ""):
+                env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " " + flag).strip()
+        return env
+
+    def start(self) -> None:
+        n = self.options.processes
+        addr = f"127.0.0.1:{free_port()}" if n else None
+        for i in range(n or 1):
+            proc = subprocess.Popen(self.command.argv(), env=self._env(i, n, addr),
+                                    start_new_session=True, preexec_fn=_set_pdeathsig)
+            self.children.append(Child(i, proc))
+
+    def kill_all(self) -> None:
+        for c in self.children:
+            if c.proc.poll() is None:
+                try:
+                    os.killpg(c.proc.pid, signal.SIGKILL)
+                except OSError:
+                    try:
+                        c.proc.kill()
+                    except OSError:
+                        pass
+        for c in self.children:
+            try:
+                c.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+
+    # -- main loop -------------------------------------------------------------------------------
+
+    def run(self) -> int:
+        from runtime_guard.report.runfile import register_supervisor, unregister_supervisor
+
+        old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1)}
+        signal.signal(signal.SIGINT, self._on_stop)
+        signal.signal(signal.SIGTERM, self._on_stop)
+        signal.signal(signal.SIGUSR1, self._on_snapshot)
+        runfile = None
+        try:
+            self.start()
+            runfile = register_supervisor(self.report_dir, num_processes=len(self.children), argv=sys.argv,
+                                          pids=[c.proc.pid for c in self.children])
+            return self._watch()
+        finally:
+            self.kill_all()
+            if runfile is not None:
+                unregister_supervisor(runfile)
+            for s, h in old.items():
+                signal.signal(s, h)
+            shutil.rmtree(self.state_dir, ignore_errors=True)
+
+    def _on_stop(self, signum: int, frame: Any) -> None:
+        self._stop = True
+
+    def _on_snapshot(self, signum: int, frame: Any) -> None:
+        self._snapshot = True
+
+    def _watch(self) -> int:
+        verdict_path = Path(self.state_dir) / "verdict.json"
+        while True:
+            if verdict_path.exists():
+                verdict = _read_json(verdict_path)
+                if verdict is not None:
+                    return self._handle_verdict(Report.from_dict(verdict))
+            running = 0
+            for c in self.children:
+                if c.exited is None:
+                    code = c.proc.poll()
+                    if code is None:
+                        running += 1
+                        continue
+                    c.exited = code
+                    if code < 0 and not verdict_path.exists():
+                        return self._handle_death(c)
+            if running == 0:
+                if verdict_path.exists():
+                    continue
+                # Everyone is gone. Processes can diverge and still finish (collectives that
+                # happen to line up return wrong numbers): compare the flight records once more.
+                rep = self._flight_divergence()
+                if rep is not None:
+                    rep.notes.append("every process exited before the guard's comparison round; found in the "
+                                     "flight records")
+                    self._finish(rep, 1, False)
+                    return EXIT_DETECTED
+                codes = [c.exited for c in self.children]
+                return next((int(x) for x in codes if x), 0)
+            if self._stop:
+                print("mcjax-guard: interrupted; stopping the processes", file=sys.stderr)
+                self.kill_all()
+                return 130
+            if self._snapshot:
+                self._snapshot = False
+                self._write_snapshot()
+            time.sleep(0.05)
+
+    # -- reports ----------------------------------------------------------------------------------
+
+    def _states(self) -> dict[int, dict]:
+        out = {}
+        for f in Path(self.state_dir).glob("p*.json"):
+            st = _read_json(f)
+            if isinstance(st, dict) and "p" in st:
+                out[int(st["p"])] = st
+        return out
+
+    def _index_of(self, child: Child, states: dict[int, dict]) -> int:
+        for p, st in states.items():
+            if st.get("pid") == child.proc.pid:
+                return p
+        return child.index
+
+    def _targets(self, states: dict[int, dict]) -> list[tuple[int, int, str | None]]:
+        out = []
+        for c in self.children:
+            if c.proc.poll() is None:
+                fb = Path(self.state_dir) / f"faulthandler-{c.proc.pid}.txt"
+                out.append((self._index_of(c, states), c.proc.pid, str(fb) if fb.exists() else None))
+        return out
+
+    def _finish(self, rep: Report, snapshots: int, native: bool | str) -> None:
+        from runtime_guard.postmortem import collect_and_write
+        from runtime_guard.report.writer import print_report, write_report
+
+        states = self._states()
+        for p in rep.processes:
+            st = states.get(p.process_index)
+            if p.pid is None and st:
+                p.pid = st.get("pid")
+        targets = self._targets(states)
+        try:
+            report, paths = collect_and_write(
+                rep.kind, rep.processes, targets, self.report_dir, rep.notes, headline=rep.summary,
+                seq=rep.seq, differing_fields=rep.differing_fields, guard=rep.guard,
+                native=native, snapshots=snapshots, interval=self.options.snapshot_interval,
+                locals=self.options.locals)
+        except Exception as e:  # stacks are extra: the guard's verdict must still reach the user
+            rep.notes.append(f"stack collection failed: {e!r}")
+            report, paths = rep, write_report(rep, self.report_dir)
+        self.report, self.report_paths = report, paths
+        try:
+            print_report(report)
+        except Exception:
+            from runtime_guard.report.render_text import render_text
+
+            print(render_text(report), file=sys.stderr)
+        where = paths.get("html") or paths.get("json")
+        if where is not None:
+            print(f"mcjax-guard: report written to {where.parent}/ (report.json, report.txt, report.html)",
+                  file=sys.stderr)
+
+    def _handle_verdict(self, rep: Report) -> int:
+        hang = rep.kind in ("hang", "missing")
+        native: bool | str = "first" if (hang or self.options.native) else False
+        self._finish(rep, self.options.snapshots if hang else 1, native)
+        if self.settings.kill:
+            self.kill_all()
+        return EXIT_DETECTED
+
+    def _flight_records(self) -> tuple[dict[int, dict], dict[int, dict[int, dict]]]:
+        """Every local process's dispatch records from its flight file (alive or dead)."""
+        from runtime_guard import flight
+
+        states = self._states()
+        info: dict[int, dict] = {}
+        records: dict[int, dict[int, dict]] = {}
+        for f in Path(self.state_dir).glob("flight-*.bin"):
+            try:
+                fr = flight.read(f)
+            except (OSError, ValueError):
+                continue
+            p = int(fr["process"])
+            if p < 0:
+                continue  # never joined the distributed runtime
+            records[p] = {r["seq"]: r for r in fr["records"]}
+            st = states.get(p, {})
+            info[p] = {"pid": fr["pid"], "seq": fr["seq"], "host": st.get("host", ""),
+                       "status": st.get("status", "running")}
+        return info, records
+
+    def _flight_divergence(self) -> Report | None:
+        from runtime_guard import verdict
+
+        info, records = self._flight_records()
+        seq = verdict.first_divergence(records)
+        if seq is None:
+            return None
+        return verdict.divergence_report(seq, info, records, {"mode": self.settings.mode, "source": "flight records"})
+
+    def _handle_death(self, dead: Child) -> int:
+        from runtime_guard import verdict
+
+        states = self._states()
+        idx = self._index_of(dead, states)
+        sig = -int(dead.exited or 0)
+        try:
+            signame = signal.Signals(sig).name
+        except ValueError:
+            signame = f"signal {sig}"
+        # A crash is often the consequence of a divergence (gloo aborts a process whose peer sent
+        # a collective of another size): look for that first.
+        time.sleep(0.2)  # let the survivors' last records land
+        div = self._flight_divergence()
+        if div is not None:
+            div.notes.append(f"process {idx} then died ({signame}), most likely because of the mismatched "
+                             f"collective (gloo aborts on a size mismatch; NCCL would hang)")
+            for pr in div.processes:
+                if pr.process_index == idx:
+                    pr.exit_code = dead.exited
+            self._finish(div, 1, self.options.native)
+            if self.settings.kill:
+                self.kill_all()
+            return EXIT_DETECTED
+        info, records = self._flight_records()
+        st = states.get(idx, {})
+        seq = int(info.get(idx, {}).get("seq", st.get("seq", 0)))
+        procs = []
+        for c in self.children:
+            i = self._index_of(c, states)
+            cst = states.get(i, {})
+            pr = ProcessReport(process_index=i, pid=c.proc.pid, status="ok", last_seq=int(cst.get("seq", 0)),
+                               host=cst.get("host", ""))
+            _fill_last(pr, cst)
+            recs = records.get(i)
+            if recs:
+                last = recs[max(recs)]
+                pr.dispatch, pr.last_seq = verdict.dispatch(last), int(last["seq"])
+                pr.location = verdict.location(last) or pr.location
+            if c is dead:
+                pr.status, pr.exit_code, pr.note = "died", dead.exited, f"killed by {signame}"
+            procs.append(pr)
+        rep = Report(kind="died", summary=f"process {idx} died ({signame}) after dispatch #{seq}; the others "
+                     f"will wait for it in their next collective", processes=procs, created=time.time(),
+                     seq=seq + 1, guard={"mode": self.settings.mode})
+        self._finish(rep, 1, self.options.native)
+        if self.settings.kill:
+            self.kill_all()
+        return EXIT_DETECTED
+
+    def _write_snapshot(self) -> None:
+        from runtime_guard.postmortem import collect_and_write
+        from runtime_guard.report.runfile import new_snapshot_dir
+
+        states = self._states()
+        procs = []
+        for c in self.children:
+            i = self._index_of(c, states)
+            pr = ProcessReport(process_index=i, pid=c.proc.pid, last_seq=int(states.get(i, {}).get("seq", 0)))
+            _fill_last(pr, states.get(i, {}))
+            procs.append(pr)
+        try:
+            out = new_snapshot_dir(self.report_dir)
+            _, paths = collect_and_write("snapshot", procs, self._targets(states), out, headline="snapshot on request",
+                                         native=self.options.native, snapshots=1)
+            print(f"mcjax-guard: snapshot written to {out}/", file=sys.stderr)
+        except Exception as e:
+            print(f"mcjax-guard: snapshot failed: {e!r}", file=sys.stderr)
+
+
+def _fill_last(pr: ProcessReport, st: dict) -> None:
+    last = st.get("last")
+    if not last:
+        return
+    loc = Location(file=last["file"], line=int(last["line"]), function=last.get("function", ""),
+                   source=last.get("source", "")) if last.get("file") else None
+    pr.dispatch = Dispatch(seq=int(last["seq"]), name=last.get("name", "?"), fields=dict(last.get("fields") or {}),
+                           location=loc)
+    pr.location = pr.location or loc
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
