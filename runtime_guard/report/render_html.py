@@ -64,7 +64,7 @@ def _box(n: dict[str, Any]) -> _Box:
     b = _Box(lines, n["processes"], n["label"], n["kind"], bool(n.get("outlier")), title)
     for e in n.get("ends") or []:
         what = e["blocked_on"] or "stack ends here"
-        b.children.append(_Box([_cut("waits: " + what)], e["processes"], e["label"], "end",
+        b.children.append(_Box([_cut("waits: " + what, 64)], e["processes"], e["label"], "end",
                                bool(n.get("outlier")) or bool(e.get("outlier")), f"waiting on: {what}", e.get("category", "")))
     for c in n["children"]:
         b.children.append(_box(c))
