@@ -1,14 +1,54 @@
-"""Per-file precise pass: parse with libcst, run the shared taint analysis, then every rule."""
+"""Per-file precise pass: parse with libcst, run the shared analysis, then every rule visitor."""
 
 from __future__ import annotations
 
+import ast
+
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from mcjax_lint.analysis.cst import parse_module
+from mcjax_lint.analysis.divergence import Divergence
 from mcjax_lint.analysis.index import ProjectIndex
+from mcjax_lint.analysis.summary import collect_imports
+from mcjax_lint.analysis.taint import FileAnalysis
+from mcjax_lint.errors import AnalysisError
 from mcjax_lint.model import Finding
 from mcjax_lint.settings import AnalysisSettings
 
 
-def analyze_source(source: str, path: str, module: str, index: ProjectIndex, settings: AnalysisSettings) -> list[Finding]:
-    from mcjax_lint.analysis.cst import parse_module
+def _imports(source: str, path: str, module: str, index: ProjectIndex) -> dict[str, str]:
+    s = index.modules.get(module)
+    if s is not None and s.path == path:
+        return s.imports
+    tree = ast.parse(source)
+    return collect_imports(tree, module, path.endswith("__init__.py"))[0]
 
-    parse_module(source, path)
-    return []
+
+def _group(items, key) -> dict:
+    out: dict = {}
+    for it in items:
+        out.setdefault(key(it), []).append(it)
+    return out
+
+
+def analyze_source(source: str, path: str, module: str, index: ProjectIndex, settings: AnalysisSettings) -> list[Finding]:
+    from mcjax_lint.rules import RULES, visitor_classes
+    from mcjax_lint.rules.base import RuleContext
+
+    mod = parse_module(source, path)
+    try:
+        wrapper = MetadataWrapper(mod, unsafe_skip_copy=True)
+        positions = wrapper.resolve(PositionProvider)
+        fa = FileAnalysis(wrapper.module, positions, path, module, index, settings, _imports(source, path, module, index))
+        fa.run()
+        div = Divergence(fa).run()
+        div.branches_at = _group(div.branches, lambda p: p.node)
+        div.exits_at = _group(div.exits, lambda p: p.node)
+        div.loops_at = _group(div.loops, lambda p: p.node)
+        div.exceptions_at = _group(div.exceptions, lambda p: p.node)
+        div.sinks_at = _group(fa.sinks, lambda s: s.node)
+        ctx = RuleContext(path, fa, div)
+        wrapper.visit_batched([cls(ctx) for cls in visitor_classes() if cls.CODE in RULES])
+    except RecursionError:
+        raise AnalysisError(path, "source nested too deeply to analyse") from None
+    return sorted(ctx.findings, key=lambda f: (f.line, f.column, f.code))

@@ -61,6 +61,7 @@ class Val:
     glob: bool = False  # a global jax.Array
     cls: str | None = None  # instance of this project class
     fn: str | None = None  # a reference to this project function (for callbacks)
+    struct: str | None = None  # literal pytree structure ("none", "dict:a,b", "seq:2") when known
 
     def join(self, other: Val) -> Val:
         if other is self or other == BOTTOM:
@@ -81,11 +82,12 @@ class Val:
             self.glob or other.glob,
             self.cls if self.cls == other.cls else (self.cls or other.cls),
             self.fn or other.fn,
+            self.struct if self.struct == other.struct else None,
         )
 
     # Taint only (drops object kinds): what flows into a value computed from this one.
     def taint(self) -> Val:
-        if not (self.unordered or self.callable or self.ckpt or self.sharding or self.glob or self.cls or self.fn):
+        if not (self.unordered or self.callable or self.ckpt or self.sharding or self.glob or self.cls or self.fn or self.struct):
             return self
         return Val(self.pd, self.pdc, self.order, self.hash, self.shape, self.tree)
 

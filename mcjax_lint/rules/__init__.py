@@ -60,3 +60,21 @@ _RULES = [
 ]
 
 RULES: dict[str, RuleInfo] = {r.code: r for r in _RULES}
+
+
+def visitor_classes() -> list[type]:
+    """The rule visitors, one per code (imported lazily: they depend on the analysis)."""
+    from mcjax_lint.rules.mcj101_branch import ProcessDependentBranch
+    from mcjax_lint.rules.mcj102_early_exit import ProcessDependentEarlyExit
+    from mcjax_lint.rules.mcj103_local_loop import ProcessLocalLoop
+    from mcjax_lint.rules.mcj104_exception import OneProcessException
+    from mcjax_lint.rules.mcj201_set_order import SetIterationOrder
+    from mcjax_lint.rules.mcj202_fs_order import FilesystemOrder
+    from mcjax_lint.rules.mcj203_string_hash import StringHash
+    from mcjax_lint.rules.mcj301_shape import ProcessDependentShape
+    from mcjax_lint.rules.mcj302_pytree import ProcessDependentPytree
+    from mcjax_lint.rules.mcj401_initialize import InitializeAfterDeviceAccess
+
+    return [ProcessDependentBranch, ProcessDependentEarlyExit, ProcessLocalLoop, OneProcessException,
+            SetIterationOrder, FilesystemOrder, StringHash, ProcessDependentShape, ProcessDependentPytree,
+            InitializeAfterDeviceAccess]

@@ -1,0 +1,563 @@
+"""Where divergent values steer collective work: the points the control-flow rules report.
+
+Built on the taint analysis (`taint.FileAnalysis`). For every function body (and the module
+body) it computes *collective sequences* — the collective calls a block issues, in order, with
+the structure of nested conditionals and loops — and compares, at each divergent decision,
+what the processes on either side would issue:
+
+- `BranchPoint`: an `if`/ternary/`and`/`or`/`match` on a divergent value whose sides issue
+  different sequences (both sides issuing the same sequence — leader/follower — is silent);
+- `ExitPoint`: a `return`/`break`/`continue`/`raise`/`sys.exit()` under a divergent condition
+  that skips collective work the other processes still do;
+- `LoopPoint`: a loop over process-local data or with a divergent exit condition whose body
+  issues collective work;
+- `ExceptionPoint`: an exception that can happen on one process only, swallowed around
+  collective work or reaching collective work in `finally`/`__exit__`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from mcjax_lint.analysis.taint import FileAnalysis, _walk_calls
+from mcjax_lint.analysis.values import BOTTOM, Val
+
+
+class Tok:
+    """One collective call in a sequence; equal when the same collective is issued."""
+
+    __slots__ = ("key", "node", "desc")
+
+    def __init__(self, key: str, node: cst.Call, desc: str):
+        self.key, self.node, self.desc = key, node, desc
+
+    def __eq__(self, other):
+        return isinstance(other, Tok) and other.key == self.key
+
+    def __hash__(self):
+        return hash(self.key)
+
+    def __repr__(self):
+        return f"Tok({self.key})"
+
+
+def first_tok(seq) -> Tok | None:
+    for item in seq:
+        if isinstance(item, Tok):
+            return item
+        if isinstance(item, tuple):
+            for part in item[1:]:
+                t = first_tok(part) if isinstance(part, tuple) else None
+                if t is not None:
+                    return t
+    return None
+
+
+@dataclass
+class BranchPoint:
+    node: cst.CSTNode = field(repr=False)
+    val: Val
+    collective: Tok  # first collective issued on one side and not the other
+    cond_node: cst.CSTNode | None = field(default=None, repr=False)
+
+
+@dataclass
+class ExitPoint:
+    node: cst.CSTNode = field(repr=False)  # the return/break/continue/raise/exit call
+    val: Val
+    skipped: Tok
+    cond_node: cst.CSTNode = field(repr=False)  # the divergent if/except that guards it
+    kind: str  # "return", "break", ...
+
+
+@dataclass
+class LoopPoint:
+    node: cst.CSTNode = field(repr=False)
+    val: Val
+    collective: Tok
+    kind: str  # "iterable" or "condition"
+
+
+@dataclass
+class ExceptionPoint:
+    node: cst.CSTNode = field(repr=False)  # except handler / finally / with
+    raise_node: cst.CSTNode = field(repr=False)
+    val: Val
+    collective: Tok
+    kind: str  # "swallowed", "handler", "finally", "exit"
+
+
+@dataclass
+class _Frame:
+    kind: str  # "if", "else", "loop", "try", "handler", "with", "finally", "func"
+    node: cst.CSTNode = field(repr=False)
+    stmts: list
+    idx: int
+    cond: Val = BOTTOM  # for if/else/handler: the divergent condition deciding this block
+    other: object = None  # for if/else: the other branch's block
+
+
+_LOG_NAMES = ("log", "print", "info", "debug", "warn", "error", "exception", "critical", "write_scalars", "flush")
+
+
+@dataclass
+class Divergence:
+    fa: FileAnalysis
+    branches: list[BranchPoint] = field(default_factory=list)
+    exits: list[ExitPoint] = field(default_factory=list)
+    loops: list[LoopPoint] = field(default_factory=list)
+    exceptions: list[ExceptionPoint] = field(default_factory=list)
+
+    def __post_init__(self):
+        self._seq_cache: dict[int, tuple] = {}
+        self._branch_done: set[int] = set()
+
+    # ------------------------------------------------------------ sequences
+    def tok(self, call: cst.Call) -> Tok | None:
+        info = self.fa.calls.get(call)
+        if info is None or not info.collective:
+            return None
+        return Tok(info.token or info.collective, call, info.collective)
+
+    def seq_expr(self, expr: cst.CSTNode | None) -> tuple:
+        if expr is None:
+            return ()
+        out = []
+        for c in _walk_calls(expr):
+            t = self.tok(c)
+            if t is not None:
+                out.append(t)
+        return tuple(out)
+
+    def seq_block(self, body) -> tuple:
+        if body is None:
+            return ()
+        if isinstance(body, cst.If):
+            return self.seq_stmt(body)
+        if isinstance(body, cst.Else):
+            body = body.body
+        stmts = body.body if hasattr(body, "body") else body
+        out: list = []
+        for s in stmts:
+            out.extend(self.seq_stmt(s))
+            if _terminates(s):
+                break
+        return tuple(out)
+
+    def seq_stmt(self, s: cst.CSTNode) -> tuple:
+        key = id(s)
+        hit = self._seq_cache.get(key)
+        if hit is not None:
+            return hit
+        out: tuple
+        if isinstance(s, cst.SimpleStatementLine):
+            parts: list = []
+            for small in s.body:
+                parts.extend(self.seq_expr(small))
+            out = tuple(parts)
+        elif isinstance(s, cst.If):
+            a, b = self.seq_block(s.body), self.seq_block(s.orelse)
+            out = self.seq_expr(s.test) + (a if a == b else (("if", a, b),))
+        elif isinstance(s, (cst.For,)):
+            body = self.seq_block(s.body)
+            out = self.seq_expr(s.iter) + ((("loop", body),) if body else ()) + self.seq_block(s.orelse)
+        elif isinstance(s, cst.While):
+            body = self.seq_block(s.body)
+            out = self.seq_expr(s.test) + ((("loop", body),) if body else ()) + self.seq_block(s.orelse)
+        elif isinstance(s, (cst.Try, cst.TryStar)):
+            out = self.seq_block(s.body) + self.seq_block(s.orelse) + self.seq_block(s.finalbody)
+        elif isinstance(s, cst.With):
+            parts = []
+            for item in s.items:
+                parts.extend(self.seq_expr(item.item))
+            out = tuple(parts) + self.seq_block(s.body)
+            for item in s.items:
+                info = self.fa.calls.get(item.item) if isinstance(item.item, cst.Call) else None
+                if info is not None and info.exit_collective:
+                    out += (Tok("__exit__:" + info.exit_collective, item.item, info.exit_collective),)
+        elif isinstance(s, cst.Match):
+            cases = [self.seq_block(c.body) for c in s.cases]
+            out = self.seq_expr(s.subject)
+            if cases and any(c != cases[0] for c in cases) or (cases and cases[0] and not _has_wildcard(s)):
+                out += (("match", *cases),)
+            elif cases:
+                out += cases[0]
+        elif isinstance(s, (cst.FunctionDef, cst.ClassDef)):
+            out = ()
+        else:
+            out = self.seq_expr(s)
+        self._seq_cache[key] = out
+        return out
+
+    # ------------------------------------------------------------ walk
+    def run(self) -> Divergence:
+        self.walk_body(self.fa.module.body, [_Frame("func", self.fa.module, list(self.fa.module.body), 0)])
+        return self
+
+    def walk_body(self, stmts, ctx: list[_Frame]) -> None:
+        stmts = list(stmts)
+        for i, s in enumerate(stmts):
+            self.visit(s, ctx, stmts, i)
+
+    def _block_stmts(self, body) -> list:
+        if body is None:
+            return []
+        if isinstance(body, cst.Else):
+            body = body.body
+        if isinstance(body, cst.If):
+            return [body]
+        return list(body.body) if hasattr(body, "body") else list(body)
+
+    def visit(self, s, ctx: list[_Frame], stmts: list, i: int) -> None:
+        fa = self.fa
+        if isinstance(s, cst.SimpleStatementLine):
+            for small in s.body:
+                self.visit_small(small, s, ctx, stmts, i)
+                self.visit_exprs(small)
+            return
+        if isinstance(s, cst.FunctionDef):
+            body = self._block_stmts(s.body)
+            self.walk_body(body, [_Frame("func", s, body, 0)])
+            return
+        if isinstance(s, cst.ClassDef):
+            for m in self._block_stmts(s.body):
+                if isinstance(m, (cst.FunctionDef, cst.ClassDef)):
+                    self.visit(m, ctx, stmts, i)
+            return
+        if isinstance(s, cst.If):
+            self.visit_exprs(s.test)
+            cond = fa.conds.get(s, BOTTOM)
+            body, orelse = self._block_stmts(s.body), self._block_stmts(s.orelse)
+            here = _Frame("if", s, stmts, i)
+            self.walk_body(body, ctx + [_with(here, "if", body, cond, s.orelse)])
+            if s.orelse is not None:
+                self.walk_body(orelse, ctx + [_with(here, "else", orelse, cond, s.body)])
+            if cond.divergent and id(s) not in self._branch_done and not self._escaping_exits(s):
+                a, b = self.seq_block(s.body), self.seq_block(s.orelse)
+                if a != b:
+                    self._branch(s, cond, a, b, s.test)
+            return
+        if isinstance(s, (cst.For, cst.While)):
+            self.visit_exprs(s.iter if isinstance(s, cst.For) else s.test)
+            body = self._block_stmts(s.body)
+            self.walk_body(body, ctx + [_Frame("loop", s, body, 0)])
+            if s.orelse is not None:
+                self.walk_body(self._block_stmts(s.orelse), ctx + [_Frame("else", s, stmts, i)])
+            self._loop_point(s)
+            return
+        if isinstance(s, (cst.Try, cst.TryStar)):
+            body = self._block_stmts(s.body)
+            self.walk_body(body, ctx + [_Frame("try", s, body, 0)])
+            raise_val, raise_node = self.pd_raise(s.body)
+            for h in s.handlers:
+                hb = self._block_stmts(h.body)
+                self.walk_body(hb, ctx + [_Frame("handler", h, hb, 0, raise_val)])
+            if s.orelse is not None:
+                self.walk_body(self._block_stmts(s.orelse), ctx + [_Frame("else", s, stmts, i)])
+            if s.finalbody is not None:
+                fb = self._block_stmts(s.finalbody)
+                self.walk_body(fb, ctx + [_Frame("finally", s.finalbody, fb, 0)])
+            self._exception_points(s, raise_val, raise_node)
+            return
+        if isinstance(s, cst.With):
+            for item in s.items:
+                self.visit_exprs(item.item)
+            body = self._block_stmts(s.body)
+            self.walk_body(body, ctx + [_Frame("with", s, body, 0)])
+            self._with_point(s)
+            return
+        if isinstance(s, cst.Match):
+            self.visit_exprs(s.subject)
+            cond = fa.conds.get(s, BOTTOM)
+            for c in s.cases:
+                cb = self._block_stmts(c.body)
+                self.walk_body(cb, ctx + [_Frame("case", c, cb, 0, cond)])
+            if cond.divergent:
+                seqs = [self.seq_block(c.body) for c in s.cases]
+                if not _has_wildcard(s):
+                    seqs.append(())
+                diff = [q for q in seqs if q != seqs[0]]
+                if diff:
+                    t = first_tok(seqs[0]) or first_tok(diff[0])
+                    if t is not None:
+                        self.branches.append(BranchPoint(s, cond, t, s.subject))
+            return
+
+    def visit_exprs(self, expr) -> None:
+        """Ternaries, `and`/`or` and comprehension loops inside an expression."""
+        if expr is None:
+            return
+        stack = [expr]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            if isinstance(n, cst.IfExp):
+                cond = self.fa.conds.get(n, BOTTOM)
+                if cond.divergent:
+                    a, b = self.seq_expr(n.body), self.seq_expr(n.orelse)
+                    if a != b:
+                        self._branch(n, cond, a, b, n.test)
+            elif isinstance(n, cst.BooleanOperation):
+                cond = self.fa.conds.get(n, BOTTOM)
+                if cond.divergent:
+                    b = self.seq_expr(n.right)
+                    if b:
+                        self._branch(n, cond, (), b, n.left)
+            elif isinstance(n, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+                elts = [n.key, n.value] if isinstance(n, cst.DictComp) else [n.elt]
+                body = tuple(t for e in elts for t in self.seq_expr(e))
+                comp = n.for_in
+                while comp is not None and body:
+                    it = self.fa.iters.get(comp, BOTTOM)
+                    if it.pd:
+                        self.loops.append(LoopPoint(n, Val(pd=it.pd), body[0], "iterable"))
+                        break
+                    comp = comp.inner_for_in
+            stack.extend(n.children)
+
+    def visit_small(self, small, line: cst.SimpleStatementLine, ctx: list[_Frame], stmts: list, i: int) -> None:
+        kind = None
+        if isinstance(small, cst.Return):
+            kind = "return"
+        elif isinstance(small, cst.Raise):
+            kind = "raise"
+        elif isinstance(small, cst.Break):
+            kind = "break"
+        elif isinstance(small, cst.Continue):
+            kind = "continue"
+        elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            info = self.fa.calls.get(small.value)
+            if info is not None and info.exits:
+                kind = "exit"
+        if kind is None:
+            return
+        self._exit_point(small, kind, ctx, line)
+
+    # ------------------------------------------------------------ points
+    def _branch(self, node, cond: Val, a: tuple, b: tuple, cond_node) -> None:
+        t = _first_difference(a, b)
+        if t is None:
+            return
+        self._branch_done.add(id(node))
+        self.branches.append(BranchPoint(node, cond, t, cond_node))
+
+    def _escaping_exits(self, s: cst.If) -> bool:
+        return bool(_exits_in(s.body, s) or (s.orelse is not None and _exits_in(s.orelse, s)))
+
+    def _exit_point(self, small, kind: str, ctx: list[_Frame], line) -> None:
+        # Frames within the exit's reach: up to the function (return/raise/exit) or the loop.
+        if kind in ("break", "continue"):
+            j = next((k for k in range(len(ctx) - 1, -1, -1) if ctx[k].kind == "loop"), None)
+            if j is None:
+                return
+            reach = ctx[j:]
+        elif kind == "raise":
+            j = next((k for k in range(len(ctx) - 1, -1, -1) if ctx[k].kind in ("try", "func")), 0)
+            reach = ctx[j:]
+        else:
+            j = next((k for k in range(len(ctx) - 1, -1, -1) if ctx[k].kind == "func"), 0)
+            reach = ctx[j:]
+        # The innermost divergent decision inside that reach.
+        d = next((k for k in range(len(reach) - 1, -1, -1)
+                  if reach[k].kind in ("if", "else", "handler", "case") and reach[k].cond.divergent), None)
+        if d is None:
+            return
+        dframe = reach[d]
+        # What the exiting processes issue in the decided block before leaving ...
+        branch_stmts = dframe.stmts
+        inner = reach[d + 1].node if d + 1 < len(reach) else line
+        upto = _index_of_containing(branch_stmts, inner)
+        path_exit = self.seq_block(branch_stmts[:upto])
+        if inner is not line and upto < len(branch_stmts):
+            path_exit += self.seq_stmt(branch_stmts[upto])  # approximation: the whole nested statement
+        # ... versus what the others issue: the other branch, then everything after the decision
+        # up to where the exit lands (and later iterations of the loops it leaves).
+        rest: tuple = ()
+        for k in range(d - 1, -1, -1):
+            f = reach[k]
+            idx = _index_of_containing(f.stmts, reach[k + 1].node)
+            rest += self.seq_block(f.stmts[idx + 1:])
+            if f.kind == "loop" and not (k == 0 and kind == "continue"):
+                rest += self.seq_block(f.stmts)
+        other = self.seq_block(dframe.other) if dframe.kind in ("if", "else") and dframe.other is not None else ()
+        path_other = other + rest
+        if path_exit == path_other:
+            return
+        t = first_tok(rest)
+        if t is not None:
+            self.exits.append(ExitPoint(small, dframe.cond, t, dframe.node, kind))
+            self._branch_done.add(id(dframe.node))
+        elif dframe.kind in ("if", "else") and id(dframe.node) not in self._branch_done:
+            t2 = _first_difference(path_exit, path_other)
+            if t2 is not None:
+                self._branch_done.add(id(dframe.node))
+                self.branches.append(BranchPoint(dframe.node, dframe.cond, t2, dframe.node.test))
+
+    def _loop_point(self, s) -> None:
+        body = self.seq_block(s.body)
+        t = first_tok(body)
+        if t is None:
+            return
+        if isinstance(s, cst.For):
+            it = self.fa.iters.get(s, BOTTOM)
+            if it.pd:
+                self.loops.append(LoopPoint(s, Val(pd=it.pd), t, "iterable"))
+        else:
+            c = self.fa.conds.get(s, BOTTOM)
+            if c.divergent:
+                self.loops.append(LoopPoint(s, c, t, "condition"))
+
+    def pd_raise(self, body) -> tuple[Val, cst.CSTNode | None]:
+        """Where the block can raise on one process only: the value that decides it, and where."""
+        out, where = BOTTOM, None
+        stack = [(s, BOTTOM) for s in reversed(self._block_stmts(body))]
+        while stack:
+            n, cond = stack.pop()
+            if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                continue
+            if isinstance(n, cst.If):
+                c = self.fa.conds.get(n, BOTTOM)
+                inner = cond.join(c) if c.divergent else cond
+                for child in reversed(n.children):
+                    stack.append((child, inner if child is not n.test else cond))
+                continue
+            if isinstance(n, cst.Raise) and cond.divergent:
+                return cond, n
+            if isinstance(n, cst.Call):
+                info = self.fa.calls.get(n)
+                if info is not None:
+                    if info.may_raise_pd:
+                        return Val(pdc=_val_sources(info.args[0][1]) if info.args else frozenset()), n
+                    if cond.divergent and not info.collective and not _is_logging(info.name or _call_name(n)):
+                        return cond, n
+            for child in reversed(n.children):
+                stack.append((child, cond))
+        return out, where
+
+    def _exception_points(self, s, raise_val: Val, raise_node) -> None:
+        if raise_node is None or not raise_val.divergent:
+            return
+        body = self._block_stmts(s.body)
+        # Collective work in the try body after the point that can raise.
+        after = _after(body, raise_node)
+        coll_after = first_tok(self.seq_block(after)) if after is not None else None
+        for h in s.handlers:
+            hb = self._block_stmts(h.body)
+            reraises = any(isinstance(x, cst.SimpleStatementLine) and any(isinstance(y, cst.Raise) for y in x.body) for x in hb)
+            hseq = first_tok(self.seq_block(h.body))
+            if hseq is not None:
+                self.exceptions.append(ExceptionPoint(h, raise_node, raise_val, hseq, "handler"))
+            elif coll_after is not None and not reraises and not _exits_in(h.body, h):
+                self.exceptions.append(ExceptionPoint(h, raise_node, raise_val, coll_after, "swallowed"))
+        if s.finalbody is not None and coll_after is not None:
+            ft = first_tok(self.seq_block(s.finalbody))
+            if ft is not None:
+                self.exceptions.append(ExceptionPoint(s.finalbody, raise_node, raise_val, ft, "finally"))
+
+    def _with_point(self, s: cst.With) -> None:
+        exit_tok = None
+        for item in s.items:
+            info = self.fa.calls.get(item.item) if isinstance(item.item, cst.Call) else None
+            if info is not None and info.exit_collective:
+                exit_tok = Tok("__exit__", item.item, info.exit_collective)
+        if exit_tok is None:
+            return
+        raise_val, raise_node = self.pd_raise(s.body)
+        if raise_node is None:
+            return
+        after = _after(self._block_stmts(s.body), raise_node)
+        if after is not None and first_tok(self.seq_block(after)) is not None:
+            self.exceptions.append(ExceptionPoint(s, raise_node, raise_val, exit_tok, "exit"))
+
+
+def _with(f: _Frame, kind: str, stmts: list, cond: Val, other) -> _Frame:
+    return _Frame(kind, f.node, stmts, 0, cond, other)
+
+
+def _decision_node(f: _Frame) -> cst.CSTNode:
+    return f.node
+
+
+def _first_difference(a: tuple, b: tuple) -> Tok | None:
+    n = min(len(a), len(b))
+    for i in range(n):
+        if a[i] != b[i]:
+            x = a[i] if isinstance(a[i], Tok) else first_tok((a[i],))
+            return x or (b[i] if isinstance(b[i], Tok) else first_tok((b[i],)))
+    rest = a[n:] or b[n:]
+    return first_tok(rest)
+
+
+def _terminates(s) -> bool:
+    if isinstance(s, cst.SimpleStatementLine):
+        return any(isinstance(x, (cst.Return, cst.Raise, cst.Break, cst.Continue)) for x in s.body)
+    return False
+
+
+def _has_wildcard(m: cst.Match) -> bool:
+    return any(isinstance(c.pattern, cst.MatchAs) and c.pattern.pattern is None and c.guard is None for c in m.cases)
+
+
+def _exits_in(body, owner) -> list:
+    """Exits in `body` that leave `owner` (return/raise always; break/continue of outer loops)."""
+    out = []
+    stack = [(body, False)]
+    while stack:
+        n, in_loop = stack.pop()
+        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(n, (cst.Return, cst.Raise)):
+            out.append(n)
+        elif isinstance(n, (cst.Break, cst.Continue)) and not in_loop:
+            out.append(n)
+        loop = in_loop or isinstance(n, (cst.For, cst.While))
+        for c in n.children:
+            stack.append((c, loop if c is not getattr(n, "orelse", None) else in_loop))
+    return out
+
+
+def _index_of_containing(stmts: list, node) -> int:
+    for k, s in enumerate(stmts):
+        if s is node or _contains(s, node):
+            return k
+    return len(stmts)
+
+
+def _contains(root, node) -> bool:
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n is node:
+            return True
+        stack.extend(n.children)
+    return False
+
+
+def _after(stmts: list, node) -> list | None:
+    k = _index_of_containing(stmts, node)
+    if k >= len(stmts):
+        return None
+    return stmts[k + 1:]
+
+
+def _is_logging(name: str | None) -> bool:
+    if not name:
+        return False
+    last = name.rsplit(".", 1)[-1].lower()
+    return name.startswith(("logging.", "absl.logging")) or any(w in last for w in _LOG_NAMES)
+
+
+def _call_name(n: cst.Call) -> str:
+    f = n.func
+    if isinstance(f, cst.Attribute):
+        return f.attr.value
+    if isinstance(f, cst.Name):
+        return f.value
+    return ""
+
+
+def _val_sources(v: Val):
+    return v.pd | v.pdc

@@ -1,0 +1,1184 @@
+"""Shared per-file taint/dataflow analysis on libcst (the precise pass every rule reads).
+
+A forward abstract interpretation over each function body (and the module body): environments
+map names to `Val`s, branches are analysed separately and joined, loop bodies twice (loop-carried
+values), names assigned under a divergent condition take that condition's sources (implicit
+flow). Calls are resolved through the file's imports, the built-in knowledge and the project
+index. What the rules need is recorded per node:
+
+- `conds[node]`: the value of an `if`/`while`/ternary/`match`/`and`/`or` condition;
+- `iters[node]`: the value of a `for`/comprehension iterable;
+- `calls[node]`: a `CallInfo` (resolved name, whether and which collective work it is, args);
+- `sinks`: divergent values reaching collective work, seeds or per-process partitions.
+
+Values from a helper in another function/file are re-anchored at the call site ("`jax.
+process_index()` via `is_main()` (utils.py:12)"), so every location a finding names is in the
+file being analysed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import libcst as cst
+from libcst.metadata import CodeRange
+
+from mcjax_lint import knowledge as K
+from mcjax_lint.analysis.index import ProjectIndex, short_name
+from mcjax_lint.analysis.values import BOTTOM, Src, Val, _cap, join_all
+from mcjax_lint.model import Edit, Fix
+from mcjax_lint.settings import AnalysisSettings
+
+MAX_LOOP_DEPTH_TWICE = 3
+
+
+@dataclass
+class CallInfo:
+    node: cst.Call
+    name: str | None = None  # qualified callee when known
+    collective: str | None = None  # description of the collective work it does
+    token: str | None = None  # identity used to compare collective sequences
+    args: list[tuple[object, Val]] = field(default_factory=list)  # (position or keyword, value)
+    result: Val = BOTTOM
+    exits: bool = False  # sys.exit() and friends
+    may_raise_pd: bool = False  # raises depending on process-local state (next() on local data, ...)
+    exit_collective: str | None = None  # for context managers: collective work in __exit__
+
+
+@dataclass
+class Sink:
+    code: str
+    src: Src  # the divergence source (for order/hash: where the finding goes)
+    node: cst.CSTNode  # where the value is used
+    what: str  # e.g. "collective `train_step` (jit)"
+
+
+@dataclass
+class _Scope:
+    env: dict[str, Val]
+    outer: _Scope | None
+    is_module: bool = False
+    cls: str | None = None  # qualified class of a method's `self`
+    qualname: str = ""
+
+
+def _code(module: cst.Module, node: cst.CSTNode) -> str:
+    return module.code_for_node(node)
+
+
+class FileAnalysis:
+    def __init__(self, module: cst.Module, positions, path: str, modname: str, index: ProjectIndex,
+                 settings: AnalysisSettings, imports: dict[str, str]):
+        self.module = module
+        self.positions = positions
+        self.path = path
+        self.modname = modname
+        self.index = index
+        self.settings = settings
+        self.imports = imports
+        self.conds: dict[cst.CSTNode, Val] = {}
+        self.iters: dict[cst.CSTNode, Val] = {}
+        self.calls: dict[cst.Call, CallInfo] = {}
+        self.sinks: list[Sink] = []
+        self.except_conds: dict[cst.ExceptHandler, Val] = {}
+        self.module_defs: dict[str, str] = {}
+        for stmt in module.body:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                self.module_defs[stmt.name.value] = f"{modname}.{stmt.name.value}"
+        self.module_scope = _Scope({}, None, is_module=True, qualname=f"{modname}.<module>")
+        self.scope = self.module_scope
+        self.cls_stack: list[str] = []
+        self.pending: list[tuple] = []
+        self.loop_depth = 0
+        self.fn_params: dict[str, dict[str, Val]] = {}  # same-file function -> tainted params from callers
+        self.fn_nodes: dict[str, tuple] = {}
+        self._sink_keys: set = set()
+
+    # ================================================================ positions & sources
+    def pos(self, node: cst.CSTNode) -> CodeRange:
+        return self.positions[node]
+
+    def line(self, node: cst.CSTNode) -> int:
+        return self.positions[node].start.line
+
+    def src(self, node: cst.CSTNode, desc: str, code: str = "", fix: Fix | None = None) -> Src:
+        r = self.positions[node]
+        return Src(r.start.line, r.start.column, desc, code, r.end.line, r.end.column, "", fix)
+
+    def wrap_sorted_fix(self, node: cst.CSTNode, key: str | None = None) -> Fix:
+        r = self.positions[node]
+        text = _code(self.module, node).strip()
+        repl = f"sorted({text}, key={key})" if key else f"sorted({text})"
+        return Fix(f"Wrap in `sorted(...)` so every process sees the same order",
+                   (Edit(r.start.line, r.start.column, r.end.line, r.end.column, repl),))
+
+    def anchor(self, v: Val, node: cst.CSTNode, via: str) -> Val:
+        """Re-anchor sources found in a helper at the call site, naming the helper."""
+        if not (v.pd or v.pdc or v.order or v.hash):
+            return v
+        r = self.positions[node]
+
+        def move(s: frozenset[Src]) -> frozenset[Src]:
+            return frozenset(Src(r.start.line, r.start.column, f"{x.desc} via `{via}()`" if " via " not in x.desc else x.desc,
+                                 x.code, r.end.line, r.end.column, x.origin or f"line {x.line}") for x in s)
+
+        return replace(v, pd=move(v.pd), pdc=move(v.pdc), order=move(v.order), hash=move(v.hash))
+
+    # ================================================================ names
+    def local(self, name: str) -> Val | None:
+        s = self.scope
+        while s is not None and not s.is_module:
+            if name in s.env:
+                return s.env[name]
+            s = s.outer
+        return None
+
+    def qualify(self, node: cst.BaseExpression) -> str | None:
+        if isinstance(node, cst.Name):
+            n = node.value
+            if self.local(n) is not None:
+                return None
+            if n in self.imports:
+                return self.imports[n]
+            if n in self.module_defs:
+                return self.module_defs[n]
+            if n in self.module_scope.env:
+                return f"{self.modname}.{n}"
+            return n
+        if isinstance(node, cst.Attribute):
+            base = self.qualify(node.value)
+            return None if base is None else f"{base}.{node.attr.value}"
+        return None
+
+    def self_class(self, node: cst.BaseExpression) -> str | None:
+        if isinstance(node, cst.Name) and node.value in ("self", "cls"):
+            v = self.local(node.value)
+            if v is not None and v.cls:
+                return v.cls
+        return None
+
+    # ================================================================ expressions
+    def ev(self, node: cst.BaseExpression | None) -> Val:
+        if node is None:
+            return BOTTOM
+        m = getattr(self, "ev_" + type(node).__name__, None)
+        if m is not None:
+            return m(node)
+        out = BOTTOM
+        for child in node.children:
+            if isinstance(child, cst.BaseExpression):
+                out = out.join(self.ev(child).data())
+        return out
+
+    def ev_Integer(self, node):
+        return BOTTOM
+
+    ev_Float = ev_Imaginary = ev_SimpleString = ev_Ellipsis = ev_Integer
+
+    def ev_Name(self, node: cst.Name) -> Val:
+        n = node.value
+        v = self.local(n)
+        if v is not None:
+            return v
+        g = self.module_scope.env.get(n)
+        if g is not None:
+            return g
+        if n == "None":
+            return Val(struct="none")
+        q = self.qualify(node)
+        if q and (q != n or n in self.module_defs):
+            return self.anchor(self.index.ref(q), node, short_name(q)) if not q.startswith("jax.") else BOTTOM
+        return BOTTOM
+
+    def ev_Attribute(self, node: cst.Attribute) -> Val:
+        attr = node.attr.value
+        cls = self.self_class(node.value)
+        if cls is not None:
+            v = self.index.attr(cls, attr)
+            if v is None:
+                m = self.index.method(cls, attr)
+                v = self.index.ref(m) if m else BOTTOM
+            return self.anchor(v, node, f"self.{attr}") if v.divergent else v
+        q = self.qualify(node)
+        if q is not None:
+            if q in K.PROCESS_DEPENDENT_CALLS and q.startswith("jax.distributed"):
+                return Val(pd=frozenset({self.src(node, K.PROCESS_DEPENDENT_CALLS[q])}))
+            if q.startswith(("jax.", "numpy.", "os.", "sys.")):
+                return BOTTOM
+            v = self.index.ref(q)
+            return self.anchor(v, node, short_name(q)) if v.divergent else v
+        base = self.ev(node.value)
+        out = base.data()
+        if base.cls:
+            v = self.index.attr(base.cls, attr)
+            if v is not None:
+                out = out.join(v if not v.divergent else self.anchor(v, node, attr))
+            else:
+                m = self.index.method(base.cls, attr)
+                if m:
+                    out = out.join(self.index.ref(m))
+        elif base == BOTTOM:
+            v = self.index.ref("." + attr)
+            if v.divergent:
+                out = out.join(self.anchor(v, node, attr))
+        if attr in ("shape", "ndim", "size", "dtype") and base.shape:
+            out = replace(out, pd=_cap(out.pd | base.shape))
+        return out
+
+    def ev_Subscript(self, node: cst.Subscript) -> Val:
+        q = self.qualify(node.value)
+        if q == "os.environ":
+            key = _const_str(node.slice[0].slice.value) if isinstance(node.slice[0].slice, cst.Index) else None
+            if K.is_per_process_env_key(key):
+                return Val(pd=frozenset({self.src(node, f"environment variable `{key or '(computed)'}`")}))
+            return BOTTOM
+        base = self.ev(node.value)
+        idx = BOTTOM
+        slicing = False
+        length = BOTTOM
+        for el in node.slice:
+            s = el.slice
+            if isinstance(s, cst.Index):
+                idx = idx.join(self.ev(s.value).data())
+            else:
+                slicing = True
+                lo, up, st = self.ev(s.lower).data(), self.ev(s.upper).data(), self.ev(s.step).data()
+                idx = idx.join(lo).join(up).join(st)
+                # Length of the slice: `a[start:start + n]` has length n whatever start is.
+                if s.upper is not None and s.lower is not None and isinstance(s.upper, cst.BinaryOperation) \
+                        and isinstance(s.upper.operator, cst.Add) and s.upper.left.deep_equals(s.lower):
+                    length = length.join(self.ev(s.upper.right).data())
+                else:
+                    length = length.join(lo).join(up).join(st)
+        if slicing:
+            out = base.data().join(idx)
+            if length.pd:
+                out = replace(out, shape=_cap(out.shape | frozenset(
+                    {self.src(node, f"a slice bounded by {_first(length.pd).describe()}")})))
+            if base.order and idx.pd:
+                self._sink("order-partition", base, node, "a per-process partition (sliced by process)")
+            return out
+        if base.order and idx.pd:
+            self._sink("order-partition", base, node, "a per-process partition (indexed by process)")
+        out = base.element().join(idx)
+        if base.callable or base.cls:
+            out = out.join(Val(callable=base.callable))
+        return out
+
+    def ev_Set(self, node: cst.Set) -> Val:
+        return replace(join_all(self.ev(e.value).data() for e in node.elements), unordered=True)
+
+    def ev_List(self, node) -> Val:
+        out = join_all(self.ev(e.value).data() for e in node.elements)
+        return replace(out, struct=f"seq:{len(node.elements)}")
+
+    ev_Tuple = ev_List
+
+    def ev_Dict(self, node: cst.Dict) -> Val:
+        out = BOTTOM
+        keys = []
+        for e in node.elements:
+            if isinstance(e, cst.DictElement):
+                k = self.ev(e.key)
+                out = out.join(self.ev(e.value).data())
+                if k.pd:
+                    out = replace(out, tree=_cap(out.tree | frozenset({self.src(e.key, f"a dict key from {_first(k.pd).describe()}")})))
+                keys.append(_const_str(e.key) or "?")
+            else:
+                out = out.join(self.ev(e.value).data())
+                keys.append("**")
+        return replace(out, struct="dict:" + ",".join(sorted(keys)))
+
+    def ev_FormattedString(self, node: cst.FormattedString) -> Val:
+        out = BOTTOM
+        for p in node.parts:
+            if isinstance(p, cst.FormattedStringExpression):
+                out = out.join(self.ev(p.expression).data())
+        return out
+
+    def ev_ConcatenatedString(self, node):
+        return self.ev(node.left).data().join(self.ev(node.right).data())
+
+    def ev_BinaryOperation(self, node: cst.BinaryOperation) -> Val:
+        a, b = self.ev(node.left), self.ev(node.right)
+        out = a.data().join(b.data())
+        if (a.unordered or b.unordered) and isinstance(node.operator, (cst.BitOr, cst.BitAnd, cst.Subtract, cst.BitXor)):
+            out = replace(out, unordered=True)
+        if isinstance(node.operator, cst.Multiply) and isinstance(node.left, (cst.List, cst.Tuple)) and b.pd:
+            out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a sequence repeated {_first(b.pd).describe()} times")})))
+        return out
+
+    def ev_UnaryOperation(self, node):
+        return self.ev(node.expression).data()
+
+    def ev_Comparison(self, node: cst.Comparison) -> Val:
+        out = self.ev(node.left)
+        left_struct = out.struct
+        out = out.data()
+        for t in node.comparisons:
+            r = self.ev(t.comparator)
+            out = out.join(r.data())
+            # `x is None` where x is None only on some processes: the test itself differs.
+            if isinstance(t.operator, (cst.Is, cst.IsNot)) and (left_struct or r.struct) and out.tree:
+                out = replace(out, pd=_cap(out.pd | out.tree))
+        return replace(out, tree=frozenset(), shape=frozenset())
+
+    def ev_BooleanOperation(self, node: cst.BooleanOperation) -> Val:
+        left = self.ev(node.left)
+        if left.divergent:
+            self.conds[node] = self.conds.get(node, BOTTOM).join(left.data())
+        right = self.ev(node.right)
+        return left.join(right).data() if not (left.struct or right.struct) else left.join(right)
+
+    def ev_IfExp(self, node: cst.IfExp) -> Val:
+        c = self.ev(node.test).data()
+        if c.divergent:
+            self.conds[node] = self.conds.get(node, BOTTOM).join(c)
+        a, b = self.ev(node.body), self.ev(node.orelse)
+        out = a.join(b).join(c)
+        if c.process_dependent and a.struct != b.struct and ("none" in (a.struct, b.struct) or (a.struct and b.struct)):
+            out = replace(out, tree=_cap(out.tree | frozenset({self.src(node, f"a value whose structure depends on {_first(c.pd | c.pdc).describe()}")})))
+        return replace(out, struct=a.struct if a.struct == b.struct else None)
+
+    def ev_NamedExpr(self, node: cst.NamedExpr) -> Val:
+        v = self.ev(node.value)
+        self.bind(node.target, v)
+        return v
+
+    def ev_Await(self, node):
+        return self.ev(node.expression)
+
+    def ev_Lambda(self, node: cst.Lambda) -> Val:
+        # A lambda's body runs when called: collective if its body is (analysed like a nested def).
+        saved = self.scope
+        self.scope = _Scope({p.name.value: BOTTOM for p in _all_params(node.params)}, saved, qualname=saved.qualname + ".<lambda>")
+        try:
+            body = self.ev(node.body)
+            coll = self._collective_in(node.body)
+        finally:
+            self.scope = saved
+        return Val(callable=f"`lambda` calling {coll}" if coll else None) if coll else Val(pd=body.pd, pdc=body.pdc)
+
+    def _collective_in(self, expr: cst.CSTNode) -> str | None:
+        for n in _walk_calls(expr):
+            info = self.calls.get(n)
+            if info is not None and info.collective:
+                return info.collective
+        return None
+
+    def ev_ListComp(self, node) -> Val:
+        return self._comp(node, [node.elt], "list")
+
+    def ev_GeneratorExp(self, node) -> Val:
+        return self._comp(node, [node.elt], "gen")
+
+    def ev_SetComp(self, node) -> Val:
+        return replace(self._comp(node, [node.elt], "set"), unordered=True)
+
+    def ev_DictComp(self, node: cst.DictComp) -> Val:
+        out = self._comp(node, [node.key, node.value], "dict")
+        return out
+
+    def _comp(self, node, elts, kind: str) -> Val:
+        saved = self.scope
+        self.scope = _Scope({}, saved, cls=saved.cls, qualname=saved.qualname)
+        out = BOTTOM
+        try:
+            comp = node.for_in
+            length = BOTTOM
+            while comp is not None:
+                it = self.ev(comp.iter)
+                self.iters[comp] = self.iters.get(comp, BOTTOM).join(it)
+                elem = it.element()
+                if it.unordered and kind not in ("set",):
+                    s = self.src(comp.iter, "iteration over a set", "MCJ201", self.wrap_sorted_fix(comp.iter))
+                    elem = replace(elem, order=_cap(elem.order | {s}))
+                    out = replace(out, order=_cap(out.order | {s}))
+                out = out.join(Val(order=it.order, hash=it.hash))
+                length = length.join(Val(pd=it.pd, shape=it.shape))
+                self.bind(comp.target, elem)
+                for cif in comp.ifs:
+                    c = self.ev(cif.test).data()
+                    if c.divergent:
+                        self.conds[cif] = self.conds.get(cif, BOTTOM).join(c)
+                    length = length.join(Val(pd=c.pd))
+                comp = comp.inner_for_in
+            for e in elts:
+                v = self.ev(e)
+                out = out.join(v.data())
+                if kind == "dict" and e is elts[0] and v.pd:
+                    out = replace(out, tree=_cap(out.tree | frozenset({self.src(e, f"dict keys from {_first(v.pd).describe()}")})))
+            if kind in ("list", "dict") and (length.shape or length.pd):
+                why = _first(length.shape | length.pd)
+                out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a {kind} whose length depends on {why.describe()}")})))
+        finally:
+            self.scope = saved
+        return out
+
+    # ---------------------------------------------------------------- calls
+    def ev_Call(self, node: cst.Call) -> Val:
+        info = self.calls.get(node)
+        if info is None:
+            info = CallInfo(node)
+            self.calls[node] = info
+        args: list[tuple[object, Val]] = []
+        pos = 0
+        for a in node.args:
+            v = self.ev(a.value)
+            if a.keyword is not None:
+                args.append((a.keyword.value, v))
+            elif a.star:
+                args.append(("*", v))
+            else:
+                args.append((pos, v))
+                pos += 1
+        argu = join_all(v.data() for _, v in args)
+        func = node.func
+        q = self.qualify(func)
+        result: Val | None = None
+        coll: str | None = None
+        if q is not None:
+            info.name = q
+            result, coll = self._known_call(q, node, args, argu, info)
+            if result is None:
+                result, coll = self._project_call(q, argu, node)
+        elif isinstance(func, cst.Attribute):
+            meth = func.attr.value
+            cls = self.self_class(func.value)
+            if cls is not None:
+                m = self.index.method(cls, meth)
+                if m is not None:
+                    info.name = m
+                    result, coll = self._project_call(m, argu, node)
+                else:
+                    v = self.index.attr(cls, meth)
+                    if v is not None and v.callable:
+                        info.name = f"{cls}.{meth}"
+                        result, coll = Val(glob=True), v.callable
+                    else:
+                        result = argu
+            else:
+                recv = self.ev(func.value)
+                result, coll = self._method_call(meth, recv, node, args, argu, info)
+        else:
+            fv = self.ev(func)
+            if fv.callable:
+                result, coll = Val(glob=True), fv.callable
+                info.token = fv.callable
+            elif fv.fn:
+                info.name = fv.fn
+                result, coll = self._project_call(fv.fn, argu, node)
+            else:
+                result = argu
+        if coll is None:
+            coll = self._callback_collective(q or info.name, args)
+        info.args = args
+        if coll and not info.collective:
+            info.collective = coll
+            info.token = info.token or info.name or coll
+        info.result = info.result.join(result) if info.result != BOTTOM else result
+        if info.collective:
+            self._check_collective_args(info)
+        return result
+
+    def _project_call(self, q: str, argu: Val, node: cst.Call) -> tuple[Val, str | None]:
+        res, coll = self.index.call_name(q, argu)
+        if coll is None and self.settings.assume_unknown_calls_collective is False:
+            pass
+        if res.divergent and res is not argu:
+            res = self.anchor(res, node, short_name(q))
+        # Same-file functions: remember tainted arguments to analyse the callee with them.
+        target = self.index._follow_reexport(q)
+        if target in self.fn_nodes and argu.divergent:
+            self._record_param_taint(target, node)
+        return res, coll
+
+    def _record_param_taint(self, q: str, node: cst.Call) -> None:
+        fdef, _, _ = self.fn_nodes[q]
+        params = [p.name.value for p in fdef.params.posonly_params + fdef.params.params]
+        if params and params[0] in ("self", "cls"):
+            params = params[1:]
+        cur = self.fn_params.setdefault(q, {})
+        kwonly = {p.name.value for p in fdef.params.kwonly_params}
+        i = 0
+        for a in node.args:
+            v = self.calls[node].args if False else None  # noqa: F841 (args already evaluated)
+            val = self.ev_cached(a.value)
+            if a.keyword is not None:
+                name = a.keyword.value
+                if name in params or name in kwonly:
+                    cur[name] = cur.get(name, BOTTOM).join(val.data())
+            elif not a.star:
+                if i < len(params):
+                    cur[params[i]] = cur.get(params[i], BOTTOM).join(val.data())
+                i += 1
+
+    def ev_cached(self, expr: cst.BaseExpression) -> Val:
+        # Arguments were just evaluated; re-evaluating is side-effect free for names and cheap.
+        if isinstance(expr, (cst.Name, cst.Attribute, cst.Comparison, cst.Subscript)):
+            return self.ev(expr)
+        if isinstance(expr, cst.Call) and expr in self.calls:
+            return self.calls[expr].result
+        return self.ev(expr) if not isinstance(expr, (cst.Lambda,)) else BOTTOM
+
+    def _callback_collective(self, q: str | None, args: list[tuple[object, Val]]) -> str | None:
+        if q is None:
+            return None
+        q = self.index._follow_reexport(q)
+        if q in self.index.functions or q in K.JIT_WRAPPERS or q.startswith(("jax.", "flax.", "equinox.", "functools.", "optax.")):
+            return None
+        if q in ("print", "isinstance", "getattr", "setattr", "hasattr", "len", "str", "repr", "id", "type"):
+            return None
+        for _, v in args:
+            if v.callable:
+                return f"{v.callable} passed as a callback"
+            if v.fn and self.index.collective.get(v.fn):
+                return f"`{short_name(v.fn)}()` passed as a callback → {self.index.collective[v.fn]}"
+        return None
+
+    def _known_call(self, q: str, node: cst.Call, args, argu: Val, info: CallInfo) -> tuple[Val | None, str | None]:
+        """Built-in knowledge about library calls; (None, None) for calls resolved by the index."""
+        st = self.settings
+        if st.benign_functions and K.matches(q, st.benign_functions):
+            return argu, None
+        if st.sanitizers and K.matches(q, st.sanitizers):
+            return BOTTOM, self.index._declared_collective(q)
+        if st.process_dependent_sources and K.matches(q, st.process_dependent_sources):
+            return Val(pd=frozenset({self.src(node, f"`{short_name(q)}()` (declared process-dependent)")})), None
+        if st.collective_functions and K.matches(q, st.collective_functions):
+            return Val(glob=True), f"`{short_name(q)}()` (declared collective)"
+        arg0 = args[0][1] if args and args[0][0] == 0 else BOTTOM
+        if q in K.PROCESS_DEPENDENT_CALLS:
+            return Val(pd=frozenset({self.src(node, K.PROCESS_DEPENDENT_CALLS[q])})), None
+        for pre, desc in K.PROCESS_DEPENDENT_PREFIXES.items():
+            if q.startswith(pre):
+                return Val(pd=frozenset({self.src(node, desc)})), None
+        if q in K.UNSEEDED_RNG_CONSTRUCTORS:
+            if not node.args:
+                return Val(pd=frozenset({self.src(node, f"unseeded `{short_name(q)}()`")})), None
+            self._seed_sink(q, args, node)
+            return argu, None
+        if q in K.ENV_READ_CALLS:
+            key = _const_str(node.args[0].value) if node.args else None
+            if K.is_per_process_env_key(key):
+                return Val(pd=frozenset({self.src(node, f"environment variable `{key or '(computed)'}`")})), None
+            return BOTTOM, None
+        if q in K.FS_LISTING_CALLS:
+            key = "lambda e: e.name" if q == "os.scandir" else None
+            fix = None if q in ("os.walk", "tensorflow.io.gfile.walk") else self.wrap_sorted_fix(node, key)
+            return argu.join(Val(order=frozenset({self.src(node, K.FS_LISTING_CALLS[q], "MCJ202", fix)}))), None
+        if q == "hash":
+            if args and _is_numeric(node.args[0].value):
+                return argu, None
+            return argu.join(Val(hash=frozenset({self.src(node, "`hash()` of a string", "MCJ203")}))), None
+        if q in K.SET_CONSTRUCTORS:
+            return replace(argu.without_order(), unordered=True), None
+        if q == "sorted":
+            return argu.without_order(), None
+        if q in K.ORDER_INSENSITIVE:
+            out = argu.without_order()
+            if q == "len":
+                # The length of a pd-shaped thing is a pd value.
+                out = replace(out, pd=_cap(out.pd | arg0.shape), shape=frozenset(), tree=frozenset())
+            return out, None
+        if q in K.ORDER_IMPOSING or q == "dict.fromkeys":
+            if arg0.unordered:
+                s = self.src(node.args[0].value, "iteration over a set", "MCJ201", self.wrap_sorted_fix(node.args[0].value))
+                out = argu.join(Val(order=frozenset({s})))
+            else:
+                out = argu
+            if q == "next":
+                out = arg0.element().join(argu.data().without_order() if False else Val(order=arg0.order))
+                info.may_raise_pd = arg0.process_dependent
+            elif q == "iter":
+                out = arg0
+            elif q in ("enumerate", "zip", "map", "filter", "list", "tuple", "reversed"):
+                out = replace(out, shape=_cap(out.shape | arg0.shape))
+            return out, None
+        if q in K.EXIT_CALLS:
+            info.exits = True
+            return BOTTOM, None
+        if q == K.INITIALIZE:
+            return BOTTOM, None
+        if q in K.SEED_CALLS:
+            self._seed_sink(q, args, node)
+        jit_target = None
+        if q in K.JIT_WRAPPERS:
+            jit_target = (K.JIT_WRAPPERS[q], node.args[0].value if node.args else None)
+        elif q in ("functools.partial", "partial") and node.args:
+            inner = self.qualify(node.args[0].value)
+            if inner in K.JIT_WRAPPERS:
+                jit_target = (K.JIT_WRAPPERS[inner], node.args[1].value if len(node.args) > 1 else None)
+            else:
+                f = args[0][1]
+                return Val(callable=f.callable, fn=f.fn, cls=None), None
+        if jit_target is not None:
+            kind, target = jit_target
+            return Val(callable=f"`{_expr_name(target)}` ({kind})"), None
+        if q in K.SANITIZERS:
+            return BOTTOM, K.COLLECTIVE_CALLS.get(q)
+        if q in K.COLLECTIVE_CALLS:
+            self._shape_args(q, node, args)
+            return (Val(glob=True) if q in K.GLOBAL_ARRAY_CONSTRUCTORS else BOTTOM), K.COLLECTIVE_CALLS[q]
+        if q == K.DEVICE_PUT:
+            target = args[1][1] if len(args) > 1 and args[1][0] == 1 else next((v for k, v in args if k in ("device", "sharding")), None)
+            target_node = node.args[1].value if len(node.args) > 1 else next((a.value for a in node.args if a.keyword and a.keyword.value in ("device", "sharding")), None)
+            if target is not None and (target.sharding or _looks_like_sharding(target_node)):
+                return Val(glob=True), "`jax.device_put()` to a sharding"
+            return arg0, None
+        if q in K.SHARDING_CONSTRUCTORS:
+            return Val(sharding=True), None
+        if q.startswith(K.CHECKPOINTER_PREFIXES) and q.rsplit(".", 1)[-1].endswith(K.CHECKPOINTER_CLASS_SUFFIXES):
+            return Val(ckpt=True), None
+        if q in K.SHAPE_CONSTRUCTORS:
+            return self._shape_constructor(q, node, args, argu), None
+        if q.startswith(K.ARRAY_OP_PREFIXES):
+            if any(v.glob for _, v in args):
+                return Val(glob=True, shape=argu.shape), f"`{q.replace('jax.numpy.', 'jnp.')}()` on a global array"
+            return self._dtype_kw(node, args, argu), None
+        if q in K.HOST_FETCH_CALLS and arg0.glob:
+            return BOTTOM, f"`{short_name(q)}()` of a global array"
+        if q.startswith("numpy.") or q.split(".")[0] in ("math", "builtins") or q in _PASSTHROUGH:
+            return self._dtype_kw(node, args, argu), None
+        if "." not in q and q not in self.module_defs and q not in self.module_scope.env:
+            return argu, None  # other builtins
+        return None, None
+
+    def _dtype_kw(self, node, args, argu: Val) -> Val:
+        for k, v in args:
+            if k == "dtype" and v.pd:
+                return replace(argu, shape=_cap(argu.shape | frozenset({self.src(node, f"a dtype chosen by {_first(v.pd).describe()}")})))
+        return argu
+
+    def _shape_constructor(self, q: str, node: cst.Call, args, argu: Val) -> Val:
+        idx, kw = K.SHAPE_CONSTRUCTORS[q]
+        shape_node = None
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        if idx < len(positional):
+            shape_node = positional[idx].value
+        else:
+            shape_node = next((a.value for a in node.args if a.keyword and a.keyword.value == kw), None)
+        out = self._dtype_kw(node, args, argu)
+        if shape_node is None:
+            return out
+        if q.endswith(".pad") and positional:
+            sv = self._pad_width(shape_node, positional[0].value)
+        else:
+            sv = self.ev(shape_node)
+        base = replace(out, shape=frozenset()) if not q.endswith((".pad", ".reshape", ".broadcast_to", ".tile", ".resize")) else out
+        if sv.pd:
+            return replace(base, shape=_cap(base.shape | frozenset({self.src(node, f"a shape computed from {_first(sv.pd).describe()}")})))
+        if q.endswith((".zeros", ".ones", ".empty", ".full", ".arange")) or q == "jax.ShapeDtypeStruct":
+            return replace(base, shape=frozenset())
+        return base
+
+    def _pad_width(self, width: cst.BaseExpression, array: cst.BaseExpression) -> Val:
+        """Taint of a pad width, ignoring `K - len(x)` terms for the array x itself (pads *to* K)."""
+        arr = _code(self.module, array)
+
+        def strip(e: cst.BaseExpression) -> Val:
+            if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.Subtract) and _measures(e.right, arr, self.module):
+                return self.ev(e.left)
+            if isinstance(e, (cst.Tuple, cst.List)):
+                return join_all(strip(el.value) for el in e.elements)
+            return self.ev(e)
+
+        return strip(width)
+
+    def _shape_args(self, q: str, node: cst.Call, args) -> None:
+        """Explicit shape arguments of global-array constructors (MCJ301)."""
+        shape_arg = None
+        if q == "jax.make_array_from_callback":
+            shape_arg = next((v for k, v in args if k in (0, "shape")), None)
+        elif q == "jax.make_array_from_process_local_data":
+            shape_arg = next((v for k, v in args if k in (2, "global_shape")), None)
+        elif q == "jax.make_array_from_single_device_arrays":
+            shape_arg = next((v for k, v in args if k in (0, "shape")), None)
+        if shape_arg is not None and shape_arg.pd:
+            s = _first(shape_arg.pd)
+            self._sink("MCJ301", Val(shape=frozenset({replace(s, desc=f"a global shape computed from {s.describe()}", origin="")})), node,
+                       f"`{short_name(q)}()`")
+
+    def _seed_sink(self, q: str, args, node: cst.Call) -> None:
+        for _, v in args:
+            if v.hash:
+                self._sink("MCJ203", v, node, f"the seed of `{short_name(q)}()`")
+
+    def _method_call(self, meth: str, recv: Val, node: cst.Call, args, argu: Val, info: CallInfo) -> tuple[Val, str | None]:
+        if recv.callable:
+            info.name = recv.callable
+            if meth in K.JIT_STAGING_METHODS:
+                return Val(callable=recv.callable), None
+            return BOTTOM, None
+        if recv.ckpt and meth in K.CHECKPOINTER_COLLECTIVE_METHODS:
+            info.token = f"checkpointer.{meth}"
+            return BOTTOM, f"checkpointer `.{meth}()`"
+        if meth in K.COLLECTIVE_METHOD_NAMES:
+            info.token = meth
+            return BOTTOM, f"`.{meth}()`"
+        if meth in K.FS_LISTING_METHODS:
+            return recv.data().join(Val(order=frozenset({self.src(node, f"`.{meth}()`", "MCJ202", self.wrap_sorted_fix(node))}))), None
+        if recv.unordered:
+            if meth in K.SET_METHODS:
+                return replace(recv.data().join(argu), unordered=True), None
+            if meth == "pop":
+                return recv.data().join(Val(order=frozenset({self.src(node, "`set.pop()`", "MCJ201")}))), None
+        if meth in ("keys", "values", "items") and recv.unordered:
+            return replace(recv.data(), unordered=True), None
+        if meth == "sort" and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+            name = node.func.value.value
+            cur = self.local(name) if self.local(name) is not None else self.module_scope.env.get(name)
+            if cur is not None:
+                self.bind(node.func.value, cur.without_order())
+            return BOTTOM, None
+        if meth == "join" and args and args[0][1].unordered:
+            a0 = node.args[0].value
+            return argu.join(Val(order=frozenset({self.src(a0, "iteration over a set", "MCJ201", self.wrap_sorted_fix(a0))}))), None
+        if meth == "shard" and recv.order and argu.pd:
+            self._sink("order-partition", recv, node, "a per-process partition (`.shard()` by process)")
+        if meth in K.SHAPE_METHODS:
+            sv = argu
+            if meth == "astype" or any(k == "dtype" for k, _ in args):
+                pass
+            out = recv.data().join(argu.data())
+            if sv.pd:
+                out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a shape/dtype computed from {_first(sv.pd).describe()}")})))
+            return out, None
+        if meth in ("get", "pop") and self.qualify(node.func.value) == "os.environ":
+            return None or self._known_call("os.environ.get", node, args, argu, info)
+        if recv.cls is None and (recv.pd or recv.pdc) and meth in ("__next__",):
+            return recv.element(), None
+        res, coll = self.index.call_method(meth, recv, argu)
+        if coll and recv.cls:
+            info.name = self.index.method(recv.cls, meth) or info.name
+        if res.divergent and not recv.divergent and not argu.divergent:
+            res = self.anchor(res, node, meth)
+        if meth == "__next__" or (meth == "get_next" and recv.process_dependent):
+            info.may_raise_pd = True
+        return res, coll
+
+    # ---------------------------------------------------------------- sinks
+    def _sink(self, code: str, v: Val, node: cst.CSTNode, what: str) -> None:
+        if code == "order-partition":
+            for s in v.order:
+                self._add_sink(Sink(s.code or "MCJ202", s, node, what))
+            return
+        srcs = {"MCJ301": v.shape, "MCJ302": v.tree, "MCJ203": v.hash}.get(code, frozenset())
+        for s in srcs:
+            self._add_sink(Sink(code, s, node, what))
+
+    def _add_sink(self, sink: Sink) -> None:
+        key = (sink.code, sink.src.line, sink.src.column, id(sink.node))
+        if key not in self._sink_keys:
+            self._sink_keys.add(key)
+            self.sinks.append(sink)
+
+    def _check_collective_args(self, info: CallInfo) -> None:
+        what = info.collective or "collective work"
+        for k, v in info.args:
+            if v.order:
+                for s in v.order:
+                    self._add_sink(Sink(s.code or "MCJ202", s, info.node, what))
+            if v.hash:
+                self._sink("MCJ203", v, info.node, what)
+            if v.shape:
+                self._sink("MCJ301", v, info.node, what)
+            if v.tree:
+                self._sink("MCJ302", v, info.node, what)
+
+    # ================================================================ statements
+    def bind(self, target: cst.BaseExpression, value: Val) -> None:
+        if isinstance(target, cst.Name):
+            self.scope.env[target.value] = value
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            el = value.element() if not (value.callable or value.ckpt) else value
+            el = replace(el, pd=_cap(el.pd | value.pd)) if value.pd else el
+            for e in target.elements:
+                self.bind(e.value, el)
+        elif isinstance(target, cst.StarredElement):
+            self.bind(target.value, value)
+        elif isinstance(target, cst.Attribute):
+            self.ev(target.value)
+        elif isinstance(target, cst.Subscript):
+            base = target.value
+            key = BOTTOM
+            for el in target.slice:
+                if isinstance(el.slice, cst.Index):
+                    key = key.join(self.ev(el.slice.value))
+            if isinstance(base, cst.Name):
+                cur = self.local(base.value)
+                if cur is None:
+                    cur = self.module_scope.env.get(base.value, BOTTOM)
+                new = cur.join(value.data())
+                if key.pd:
+                    new = replace(new, tree=_cap(new.tree | frozenset({self.src(target, f"a key from {_first(key.pd).describe()}")})))
+                self.bind(base, new)
+
+    def block(self, body) -> None:
+        if isinstance(body, cst.If):
+            self.stmt(body)
+            return
+        if isinstance(body, cst.Else):
+            body = body.body
+        stmts = body.body if hasattr(body, "body") else body
+        for s in stmts:
+            self.stmt(s)
+
+    def stmt(self, node: cst.CSTNode) -> None:
+        m = getattr(self, "st_" + type(node).__name__, None)
+        if m is not None:
+            m(node)
+        elif isinstance(node, cst.BaseExpression):
+            self.ev(node)
+
+    def st_SimpleStatementLine(self, node):
+        for s in node.body:
+            self.stmt(s)
+
+    def st_Expr(self, node):
+        self.ev(node.value)
+
+    def st_Assign(self, node: cst.Assign):
+        v = self.ev(node.value)
+        for t in node.targets:
+            self.bind(t.target, v)
+
+    def st_AnnAssign(self, node: cst.AnnAssign):
+        if node.value is not None:
+            self.bind(node.target, self.ev(node.value))
+
+    def st_AugAssign(self, node: cst.AugAssign):
+        v = self.ev(node.value).data()
+        cur = self.ev(node.target) if isinstance(node.target, cst.Name) else BOTTOM
+        self.bind(node.target, cur.join(v))
+
+    def st_Return(self, node: cst.Return):
+        if node.value is not None:
+            self.ev(node.value)
+
+    def st_Raise(self, node: cst.Raise):
+        if node.exc is not None:
+            self.ev(node.exc)
+
+    def st_Assert(self, node: cst.Assert):
+        c = self.ev(node.test).data()
+        if c.divergent:
+            self.conds[node] = self.conds.get(node, BOTTOM).join(c)
+        if node.msg is not None:
+            self.ev(node.msg)
+
+    def st_Del(self, node):
+        pass
+
+    def st_Import(self, node):
+        pass
+
+    st_ImportFrom = st_Global = st_Nonlocal = st_Pass = st_Break = st_Continue = st_Import
+
+    def _branches(self, cond: Val, blocks: list, node: cst.CSTNode | None = None) -> None:
+        before = dict(self.scope.env)
+        results = []
+        for b in blocks:
+            self.scope.env = dict(before)
+            if b is not None:
+                self.block(b)
+            results.append(self.scope.env)
+        merged: dict[str, Val] = {}
+        for env in results:
+            for k, v in env.items():
+                merged[k] = merged[k].join(v) if k in merged else v
+        implicit = Val(pd=cond.pd, pdc=cond.pdc, order=cond.order, hash=cond.hash)
+        for k in merged:
+            vals = [env.get(k) for env in results]
+            changed = any(v is not before.get(k) for v in vals)
+            if changed and implicit.divergent:
+                new = merged[k].join(implicit)
+                structs = {v.struct if v is not None else before.get(k, BOTTOM).struct for v in vals}
+                if len(structs) > 1 and (("none" in structs) or None not in structs) and cond.process_dependent and node is not None:
+                    new = replace(new, tree=_cap(new.tree | frozenset({self.src(node, f"`{k}` has a different structure depending on {_first(cond.pd | cond.pdc).describe()}")})))
+                merged[k] = new
+            if len({(v.struct if v is not None else None) for v in vals}) > 1:
+                merged[k] = replace(merged[k], struct=None)
+        self.scope.env = merged
+
+    def st_If(self, node: cst.If):
+        c = self.ev(node.test).data()
+        if c.divergent:
+            self.conds[node] = self.conds.get(node, BOTTOM).join(c)
+        self._branches(c, [node.body, node.orelse], node)
+
+    def st_Else(self, node: cst.Else):
+        self.block(node.body)
+
+    def _loop(self, cond: Val, body, node) -> None:
+        self.loop_depth += 1
+        try:
+            if self.loop_depth <= MAX_LOOP_DEPTH_TWICE:
+                self._branches(cond, [_Twice(body), None], node)
+            else:
+                self._branches(cond, [body, None], node)
+        finally:
+            self.loop_depth -= 1
+
+    def st_While(self, node: cst.While):
+        c = self.ev(node.test).data()
+        if c.divergent:
+            self.conds[node] = self.conds.get(node, BOTTOM).join(c)
+        self._loop(c, node.body, node)
+        # The condition again, with loop-carried values.
+        c2 = self.ev(node.test).data()
+        if c2.divergent:
+            self.conds[node] = self.conds.get(node, BOTTOM).join(c2)
+        if node.orelse is not None:
+            self.block(node.orelse.body)
+
+    def st_For(self, node: cst.For):
+        it = self.ev(node.iter)
+        elem = it.element()
+        if it.unordered:
+            s = self.src(node.iter, "iteration over a set", "MCJ201", self.wrap_sorted_fix(node.iter))
+            elem = replace(elem, order=_cap(elem.order | {s}))
+            it = replace(it, order=_cap(it.order | {s}))
+        self.iters[node] = self.iters.get(node, BOTTOM).join(it)
+        self.bind(node.target, elem)
+        self._loop(Val(pd=it.pd, pdc=frozenset()), node.body, node)
+        if node.orelse is not None:
+            self.block(node.orelse.body)
+
+    def st_With(self, node: cst.With):
+        for item in node.items:
+            v = self.ev(item.item)
+            if item.asname is not None:
+                self.bind(item.asname.name, v)
+            if isinstance(item.item, cst.Call):
+                info = self.calls.get(item.item)
+                cls = info.result.cls if info else None
+                if cls:
+                    ex = self.index.method(cls, "__exit__")
+                    if ex and self.index.collective.get(ex):
+                        info.exit_collective = self.index.collective[ex]
+        self.block(node.body)
+
+    def st_Try(self, node):
+        before = dict(self.scope.env)
+        self.block(node.body)
+        after_body = dict(self.scope.env)
+        blocks = [h.body for h in node.handlers] + ([node.orelse.body] if node.orelse else [])
+        self.scope.env = {k: (after_body[k].join(before[k]) if k in before else after_body[k]) for k in after_body}
+        for h in node.handlers:
+            if h.type is not None:
+                self.ev(h.type)
+            if h.name is not None and isinstance(h.name.name, cst.Name):
+                self.scope.env[h.name.name.value] = BOTTOM
+        self._branches(BOTTOM, blocks or [None])
+        if node.finalbody is not None:
+            self.block(node.finalbody.body)
+
+    st_TryStar = st_Try
+
+    def st_Match(self, node: cst.Match):
+        c = self.ev(node.subject).data()
+        if c.divergent:
+            self.conds[node] = self.conds.get(node, BOTTOM).join(c)
+        for case in node.cases:
+            if case.guard is not None:
+                self.ev(case.guard)
+        self._branches(c, [case.body for case in node.cases] + [None], node)
+
+    def st_FunctionDef(self, node: cst.FunctionDef):
+        qual = self._qualname(node.name.value)
+        jit = None
+        for d in node.decorators:
+            dec = d.decorator
+            dq = self.qualify(dec.func if isinstance(dec, cst.Call) else dec)
+            if dq in K.JIT_WRAPPERS:
+                jit = K.JIT_WRAPPERS[dq]
+            elif dq in ("functools.partial", "partial") and isinstance(dec, cst.Call) and dec.args \
+                    and self.qualify(dec.args[0].value) in K.JIT_WRAPPERS:
+                jit = K.JIT_WRAPPERS[self.qualify(dec.args[0].value)]
+            else:
+                self.ev(dec)
+        defaults: dict[str, Val] = {}
+        for p in _all_params(node.params):
+            if p.default is not None:
+                defaults[p.name.value] = self.ev(p.default).data()
+        in_class = bool(self.cls_stack) and self.scope.is_module and self._in_class_body
+        value = Val(callable=f"`{node.name.value}` ({jit})", fn=qual) if jit else Val(fn=qual)
+        if not in_class:
+            self.scope.env[node.name.value] = value
+        cls = self.cls_stack[-1] if in_class else None
+        self.fn_nodes[qual] = (node, self.scope, cls)
+        self.pending.append((qual, node, defaults, self.scope, cls))
+
+    def _qualname(self, name: str) -> str:
+        if self.cls_stack and self._in_class_body:
+            return f"{self.cls_stack[-1]}.{name}"
+        if not self.scope.is_module:
+            return f"{self.scope.qualname}.{name}"
+        return f"{self.modname}.{name}"
+
+    _in_class_body = False
+
+    def st_ClassDef(self, node: cst.ClassDef):
+        qual = self._qualname(node.name.value)
+        for b in node.bases:
+            self.ev(b.value)
+        saved_in = self._in_class_body
+        saved_scope = self.scope
+        self.cls_stack.append(qual)
+        self._in_class_body = True
+        try:
+            for s in node.body.body:
+                if isinstance(s, (cst.FunctionDef, cst.ClassDef)):
+                    self.stmt(s)
+                else:
+                    env_before = dict(self.scope.env)
+                    self.stmt(s)
+                    self.scope.env = env_before  # class attributes are not module names
+        finally:
+            self.cls_stack.pop()
+            self._in_class_body = saved_in
+            self.scope = saved_scope
+
+    def run_function(self, qual: str, node: cst.FunctionDef, defaults: dict[str, Val], outer: _Scope, cls: str | None,
+                     param_taint: dict[str, Val] | None = None) -> None:
+        env: dict[str, Val] = {}
+        params = _all_params(node.params)
+        for i, p in enumerate(params):
+            name = p.name.value
+            v = defaults.get(name, BOTTOM)
+            if param_taint and name in param_taint:
+                v = v.join(param_taint[name])
+            if i == 0 and cls and name in ("self", "cls") and not _is_static(node):
+                v = Val(cls=cls)
+            env[name] = v
+        for star in (node.params.star_arg, node.params.star_kwarg):
+            if isinstance(star, cst.Param):
+                env[star.name.value] = BOTTOM
+        saved = (self.scope, self.cls_stack, self._in_class_body, self.loop_depth)
+        self.scope = _Scope(env, outer, cls=cls, qualname=qual)
+        self.cls_stack = [cls] if cls else []
+        self._in_class_body = False
+        self.loop_depth = 0
+        try:
+            self.block(node.body)
+        finally:
+            self.scope, self.cls_stack, self._in_class_body, self.loop_depth = saved
+
+    def run(self) -> None:
+        self.block(self.module.body)
+        done: set[str] = set()
+        while self.pending:
+            qual, node, defaults, outer, cls = self.pending.pop(0)
+            done.add(qual)
+            self.run_function(qual, node, defaults, outer, cls)
+        # Same-file callers that pass divergent values: analyse those functions again with them.
+        for _ in range(2):
+            todo = [(q, dict(p)) for q, p in self.fn_params.items() if p]
+            self.fn_params = {}
+            if not todo:
+                break
+            for q, taint in todo:
+                node, outer, cls = self.fn_nodes[q]
+                defaults = {p.name.value: self.ev(p.default).data() for p in _all_params(node.params) if p.default is not None}
+                self.run_function(q, node, defaults, outer, cls, taint)
+                while self.pending:
+                    qual, n2, d2, o2, c2 = self.pending.pop(0)
+                    if qual in done:
+                        continue
+                    done.add(qual)
+                    self.run_function(qual, n2, d2, o2, c2)
+
+
+class _Twice:
+    """A loop body analysed twice in a row (values carried from one iteration to the next)."""
+
+    def __init__(self, body):
+        stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else body
+        self.body = list(stmts) * 2
+
+
+_PASSTHROUGH = {"int", "float", "str", "bool", "abs", "round", "repr", "format", "divmod", "pow", "dict", "range",
+                "bytes", "ord", "chr", "slice", "type"}
+
+
+def _const_str(node) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        try:
+            v = node.evaluated_value
+        except Exception:  # noqa: BLE001 - odd literals are just unknown keys
+            return None
+        return v if isinstance(v, str) else None
+    return None
+
+
+def _is_numeric(node: cst.BaseExpression) -> bool:
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return True
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("len", "int", "id"):
+        return True
+    if isinstance(node, cst.Tuple):
+        return all(_is_numeric(e.value) for e in node.elements)
+    return False
+
+
+def _looks_like_sharding(node: cst.BaseExpression | None) -> bool:
+    if node is None:
+        return False
+    name = _expr_name(node).lower()
+    return "shard" in name and "single" not in name
+
+
+def _expr_name(node) -> str:
+    if node is None:
+        return "function"
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_expr_name(node.value)}.{node.attr.value}"
+    if isinstance(node, cst.Call):
+        return _expr_name(node.func) + "(...)"
+    if isinstance(node, cst.Lambda):
+        return "lambda"
+    return type(node).__name__.lower()
+
+
+def _measures(e: cst.BaseExpression, arr: str, module: cst.Module) -> bool:
+    """`len(arr)` or `arr.shape[i]`."""
+    if isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and e.func.value == "len" and e.args:
+        return module.code_for_node(e.args[0].value) == arr
+    if isinstance(e, cst.Subscript) and isinstance(e.value, cst.Attribute) and e.value.attr.value == "shape":
+        return module.code_for_node(e.value.value) == arr
+    return False
+
+
+def _first(s: frozenset[Src]) -> Src:
+    return sorted(s)[0]
+
+
+def _all_params(params: cst.Parameters) -> list[cst.Param]:
+    return list(params.posonly_params) + list(params.params) + list(params.kwonly_params)
+
+
+def _is_static(node: cst.FunctionDef) -> bool:
+    for d in node.decorators:
+        if isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod":
+            return True
+    return False
+
+
+def _walk_calls(node: cst.CSTNode):
+    """Calls under node in evaluation order (arguments before the call), skipping nested scopes."""
+    stack = [(node, False)]
+    while stack:
+        n, done = stack.pop()
+        if done:
+            yield n
+            continue
+        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and n is not node:
+            continue
+        if isinstance(n, cst.Call):
+            stack.append((n, True))
+        children = list(n.children)
+        for c in reversed(children):
+            stack.append((c, False))

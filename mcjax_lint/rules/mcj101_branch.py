@@ -1,0 +1,25 @@
+"""MCJ101 process-dependent-branch."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from mcjax_lint.rules.base import Rule, visits, describe_source, process_sources, related_source
+
+
+@visits("If", "IfExp", "BooleanOperation", "Match")
+class ProcessDependentBranch(Rule):
+    CODE = "MCJ101"
+
+    def check(self, node: cst.CSTNode) -> None:
+        for p in self.ctx.div.branches_at.get(node, ()):
+            srcs = process_sources(p.val)
+            if not srcs:
+                continue
+            s = srcs[0]
+            what = {cst.If: "`if`", cst.IfExp: "conditional expression", cst.BooleanOperation: "`and`/`or`",
+                    cst.Match: "`match`"}.get(type(node), "branch")
+            self.report(node, (
+                f"{what} on a process-dependent value ({describe_source(s, self.line(node))}) issues different "
+                f"collective work on different processes: {self.tok_text(p.collective)} runs on only some of them"),
+                related=(related_source(s), self.related_tok(p.collective)))

@@ -1,0 +1,27 @@
+"""MCJ103 process-local-loop."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from mcjax_lint.rules.base import Rule, visits, describe_source, process_sources, related_source
+
+
+@visits("For", "While", "ListComp", "GeneratorExp", "SetComp", "DictComp")
+class ProcessLocalLoop(Rule):
+    CODE = "MCJ103"
+
+    def check(self, node: cst.CSTNode) -> None:
+        for p in self.ctx.div.loops_at.get(node, ()):
+            srcs = process_sources(p.val)
+            if not srcs:
+                continue
+            s = srcs[0]
+            if p.kind == "iterable":
+                head = f"loop over process-local data ({describe_source(s, self.line(node))})"
+            else:
+                head = f"loop with a process-dependent exit condition ({describe_source(s, self.line(node))})"
+            self.report(node, (
+                f"{head} does collective work ({self.tok_text(p.collective)}): processes can run different "
+                f"numbers of iterations and the last one waits forever"),
+                related=(related_source(s), self.related_tok(p.collective)))

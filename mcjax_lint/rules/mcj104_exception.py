@@ -1,0 +1,34 @@
+"""MCJ104 one-process-exception."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from mcjax_lint.rules.base import Rule, visits, describe_source, process_sources, related_source
+
+
+@visits("ExceptHandler", "Finally", "With", "ExceptStarHandler")
+class OneProcessException(Rule):
+    CODE = "MCJ104"
+
+    def check(self, node: cst.CSTNode) -> None:
+        for p in self.ctx.div.exceptions_at.get(node, ()):
+            srcs = process_sources(p.val)
+            cause = f" ({describe_source(srcs[0], self.line(p.raise_node))})" if srcs else ""
+            raise_line = self.line(p.raise_node)
+            if p.kind == "swallowed":
+                msg = (f"an exception that can happen on one process only (line {raise_line}{cause}) is swallowed "
+                       f"here, so that process skips {self.tok_text(p.collective)} while the others wait in it")
+            elif p.kind == "handler":
+                msg = (f"this handler runs only on the process where line {raise_line}{cause} raised, and does "
+                       f"collective work ({self.tok_text(p.collective)}) the other processes never join")
+            elif p.kind == "finally":
+                msg = (f"if line {raise_line}{cause} raises on one process, that process runs "
+                       f"{self.tok_text(p.collective)} in `finally` while the others are still in the `try` body's collective work")
+            else:
+                msg = (f"if line {raise_line}{cause} raises on one process, `__exit__` runs "
+                       f"{p.collective.desc} on that process while the others are still in the body's collective work")
+            related = [("may raise on one process", *self.where(p.raise_node)), self.related_tok(p.collective)]
+            if srcs:
+                related.insert(0, related_source(srcs[0]))
+            self.report(node, msg, related=related)

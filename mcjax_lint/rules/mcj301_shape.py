@@ -1,0 +1,22 @@
+"""MCJ301 process-dependent-shape."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from mcjax_lint.rules.base import Rule
+
+
+class ProcessDependentShape(Rule):
+    CODE = "MCJ301"
+
+    def visit_Call(self, node: cst.Call) -> None:
+        for sink in self.ctx.div.sinks_at.get(node, ()):
+            if sink.code != self.CODE:
+                continue
+            s = sink.src
+            where = f" (line {s.line})" if s.line != self.line(node) else ""
+            self.report(node, (
+                f"{s.describe()}{where} is passed into {sink.what}: its shape/dtype differs between processes, "
+                f"so they build different global arrays or programs"),
+                related=((f"shape source: {s.describe()}", s.line, s.column),))

@@ -1,0 +1,21 @@
+"""MCJ302 process-dependent-pytree."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from mcjax_lint.rules.base import Rule
+
+
+class ProcessDependentPytree(Rule):
+    CODE = "MCJ302"
+
+    def visit_Call(self, node: cst.Call) -> None:
+        for sink in self.ctx.div.sinks_at.get(node, ()):
+            if sink.code != self.CODE:
+                continue
+            s = sink.src
+            where = f" (line {s.line})" if s.line != self.line(node) else ""
+            self.report(node, (
+                f"{s.describe()}{where} is passed into {sink.what}: its pytree structure differs between processes"),
+                related=((f"structure source: {s.describe()}", s.line, s.column),))

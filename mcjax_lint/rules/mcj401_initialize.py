@@ -1,0 +1,63 @@
+"""MCJ401 initialize-after-device-access."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from mcjax_lint import knowledge as K
+from mcjax_lint.rules.base import Rule
+
+
+class InitializeAfterDeviceAccess(Rule):
+    CODE = "MCJ401"
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.stack: list[list[tuple[str, cst.Call]]] = [[]]  # device accesses seen, per function
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.stack.append([])
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.stack.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        fa = self.ctx.fa
+        info = fa.calls.get(node)
+        if info is None:
+            return
+        name = info.name or ""
+        if name == K.INITIALIZE:
+            self._check(node)
+            return
+        desc = None
+        if name in K.DEVICE_ACCESS_CALLS or name.startswith(K.DEVICE_ACCESS_PREFIXES):
+            desc = f"`{name.replace('jax.numpy.', 'jnp.')}()`"
+        elif info.collective:
+            desc = info.collective
+        elif name in fa.index.device_access:
+            desc = f"`{name.rsplit('.', 1)[-1]}()` → {fa.index.device_access[name]}"
+        if desc:
+            self.stack[-1].append((desc, node))
+
+    def _check(self, node: cst.Call) -> None:
+        fa = self.ctx.fa
+        if self.stack[-1]:
+            desc, where = self.stack[-1][0]
+            self.report(node, (f"`jax.distributed.initialize()` runs after JAX devices were already accessed "
+                               f"({desc} at line {self.line(where)}); it must come first"),
+                        related=(("device access", *self.where(where)),))
+            return
+        if len(self.stack) > 1 and self.stack[0]:
+            desc, where = self.stack[0][0]
+            self.report(node, (f"`jax.distributed.initialize()` runs after JAX devices were already accessed at "
+                               f"import time ({desc} at line {self.line(where)}); it must come first"),
+                        related=(("device access", *self.where(where)),))
+            return
+        summary = fa.index.modules.get(fa.modname)
+        for m in (summary.imported_modules if summary else ()):
+            acc = fa.index.import_device_access(m)
+            if acc and m != fa.modname:
+                self.report(node, (f"`jax.distributed.initialize()` runs after importing `{m}`, which accesses "
+                                   f"JAX devices at import time ({acc}); it must come first"))
+                return

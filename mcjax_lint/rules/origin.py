@@ -1,0 +1,44 @@
+"""Shared base of the rules reported at the *origin* of a divergent value (MCJ201/202/203).
+
+Nondeterministic order and string hashes are reported where they enter the program (the
+listing, the set iteration, the `hash()` call) — that is where the fix goes — whenever the
+value reaches a decision around collective work or is passed into collective work.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from mcjax_lint.analysis.values import Src, Val
+from mcjax_lint.rules.base import Rule, visits
+
+
+@visits("If", "IfExp", "BooleanOperation", "Match", "For", "While", "ListComp", "GeneratorExp", "SetComp", "DictComp", "Return", "Break", "Continue", "Raise", "Expr", "Call", "Subscript")
+class OriginRule(Rule):
+    KIND = "order"  # which Val field holds this rule's sources
+    HEAD = ""  # how the source is described
+
+    def sources(self, v: Val) -> list[Src]:
+        pool = v.order if self.KIND == "order" else v.hash
+        return sorted(s for s in pool if s.code == self.CODE)
+
+    def emit(self, s: Src, what: str, where: cst.CSTNode) -> None:
+        ln, col = self.where(where)
+        text = s.describe()
+        self.report(s, f"{text}: {self.HEAD}; it reaches {what} (line {ln})",
+                    related=((f"reaches: {what}", ln, col),), fix=s.fix)
+
+    def check(self, node: cst.CSTNode) -> None:
+        div = self.ctx.div
+        for p in div.branches_at.get(node, ()):
+            for s in self.sources(p.val):
+                self.emit(s, f"a branch that decides whether {p.collective.desc} runs", node)
+        for p in div.exits_at.get(node, ()):
+            for s in self.sources(p.val):
+                self.emit(s, f"the condition of a `{p.kind}` that skips {p.skipped.desc}", node)
+        for p in div.loops_at.get(node, ()):
+            for s in self.sources(p.val):
+                self.emit(s, f"the exit condition of a loop doing {p.collective.desc}", node)
+        for sink in div.sinks_at.get(node, ()):
+            if sink.code == self.CODE:
+                self.emit(sink.src, sink.what, node)
