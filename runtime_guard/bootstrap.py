@@ -23,8 +23,15 @@ def main(argv: list[str] | None = None) -> int:
     if not argv:
         return _usage()
 
-    from runtime_guard.guard import install
+    import atexit
+
+    from runtime_guard.guard import current, install
     from runtime_guard.settings import GuardSettings
+
+    # Registered before JAX is imported, so it runs after JAX's own exit handler (atexit is LIFO):
+    # the guard keeps comparing while JAX waits for the other processes at shutdown, and its
+    # threads are stopped before the interpreter finalizes.
+    atexit.register(lambda: current() is not None and current().stop_threads())
 
     settings = GuardSettings.from_env()
     state_dir = Path(settings.state_dir) if settings.state_dir else None
@@ -55,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             exec(compile(argv[1], "<string>", "exec"), {"__name__": "__main__"})
         else:
             script = os.path.abspath(argv[0])
+            guard.program = script
             sys.argv = argv
             sys.path[0] = os.path.dirname(script)
             runpy.run_path(script, run_name="__main__")

@@ -95,7 +95,10 @@ def exact_conflict(states: dict[int, dict], sig_sets: dict[int, set[int]] | None
     (needs `sig_sets`; returns ("need-sigs") when they are required but not given)."""
     by_seq: dict[int, dict[int, list]] = {}
     for p, st in states.items():
+        settled = st.get("settled", 0)
         for rec in st.get("recent", ()):
+            if not rec[3] and rec[0] > settled:
+                continue  # still in flight: may yet attach a compiled signature
             by_seq.setdefault(rec[0], {})[p] = rec
     need = False
     for seq in sorted(by_seq):

@@ -105,6 +105,7 @@ def patch_initialize(after: Callable[[], None], fill_args: Callable[[dict], dict
     """Wrap `jax.distributed.initialize` so the guard starts right after it and can supply
     num_processes/process_id in `-n` mode. Returns an undo function."""
     import jax
+    import jax.distributed  # noqa: F401 - the public module whose attribute users call
     from jax._src import distributed
 
     orig = distributed.initialize
@@ -125,6 +126,28 @@ def patch_initialize(after: Callable[[], None], fill_args: Callable[[dict], dict
     def undo() -> None:
         distributed.initialize = orig
         jax.distributed.initialize = orig
+
+    return undo
+
+
+def patch_shutdown(after: Callable[[], None]) -> Callable[[], None]:
+    """Run `after` right after `jax.distributed.shutdown()` (JAX calls it at exit). The guard's
+    threads must be stopped then: a daemon thread still inside a coordination-service call when
+    the interpreter finalizes aborts the process ("FATAL: exception not rethrown")."""
+    from jax._src import distributed
+
+    orig = distributed.shutdown
+
+    def shutdown(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return orig(*args, **kwargs)
+        finally:
+            after()
+
+    distributed.shutdown = shutdown
+
+    def undo() -> None:
+        distributed.shutdown = orig
 
     return undo
 

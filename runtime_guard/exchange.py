@@ -126,8 +126,11 @@ class Exchange:
             t.start()
             self._threads.append(t)
 
-    def stop(self) -> None:
+    def stop(self, wait: float = 0.0) -> None:
         self.stop_event.set()
+        deadline = time.monotonic() + wait
+        for t in self._threads:
+            t.join(max(0.0, deadline - time.monotonic()))
 
     def mark_exit(self, status: str, info: dict) -> None:
         """Called from the main thread as the program leaves: publish at once, synchronously."""
@@ -150,6 +153,7 @@ class Exchange:
                 "status": self.status, "exit": self.exit_info, "compiling": self.compiling > 0,
                 "pending": list(self.pending) if self.pending else None, "recent": recent,
                 "fine": [list(x) for x in fine], "coarse": [list(x) for x in coarse], "t": time.time(),
+                "settled": self.recorder.settled,
                 "last_time": self.recorder.last_time}
 
     def publish(self, force: bool = False) -> None:
@@ -377,7 +381,7 @@ class Exchange:
         gen = 1
         while not self.stop_event.is_set() and self.verdict is None:
             try:
-                msg = self.kv.wait(f"ctl/{gen}", 5.0)
+                msg = self.kv.wait(f"ctl/{gen}", 1.0)  # short: the thread must stop promptly at exit
             except KVError:
                 time.sleep(self.settings.interval)
                 continue

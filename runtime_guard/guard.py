@@ -101,6 +101,8 @@ class GuardedJit:
             out = self._jitted(*args, **kwargs)
         finally:
             _tl.call = outer
+        if pre:
+            guard.recorder.settled = pre  # a cache hit (or compiled: then its signature is attached)
         if (not pre and not call.recorded and kind != _LOCAL and not guard.strict
                 and not compat.in_trace_or_disabled_jit() and compat.args_span_processes(args, kwargs)):
             # A cache hit of a function seen running both locally and across processes.
@@ -153,7 +155,9 @@ class Guard:
         self._me_multi: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
         self._user_code: dict[CodeType, bool] = {}
         self._undo_init: Callable[[], None] | None = None
+        self._undo_shutdown: Callable[[], None] | None = None
         self.disabled_reason: str | None = None
+        self.program = ""  # the script being run (set by the bootstrap), for exit points
         self.num_processes = 0
         self.process_index = 0
         self._lock = threading.Lock()
@@ -175,6 +179,7 @@ class Guard:
                 on_compile=self._on_compile,
             )
             self._undo_init = compat.patch_initialize(self._after_initialize, self._fill_initialize_args)
+            self._undo_shutdown = compat.patch_shutdown(self.stop_threads)
         except Exception as e:
             self.hooks.uninstall()
             self.disabled_reason = f"could not install hooks: {e!r}"
@@ -184,14 +189,19 @@ class Guard:
             self._after_initialize()
         return True
 
+    def stop_threads(self) -> None:
+        """Stop the exchange threads and wait for them (at exit, after JAX's own shutdown)."""
+        if self.exchange is not None:
+            self.exchange.stop(wait=3.0)
+
     def uninstall(self) -> None:
         self.active = False
-        if self.exchange is not None:
-            self.exchange.stop()
+        self.stop_threads()
         self.hooks.uninstall()
-        if self._undo_init is not None:
-            self._undo_init()
-            self._undo_init = None
+        for undo in (self._undo_init, self._undo_shutdown):
+            if undo is not None:
+                undo()
+        self._undo_init = self._undo_shutdown = None
 
     def _fill_initialize_args(self, kwargs: dict) -> dict:
         # `mcjax-guard -n N` tells each process who it is; JAX itself only reads the address.
@@ -424,7 +434,7 @@ class Guard:
         ex = self.exchange
         if ex is None or ex.status != "running":
             return
-        info = _exit_point(code, error)
+        info = _exit_point(code, error, self.program)
         failed = error is not None and not isinstance(error, SystemExit)
         ex.mark_exit("failed" if failed else "exited", info)
 
@@ -449,7 +459,7 @@ class _SiteCode:
         self.co_filename, self.co_name = filename, name
 
 
-def _exit_point(code: int, error: BaseException | None) -> dict:
+def _exit_point(code: int, error: BaseException | None, program: str = "") -> dict:
     import linecache
     import traceback
 
@@ -466,8 +476,7 @@ def _exit_point(code: int, error: BaseException | None) -> dict:
     elif isinstance(error, SystemExit):
         info["error"] = f"sys.exit({error.code!r})"
     if not info["file"]:
-        main = sys.modules.get("__main__")
-        f = getattr(main, "__file__", "") or ""
+        f = program or getattr(sys.modules.get("__main__"), "__file__", "") or ""
         info.update(file=f, function="<module>", error=info["error"] or "reached the end of the program")
         try:
             with open(f) as fh:

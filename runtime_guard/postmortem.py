@@ -49,7 +49,13 @@ def build_postmortem_report(
     for idx in stacks:
         procs.setdefault(idx, ProcessReport(process_index=idx))
     last_seq = {i: p.last_seq for i, p in procs.items()}
-    merged, per = merge_stacks({i: stacks.get(i, []) for i in sorted(procs)}, last_seq, threads=threads, collapse=collapse)
+    in_dispatch = {
+        i: (p.dispatch.location.file, p.dispatch.location.line,
+            f"a cross-process computation ({p.dispatch.name}, dispatch #{p.dispatch.seq})")
+        for i, p in procs.items() if p.dispatch is not None and p.dispatch.location is not None
+    }
+    merged, per = merge_stacks({i: stacks.get(i, []) for i in sorted(procs)}, last_seq, threads=threads,
+                               collapse=collapse, in_dispatch=in_dispatch)
 
     for idx, p in procs.items():
         if stacks.get(idx):
@@ -58,7 +64,7 @@ def build_postmortem_report(
         if ps.blocked is not None:
             p.blocked_on = ps.blocked.what
         p.progress = ps.progress
-        if ps.location is not None and (p.location is None or kind in ("hang", "snapshot")):
+        if ps.location is not None and (p.location is None or kind in ("hang", "missing", "snapshot")):
             p.location = ps.location  # where it is now; the guard's call site stays in p.dispatch
         if p.status == "unknown":
             p.status = _status(kind, ps)

@@ -48,6 +48,9 @@ class Recorder:
         self.fine: deque[tuple[int, int]] = deque(maxlen=CHECKPOINTS)
         self.coarse: deque[tuple[int, int]] = deque(maxlen=CHECKPOINTS)
         self.last_time = 0.0
+        # Records up to here are settled: a record with no exact signature at or below this seq
+        # was a cache hit; above it, the call may still be compiling (signature not attached yet).
+        self.settled = 0
         self.changed = threading.Event()
 
     def record(self, key: int, exact: int, code: CodeType | None, line: int) -> int:

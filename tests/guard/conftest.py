@@ -1,0 +1,69 @@
+"""Helpers for running real multi-process programs under mcjax-guard."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PROGRAMS = ROOT / "fixtures" / "programs"
+
+
+@dataclass
+class GuardRun:
+    code: int
+    stdout: str
+    stderr: str
+    report_dir: Path
+    seconds: float
+
+    @property
+    def report(self) -> dict | None:
+        p = self.report_dir / "report.json"
+        return json.loads(p.read_text()) if p.exists() else None
+
+    def process(self, index: int) -> dict:
+        assert self.report is not None, self.stderr[-3000:]
+        return next(p for p in self.report["processes"] if p["process_index"] == index)
+
+
+def run_guard(program: Path, tmp_path: Path, *args: str, n: int = 2, timeout: float = 150) -> GuardRun:
+    import time
+
+    report_dir = tmp_path / "reports"
+    cmd = [sys.executable, "-m", "runtime_guard", "-n", str(n), "--collective-timeout", "30",
+           "--report-dir", str(report_dir), *args, "python", str(program)]
+    t = time.monotonic()
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp_path)
+    return GuardRun(out.returncode, out.stdout, out.stderr, report_dir, time.monotonic() - t)
+
+
+def site_markers(program: Path) -> dict[int, int]:
+    """`# site: p0,p1` markers: process index -> line where the report must place it."""
+    sites: dict[int, int] = {}
+    for lineno, line in enumerate(program.read_text().splitlines(), 1):
+        m = re.search(r"# site: ([p0-9, ]+)", line)
+        if m:
+            for p in re.findall(r"p(\d+)", m.group(1)):
+                sites[int(p)] = lineno
+    return sites
+
+
+def expected_kind(program: Path) -> str:
+    m = re.search(r"guard: (\w+)", program.read_text())
+    assert m, f"{program.name} has no `guard: <kind>` line in its docstring"
+    return m.group(1)
+
+
+@pytest.fixture
+def guard_run(tmp_path: Path):
+    def run(program: Path, *args: str, n: int = 2, timeout: float = 150) -> GuardRun:
+        return run_guard(program, tmp_path, *args, n=n, timeout=timeout)
+
+    return run

@@ -1,0 +1,43 @@
+"""Every runnable fixture program, run as real local JAX processes under mcjax-guard.
+
+Hazards must be reported with the right kind and each process's call site; clean programs must
+run to completion with their own exit status and leave no report.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from runtime_guard.settings import EXIT_DETECTED
+from tests.guard.conftest import PROGRAMS, expected_kind, site_markers
+
+HAZARDS = sorted(p for p in PROGRAMS.glob("*.py") if p.name.startswith(("hazard_", "event_")))
+CLEAN = sorted(PROGRAMS.glob("clean_*.py"))
+
+# Extra options per program: a stuck process is found by the hang threshold.
+OPTIONS = {"event_stuck_process.py": ("--timeout", "4")}
+
+
+@pytest.mark.parametrize("program", HAZARDS, ids=lambda p: p.stem)
+def test_hazard_is_reported(program, guard_run):
+    run = guard_run(program, *OPTIONS.get(program.name, ()))
+    assert run.code == EXIT_DETECTED, (run.code, run.stderr[-4000:])
+    report = run.report
+    assert report is not None, run.stderr[-4000:]
+    assert report["kind"] == expected_kind(program), report["summary"]
+    for index, line in site_markers(program).items():
+        loc = run.process(index)["location"]
+        assert loc is not None and loc["file"].endswith(program.name) and loc["line"] == line, (
+            index, loc, report["summary"])
+    # The terminal got the report too, and the files are complete.
+    assert report["kind"].upper() in run.stderr
+    assert (run.report_dir / "report.html").stat().st_size > 1000
+    assert (run.report_dir / "report.txt").read_text().strip()
+
+
+@pytest.mark.parametrize("program", CLEAN, ids=lambda p: p.stem)
+def test_clean_program_leaves_no_report(program, guard_run):
+    run = guard_run(program)
+    assert run.code == 0, run.stderr[-4000:]
+    assert not run.report_dir.exists(), list(run.report_dir.rglob("*"))
+    assert "mcjax-guard:" not in run.stderr, run.stderr[-3000:]
