@@ -30,8 +30,11 @@ def render_rich(report: Report) -> RenderableType:
         parts.append(Text(extra, style="bold"))
     outliers = set((report.merged_stacks or {}).get("outliers") or [])
     parts.append(_process_table(report, outliers))
-    for p in sorted(report.processes, key=lambda p: p.process_index):
-        if p.dispatch is not None and p.dispatch.fields:
+    if report.differing_fields:
+        # Field by field only where they differ in kind; the rest is in report.txt / report.html.
+        for p in sorted(report.processes, key=lambda p: p.process_index):
+            if p.dispatch is None or not p.dispatch.fields:
+                continue
             t = Table(title=f"process {p.process_index}: dispatch #{p.dispatch.seq} {p.dispatch.name}", title_justify="left",
                       show_header=False, box=None, padding=(0, 1))
             for k, v in p.dispatch.fields.items():
@@ -46,17 +49,17 @@ def render_rich(report: Report) -> RenderableType:
 
 
 def _process_table(report: Report, outliers: set[int]) -> Table:
-    t = Table(show_lines=False, header_style="bold", pad_edge=False)
-    for col in ("process", "status", "last dispatch", "where", "waiting on"):
-        t.add_column(col, overflow="fold")
+    t = Table(show_lines=False, header_style="bold", pad_edge=False, box=None)
+    for col, ratio in (("proc", None), ("status", None), ("last dispatch", 2), ("at", 3), ("waiting on", 3)):
+        t.add_column(col, overflow="fold", ratio=ratio)
     for p in sorted(report.processes, key=lambda p: p.process_index):
         style = "bold red" if p.process_index in outliers else ""
         disp = f"#{p.dispatch.seq} {p.dispatch.name}" if p.dispatch else (f"#{p.last_seq}" if p.last_seq else "")
         where = Text()
         if p.location is not None:
             where.append(f"{short_path(p.location.file)}:{p.location.line}", style="cyan")
-            if p.location.source:
-                where.append(f"\n{p.location.source}", style="dim")
+            if p.location.function and p.location.function != "<module>":
+                where.append(f" in {p.location.function}")
         waiting = p.blocked_on + (f" ({p.progress})" if p.progress else "")
         status = p.status + (f", exit {p.exit_code}" if p.exit_code is not None else "")
         t.add_row(Text(str(p.process_index) + (" <<" if p.process_index in outliers else ""), style=style),

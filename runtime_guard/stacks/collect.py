@@ -53,9 +53,9 @@ class _ProcessCollector:
     def take(self, native: bool) -> StackSnapshot:
         notes: list[str] = []
         if not self.pyspy_broken:
-            for attempt in range(2):
-                # Native frames need the target paused: none once we are down to non-blocking.
-                nat = native and not self.nonblocking
+            nat = native
+            for _attempt in range(3):
+                nat = nat and not self.nonblocking  # native frames need the target paused
                 try:
                     snap = pyspy.dump(
                         self.t.pid, native=nat, nonblocking=self.nonblocking, locals=self.locals,
@@ -68,10 +68,14 @@ class _ProcessCollector:
                     if e.reason == pyspy.GONE:
                         self.gone = True
                         return StackSnapshot(time.time(), "none", [], note="; ".join(notes + ["the process is gone"]))
-                    if e.reason in (pyspy.TIMEOUT, pyspy.PERMISSION) and not self.nonblocking and attempt == 0:
+                    if e.reason in (pyspy.TIMEOUT, pyspy.PERMISSION) and not self.nonblocking:
                         # Pausing the target stalled or was refused (e.g. another tracer is
                         # attached): reading its memory without pausing may still work.
                         self.nonblocking = True
+                        continue
+                    if e.reason == pyspy.FAILED and nat:
+                        # e.g. "Failed to merge native and python frames": Python frames alone.
+                        nat = False
                         continue
                     if e.reason in (pyspy.MISSING, pyspy.PERMISSION):
                         self.pyspy_broken = str(e)  # will not change before the next snapshot

@@ -15,6 +15,7 @@ node where the stack ends. The result is plain JSON-able data: see docs/report-f
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -32,9 +33,15 @@ def main_thread(snap: StackSnapshot) -> Thread | None:
     return None
 
 
+def norm_name(name: str) -> str:
+    """py-spy says 'Thread.run' or 'f.<locals>.g' where faulthandler says 'run' or 'g': compare
+    on the last part so stacks taken by different methods still match."""
+    return name.rsplit(".", 1)[-1]
+
+
 def python_key(frames: list[Frame]) -> tuple:
     """Identity of a stack for "did it move": its Python frames, outermost first."""
-    return tuple((f.name, f.file, f.line) for f in reversed(frames) if not f.native)
+    return tuple((norm_name(f.name), f.file, f.line) for f in reversed(frames) if not f.native)
 
 
 @dataclass
@@ -50,8 +57,8 @@ class DisplayFrame:
 
     @property
     def key(self) -> tuple:
-        inner = (self.inner.name, self.inner.file, self.inner.line) if self.inner else None
-        return (self.kind, self.name, self.file, self.line, inner)
+        inner = (norm_name(self.inner.name), self.inner.file, self.inner.line) if self.inner else None
+        return (self.kind, norm_name(self.name), self.file, self.line, inner)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -65,8 +72,16 @@ class DisplayFrame:
 
 def display_frames(frames: list[Frame], collapse: bool = True) -> list[DisplayFrame]:
     """Frames (innermost first, as collected) → display frames, outermost first. Native frames
-    are dropped here (they differ between collection methods); blocked_on keeps what they say."""
+    are dropped here (they differ between collection methods); blocked_on keeps what they say.
+    With `collapse`, library frames before the first user frame are dropped and each run of
+    library frames becomes one node."""
     py = [f for f in reversed(frames) if not f.native]
+    if collapse:
+        # The interpreter's or launcher's entry frames (runpy, threading's bootstrap) before the
+        # first user frame say nothing about where the program is.
+        first_user = next((k for k, f in enumerate(py) if not is_library(f)), None)
+        if first_user:
+            py = py[first_user:]
     out: list[DisplayFrame] = []
     i = 0
     while i < len(py):
@@ -108,7 +123,12 @@ class ProcessStacks:
     notes: list[str] = field(default_factory=list)
 
 
-def analyze_process(process_index: int, snaps: list[StackSnapshot], collapse: bool = True) -> ProcessStacks:
+def analyze_process(
+    process_index: int, snaps: list[StackSnapshot], collapse: bool = True, in_dispatch: tuple[str, int, str] | None = None
+) -> ProcessStacks:
+    """`in_dispatch`: (file, line, description) of the guard's last dispatch of this process. A
+    stack that stops on that line without saying more (no native frames) is in that dispatch,
+    a cross-process computation."""
     ps = ProcessStacks(process_index)
     ps.methods = [s.method for s in snaps]
     ps.notes = [s.note for s in snaps if s.note]
@@ -126,6 +146,10 @@ def analyze_process(process_index: int, snaps: list[StackSnapshot], collapse: bo
     same = [t for _, t in usable if python_key(t.frames) == keys[-1]]
     richest = max(same, key=lambda t: sum(f.native for f in t.frames))
     ps.blocked = blocked_on(richest.frames, active=last.active)
+    if in_dispatch is not None and ps.location is not None and ps.blocked.category in ("device-wait", "jit", "unknown"):
+        file, line, what = in_dispatch
+        if line == ps.location.line and os.path.basename(file) == os.path.basename(ps.location.file):
+            ps.blocked = Blocked("collective", what, None, "")
     return ps
 
 
@@ -178,11 +202,13 @@ def merge_stacks(
     last_seq: dict[int, int] | None = None,
     threads: str = "main",
     collapse: bool = True,
+    in_dispatch: dict[int, tuple[str, int, str]] | None = None,
 ) -> tuple[dict[str, Any], dict[int, ProcessStacks]]:
     """Merge every process's latest stacks. Returns (merged, per_process): `merged` is the JSON
     structure stored in Report.merged_stacks, `per_process` the analysis of each process."""
     last_seq = last_seq or {}
-    per = {i: analyze_process(i, snaps, collapse) for i, snaps in sorted(stacks.items())}
+    in_dispatch = in_dispatch or {}
+    per = {i: analyze_process(i, snaps, collapse, in_dispatch.get(i)) for i, snaps in sorted(stacks.items())}
     with_stacks = [p for p in per.values() if p.thread is not None]
 
     groups: dict[tuple, list[ProcessStacks]] = {}

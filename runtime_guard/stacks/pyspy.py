@@ -129,17 +129,22 @@ def _pid_alive(pid: int) -> bool:
 
 def _first_line(text: str) -> str:
     """py-spy's error line plus its innermost cause ("Failed to suspend process: EPERM: ...")."""
-    head, cause = "", ""
+    head, cause, in_causes = "", "", False
     for line in text.splitlines():
         line = line.strip()
         if line.startswith("Stack backtrace:"):
             break
-        if not line or line.startswith("Caused by:"):
+        if line.startswith("Caused by:"):
+            in_causes = True
+            continue
+        if not line:
             continue
         if not head:
             head = line.removeprefix("Error: ")
-        elif line[:1].isdigit() and ":" in line:
-            cause = line.split(":", 1)[1].strip()
+        elif in_causes:
+            # "0: first cause" / "1: innermost cause", or one unnumbered cause line
+            num, sep, rest = line.partition(": ")
+            cause = rest if sep and num.isdigit() else line
     return f"{head}: {cause}" if cause and cause not in head else head
 
 

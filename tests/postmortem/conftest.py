@@ -58,7 +58,7 @@ class HangJob:
         env = child_env({"MCJAX_FALLBACK_DIR": str(self.fallback_dir)})
         self.procs = [
             subprocess.Popen(
-                [sys.executable, str(PROGRAM), scenario, str(n), str(i), str(port), str(odd)],
+                [sys.executable, str(PROGRAM), scenario, str(odd), str(n), str(i), str(port)],
                 env=env, stdout=subprocess.PIPE, stderr=open(workdir / f"stderr-{i}.txt", "wb"),
                 start_new_session=True,
             )

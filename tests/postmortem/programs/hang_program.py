@@ -1,6 +1,7 @@
 """A small multi-process JAX program that hangs in one of three ways (for post-mortem tests).
 
-    python hang_program.py SCENARIO NUM_PROCESSES PROCESS_ID PORT ODD
+    python hang_program.py SCENARIO ODD NUM_PROCESSES PROCESS_ID PORT   (explicit coordinator)
+    mcjax-guard -n N python hang_program.py SCENARIO ODD                 (jax.distributed.initialize())
 
 SCENARIO: branch  - process ODD runs an extra jitted all-reduce; the others go on to
                     multihost_utils.sync_global_devices
@@ -8,18 +9,20 @@ SCENARIO: branch  - process ODD runs an extra jitted all-reduce; the others go o
           barrier - process ODD waits at a coordination-service barrier; the others wait in a
                     jitted all-reduce
 Lines the tests look for are marked with `# POINT:<name>`. With $MCJAX_FALLBACK_DIR set, the
-faulthandler fallback dumper is installed first, as the guard does in every guarded process.
+faulthandler fallback dumper is installed first, as mcjax-guard does in every guarded process.
+Each process prints "reached <unix time>" once every process is connected, just before the hang.
 """
 
 import os
 import sys
 import time
 
-scenario, n, me, port, odd = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
-if os.environ.get("MCJAX_FALLBACK_DIR"):
+scenario, odd = sys.argv[1], int(sys.argv[2])
+explicit = len(sys.argv) > 3
+if explicit and os.environ.get("MCJAX_FALLBACK_DIR"):
     from runtime_guard.stacks.fallback import install_fallback_dumper
 
-    install_fallback_dumper(os.path.join(os.environ["MCJAX_FALLBACK_DIR"], f"stacks-{me}.txt"))
+    install_fallback_dumper(os.path.join(os.environ["MCJAX_FALLBACK_DIR"], f"stacks-{sys.argv[4]}.txt"))
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -27,7 +30,11 @@ import numpy as np  # noqa: E402
 from jax.experimental import multihost_utils  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
 
-jax.distributed.initialize(f"127.0.0.1:{port}", n, me)
+if explicit:
+    jax.distributed.initialize(f"127.0.0.1:{sys.argv[5]}", int(sys.argv[3]), int(sys.argv[4]))
+else:
+    jax.distributed.initialize()
+n, me = jax.process_count(), jax.process_index()
 mesh = jax.make_mesh((n,), ("x",))
 x = multihost_utils.host_local_array_to_global_array(np.ones((1, 4), np.float32), mesh, P("x"))
 
@@ -43,7 +50,7 @@ def scaled_total(a):
 
 
 total(x).block_until_ready()  # warm up: every process is connected
-print("reached", flush=True)
+print(f"reached {time.time():.3f}", flush=True)
 
 
 def rank_zero_work():
