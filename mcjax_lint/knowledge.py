@@ -154,6 +154,8 @@ DEVICE_PUT = "jax.device_put"
 # Checkpointing: constructors whose objects' save/restore/... are collective.
 CHECKPOINTER_PREFIXES = ("orbax.checkpoint.",)
 CHECKPOINTER_CLASS_SUFFIXES = ("CheckpointManager", "Checkpointer")
+# `mngr.save(step, args=ocp.args.StandardSave(state))`: orbax argument objects mark a checkpointer.
+ORBAX_ARGS_PREFIXES = ("orbax.checkpoint.args.", "orbax.checkpoint.checkpoint_args.")
 CHECKPOINTER_COLLECTIVE_METHODS = {"save", "restore", "wait_until_finished", "close", "delete", "reload"}
 
 # --- Nondeterministic order. ------------------------------------------------------------------------

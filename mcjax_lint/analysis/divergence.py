@@ -70,6 +70,7 @@ class ExitPoint:
     skipped: Tok
     cond_node: cst.CSTNode = field(repr=False)  # the divergent if/except that guards it
     kind: str  # "return", "break", ...
+    caller: cst.CSTNode | None = field(default=None, repr=False)  # the call site whose rest is skipped
 
 
 @dataclass
@@ -113,6 +114,8 @@ class Divergence:
     def __post_init__(self):
         self._seq_cache: dict[int, tuple] = {}
         self._branch_done: set[int] = set()
+        self._call_sites: dict[cst.Call, tuple] = {}  # call -> (statement, frames)
+        self._pending_raises: list[tuple] = []
 
     # ------------------------------------------------------------ sequences
     def tok(self, call: cst.Call) -> Tok | None:
@@ -194,7 +197,41 @@ class Divergence:
     # ------------------------------------------------------------ walk
     def run(self) -> Divergence:
         self.walk_body(self.fa.module.body, [_Frame("func", self.fa.module, list(self.fa.module.body), 0)])
+        self._raises_into_callers()
         return self
+
+    def _rest_after(self, frames: list[_Frame], node, kind: str) -> tuple:
+        """Collective work after `node` (inside frames[-1]) up to where `kind` lands: the rest of
+        each enclosing block and, for loops it leaves, their later iterations."""
+        rest: tuple = ()
+        child = node
+        for k in range(len(frames) - 1, -1, -1):
+            f = frames[k]
+            idx = _index_of_containing(f.stmts, child)
+            rest += self.seq_block(f.stmts[idx + 1:])
+            if f.kind == "loop" and not (k == 0 and kind == "continue"):
+                rest += self.seq_block(f.stmts)
+            child = f.node
+        return rest
+
+    def _raises_into_callers(self) -> None:
+        """A raise/exit on one process also skips what its callers do next (same-file callers)."""
+        if not self._pending_raises:
+            return
+        by_node = {id(v[0]): q for q, v in self.fa.fn_nodes.items()}
+        for small, dframe, fn_node, kind in self._pending_raises:
+            qual = by_node.get(id(fn_node))
+            if qual is None:
+                continue
+            for call, (stmt, frames) in self._call_sites.items():
+                info = self.fa.calls.get(call)
+                if info is None or info.name is None or self.fa.index._follow_reexport(info.name) != qual:
+                    continue
+                j = next((k for k in range(len(frames) - 1, -1, -1) if frames[k].kind in ("func", "try")), 0)
+                t = first_tok(self._rest_after(frames[j:], stmt, kind))
+                if t is not None:
+                    self.exits.append(ExitPoint(small, dframe.cond, t, dframe.node, kind, call))
+                    break
 
     def walk_body(self, stmts, ctx: list[_Frame]) -> None:
         stmts = list(stmts)
@@ -216,6 +253,8 @@ class Divergence:
             for small in s.body:
                 self.visit_small(small, s, ctx, stmts, i)
                 self.visit_exprs(small)
+                for c in _walk_calls(small):
+                    self._call_sites[c] = (s, ctx)
             return
         if isinstance(s, cst.FunctionDef):
             body = self._block_stmts(s.body)
@@ -312,8 +351,8 @@ class Divergence:
                 comp = n.for_in
                 while comp is not None and body:
                     it = self.fa.iters.get(comp, BOTTOM)
-                    if it.pd:
-                        self.loops.append(LoopPoint(n, Val(pd=it.pd), body[0], "iterable"))
+                    if it.pd or it.length_sources:
+                        self.loops.append(LoopPoint(n, Val(pd=it.pd | it.length_sources), body[0], "iterable"))
                         break
                     comp = comp.inner_for_in
             stack.extend(n.children)
@@ -373,20 +412,19 @@ class Divergence:
         path_exit = self.seq_block(branch_stmts[:upto])
         if inner is not line and upto < len(branch_stmts):
             path_exit += self.seq_stmt(branch_stmts[upto])  # approximation: the whole nested statement
+        elif inner is line:
+            path_exit += self.seq_expr(small)  # `return f(x)`: f runs before leaving
         # ... versus what the others issue: the other branch, then everything after the decision
         # up to where the exit lands (and later iterations of the loops it leaves).
-        rest: tuple = ()
-        for k in range(d - 1, -1, -1):
-            f = reach[k]
-            idx = _index_of_containing(f.stmts, reach[k + 1].node)
-            rest += self.seq_block(f.stmts[idx + 1:])
-            if f.kind == "loop" and not (k == 0 and kind == "continue"):
-                rest += self.seq_block(f.stmts)
+        rest = self._rest_after(reach[:d], dframe.node, kind) if d > 0 else ()
         other = self.seq_block(dframe.other) if dframe.kind in ("if", "else") and dframe.other is not None else ()
         path_other = other + rest
+        t = first_tok(rest)
+        if t is None and kind in ("raise", "exit") and reach[0].kind == "func":
+            # Nothing collective left in this function: the callers' next collective work is skipped.
+            self._pending_raises.append((small, dframe, reach[0].node, kind))
         if path_exit == path_other:
             return
-        t = first_tok(rest)
         if t is not None:
             self.exits.append(ExitPoint(small, dframe.cond, t, dframe.node, kind))
             self._branch_done.add(id(dframe.node))
@@ -403,8 +441,8 @@ class Divergence:
             return
         if isinstance(s, cst.For):
             it = self.fa.iters.get(s, BOTTOM)
-            if it.pd:
-                self.loops.append(LoopPoint(s, Val(pd=it.pd), t, "iterable"))
+            if it.pd or it.length_sources:
+                self.loops.append(LoopPoint(s, Val(pd=it.pd | it.length_sources), t, "iterable"))
         else:
             c = self.fa.conds.get(s, BOTTOM)
             if c.divergent:

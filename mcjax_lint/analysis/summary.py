@@ -271,7 +271,7 @@ class _Summarizer:
             if node.id in self.module_defs:
                 return self.module_defs[node.id]
             if node.id in self.module_scope.env:
-                return f"{self.module}.{node.id}"
+                return None  # a module-level variable: its value is tracked, not its name
             return node.id  # builtin or unknown global
         if isinstance(node, ast.Attribute):
             base = self.qualify(node.value)
@@ -570,7 +570,9 @@ class _Summarizer:
             if meth in K.JIT_STAGING_METHODS:
                 return {"callable": recv["callable"]}
             return {}
-        if recv.get("ckpt") and meth in K.CHECKPOINTER_COLLECTIVE_METHODS:
+        if meth in K.CHECKPOINTER_COLLECTIVE_METHODS and (recv.get("ckpt") or any(
+                isinstance(a, ast.Call) and (self.qualify(a.func) or "").startswith(K.ORBAX_ARGS_PREFIXES)
+                for a in list(node.args) + [k.value for k in node.keywords])):
             self._collective(f"checkpointer `.{meth}()`", node)
             return {}
         if meth in K.COLLECTIVE_METHOD_NAMES:

@@ -143,7 +143,7 @@ class FileAnalysis:
             if n in self.module_defs:
                 return self.module_defs[n]
             if n in self.module_scope.env:
-                return f"{self.modname}.{n}"
+                return None  # a module-level variable: its value is tracked, not its name
             return n
         if isinstance(node, cst.Attribute):
             base = self.qualify(node.value)
@@ -252,9 +252,14 @@ class FileAnalysis:
                     length = length.join(lo).join(up).join(st)
         if slicing:
             out = base.data().join(idx)
+            s0 = node.slice[0].slice if len(node.slice) == 1 else None
+            if isinstance(s0, cst.Slice) and s0.lower is None and s0.step is None and s0.upper is not None and not length.pd:
+                # `x[:n]` with n the same everywhere: the usual fix for uneven data (assumes len(x) >= n).
+                out = replace(out, pd=frozenset(), pdc=_cap(out.pd | out.pdc),
+                              shape=frozenset(x for x in out.shape if x.code != "len"))
             if length.pd:
                 out = replace(out, shape=_cap(out.shape | frozenset(
-                    {self.src(node, f"a slice bounded by {_first(length.pd).describe()}")})))
+                    {self.src(node, f"a slice bounded by {_first(length.pd).describe()}", "len")})))
             if base.order and idx.pd:
                 self._sink("order-partition", base, node, "a per-process partition (sliced by process)")
             return out
@@ -269,7 +274,7 @@ class FileAnalysis:
         return replace(join_all(self.ev(e.value).data() for e in node.elements), unordered=True)
 
     def ev_List(self, node) -> Val:
-        out = join_all(self.ev(e.value).data() for e in node.elements)
+        out = join_all(self.ev(e.value).data().as_elements() for e in node.elements)
         return replace(out, struct=f"seq:{len(node.elements)}")
 
     ev_Tuple = ev_List
@@ -305,7 +310,7 @@ class FileAnalysis:
         if (a.unordered or b.unordered) and isinstance(node.operator, (cst.BitOr, cst.BitAnd, cst.Subtract, cst.BitXor)):
             out = replace(out, unordered=True)
         if isinstance(node.operator, cst.Multiply) and isinstance(node.left, (cst.List, cst.Tuple)) and b.pd:
-            out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a sequence repeated {_first(b.pd).describe()} times")})))
+            out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a sequence repeated {_first(b.pd).describe()} times", "len")})))
         return out
 
     def ev_UnaryOperation(self, node):
@@ -395,7 +400,7 @@ class FileAnalysis:
                     elem = replace(elem, order=_cap(elem.order | {s}))
                     out = replace(out, order=_cap(out.order | {s}))
                 out = out.join(Val(order=it.order, hash=it.hash))
-                length = length.join(Val(pd=it.pd, shape=it.shape))
+                length = length.join(Val(pd=it.pd, shape=it.length_sources))
                 self.bind(comp.target, elem)
                 for cif in comp.ifs:
                     c = self.ev(cif.test).data()
@@ -405,12 +410,12 @@ class FileAnalysis:
                 comp = comp.inner_for_in
             for e in elts:
                 v = self.ev(e)
-                out = out.join(v.data())
+                out = out.join(v.data().as_elements() if kind != "gen" else v.data())
                 if kind == "dict" and e is elts[0] and v.pd:
                     out = replace(out, tree=_cap(out.tree | frozenset({self.src(e, f"dict keys from {_first(v.pd).describe()}")})))
             if kind in ("list", "dict") and (length.shape or length.pd):
                 why = _first(length.shape | length.pd)
-                out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a {kind} whose length depends on {why.describe()}")})))
+                out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a {kind} whose length depends on {why.describe()}", "len")})))
         finally:
             self.scope = saved
         return out
@@ -464,7 +469,8 @@ class FileAnalysis:
             fv = self.ev(func)
             if fv.callable:
                 result, coll = Val(glob=True), fv.callable
-                info.token = fv.callable
+                # Two names for callables from one factory are still two programs.
+                info.token = f"{_code(self.module, func)}: {fv.callable}"
             elif fv.fn:
                 info.name = fv.fn
                 result, coll = self._project_call(fv.fn, argu, node)
@@ -489,8 +495,10 @@ class FileAnalysis:
             res = self.anchor(res, node, short_name(q))
         # Same-file functions: remember tainted arguments to analyse the callee with them.
         target = self.index._follow_reexport(q)
-        if target in self.fn_nodes and argu.divergent:
-            self._record_param_taint(target, node)
+        if target in self.fn_nodes:
+            info = self.calls.get(node)
+            if argu.divergent or (info and any(self._callable_desc(v) for _, v in info.args)):
+                self._record_param_taint(target, node)
         return res, coll
 
     def _record_param_taint(self, q: str, node: cst.Call) -> None:
@@ -502,24 +510,31 @@ class FileAnalysis:
         kwonly = {p.name.value for p in fdef.params.kwonly_params}
         i = 0
         for a in node.args:
-            v = self.calls[node].args if False else None  # noqa: F841 (args already evaluated)
             val = self.ev_cached(a.value)
+            desc = self._callable_desc(val)
+            val = val.data().join(Val(callable=desc)) if desc else val.data()
             if a.keyword is not None:
                 name = a.keyword.value
                 if name in params or name in kwonly:
-                    cur[name] = cur.get(name, BOTTOM).join(val.data())
+                    cur[name] = cur.get(name, BOTTOM).join(val)
             elif not a.star:
                 if i < len(params):
-                    cur[params[i]] = cur.get(params[i], BOTTOM).join(val.data())
+                    cur[params[i]] = cur.get(params[i], BOTTOM).join(val)
                 i += 1
+
+    def _callable_desc(self, v: Val) -> str | None:
+        """A value that does collective work when called (a jitted function, a collective helper)."""
+        if v.callable:
+            return v.callable
+        if v.fn and self.index.collective.get(v.fn):
+            return f"`{short_name(v.fn)}()` → {self.index.collective[v.fn]}"
+        return None
 
     def ev_cached(self, expr: cst.BaseExpression) -> Val:
         # Arguments were just evaluated; re-evaluating is side-effect free for names and cheap.
-        if isinstance(expr, (cst.Name, cst.Attribute, cst.Comparison, cst.Subscript)):
-            return self.ev(expr)
         if isinstance(expr, cst.Call) and expr in self.calls:
             return self.calls[expr].result
-        return self.ev(expr) if not isinstance(expr, (cst.Lambda,)) else BOTTOM
+        return self.ev(expr)
 
     def _callback_collective(self, q: str | None, args: list[tuple[object, Val]]) -> str | None:
         if q is None:
@@ -579,7 +594,10 @@ class FileAnalysis:
             out = argu.without_order()
             if q == "len":
                 # The length of a pd-shaped thing is a pd value.
-                out = replace(out, pd=_cap(out.pd | arg0.shape), shape=frozenset(), tree=frozenset())
+                out = replace(out, pd=_cap(out.pd | frozenset(replace(x, code="") for x in arg0.length_sources)),
+                              shape=frozenset(), tree=frozenset())
+            elif q in ("min", "max", "sum"):
+                out = replace(out, shape=frozenset())
             return out, None
         if q in K.ORDER_IMPOSING or q == "dict.fromkeys":
             if arg0.unordered:
@@ -661,29 +679,37 @@ class FileAnalysis:
         out = self._dtype_kw(node, args, argu)
         if shape_node is None:
             return out
+        stripped = False
         if q.endswith(".pad") and positional:
-            sv = self._pad_width(shape_node, positional[0].value)
+            sv, stripped = self._pad_width(shape_node, positional[0].value)
         else:
             sv = self.ev(shape_node)
-        base = replace(out, shape=frozenset()) if not q.endswith((".pad", ".reshape", ".broadcast_to", ".tile", ".resize")) else out
+        keeps_input_shape = q.endswith((".pad", ".reshape", ".broadcast_to", ".tile", ".resize")) and not stripped
+        base = out if keeps_input_shape else replace(out, shape=frozenset())
         if sv.pd:
             return replace(base, shape=_cap(base.shape | frozenset({self.src(node, f"a shape computed from {_first(sv.pd).describe()}")})))
         if q.endswith((".zeros", ".ones", ".empty", ".full", ".arange")) or q == "jax.ShapeDtypeStruct":
             return replace(base, shape=frozenset())
         return base
 
-    def _pad_width(self, width: cst.BaseExpression, array: cst.BaseExpression) -> Val:
-        """Taint of a pad width, ignoring `K - len(x)` terms for the array x itself (pads *to* K)."""
+    def _pad_width(self, width: cst.BaseExpression, array: cst.BaseExpression) -> tuple[Val, bool]:
+        """Taint of a pad width, ignoring `K - len(x)` terms for the array x itself (pads *to* K).
+
+        Also says whether such a term was found: then the padded length is K whatever x was.
+        """
         arr = _code(self.module, array)
+        found = []
 
         def strip(e: cst.BaseExpression) -> Val:
             if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.Subtract) and _measures(e.right, arr, self.module):
+                found.append(True)
                 return self.ev(e.left)
             if isinstance(e, (cst.Tuple, cst.List)):
                 return join_all(strip(el.value) for el in e.elements)
             return self.ev(e)
 
-        return strip(width)
+        v = strip(width)
+        return v, bool(found)
 
     def _shape_args(self, q: str, node: cst.Call, args) -> None:
         """Explicit shape arguments of global-array constructors (MCJ301)."""
@@ -710,7 +736,7 @@ class FileAnalysis:
             if meth in K.JIT_STAGING_METHODS:
                 return Val(callable=recv.callable), None
             return BOTTOM, None
-        if recv.ckpt and meth in K.CHECKPOINTER_COLLECTIVE_METHODS:
+        if meth in K.CHECKPOINTER_COLLECTIVE_METHODS and (recv.ckpt or self._orbax_args(node)):
             info.token = f"checkpointer.{meth}"
             return BOTTOM, f"checkpointer `.{meth}()`"
         if meth in K.COLLECTIVE_METHOD_NAMES:
@@ -756,6 +782,17 @@ class FileAnalysis:
         if meth == "__next__" or (meth == "get_next" and recv.process_dependent):
             info.may_raise_pd = True
         return res, coll
+
+    def _orbax_args(self, node: cst.Call) -> bool:
+        """`mngr.save(step, args=ocp.args.StandardSave(state))`: orbax's argument objects identify
+        a checkpoint manager even when its construction is out of sight."""
+        for a in node.args:
+            v = a.value
+            if isinstance(v, cst.Call):
+                q = self.qualify(v.func) or ""
+                if q.startswith(K.ORBAX_ARGS_PREFIXES):
+                    return True
+        return False
 
     # ---------------------------------------------------------------- sinks
     def _sink(self, code: str, v: Val, node: cst.CSTNode, what: str) -> None:
@@ -941,7 +978,7 @@ class FileAnalysis:
             it = replace(it, order=_cap(it.order | {s}))
         self.iters[node] = self.iters.get(node, BOTTOM).join(it)
         self.bind(node.target, elem)
-        self._loop(Val(pd=it.pd, pdc=frozenset()), node.body, node)
+        self._loop(Val(pd=_cap(it.pd | it.length_sources)), node.body, node)
         if node.orelse is not None:
             self.block(node.orelse.body)
 
@@ -1044,6 +1081,7 @@ class FileAnalysis:
                      param_taint: dict[str, Val] | None = None) -> None:
         env: dict[str, Val] = {}
         params = _all_params(node.params)
+        callbacks = self.index.callback_params.get(qual, ())
         for i, p in enumerate(params):
             name = p.name.value
             v = defaults.get(name, BOTTOM)
@@ -1051,6 +1089,8 @@ class FileAnalysis:
                 v = v.join(param_taint[name])
             if i == 0 and cls and name in ("self", "cls") and not _is_static(node):
                 v = Val(cls=cls)
+            if name in callbacks:
+                v = v.join(Val(callable=f"the collective callback passed as `{name}`"))
             env[name] = v
         for star in (node.params.star_arg, node.params.star_kwarg):
             if isinstance(star, cst.Param):

@@ -97,10 +97,27 @@ class Val:
 
     def element(self) -> Val:
         """An element taken from a container: process-local containers give process-local content."""
-        return Val(frozenset(), _cap(self.pd | self.pdc), self.order, self.hash)
+        # Shape sources: code "" (this array's shape differs), "len" (this container's length
+        # differs), "elem" (its elements' shapes differ). An element of a differing array or of a
+        # container of differing elements differs; a container's length says nothing about it.
+        shape = frozenset(s if s.code == "" else replace(s, code="") for s in self.shape if s.code != "len")
+        return Val(frozenset(), _cap(self.pd | self.pdc), self.order, self.hash, shape)
 
     def without_order(self) -> Val:
         return replace(self, order=frozenset(), unordered=False)
+
+    def as_elements(self) -> Val:
+        """This value put into a container: its shape sources describe the container's elements."""
+        if not self.shape and not self.pd:
+            return self
+        # Differing elements make differing *content*; the container's length is its own business.
+        return replace(self, pd=frozenset(), pdc=_cap(self.pd | self.pdc),
+                       shape=frozenset(s if s.code == "elem" else replace(s, code="elem") for s in self.shape if s.code != "len"))
+
+    @property
+    def length_sources(self) -> frozenset[Src]:
+        """Why the number of elements (iterations) differs between processes."""
+        return frozenset(s for s in self.shape if s.code != "elem")
 
     @property
     def process_dependent(self) -> bool:
