@@ -48,18 +48,19 @@ def build_postmortem_report(
     procs = {p.process_index: p for p in processes}
     for idx in stacks:
         procs.setdefault(idx, ProcessReport(process_index=idx))
+    # Processes may arrive with their snapshots attached (from another host's supervisor).
+    stacks = {i: list(stacks.get(i) or p.snapshots) for i, p in procs.items()}
     last_seq = {i: p.last_seq for i, p in procs.items()}
     in_dispatch = {
         i: (p.dispatch.location.file, p.dispatch.location.line,
             f"a cross-process computation ({p.dispatch.name}, dispatch #{p.dispatch.seq})")
         for i, p in procs.items() if p.dispatch is not None and p.dispatch.location is not None
     }
-    merged, per = merge_stacks({i: stacks.get(i, []) for i in sorted(procs)}, last_seq, threads=threads,
+    merged, per = merge_stacks({i: stacks[i] for i in sorted(procs)}, last_seq, threads=threads,
                                collapse=collapse, in_dispatch=in_dispatch)
 
     for idx, p in procs.items():
-        if stacks.get(idx):
-            p.snapshots = list(stacks[idx])
+        p.snapshots = stacks[idx]
         ps = per[idx]
         if ps.blocked is not None:
             p.blocked_on = ps.blocked.what

@@ -81,6 +81,13 @@ class ProcessReport:
     blocked_on: str = ""
     progress: str = ""
 
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ProcessReport":
+        return _build(cls, d)
+
 
 @dataclass
 class Report:
