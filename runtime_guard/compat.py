@@ -130,15 +130,20 @@ def patch_initialize(after: Callable[[], None], fill_args: Callable[[dict], dict
     return undo
 
 
-def patch_shutdown(after: Callable[[], None]) -> Callable[[], None]:
-    """Run `after` right after `jax.distributed.shutdown()` (JAX calls it at exit). The guard's
-    threads must be stopped then: a daemon thread still inside a coordination-service call when
-    the interpreter finalizes aborts the process ("FATAL: exception not rethrown")."""
+def patch_shutdown(before: Callable[[], None], after: Callable[[], None]) -> Callable[[], None]:
+    """Run `before`/`after` around `jax.distributed.shutdown()` (JAX calls it at exit). Before: the
+    program is leaving, tell the others. After: the guard's threads must be stopped, since a daemon
+    thread still inside a coordination-service call when the interpreter finalizes aborts the
+    process ("FATAL: exception not rethrown")."""
     from jax._src import distributed
 
     orig = distributed.shutdown
 
     def shutdown(*args: Any, **kwargs: Any) -> Any:
+        try:
+            before()
+        except Exception:
+            pass
         try:
             return orig(*args, **kwargs)
         finally:

@@ -106,6 +106,7 @@ class Exchange:
         self.hb = 0
         self.verdict: dict | None = None
         self.verdict_event = threading.Event()
+        self.final_event = threading.Event()
         self.stop_event = threading.Event()
         self.tracker = compare.Tracker(died_after=settings.died_after, timeout=settings.timeout,
                                        min_learned=settings.min_learned_timeout, factor=settings.learned_factor)
@@ -132,14 +133,34 @@ class Exchange:
         for t in self._threads:
             t.join(max(0.0, deadline - time.monotonic()))
 
-    def mark_exit(self, status: str, info: dict) -> None:
-        """Called from the main thread as the program leaves: publish at once, synchronously."""
+    def mark_exit(self, status: str, info: dict, final_wait: float = 3.0) -> None:
+        """Called from the main thread as the program leaves: publish at once, then take part in a
+        last comparison (a fast program can finish before any background round saw its end). The
+        wait is bounded; JAX's own shutdown waits for every process anyway."""
         self.status = status
         self.exit_info = info
         try:
             self.publish(force=True)
+            self._final_round(final_wait)
         except Exception as e:  # never let the guard change how the program exits
             self._note(f"could not publish exit: {e}")
+
+    def _final_round(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        if self.p != 0:
+            while time.monotonic() < deadline and not self.final_event.is_set() and self.verdict is None:
+                self.final_event.wait(0.05)
+            return
+        while time.monotonic() < deadline and self.verdict is None:
+            states = self.kv.dir("state/")
+            if len(states) >= self.n and all(isinstance(s, dict) and s.get("status") != compare.RUNNING
+                                             for s in states.values()):
+                break
+            time.sleep(0.05)
+        if self.verdict is None:
+            self.compare_round()
+        if self.verdict is None:
+            self._send_ctl({"type": "final"})
 
     # -- publishing ----------------------------------------------------------------------------
 
@@ -364,13 +385,16 @@ class Exchange:
         self._deliver(data)
 
     def _break_barriers(self) -> None:
-        """Strict mode: make every pending barrier fail at once (a conflicting participant set
-        fails the barrier for all its waiters), so the main threads can raise instead of hanging."""
+        """Strict mode: make the other processes' pending barriers fail at once, so their main
+        threads raise instead of waiting. Joining a barrier with a conflicting participant set fails
+        it for every waiter; it must come from another process (a second arrival of the waiting
+        process itself does not count), so every process breaks the others' barriers."""
         try:
             states = self.kv.dir("state/")
         except KVError:
             return
-        ids = {tuple(s["pending"]) for s in states.values() if isinstance(s, dict) and s.get("pending")}
+        ids = {tuple(s["pending"]) for p, s in states.items()
+               if isinstance(s, dict) and s.get("pending") and int(p) != self.p}
         for seq, exact in ids:
             try:
                 self.kv.barrier(strict_barrier_id(seq, exact), 0.05, processes=[self.p])
@@ -392,18 +416,12 @@ class Exchange:
                 if msg.get("type") == "details":
                     self.answer_details(msg)
                 elif msg.get("type") == "verdict":
-                    if self.pending:
-                        self._break_own_barrier()
                     self._deliver(msg["report"])
+                    self._break_barriers()
+                elif msg.get("type") == "final":
+                    self.final_event.set()
             except KVError as e:
                 self._note(f"control message {msg.get('type')}: {e}")
-
-    def _break_own_barrier(self) -> None:
-        if self.pending:
-            try:
-                self.kv.barrier(strict_barrier_id(*self.pending), 0.05, processes=[self.p])
-            except KVError:
-                pass
 
     def _deliver(self, report: dict) -> None:
         if self.verdict is not None:

@@ -179,7 +179,8 @@ class Guard:
                 on_compile=self._on_compile,
             )
             self._undo_init = compat.patch_initialize(self._after_initialize, self._fill_initialize_args)
-            self._undo_shutdown = compat.patch_shutdown(self.stop_threads)
+            self._undo_shutdown = compat.patch_shutdown(lambda: self.mark_exit(0, None), self.stop_threads)
+            self._chain_excepthook()
         except Exception as e:
             self.hooks.uninstall()
             self.disabled_reason = f"could not install hooks: {e!r}"
@@ -188,6 +189,18 @@ class Guard:
         if compat.distributed_client() is not None:
             self._after_initialize()
         return True
+
+    def _chain_excepthook(self) -> None:
+        # In-code installs have no bootstrap to see an uncaught exception: record it on the way out.
+        prev = sys.excepthook
+
+        def hook(et: Any, ev: Any, tb: Any) -> None:
+            try:
+                self.mark_exit(1, ev)
+            finally:
+                prev(et, ev, tb)
+
+        sys.excepthook = hook
 
     def stop_threads(self) -> None:
         """Stop the exchange threads and wait for them (at exit, after JAX's own shutdown)."""
