@@ -1,0 +1,173 @@
+"""Parsers, merge rules and outlier ranking, fast. (The detections themselves are proven on real
+hanging JAX processes in test_hang_reports.py / test_guard_e2e.py.)"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from runtime_guard.report.model import Frame, StackSnapshot, Thread
+from runtime_guard.stacks import collect_stacks
+from runtime_guard.stacks.fallback import parse_faulthandler
+from runtime_guard.stacks.frames import blocked_on, calls_on_line, is_library, short_path
+from runtime_guard.stacks.merge import display_frames, main_thread, merge_stacks, python_key, ranges
+
+SITE = "/opt/venv/lib/python3.11/site-packages"
+
+
+def test_ranges():
+    assert ranges([]) == ""
+    assert ranges([3]) == "3"
+    assert ranges([0, 1]) == "0,1"
+    assert ranges([5, 0, 1, 2, 7, 8, 9, 11]) == "0-2,5,7-9,11"
+
+
+def test_parse_faulthandler_formats():
+    text = textwrap.dedent("""\
+        Thread 0x00007f0000000002 (most recent call first):
+          File "/app/loader.py", line 12 in fetch
+          File "/usr/lib/python3.11/threading.py", line 982 in run
+
+        Current thread 0x00007f0000000001 [python] (most recent call first):
+          File "/app/train.py", line 42 in step
+          File "/app/train.py", line 57 in <module>
+        Thread 0x00007f0000000003 (most recent call first):
+          <no Python frame>
+        """)
+    snap = parse_faulthandler(text, main_thread="0x7f0000000001", taken_at=5.0)
+    assert snap.method == "faulthandler" and snap.taken_at == 5.0
+    assert [t.name for t in snap.threads] == ["Thread 0x00007f0000000002", "python", "Thread 0x00007f0000000003"]
+    main = main_thread(snap)
+    assert main is snap.threads[1] and [(f.name, f.line) for f in main.frames] == [("step", 42), ("<module>", 57)]
+    assert snap.threads[2].frames == []
+
+
+def test_pyspy_and_faulthandler_agree_on_a_real_process(tmp_path, monkeypatch):
+    """The same live process seen by py-spy and by the faulthandler fallback merges into one class."""
+    prog = tmp_path / "worker.py"
+    prog.write_text(textwrap.dedent(f"""\
+        import sys, threading, time
+        sys.path.insert(0, {os.getcwd()!r})
+        from runtime_guard.stacks.fallback import install_fallback_dumper
+        install_fallback_dumper(sys.argv[1])
+        def loader():
+            time.sleep(60)
+        threading.Thread(target=loader, name="loader", daemon=True).start()
+        def step():
+            print("ready", flush=True)
+            time.sleep(60)
+        step()
+        """))
+    fb = tmp_path / "stacks.txt"
+    p = subprocess.Popen([sys.executable, str(prog), str(fb)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "ready"
+        time.sleep(0.2)
+        by_pyspy = collect_stacks([(0, p.pid, str(fb))], snapshots=1)[0]
+        monkeypatch.setenv("MCJAX_DISABLE_PYSPY", "1")
+        by_fallback = collect_stacks([(1, p.pid, str(fb))], snapshots=1)[1]
+        assert p.poll() is None
+    finally:
+        p.kill()
+        p.wait(timeout=30)
+    assert by_pyspy[0].method == "py-spy" and by_fallback[0].method == "faulthandler"
+    a, b = main_thread(by_pyspy[0]), main_thread(by_fallback[0])
+    assert python_key(a.frames) == python_key(b.frames)
+    assert [f.name for f in a.frames][:2] == ["step", "<module>"]
+    merged, per = merge_stacks({0: by_pyspy, 1: by_fallback})
+    assert len(merged["classes"]) == 1 and merged["classes"][0]["processes"] == [0, 1]
+    assert merged["classes"][0]["category"] == "sleep"
+    assert {t.name for t in by_pyspy[0].threads} >= {"MainThread", "loader"}
+
+
+def _snap(*stack: tuple[str, str, int], method: str = "py-spy", native: tuple[str, ...] = ()) -> StackSnapshot:
+    frames = [Frame(n, "libx.so", 0, "libx.so", native=True) for n in native]
+    frames += [Frame(name, file, line) for name, file, line in stack]  # innermost first
+    return StackSnapshot(0.0, method, [Thread(1, "MainThread", frames, active=False, is_main=True)])
+
+
+def test_library_runs_collapse_but_keep_entry_and_innermost():
+    frames = [
+        Frame("ExecuteReplicated.__call__", f"{SITE}/jax/_src/interpreters/pxla.py", 395),
+        Frame("_pjit_call_impl_python", f"{SITE}/jax/_src/pjit.py", 1190),
+        Frame("cache_miss", f"{SITE}/jax/_src/pjit.py", 259),
+        Frame("sync_global_devices", f"{SITE}/jax/experimental/multihost_utils.py", 165),
+        Frame("train", "/app/train.py", 30),
+        Frame("<module>", "/app/train.py", 50),
+        Frame("_run_code", "<frozen runpy>", 88),
+    ]
+    d = display_frames(frames)
+    assert [(x.kind, x.name) for x in d] == [("user", "<module>"), ("user", "train"), ("library", "sync_global_devices")]
+    assert d[-1].inner.name == "ExecuteReplicated.__call__" and d[-1].hidden == 2
+    assert [x.name for x in display_frames(frames, collapse=False)][0] == "_run_code"
+    assert is_library(frames[-1]) and not is_library(frames[4])
+    assert short_path(f"{SITE}/jax/_src/pjit.py") == "jax/_src/pjit.py"
+
+
+@pytest.mark.parametrize(
+    "native,source,expect",
+    [
+        (("pthread_cond_timedwait", "gloo::allreduce", "PjitFunction::Call"), "", ("collective", "a collective (gloo all-reduce)")),
+        (("syscall", "xla::CoordinationServiceAgent::WaitAtBarrier"), "", ("barrier", "a coordination-service barrier (wait_at_barrier)")),
+        (("clock_nanosleep", "time_sleep"), "", ("sleep", "time.sleep")),
+        ((), "time.sleep(3600)  # stuck loader", ("sleep", "time.sleep")),
+        ((), "jax.block_until_ready(w)", ("device-wait", "block_until_ready")),
+        ((), "q.join()", ("lock", "a lock or thread (q.join)")),
+        ((), "x = compute(y)", ("unknown", "")),
+    ],
+)
+def test_blocked_on(tmp_path, native, source, expect):
+    src = tmp_path / "prog.py"
+    src.write_text("import time\n" + (source or "step()") + "\n")
+    frames = [Frame(n, "libx.so", 0, "libx.so", native=True) for n in native] + [Frame("<module>", str(src), 2)]
+    b = blocked_on(frames)
+    assert (b.category, b.what) == expect
+
+
+def test_calls_on_line():
+    assert calls_on_line("total(x).block_until_ready()") == ["total", "total.block_until_ready"]
+    assert calls_on_line("for x in xs:") == []
+    assert calls_on_line("return f(g(1))") == ["g", "f"]  # evaluation order: the outermost call last
+
+
+def test_outliers_smaller_class_then_not_waiting_then_least_progressed():
+    at = lambda line, *native: _snap(("<module>", "/app/train.py", line), native=native)  # noqa: E731
+    coll = ("gloo::allreduce",)
+    # 3 vs 1: the single one is odd, whatever it does.
+    m, _ = merge_stacks({0: [at(10, *coll)], 1: [at(10, *coll)], 2: [at(12, *coll)], 3: [at(10, *coll)]})
+    assert m["outliers"] == [2] and m["classes"][0]["processes"] == [2]
+    # 1 vs 1: the one not waiting on its peers (sleeping) is odd, the one in the collective waits for it.
+    m, _ = merge_stacks({0: [at(10, *coll)], 1: [at(11, "clock_nanosleep", "time_sleep")]})
+    assert m["outliers"] == [1]
+    # 1 vs 1, both in collectives: the least progressed (guard's last dispatch seq) is odd.
+    m, _ = merge_stacks({0: [at(10, *coll)], 1: [at(11, *coll)]}, last_seq={0: 8, 1: 7})
+    assert m["outliers"] == [1] and m["classes"][0]["processes"] == [1]
+    # Nothing tells them apart: no outlier is claimed.
+    m, _ = merge_stacks({0: [at(10, *coll)], 1: [at(11, *coll)]}, last_seq={0: 8, 1: 8})
+    assert m["outliers"] == [] and not any(c["outlier"] for c in m["classes"])
+    # Everyone at the same place: one class, no outlier.
+    m, _ = merge_stacks({0: [at(10, *coll)], 1: [at(10, *coll)]})
+    assert len(m["classes"]) == 1 and m["outliers"] == []
+
+
+def test_stuck_versus_moving():
+    a = _snap(("<module>", "/app/train.py", 10))
+    b = _snap(("<module>", "/app/train.py", 11))
+    _, per = merge_stacks({0: [a, a, a], 1: [a, b], 2: [a]})
+    assert (per[0].progress, per[1].progress, per[2].progress) == ("stuck", "moving", "")
+
+
+def test_all_threads_gives_one_tree_per_thread_name():
+    def snap(line):
+        s = _snap(("<module>", "/app/train.py", line))
+        s.threads.append(Thread(2, "loader", [Frame("fetch", "/app/data.py", 7)], active=True))
+        return s
+
+    m, _ = merge_stacks({0: [snap(10)], 1: [snap(12)]}, threads="all")
+    assert [t["thread"] for t in m["trees"]] == ["MainThread", "loader"]
+    assert m["trees"][1]["root"]["children"][0]["processes"] == [0, 1]
