@@ -240,6 +240,8 @@ class ProjectIndex:
                 res, coll = self.call_name(fv.fn, argv)
             else:
                 res = argv
+        if coll is None and call.get("cbc") and ("n" not in call or self._callbacks_count(call["n"])):
+            coll = f"{call['cbc'][0]} passed as a callback"
         if coll is None and call.get("cb") and ("n" not in call or self._callbacks_count(call["n"])):
             for cb in call["cb"]:
                 c = self.ref(cb)
@@ -364,11 +366,12 @@ class ProjectIndex:
                         self.collective[q] = coll
                     changed = True
                 for call in f.calls:
-                    if call.get("cb") and "n" in call:
+                    if (call.get("cb") or call.get("cbc")) and "n" in call:
                         g = self._follow_reexport(call["n"])
                         gf = self.functions.get(g)
                         if gf is not None and gf.called_params and not self.callback_params.get(g):
-                            if any((self.ref(cb).callable or self.collective.get(self.ref(cb).fn or "")) for cb in call["cb"]):
+                            if call.get("cbc") or any((self.ref(cb).callable or self.collective.get(self.ref(cb).fn or ""))
+                                                      for cb in call["cb"]):
                                 self.callback_params[g] = set(gf.called_params)
                                 changed = True
                 dev = self._device_of(f)

@@ -259,6 +259,7 @@ class _Summarizer:
         self.pending: list[tuple] = []
         self._in_class_body = False
         self._refs: set[str] = set()
+        self._loop_taints: list[Sym] = []
 
     # ---- names
     def qualify(self, node: ast.expr) -> str | None:
@@ -398,6 +399,21 @@ class _Summarizer:
     def ev_Lambda(self, node: ast.Lambda) -> Sym:
         return {}
 
+    def ev_Yield(self, node: ast.Yield) -> Sym:
+        # A generator "returns" what it yields, as often as its enclosing loops run.
+        v = sym_element(self.ev(node.value)) if node.value is not None else {}
+        for t in self._loop_taints:
+            v = sym_join(v, t)
+        if not self.scope.is_module:
+            self.scope.facts.returns = sym_join(self.scope.facts.returns, v)
+        return {}
+
+    def ev_YieldFrom(self, node: ast.YieldFrom) -> Sym:
+        v = self.ev(node.value)
+        if not self.scope.is_module:
+            self.scope.facts.returns = sym_join(self.scope.facts.returns, v)
+        return {}
+
     def ev_IfExp(self, node: ast.IfExp) -> Sym:
         c = sym_taint(self.ev(node.test))
         a, b = self.ev(node.body), self.ev(node.orelse)
@@ -422,6 +438,7 @@ class _Summarizer:
         for a in list(args) + list(kwargs.values()):
             argu = sym_join(argu, sym_taint(a))
         cbs = [r for a in list(args) + list(kwargs.values()) for r in a.get("refs", []) if not r.startswith(".")]
+        cbc = [a["callable"] for a in list(args) + list(kwargs.values()) if a.get("callable")]
         func = node.func
         q = self.qualify(func)
         facts = self.scope.facts
@@ -430,6 +447,8 @@ class _Summarizer:
             call["a"] = argu
         if cbs:
             call["cb"] = cbs[:MAX_ITEMS]
+        if cbc:
+            call["cbc"] = cbc[:MAX_ITEMS]
         if q is not None:
             r = self._known_call(q, node, args, kwargs, argu)
             if r is not None:
@@ -685,7 +704,11 @@ class _Summarizer:
         if it.get("u"):
             elem = sym_join(elem, {"order": [self.src("iteration over a set", node.iter, "MCJ201")]})
         self.bind(node.target, elem)
-        self._branches(sym_taint(it), [node.body + node.body, []])
+        self._loop_taints.append({k: v for k, v in it.items() if k in ("pd", "pdc", "via", "params", "refs")})
+        try:
+            self._branches(sym_taint(it), [node.body + node.body, []])
+        finally:
+            self._loop_taints.pop()
         self.run_block(node.orelse)
 
     st_AsyncFor = st_For
@@ -788,13 +811,13 @@ class _Summarizer:
             env[p] = sym_join({"params": [p]}, defaults.get(p))
         if facts.cls and params and params[0] in ("self", "cls"):
             env[params[0]] = {"cls": facts.cls}
-        saved = self.scope, self.class_stack, self._in_class_body
+        saved = self.scope, self.class_stack, self._in_class_body, self._loop_taints
         self.scope = _Scope(facts, env, outer)
-        self.class_stack, self._in_class_body = classes, False
+        self.class_stack, self._in_class_body, self._loop_taints = classes, False, []
         try:
             self.run_block(node.body)
         finally:
-            self.scope, self.class_stack, self._in_class_body = saved
+            self.scope, self.class_stack, self._in_class_body, self._loop_taints = saved
 
     def run(self) -> ModuleSummary:
         self.run_block(self.tree.body)

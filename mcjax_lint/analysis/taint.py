@@ -43,6 +43,7 @@ class CallInfo:
     exits: bool = False  # sys.exit() and friends
     may_raise_pd: bool = False  # raises depending on process-local state (next() on local data, ...)
     exit_collective: str | None = None  # for context managers: collective work in __exit__
+    via_project: bool = False  # collective through a project function (not a primitive)
 
 
 @dataclass
@@ -438,6 +439,7 @@ class FileAnalysis:
                 args.append((pos, v))
                 pos += 1
         argu = join_all(v.data() for _, v in args)
+        info.args = args
         func = node.func
         q = self.qualify(func)
         result: Val | None = None
@@ -495,6 +497,9 @@ class FileAnalysis:
             res = self.anchor(res, node, short_name(q))
         # Same-file functions: remember tainted arguments to analyse the callee with them.
         target = self.index._follow_reexport(q)
+        fn = self.index.functions.get(target)
+        if coll and ((fn is not None and not fn.jit) or target in self.index.classes):
+            self.calls[node].via_project = True
         if target in self.fn_nodes:
             info = self.calls.get(node)
             if argu.divergent or (info and any(self._callable_desc(v) for _, v in info.args)):
@@ -811,6 +816,10 @@ class FileAnalysis:
             self.sinks.append(sink)
 
     def _check_collective_args(self, info: CallInfo) -> None:
+        # Only collective primitives: a project function's own body is analysed where it
+        # uses its arguments (with the values its same-file callers pass).
+        if info.via_project:
+            return
         what = info.collective or "collective work"
         for k, v in info.args:
             if v.order:
@@ -819,7 +828,12 @@ class FileAnalysis:
             if v.hash:
                 self._sink("MCJ203", v, info.node, what)
             if v.shape:
-                self._sink("MCJ301", v, info.node, what)
+                arrays = frozenset(x for x in v.shape if x.code != "len")
+                if arrays:
+                    self._sink("MCJ301", Val(shape=arrays), info.node, what)
+                lengths = frozenset(x for x in v.shape if x.code == "len")
+                if lengths:  # a list whose length differs: a different number of pytree leaves
+                    self._sink("MCJ302", Val(tree=lengths), info.node, what)
             if v.tree:
                 self._sink("MCJ302", v, info.node, what)
 
