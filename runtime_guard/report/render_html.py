@@ -216,7 +216,7 @@ _JS = r"""
       const box = el('div', 'snap');
       box.appendChild(el('div', 'snaphead', 'snapshot ' + (k + 1) + ' (+' + (s.taken_at - t0).toFixed(1) + ' s) by ' + s.method));
       if (s.note) box.appendChild(el('div', 'note', s.note));
-      s.threads.forEach(t => {
+      [...s.threads].sort((a, b) => (b.is_main ? 1 : 0) - (a.is_main ? 1 : 0)).forEach(t => {
         box.appendChild(el('div', '', 'thread ' + t.name + (t.is_main ? ' [main]' : '') + (t.active ? '' : ' (idle)')));
         t.frames.forEach(f => {
           const cls = f.native ? 'native' : (libRe.test(f.file) ? 'lib' : 'user');

@@ -129,7 +129,7 @@ def stack_lines(report: Report) -> list[str]:
                 out.append("    (same Python stacks as the previous snapshot)")
                 continue
             prev = s
-            for t in s.threads:
+            for t in sorted(s.threads, key=lambda t: not t.is_main):  # main thread first
                 state = "" if t.active else " (idle)"
                 out.append(f"    thread {t.name}{' [main]' if t.is_main else ''}{state}:")
                 for f in t.frames:

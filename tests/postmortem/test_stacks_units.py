@@ -59,6 +59,7 @@ def test_pyspy_and_faulthandler_agree_on_a_real_process(tmp_path, monkeypatch):
             time.sleep(60)
         threading.Thread(target=loader, name="loader", daemon=True).start()
         def step():
+            batch_size = 4096
             print("ready", flush=True)
             time.sleep(60)
         step()
@@ -71,6 +72,8 @@ def test_pyspy_and_faulthandler_agree_on_a_real_process(tmp_path, monkeypatch):
         by_pyspy = collect_stacks([(0, p.pid, str(fb))], snapshots=1)[0]
         monkeypatch.setenv("MCJAX_DISABLE_PYSPY", "1")
         by_fallback = collect_stacks([(1, p.pid, str(fb))], snapshots=1)[1]
+        monkeypatch.delenv("MCJAX_DISABLE_PYSPY")
+        with_locals = collect_stacks([(2, p.pid, str(fb))], snapshots=1, locals=True)[2]
         assert p.poll() is None
     finally:
         p.kill()
@@ -83,6 +86,10 @@ def test_pyspy_and_faulthandler_agree_on_a_real_process(tmp_path, monkeypatch):
     assert len(merged["classes"]) == 1 and merged["classes"][0]["processes"] == [0, 1]
     assert merged["classes"][0]["category"] == "sleep"
     assert {t.name for t in by_pyspy[0].threads} >= {"MainThread", "loader"}
+    # Local variables only when asked for.
+    assert all(f.locals is None for t in by_pyspy[0].threads for f in t.frames)
+    step = next(f for f in main_thread(with_locals[0]).frames if f.name == "step")
+    assert step.locals == {"batch_size": "4096"}
 
 
 def _snap(*stack: tuple[str, str, int], method: str = "py-spy", native: tuple[str, ...] = ()) -> StackSnapshot:
