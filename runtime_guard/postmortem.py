@@ -124,8 +124,10 @@ def stack_summary(merged: dict[str, Any], n_processes: int) -> str:
         return "no stacks could be collected (see the notes)"
     if len(classes) == 1:
         c = classes[0]
-        who = f"all {len(c['processes'])} processes are" if len(c["processes"]) > 1 else f"process {c['processes'][0]} is"
-        return f"{who} {_where(c)}{tail}"
+        if len(c["processes"]) > 1 and len(c["processes"]) == n_processes:
+            return f"all {n_processes} processes are {_where(c)}"
+        who, verb = _who(c["processes"])
+        return f"{who} {verb} {_where(c)}{tail}"
     outliers = [c for c in classes if c["outlier"]]
     others = [c for c in classes if not c["outlier"]]
     if outliers:

@@ -178,3 +178,17 @@ def test_all_threads_gives_one_tree_per_thread_name():
     m, _ = merge_stacks({0: [snap(10)], 1: [snap(12)]}, threads="all")
     assert [t["thread"] for t in m["trees"]] == ["MainThread", "loader"]
     assert m["trees"][1]["root"]["children"][0]["processes"] == [0, 1]
+
+
+def test_summary_names_who_has_no_stacks():
+    from runtime_guard.postmortem import build_postmortem_report
+    from runtime_guard.report.model import ProcessReport
+
+    a = _snap(("<module>", "/app/train.py", 10), native=("gloo::allreduce",))
+    procs = [ProcessReport(0, "ok"), ProcessReport(1, "died", note="killed by SIGKILL"), ProcessReport(2, "ok")]
+    rep = build_postmortem_report("died", procs, {0: [a, a], 2: [a, a]}, headline="process 1 died")
+    assert rep.summary.startswith("process 1 died; processes 0,2 are at ")
+    assert rep.summary.endswith("in a collective (gloo all-reduce) (stuck); no stacks from process 1")
+    assert [p.status for p in rep.processes] == ["ok", "died", "ok"] and rep.processes[1].note == "killed by SIGKILL"
+    with pytest.raises(ValueError):
+        build_postmortem_report("crash", procs, {})
