@@ -21,7 +21,6 @@ from typing import Any, Iterable
 from runtime_guard.report.model import KINDS, ProcessReport, Report, StackSnapshot
 from runtime_guard.report.writer import write_report
 from runtime_guard.stacks.collect import TargetLike, collect_stacks
-from runtime_guard.stacks.frames import short_path
 from runtime_guard.stacks.merge import ProcessStacks, merge_stacks, ranges
 
 
@@ -194,4 +193,4 @@ def collect_and_write(
     return write_postmortem(kind, processes, stacks, report_dir, guard_notes, **kwargs)
 
 
-__all__ = ["build_postmortem_report", "collect_and_write", "short_path", "stack_summary", "write_postmortem"]
+__all__ = ["build_postmortem_report", "collect_and_write", "stack_summary", "write_postmortem"]
