@@ -139,7 +139,7 @@ class Divergence:
             return ()
         if isinstance(body, cst.If):
             return self.seq_stmt(body)
-        if isinstance(body, cst.Else):
+        if isinstance(body, (cst.Else, cst.Finally)):
             body = body.body
         stmts = body.body if hasattr(body, "body") else body
         out: list = []
@@ -241,7 +241,7 @@ class Divergence:
     def _block_stmts(self, body) -> list:
         if body is None:
             return []
-        if isinstance(body, cst.Else):
+        if isinstance(body, (cst.Else, cst.Finally)):
             body = body.body
         if isinstance(body, cst.If):
             return [body]
@@ -362,6 +362,8 @@ class Divergence:
         if isinstance(small, cst.Return):
             kind = "return"
         elif isinstance(small, cst.Raise):
+            if small.exc is None:
+                return  # a bare re-raise: the exception already happened (MCJ104's business)
             kind = "raise"
         elif isinstance(small, cst.Break):
             kind = "break"
@@ -480,8 +482,7 @@ class Divergence:
             return
         body = self._block_stmts(s.body)
         # Collective work in the try body after the point that can raise.
-        after = _after(body, raise_node)
-        coll_after = first_tok(self.seq_block(after)) if after is not None else None
+        coll_after = self._collective_after(body, raise_node)
         for h in s.handlers:
             hb = self._block_stmts(h.body)
             reraises = any(isinstance(x, cst.SimpleStatementLine) and any(isinstance(y, cst.Raise) for y in x.body) for x in hb)
@@ -506,9 +507,18 @@ class Divergence:
         raise_val, raise_node = self.pd_raise(s.body)
         if raise_node is None:
             return
-        after = _after(self._block_stmts(s.body), raise_node)
-        if after is not None and first_tok(self.seq_block(after)) is not None:
+        if self._collective_after(self._block_stmts(s.body), raise_node) is not None:
             self.exceptions.append(ExceptionPoint(s, raise_node, raise_val, exit_tok, "exit"))
+
+    def _collective_after(self, stmts: list, node) -> Tok | None:
+        """First collective the block issues after `node` (later loop iterations included)."""
+        k = _index_of_containing(stmts, node)
+        if k >= len(stmts):
+            return None
+        t = first_tok(self.seq_block(stmts[k + 1:]))
+        if t is None and isinstance(stmts[k], (cst.For, cst.While)):
+            t = first_tok(self.seq_block(stmts[k].body))
+        return t
 
 
 def _with(f: _Frame, kind: str, stmts: list, cond: Val, other) -> _Frame:

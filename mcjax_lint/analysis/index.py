@@ -436,39 +436,32 @@ class ProjectIndex:
 
     # ---------------------------------------------------------------- prefilter
     def needs_full_analysis(self, s: ModuleSummary) -> bool:
+        """Whether the file can produce a finding: it must see a divergent value (directly or from
+        a project helper/attribute) and do collective work — except order/hash findings, which
+        also come from per-process partitions and seeds."""
         if s.initialize_line:
             return True
-        divergent = s.direct_sources or s.order_sources or s.hash_calls
-        collective = False
-        for q in s.functions:
-            if q in self.collective:
-                collective = True
-                break
-        if not collective:
-            for q, f in s.functions.items():
-                if f.jit or any(c.get("n") in self.functions and self.functions[c["n"]].jit for c in f.calls):
-                    collective = True
-                    break
-        if not divergent:
-            for q, f in s.functions.items():
+        pd, order, hashed = s.direct_sources, s.order_sources, s.hash_calls
+        if not (pd and order):
+            for f in s.functions.values():
                 for call in f.calls:
                     res, _ = self.call(call, s.path)
-                    if res.divergent:
-                        divergent = True
-                        break
-                if divergent:
-                    break
-        if not divergent:
+                    pd = pd or res.process_dependent
+                    order = order or bool(res.order) or res.unordered
+                    hashed = hashed or bool(res.hash)
             for r in s.refs_used:
-                if self.ref(r).divergent:
-                    divergent = True
-                    break
-        if not divergent:
+                v = self.ref(r)
+                pd = pd or v.process_dependent
+                order = order or bool(v.order) or v.unordered
+        if not (pd or order or hashed):
             return False
-        if collective:
-            return True
-        # Order sharded by process index (MCJ201/202) and hash seeds (MCJ203) need no collective.
-        return bool((s.order_sources and s.direct_sources) or s.hash_calls)
+        for q, f in s.functions.items():
+            if q in self.collective or f.jit:
+                return True
+            for c in f.calls:
+                if c.get("cbc") or (c.get("n") in self.functions and self.functions[c["n"]].jit):
+                    return True
+        return bool((order and pd) or hashed)
 
 
 def _chain(c: str, call: dict, f: FunctionFacts, short: str) -> str:

@@ -869,7 +869,7 @@ class FileAnalysis:
         if isinstance(body, cst.If):
             self.stmt(body)
             return
-        if isinstance(body, cst.Else):
+        if isinstance(body, (cst.Else, cst.Finally)):
             body = body.body
         stmts = body.body if hasattr(body, "body") else body
         for s in stmts:
