@@ -110,9 +110,10 @@ def main(argv: list[str] | None = None) -> int:
     root = config.project_root
     excluder = Excluder(root or Path.cwd().resolve(), config.all_excludes)
     missing: list[Path] = []
-    targets = discover(paths, excluder, force_exclude=args.force_exclude, missing=missing)
+    gi = config.respect_gitignore
+    targets = discover(paths, excluder, force_exclude=args.force_exclude, missing=missing, respect_gitignore=gi)
     # Cross-module facts come from the whole project, whichever files were passed.
-    project_files = discover([root], excluder) if root is not None else targets
+    project_files = discover([root], excluder, respect_gitignore=gi) if root is not None else targets
 
     from mcjax_lint.runner import lint_files
 

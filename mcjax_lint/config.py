@@ -56,6 +56,7 @@ class LintConfig:
     extend_exclude: tuple[str, ...] = ()
     severity: Mapping[str, Severity] = field(default_factory=dict)
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    respect_gitignore: bool = True
     cache_dir: str = DEFAULT_CACHE_DIR
     analysis: AnalysisSettings = field(default_factory=AnalysisSettings)
 
@@ -264,6 +265,10 @@ def parse_table(table: Mapping[str, Any], path: Path, base: LintConfig | None = 
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise ConfigError(f"{path}: 'max-file-size' must be a positive integer (bytes), got {value!r}")
             updates["max_file_size"] = value
+        elif key == "respect-gitignore":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{path}: 'respect-gitignore' must be true or false, got {value!r}")
+            updates["respect_gitignore"] = value
         elif key == "cache-dir":
             if not isinstance(value, str) or not value:
                 raise ConfigError(f"{path}: 'cache-dir' must be a non-empty string, got {_type_name(value)}")
@@ -288,7 +293,7 @@ def parse_table(table: Mapping[str, Any], path: Path, base: LintConfig | None = 
 
 KNOWN_KEYS = (
     "select", "extend-select", "ignore", "per-file-ignores", "exclude", "extend-exclude", "severity",
-    "max-file-size", "cache-dir", "collective-functions", "benign-functions",
+    "max-file-size", "respect-gitignore", "cache-dir", "collective-functions", "benign-functions",
     "process-dependent-sources", "sanitizers", "assume-unknown-calls-collective",
 )
 

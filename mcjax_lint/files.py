@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -100,23 +101,52 @@ def find_project_root(start: Path) -> Path | None:
     return None
 
 
+def git_visible_python_files(top: Path) -> list[Path] | None:
+    """Python files under `top` that git does not ignore (tracked or untracked), or None when
+    `top` is not inside a git work tree (or git is unavailable). Asking git honours every
+    .gitignore, .git/info/exclude and the global excludes file exactly as git does."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(top), "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "*.py"],
+            capture_output=True, timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0:
+        return None
+    files = []
+    for rel in out.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        if rel:
+            p = top / rel
+            if p.is_file() or p.is_symlink():  # the index may list files deleted from the tree
+                files.append(p)
+    return files
+
+
 def discover(
     paths: Sequence[Path],
     excluder: Excluder,
     *,
     force_exclude: bool = False,
     missing: list[Path] | None = None,
+    respect_gitignore: bool = True,
 ) -> list[Path]:
     """Python files under `paths` (resolved, sorted, without duplicates).
 
-    Paths that do not exist are appended to `missing` (the caller reports them)."""
+    Directories are searched for `*.py` files that are not excluded and, with
+    `respect_gitignore` (the default, as in ruff), not ignored by git. Paths that do not exist
+    are appended to `missing` (the caller reports them)."""
     found: set[Path] = set()
     for given in paths:
         p = given.resolve()
         if p.is_dir():
             if force_exclude and p != excluder.root and excluder.excluded(p):
                 continue
-            found.update(_walk(p, excluder))
+            listed = git_visible_python_files(p) if respect_gitignore else None
+            if listed is None:
+                found.update(_walk(p, excluder))
+            else:
+                found.update(f for f in listed if not excluder.excluded(f, p))
         elif p.exists() or p.is_symlink():
             if force_exclude and excluder.excluded(p):
                 continue
