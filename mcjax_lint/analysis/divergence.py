@@ -351,8 +351,8 @@ class Divergence:
                 comp = n.for_in
                 while comp is not None and body:
                     it = self.fa.iters.get(comp, BOTTOM)
-                    if it.pd or it.length_sources:
-                        self.loops.append(LoopPoint(n, Val(pd=it.pd | it.length_sources), body[0], "iterable"))
+                    if it.count_sources:
+                        self.loops.append(LoopPoint(n, Val(pd=it.count_sources), body[0], "iterable"))
                         break
                     comp = comp.inner_for_in
             stack.extend(n.children)
@@ -443,8 +443,8 @@ class Divergence:
             return
         if isinstance(s, cst.For):
             it = self.fa.iters.get(s, BOTTOM)
-            if it.pd or it.length_sources:
-                self.loops.append(LoopPoint(s, Val(pd=it.pd | it.length_sources), t, "iterable"))
+            if it.count_sources:
+                self.loops.append(LoopPoint(s, Val(pd=it.count_sources), t, "iterable"))
         else:
             c = self.fa.conds.get(s, BOTTOM)
             if c.divergent:

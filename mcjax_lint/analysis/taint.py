@@ -401,7 +401,7 @@ class FileAnalysis:
                     elem = replace(elem, order=_cap(elem.order | {s}))
                     out = replace(out, order=_cap(out.order | {s}))
                 out = out.join(Val(order=it.order, hash=it.hash))
-                length = length.join(Val(pd=it.pd, shape=it.length_sources))
+                length = length.join(Val(pd=it.count_sources))
                 self.bind(comp.target, elem)
                 for cif in comp.ifs:
                     c = self.ev(cif.test).data()
@@ -414,12 +414,12 @@ class FileAnalysis:
                 out = out.join(v.data().as_elements() if kind != "gen" else v.data())
                 if kind == "dict" and e is elts[0] and v.pd:
                     out = replace(out, tree=_cap(out.tree | frozenset({self.src(e, f"dict keys from {_first(v.pd).describe()}")})))
-            if kind in ("list", "dict") and (length.shape or length.pd):
-                why = _first(length.shape | length.pd)
+            if kind in ("list", "dict") and length.pd:
+                why = _first(length.pd)
                 out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a {kind} whose length depends on {why.describe()}", "len")})))
         finally:
             self.scope = saved
-        return out
+        return replace(out, struct=kind) if kind in ("list", "dict", "set") else out
 
     # ---------------------------------------------------------------- calls
     def ev_Call(self, node: cst.Call) -> Val:
@@ -480,6 +480,8 @@ class FileAnalysis:
                 result = argu
         if coll is None:
             coll = self._callback_collective(q or info.name, args)
+        if not coll and result is not None:
+            result = self._shaped_result(info.name or q, node, args, result)
         info.args = args
         if coll and not info.collective:
             info.collective = coll
@@ -668,10 +670,18 @@ class FileAnalysis:
         return None, None
 
     def _dtype_kw(self, node, args, argu: Val) -> Val:
-        for k, v in args:
-            if k == "dtype" and v.pd:
-                return replace(argu, shape=_cap(argu.shape | frozenset({self.src(node, f"a dtype chosen by {_first(v.pd).describe()}")})))
         return argu
+
+    def _shaped_result(self, name: str | None, node: cst.Call, args, result: Val) -> Val:
+        """Shape sources of a call's result: `shape=`/`size=`/`dtype=` from a process-dependent
+        value, and arrays computed from a container whose length differs."""
+        for k, v in args:
+            if k in _SHAPE_KWS and v.pd:
+                what = "a dtype chosen by" if k == "dtype" else "a shape computed from"
+                result = replace(result, shape=_cap(result.shape | frozenset({self.src(node, f"{what} {_first(v.pd).describe()}")})))
+        if result.shape and (name or "") not in _CONTAINER_BUILTINS and any(x.code == "len" for x in result.shape):
+            result = replace(result, shape=frozenset(replace(x, code="") if x.code == "len" else x for x in result.shape))
+        return result
 
     def _shape_constructor(self, q: str, node: cst.Call, args, argu: Val) -> Val:
         idx, kw = K.SHAPE_CONSTRUCTORS[q]
@@ -992,7 +1002,7 @@ class FileAnalysis:
             it = replace(it, order=_cap(it.order | {s}))
         self.iters[node] = self.iters.get(node, BOTTOM).join(it)
         self.bind(node.target, elem)
-        self._loop(Val(pd=_cap(it.pd | it.length_sources)), node.body, node)
+        self._loop(Val(pd=it.count_sources), node.body, node)
         if node.orelse is not None:
             self.block(node.orelse.body)
 
@@ -1152,6 +1162,10 @@ class _Twice:
         self.body = list(stmts) * 2
 
 
+_SHAPE_KWS = ("dtype", "shape", "size", "new_shape", "newshape", "global_shape")
+# Calls whose result is still a container of the same elements (its length, not an array shape).
+_CONTAINER_BUILTINS = {"list", "tuple", "sorted", "reversed", "enumerate", "zip", "map", "filter", "iter", "set",
+                       "frozenset", "dict", "itertools.chain", "itertools.islice", "collections.deque"}
 _PASSTHROUGH = {"int", "float", "str", "bool", "abs", "round", "repr", "format", "divmod", "pow", "dict", "range",
                 "bytes", "ord", "chr", "slice", "type"}
 

@@ -108,11 +108,21 @@ class Val:
 
     def as_elements(self) -> Val:
         """This value put into a container: its shape sources describe the container's elements."""
-        if not self.shape and not self.pd:
+        if not self.shape:
             return self
-        # Differing elements make differing *content*; the container's length is its own business.
-        return replace(self, pd=frozenset(), pdc=_cap(self.pd | self.pdc),
-                       shape=frozenset(s if s.code == "elem" else replace(s, code="elem") for s in self.shape if s.code != "len"))
+        return replace(self, shape=frozenset(s if s.code == "elem" else replace(s, code="elem") for s in self.shape if s.code != "len"))
+
+    @property
+    def count_sources(self) -> frozenset[Src]:
+        """Why iterating this value can take a different number of steps on different processes.
+
+        A literal or comprehension has a known length (its `struct`): only explicit length
+        sources count. For an opaque process-dependent value (a dataset shard, a local
+        iterator) the length is as process-dependent as the value.
+        """
+        if self.struct is None:
+            return _cap(self.pd | self.length_sources)
+        return self.length_sources
 
     @property
     def length_sources(self) -> frozenset[Src]:
