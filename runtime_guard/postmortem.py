@@ -18,9 +18,10 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
-from runtime_guard.report.model import KINDS, ProcessReport, Report, StackSnapshot
+from runtime_guard.report.model import KINDS, Frame, ProcessReport, Report, StackSnapshot
 from runtime_guard.report.writer import write_report
 from runtime_guard.stacks.collect import TargetLike, collect_stacks
+from runtime_guard.stacks.frames import is_library
 from runtime_guard.stacks.merge import ProcessStacks, merge_stacks, ranges
 
 
@@ -64,8 +65,9 @@ def build_postmortem_report(
         if ps.blocked is not None:
             p.blocked_on = ps.blocked.what
         p.progress = ps.progress
-        if ps.location is not None and (p.location is None or kind in ("hang", "missing", "snapshot")):
-            p.location = ps.location  # where it is now; the guard's call site stays in p.dispatch
+        guard_in_library = p.location is not None and is_library(Frame("", p.location.file, p.location.line))
+        if ps.location is not None and (p.location is None or guard_in_library or kind in ("hang", "missing", "snapshot")):
+            p.location = ps.location  # where it is now, in user code; the guard's call site stays in p.dispatch
         if p.status == "unknown":
             p.status = _status(kind, ps)
         if ps.thread is None and not p.note:
