@@ -1,14 +1,20 @@
-"""On-disk cache under `<project>/.mcjax_cache/` (gitignored): per-file summaries and findings.
+"""On-disk cache under `<project>/.mcjax_cache/` (gitignored by a `.gitignore` inside it).
 
-Two JSON files per tool version (never pickle: a cache in a cloned repository must not be able
-to run code):
+Layout, per tool version and code fingerprint (`v1-<version>-<code>/`):
 
-- `summaries.json` — per file (by project-relative path): stat signature, content digest,
-  module name, the engine's summary (or the error that kept it from being summarised), the
-  suppression comments. Summaries depend only on the file's bytes, path and module name.
+- `files.json` — per file (project-relative path): stat signature, content digest, module name,
+  digest of its summary (or the error that kept it from being summarised), its suppression
+  comments. Small: a warm run with nothing changed reads only this and the findings.
+- `summaries/<digest>.json` — the engine's summaries, content-addressed, read only when the
+  project index has to be rebuilt.
 - `findings-<settings>.json` — per file: the raw engine findings and the key they were computed
-  under: the file's digest plus the fingerprint of the project facts they depend on. Findings
-  never depend on cache state: a record whose key differs is recomputed.
+  under (file digest + the project fingerprint). A record whose key differs is recomputed, so
+  findings never depend on the cache's state.
+- `index-<settings>.pickle` — the last project index, with an HMAC. The index is a Python object
+  graph (rebuilding it is the costly global step), so it is pickled; a pickle from a cloned
+  repository could run code when loaded, so it is signed with a per-user key kept outside the
+  project (`~/.cache/mcjax/cache-key`, mode 0600) and loaded only when the signature matches.
+  Everything else is JSON.
 
 The stat signature only saves re-reading a file: it is trusted when the file's mtime is older
 than the moment the digest was taken (minus a margin), as git does for its index, so a file
@@ -17,8 +23,12 @@ rewritten within one timestamp tick is always re-read.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import os
+import pickle
+import secrets
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -27,9 +37,8 @@ from typing import Any
 
 from mcjax_lint import __version__
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 _RACY_MARGIN_NS = 2_000_000_000  # files touched within 2 s of being hashed are re-read
-
 _GITIGNORE = "# Created by mcjax-lint; never commit this cache.\n*\n"
 
 
@@ -43,8 +52,7 @@ class FileRecord:
     checked_ns: int  # when the digest was taken
     digest: str  # content hash
     module: str
-    summary: dict | None  # the engine's ModuleSummary.to_dict(), None on error
-    summary_digest: str | None
+    summary_digest: str | None  # None when the file could not be summarised
     error: str | None  # why the file could not be summarised
     suppressions: list[list[Any]] = field(default_factory=list)
 
@@ -52,8 +60,7 @@ class FileRecord:
         return stat_signature(st) == self.sig and st.st_mtime_ns < self.checked_ns - _RACY_MARGIN_NS
 
     def to_json(self) -> list:
-        return [self.sig, self.checked_ns, self.digest, self.module, self.summary, self.summary_digest,
-                self.error, self.suppressions]
+        return [self.sig, self.checked_ns, self.digest, self.module, self.summary_digest, self.error, self.suppressions]
 
     @classmethod
     def from_json(cls, v: list) -> "FileRecord":
@@ -67,43 +74,57 @@ class FindingsRecord:
 
 
 class Cache:
-    """Load once, update in memory, save what changed (atomically) at the end."""
+    """Load the small tables once, update in memory, save what changed (atomically)."""
 
-    def __init__(self, directory: Path, summary_version: str, settings_fingerprint: str) -> None:
-        self.dir = directory / f"v{CACHE_FORMAT}-{__version__}"
+    def __init__(self, directory: Path, code_fingerprint: str, settings_fingerprint: str) -> None:
         self.root_dir = directory
-        self.summary_version = summary_version
+        self.dir = directory / f"v{CACHE_FORMAT}-{__version__}-{code_fingerprint}"
         self.settings_fingerprint = settings_fingerprint
         self.files: dict[str, FileRecord] = {}
         self.findings: dict[str, FindingsRecord] = {}
+        self._new_summaries: dict[str, dict] = {}
         self._files_dirty = False
         self._findings_dirty = False
         self._load()
 
-    # -- paths
     @property
-    def _summaries_path(self) -> Path:
-        return self.dir / f"summaries-{self.summary_version}.json"
+    def _files_path(self) -> Path:
+        return self.dir / "files.json"
 
     @property
     def _findings_path(self) -> Path:
-        return self.dir / f"findings-{self.summary_version}-{self.settings_fingerprint}.json"
+        return self.dir / f"findings-{self.settings_fingerprint}.json"
+
+    @property
+    def _index_path(self) -> Path:
+        return self.dir / f"index-{self.settings_fingerprint}.pickle"
 
     def _load(self) -> None:
-        data = _read_json(self._summaries_path)
+        data = _read_json(self._files_path)
         if isinstance(data, dict):
             try:
-                self.files = {k: FileRecord.from_json(v) for k, v in data.get("files", {}).items()}
+                self.files = {k: FileRecord.from_json(v) for k, v in data.items()}
             except (TypeError, ValueError):
                 self.files = {}
         data = _read_json(self._findings_path)
         if isinstance(data, dict):
             try:
-                self.findings = {k: FindingsRecord(v[0], v[1]) for k, v in data.get("files", {}).items()}
-            except (TypeError, ValueError, IndexError):
+                self.findings = {k: FindingsRecord(v[0], v[1]) for k, v in data.items()}
+            except (TypeError, ValueError, IndexError, KeyError):
                 self.findings = {}
 
-    # -- updates
+    # -- summaries (content-addressed)
+    def summary(self, digest: str) -> dict | None:
+        got = self._new_summaries.get(digest)
+        if got is not None:
+            return got
+        data = _read_json(self.dir / "summaries" / f"{digest}.json")
+        return data if isinstance(data, dict) else None
+
+    def put_summary(self, digest: str, summary: dict) -> None:
+        self._new_summaries[digest] = summary
+
+    # -- records
     def put_file(self, rel: str, record: FileRecord) -> None:
         self.files[rel] = record
         self._files_dirty = True
@@ -115,11 +136,13 @@ class Cache:
             self._files_dirty = True
 
     def put_findings(self, rel: str, key: str, findings: list[dict]) -> None:
-        self.findings[rel] = FindingsRecord(key, findings)
-        self._findings_dirty = True
+        old = self.findings.get(rel)
+        if old is None or old.key != key or old.findings != findings:
+            self.findings[rel] = FindingsRecord(key, findings)
+            self._findings_dirty = True
 
     def forget_missing(self, present: set[str]) -> None:
-        """Drop records of files that no longer exist in the project."""
+        """Drop records of files that are no longer part of the project."""
         for table, attr in ((self.files, "_files_dirty"), (self.findings, "_findings_dirty")):
             gone = [k for k in table if k not in present]
             for k in gone:
@@ -127,28 +150,117 @@ class Cache:
             if gone:
                 setattr(self, attr, True)
 
-    def save(self) -> None:
-        """Write what changed. A cache that cannot be written is skipped silently: it only
-        costs time on the next run, never correctness."""
+    # -- the project index (signed pickle)
+    def load_index(self, project_fingerprint: str) -> Any | None:
+        key = _user_key()
+        if key is None:
+            return None
         try:
-            if not (self._files_dirty or self._findings_dirty):
+            blob = self._index_path.read_bytes()
+        except OSError:
+            return None
+        head, _, payload = blob.partition(b"\n")
+        try:
+            mac, fp = head.decode("ascii").split(" ", 1)
+        except (UnicodeDecodeError, ValueError):
+            return None
+        if fp != project_fingerprint:
+            return None
+        if not hmac.compare_digest(mac, hmac.new(key, fp.encode() + b"\n" + payload, hashlib.sha256).hexdigest()):
+            return None
+        try:
+            return pickle.loads(payload)
+        except Exception:  # a stale class layout or a truncated file: rebuild
+            return None
+
+    def save_index(self, project_fingerprint: str, index: Any) -> None:
+        key = _user_key()
+        if key is None:
+            return
+        try:
+            payload = pickle.dumps(index, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # an index that cannot be pickled is simply rebuilt next time
+            return
+        mac = hmac.new(key, project_fingerprint.encode() + b"\n" + payload, hashlib.sha256).hexdigest()
+        self._pending_index = f"{mac} {project_fingerprint}\n".encode() + payload
+
+    _pending_index: bytes | None = None
+
+    # -- saving
+    def save(self) -> None:
+        """Write what changed. A cache that cannot be written only costs time on the next run."""
+        try:
+            if not (self._files_dirty or self._findings_dirty or self._new_summaries or self._pending_index):
                 return
             self.dir.mkdir(parents=True, exist_ok=True)
             gi = self.root_dir / ".gitignore"
             if not gi.exists():
                 gi.write_text(_GITIGNORE)
+            if self._new_summaries:
+                sdir = self.dir / "summaries"
+                sdir.mkdir(exist_ok=True)
+                for digest, summary in self._new_summaries.items():
+                    target = sdir / f"{digest}.json"
+                    if not target.exists():
+                        _write_bytes(target, json.dumps(summary, separators=(",", ":")).encode())
+                self._new_summaries.clear()
+                self._prune_summaries(sdir)
             if self._files_dirty:
-                _write_json(self._summaries_path, {"files": {k: v.to_json() for k, v in self.files.items()}})
+                _write_bytes(self._files_path, json.dumps({k: v.to_json() for k, v in self.files.items()},
+                                                          separators=(",", ":")).encode())
             if self._findings_dirty:
-                _write_json(self._findings_path,
-                            {"files": {k: [v.key, v.findings] for k, v in self.findings.items()}})
+                _write_bytes(self._findings_path, json.dumps({k: [v.key, v.findings] for k, v in self.findings.items()},
+                                                             separators=(",", ":")).encode())
+            if self._pending_index:
+                _write_bytes(self._index_path, self._pending_index)
+                self._pending_index = None
             self._files_dirty = self._findings_dirty = False
         except OSError:
             pass
 
 
+    def _prune_summaries(self, sdir: Path) -> None:
+        """Delete summaries no record names once they clearly outnumber the live ones."""
+        names = os.listdir(sdir)
+        if len(names) <= 2 * len(self.files) + 64:
+            return
+        live = {f"{r.summary_digest}.json" for r in self.files.values()}
+        for name in names:
+            if name not in live and name.endswith(".json"):
+                try:
+                    os.unlink(sdir / name)
+                except OSError:
+                    pass
+
+
 def now_ns() -> int:
     return time.time_ns()
+
+
+def _user_key() -> bytes | None:
+    """The per-user secret that signs pickled cache entries; None when it cannot be kept."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mcjax"
+    path = base / "cache-key"
+    try:
+        data = path.read_bytes()
+        if len(data) >= 32 and (os.stat(path).st_mode & 0o077) == 0:
+            return data
+        if len(data) >= 32:
+            return None  # readable by others: do not trust it
+    except OSError:
+        pass
+    try:
+        base.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(secrets.token_bytes(32))
+        return path.read_bytes()
+    except OSError:
+        try:  # another process created it first
+            data = path.read_bytes()
+            return data if len(data) >= 32 else None
+        except OSError:
+            return None
 
 
 def _read_json(path: Path) -> Any:
@@ -159,12 +271,13 @@ def _read_json(path: Path) -> Any:
         return None
 
 
-def _write_json(path: Path, data: Any) -> None:
-    # Atomic replace: concurrent linters (pre-commit runs several) never see a torn file.
+def _write_bytes(path: Path, data: bytes) -> None:
+    # Atomic replace: concurrent linters (pre-commit may run several) never see a torn file.
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, separators=(",", ":"))
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         try:

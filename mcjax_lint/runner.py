@@ -8,11 +8,12 @@ Work per run, cheapest first:
 2. For each project file: trust the cached digest when the stat signature is unchanged (and not
    racy), else read and hash it. Files whose digest has no cached summary are summarised
    (stdlib `ast`, `engine.summarize`) — in worker processes when there are many.
-3. The project fingerprint is a hash over every file's (path, module, summary digest). A target
-   whose cached findings were computed under the same project fingerprint and content digest is
-   done. Only otherwise is the index built (`engine.build_index`, once) and, when the engine
-   can say which project facts a module depends on, findings computed under an older project
-   fingerprint are still reused if those facts did not change.
+3. The project fingerprint is a hash over every file's (path, module, summary digest) and the
+   settings. A target whose cached findings were computed under the same project fingerprint
+   and content digest is done. Only otherwise is the index needed: loaded from the cache when
+   one was built for this very fingerprint (an edit that leaves every summary unchanged, the
+   usual pre-commit case), else built (`engine.build_index`, once) from the summaries. The index
+   is one fixpoint over the whole call graph, so any summary change re-analyses every target.
 4. Targets still without findings go through `needs_full_analysis` and, if selected,
    `engine.analyze` (libcst) — in worker processes when there are many.
 5. Selection, per-file ignores, severity overrides and suppressions apply to the raw findings
@@ -156,20 +157,20 @@ _W_INDEX: Any = None
 _W_MAX_SIZE: int = 0
 
 
-def _summarize_task(task: tuple[str, str, str]) -> tuple[str, Any]:
-    """(abs path, rel, module) -> (rel, FileRecord json | ("error", message, cacheable))."""
+def _summarize_task(task: tuple[str, str, str]) -> tuple[str, Any, dict | None]:
+    """(abs path, rel, module) -> (rel, FileRecord json or ("error", message, cacheable, ...), summary)."""
     abs_path, rel, module = task
     checked = now_ns()
     try:
         data, st = read_bytes(Path(abs_path), _W_MAX_SIZE)
     except ReadError as e:
-        return rel, ("error", str(e), False, None, None, None)
+        return rel, ("error", str(e), False, None, None, None), None
     digest = _digest(data)
     sig = stat_signature(st)
     try:
         text = decode_source(data)
     except ReadError as e:
-        return rel, ("error", str(e), True, digest, sig, checked)
+        return rel, ("error", str(e), True, digest, sig, checked), None
     try:
         summary = engine.summarize(text, rel, module).to_dict()
         error = None
@@ -177,8 +178,8 @@ def _summarize_task(task: tuple[str, str, str]) -> tuple[str, Any]:
     except AnalysisError as e:
         summary, sdig, error = None, None, describe_error(e)
     supp = [s.to_list() for s in sup.scan(text)]
-    rec = FileRecord(sig, checked, digest, module, summary, sdig, error, supp)
-    return rel, rec.to_json()
+    rec = FileRecord(sig, checked, digest, module, sdig, error, supp)
+    return rel, rec.to_json(), summary
 
 
 def _analyze_task(task: tuple[str, str, str, str]) -> tuple[str, str | None, list[dict] | None, str | None]:
@@ -270,6 +271,20 @@ def lint_files(
     cwd: Path | None = None,
 ) -> LintResult:
     """Lint `targets` with cross-module facts from `targets` ∪ `project_files`."""
+    for _ in range(3):
+        try:
+            return _lint_files(targets, project_files, config, jobs, use_cache, cwd)
+        except _CacheMiss as e:  # a summary file vanished: forget the records that named it
+            if config.project_root is not None:
+                cache = Cache(config.project_root / config.cache_dir, code_fingerprint(), config.analysis_fingerprint())
+                for rel in [r for r, rec in cache.files.items() if rec.summary_digest == e.args[0]]:
+                    del cache.files[rel]
+                    cache._files_dirty = True
+                cache.save()
+    return _lint_files(targets, project_files, config, jobs, False, cwd)
+
+
+def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd) -> LintResult:
     global _W_SETTINGS, _W_INDEX, _W_MAX_SIZE
     cwd = cwd or Path.cwd()
     root = config.project_root
@@ -289,9 +304,9 @@ def lint_files(
 
     cache: Cache | None = None
     if use_cache and root is not None:
-        cache = Cache(root / config.cache_dir, str(getattr(engine, "SUMMARY_VERSION", "0")),
-                      f"{config.analysis_fingerprint()}-{code_fingerprint()}")
+        cache = Cache(root / config.cache_dir, code_fingerprint(), config.analysis_fingerprint())
     records: dict[str, FileRecord] = {}
+    summaries: dict[str, dict] = {}  # summary digest -> summary, those at hand this run
     errors: dict[str, str] = {}  # rel -> message (targets only are reported)
 
     # 2. digests and summaries
@@ -333,43 +348,55 @@ def lint_files(
     if to_summarize:
         to_summarize.sort(key=lambda t: -_size(t[0]))
         n = jobs if todo_bytes >= _PARALLEL_MIN_BYTES else 1
-        for rel, out in _map(_summarize_task, to_summarize, n, chunksize=8):
+        for rel, out, summary in _map(_summarize_task, to_summarize, n, chunksize=4):
             stats.summarized += 1
-            if isinstance(out, tuple) and out and out[0] == "error":
-                _, message, cacheable, *_ = out
+            if isinstance(out, tuple):  # ("error", message, cacheable, digest, sig, checked)
+                _, message, cacheable, digest, sig, checked = out
                 errors[rel] = message
                 if cacheable and cache is not None:
-                    digest, sig, checked = out[3], out[4], out[5]
-                    cache.put_file(rel, FileRecord(sig, checked, digest, by_rel[rel].module, None, None, message, []))
+                    cache.put_file(rel, FileRecord(sig, checked, digest, by_rel[rel].module, None, message, []))
                 continue
             rec = FileRecord.from_json(out)
             records[rel] = rec
+            stats.read += 1
+            if summary is not None:
+                summaries[rec.summary_digest] = summary
             if cache is not None:
                 cache.put_file(rel, rec)
-            stats.read += 1
+                if summary is not None:
+                    cache.put_summary(rec.summary_digest, summary)
     for rel, rec in records.items():
         if rec.error is not None:
             errors[rel] = rec.error
 
-    # 3. project fingerprint (over the summaries every target's findings may depend on)
-    summarized = sorted((rel, r) for rel, r in records.items() if r.summary is not None)
-    project_fp = _json_digest([settings.__repr__(), [(rel, r.module, r.summary_digest) for rel, r in summarized]])
+    # 3. project fingerprint: every summary the index is built from, and the settings
+    summarized = sorted((rel, r) for rel, r in records.items() if r.summary_digest is not None)
+    project_fp = _json_digest([repr(settings), [(rel, r.module, r.summary_digest) for rel, r in summarized]])
+
+    def summary_of(rec: FileRecord):
+        d = summaries.get(rec.summary_digest)
+        if d is None and cache is not None:
+            d = cache.summary(rec.summary_digest)
+        if d is None:
+            raise _CacheMiss(rec.summary_digest)
+        return engine.ModuleSummary.from_dict(d)
 
     raw: dict[str, list[Finding]] = {}
     index = None
-    dep_fp = None
 
     def ensure_index():
-        nonlocal index, dep_fp
+        nonlocal index
         if index is None:
-            summaries = [engine.ModuleSummary.from_dict(r.summary) for _, r in summarized]
-            index = engine.build_index(summaries, settings)
-            stats.index_built = True
-            dep_fp = getattr(index, "dependency_fingerprint", None)
+            index = cache.load_index(project_fp) if cache is not None else None
+            if index is None:
+                index = engine.build_index([summary_of(r) for _, r in summarized], settings)
+                stats.index_built = True
+                if cache is not None:
+                    cache.save_index(project_fp, index)
         return index
 
-    def key_for(f: SourceFile, rec: FileRecord, fp: str) -> str:
-        return _json_digest([fp, f.rel, f.module, rec.digest])
+    def key_for(f: SourceFile, rec: FileRecord) -> str:
+        return _json_digest([project_fp, f.rel, f.module, rec.digest])
 
     to_analyze: list[tuple[str, str, str, str]] = []
     pending_keys: dict[str, str] = {}
@@ -377,29 +404,19 @@ def lint_files(
         if not f.target or f.rel in errors or f.rel not in records:
             continue
         rec = records[f.rel]
+        key = key_for(f, rec)
         hit = cache.findings.get(f.rel) if cache else None
-        if hit is not None and hit.key == key_for(f, rec, project_fp):
+        if hit is not None and hit.key == key:
             raw[f.rel] = [finding_from_dict(d) for d in hit.findings]
             stats.findings_cached += 1
             continue
-        ensure_index()
-        # Facts this module depends on, when the engine can name them; else the whole project.
-        fp = _json_digest(["deps", dep_fp(f.module)]) if dep_fp is not None else project_fp
-        key = key_for(f, rec, fp)
-        if hit is not None and fp != project_fp and hit.key == key:
-            raw[f.rel] = [finding_from_dict(d) for d in hit.findings]
-            stats.findings_cached += 1
-            if cache is not None:  # still valid: file it under the current project fingerprint
-                cache.put_findings(f.rel, key_for(f, rec, project_fp), hit.findings)
-            continue
-        summary = engine.ModuleSummary.from_dict(rec.summary)
-        if not engine.needs_full_analysis(summary, index):
+        if not engine.needs_full_analysis(summary_of(rec), ensure_index()):
             raw[f.rel] = []
             stats.prefiltered += 1
             if cache is not None:
-                cache.put_findings(f.rel, key_for(f, rec, project_fp), [])
+                cache.put_findings(f.rel, key, [])
             continue
-        pending_keys[f.rel] = key_for(f, rec, project_fp)
+        pending_keys[f.rel] = key
         to_analyze.append((str(f.path), f.rel, f.module, rec.digest))
 
     if to_analyze:
@@ -418,7 +435,7 @@ def lint_files(
         _W_INDEX = None
 
     if cache is not None:
-        if root is not None and set(project_files) >= target_set:
+        if set(project_files) >= target_set:
             cache.forget_missing(set(by_rel))
         cache.save()
 
@@ -455,6 +472,10 @@ def _replace(f: Finding, **kw: Any) -> Finding:
     from dataclasses import replace
 
     return replace(f, **kw)
+
+
+class _CacheMiss(Exception):
+    """A summary the cache promised is gone (deleted by hand, a concurrent prune)."""
 
 
 def _size(path: str) -> int:

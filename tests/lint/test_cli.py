@@ -1,0 +1,178 @@
+"""The mcjax-lint command line end to end: real engine, real files, exit codes 0/1/2."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from cli_helpers import CLEAN, codes_by_file, demo_project, make_project, run_cli, run_json
+
+
+def test_help_and_version():
+    out = run_cli(os.getcwd(), "--help")
+    assert out.returncode == 0 and "usage: mcjax-lint" in out.stdout
+    out = run_cli(os.getcwd(), "--version")
+    assert out.returncode == 0 and out.stdout.startswith("mcjax-lint ")
+
+
+def test_clean_project_exits_0(tmp_path):
+    make_project(tmp_path, {"pkg/__init__.py": "", "pkg/log.py": CLEAN})
+    out = run_cli(tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "All checks passed!\n"
+    assert run_cli(tmp_path, "--quiet").stdout == ""
+
+
+def test_findings_exit_1_with_source_and_caret(tmp_path):
+    demo_project(tmp_path)
+    out = run_cli(tmp_path, "pkg")
+    assert out.returncode == 1, out.stderr
+    lines = out.stdout.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("pkg/ckpt.py:"))
+    assert " MCJ101 [error] " in lines[first]
+    assert lines[first + 2].lstrip().startswith("7 |") or "|" in lines[first + 2]
+    assert "^" in lines[first + 3]
+    assert lines[-1].startswith("Found ")
+    assert "pkg/log.py" not in out.stdout  # rank-0 logging is fine
+
+
+def test_cross_module_helper_seen_whichever_files_are_passed(tmp_path):
+    demo_project(tmp_path)
+    rc_all, all_findings, _ = run_json(tmp_path, ".")
+    rc_one, one_file, _ = run_json(tmp_path, "pkg/ckpt.py", "--no-cache")
+    assert rc_all == rc_one == 1
+    assert [f for f in all_findings if f["path"] == "pkg/ckpt.py"] == one_file
+    assert "MCJ101" in codes_by_file(one_file)["pkg/ckpt.py"]
+
+
+def test_select_ignore_extend_select_on_the_command_line(tmp_path):
+    demo_project(tmp_path)
+    _, base, _ = run_json(tmp_path)
+    codes = {f["code"] for f in base}
+    assert {"MCJ101", "MCJ201"} <= codes
+    _, only1, _ = run_json(tmp_path, "--select", "MCJ1")
+    assert {f["code"][:4] for f in only1} == {"MCJ1"}
+    _, no1, _ = run_json(tmp_path, "--ignore", "MCJ101")
+    assert "MCJ101" not in {f["code"] for f in no1} and "MCJ201" in {f["code"] for f in no1}
+    _, ext, _ = run_json(tmp_path, "--select", "MCJ1", "--extend-select", "MCJ201")
+    assert {f["code"] for f in ext} >= {"MCJ101", "MCJ201"}
+    out = run_cli(tmp_path, "--select", "MCJ9999")
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "unknown rule code" in out.stderr
+
+
+def test_config_file_controls_selection_severity_and_per_file_ignores(tmp_path):
+    demo_project(tmp_path, """
+        [tool.mcjax]
+        ignore = ["MCJ900"]
+        [tool.mcjax.severity]
+        MCJ201 = "warning"
+        [tool.mcjax.per-file-ignores]
+        "pkg/ckpt.py" = ["MCJ1"]
+    """)
+    rc, found, _ = run_json(tmp_path)
+    assert rc == 1
+    by = codes_by_file(found)
+    assert "pkg/ckpt.py" not in by
+    assert all(f["severity"] == "warning" for f in found if f["code"] == "MCJ201")
+
+
+def test_user_declared_process_dependent_source(tmp_path):
+    make_project(tmp_path, {
+        "app/__init__.py": "",
+        "app/main.py": "from jax.experimental import multihost_utils\n"
+                       "from launcher import rank_is_leader\n\n\n"
+                       "def go():\n"
+                       "    if rank_is_leader():\n"
+                       "        multihost_utils.sync_global_devices('x')\n",
+    })
+    rc, found, _ = run_json(tmp_path)
+    assert rc == 0 and found == []  # unknown function: assumed to agree across processes
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.mcjax]\nprocess-dependent-sources = ['launcher.rank_is_leader']\n")
+    rc, found, _ = run_json(tmp_path)
+    assert rc == 1 and [f["code"] for f in found] == ["MCJ101"]
+
+
+def test_suppressions_end_to_end(tmp_path):
+    demo_project(tmp_path)
+    ckpt = tmp_path / "pkg" / "ckpt.py"
+    ckpt.write_text(ckpt.read_text().replace("    if is_main():", "    if is_main():  # mcjax: ignore[MCJ101]"))
+    _, found, _ = run_json(tmp_path, "pkg/ckpt.py")
+    assert found == []
+    ckpt.write_text(ckpt.read_text().replace("# mcjax: ignore[MCJ101]", "# mcjax: ignore[MCJ201]"))
+    _, found, _ = run_json(tmp_path, "pkg/ckpt.py")
+    assert sorted(f["code"] for f in found) == ["MCJ101", "MCJ900"]
+    ckpt.write_text(ckpt.read_text().replace("# mcjax: ignore[MCJ201]", "# noqa: MCJ101"))
+    _, found, _ = run_json(tmp_path, "pkg/ckpt.py")
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        ("binary.py", b"\x00\x01\x02PK\x03\x04", "binary file"),
+        ("latin1.py", "x = 'caf\u00e9'\n".encode("latin-1"), "not valid UTF-8"),
+        ("broken.py", b"def f(:\n    pass\n", "syntax error"),
+        ("huge.py", b"x = 1\n" * 40_000, "file too large"),
+    ],
+)
+def test_bad_files_are_one_line_each_exit_2_and_lose_nothing(tmp_path, name, content, message):
+    demo_project(tmp_path, "[tool.mcjax]\nmax-file-size = 100000\n")
+    (tmp_path / "pkg" / name).write_bytes(content)
+    rc, found, err = run_json(tmp_path)
+    assert rc == 2
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"pkg/{name}: error: ") and message in lines[0]
+    assert "MCJ101" in codes_by_file(found)["pkg/ckpt.py"]  # the other files' findings are kept
+
+
+def test_unreadable_path_and_missing_path(tmp_path):
+    demo_project(tmp_path)
+    os.symlink(tmp_path / "nowhere.py", tmp_path / "pkg" / "dangling.py")
+    rc, found, err = run_json(tmp_path, ".", "does_not_exist.py")
+    assert rc == 2
+    lines = sorted(err.splitlines())
+    assert lines == ["does_not_exist.py: error: no such file or directory",
+                     "pkg/dangling.py: error: cannot read file: No such file or directory"]
+    assert "MCJ101" in codes_by_file(found)["pkg/ckpt.py"]
+
+
+def test_bad_config_is_one_line_exit_2(tmp_path):
+    demo_project(tmp_path, "[tool.mcjax]\nselect = ['MCJ1']\nunknown-option = 1\n")
+    out = run_cli(tmp_path)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.count("\n") == 1
+    assert "unknown key 'unknown-option' in [tool.mcjax]" in out.stderr
+
+
+def test_exit_zero_statistics_and_no_show_source(tmp_path):
+    demo_project(tmp_path)
+    out = run_cli(tmp_path, "--exit-zero", "--statistics")
+    assert out.returncode == 0
+    rows = [line.split("\t") for line in out.stdout.splitlines()]
+    assert {r[1] for r in rows} >= {"MCJ101", "MCJ201"} and all(r[0].isdigit() for r in rows)
+    out = run_cli(tmp_path, "--no-show-source")
+    assert out.returncode == 1 and " | " not in out.stdout
+
+
+def test_excludes(tmp_path):
+    demo_project(tmp_path, "[tool.mcjax]\nextend-exclude = ['pkg/ckpt.py']\n")
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "gen.py").write_bytes(b"\x00binary")  # excluded by default: never read
+    _, found, err = run_json(tmp_path)
+    assert "pkg/ckpt.py" not in codes_by_file(found) and err == ""
+    # Named explicitly it is linted, unless --force-exclude (what pre-commit passes).
+    _, found, _ = run_json(tmp_path, "pkg/ckpt.py")
+    assert "pkg/ckpt.py" in codes_by_file(found)
+    rc, found, _ = run_json(tmp_path, "--force-exclude", "pkg/ckpt.py")
+    assert rc == 0 and found == []
+
+
+def test_github_format(tmp_path):
+    demo_project(tmp_path)
+    out = run_cli(tmp_path, "--format", "github")
+    assert out.returncode == 1
+    line = next(x for x in out.stdout.splitlines() if "title=MCJ101" in x)
+    assert line.startswith("::error file=pkg/ckpt.py,line=") and ",col=" in line and ",endLine=" in line
+    assert "::MCJ101 " in line
