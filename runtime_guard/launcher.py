@@ -97,6 +97,12 @@ class Options:
     snapshots: int = 2
     snapshot_interval: float = 2.0
     extra_env: dict[str, str] = field(default_factory=dict)
+    # With -n: None = the processes write to the supervisor's stdout/stderr; a directory = each
+    # process's stdout and stderr go to DIR/process-<i>.log (the pytest plugin shows them per process).
+    output_dir: str | None = None
+    # Wall-clock budget of the whole run in seconds (None = none). Past it the supervisor reports a
+    # hang with stacks and stops the group, whatever the guard saw (a bound for test runs).
+    deadline: float | None = None
 
 
 @dataclass
@@ -150,9 +156,18 @@ class Supervisor:
     def start(self) -> None:
         n = self.options.processes
         addr = f"127.0.0.1:{free_port()}" if n else None
+        self._started = time.monotonic()
         for i in range(n or 1):
-            proc = subprocess.Popen(self.command.argv(), env=self._env(i, n, addr),
-                                    start_new_session=True, preexec_fn=_set_pdeathsig)
+            out = None
+            if self.options.output_dir:
+                out = open(os.path.join(self.options.output_dir, f"process-{i}.log"), "wb")
+            try:
+                proc = subprocess.Popen(self.command.argv(), env=self._env(i, n, addr), start_new_session=True,
+                                        preexec_fn=_set_pdeathsig, stdout=out,
+                                        stderr=subprocess.STDOUT if out is not None else None)
+            finally:
+                if out is not None:
+                    out.close()  # the child has its own copy
             self.children.append(Child(i, proc))
 
     def kill_all(self) -> None:
@@ -230,6 +245,8 @@ class Supervisor:
                     return EXIT_DETECTED
                 codes = [c.exited for c in self.children]
                 return next((int(x) for x in codes if x), 0)
+            if self.options.deadline is not None and time.monotonic() - self._started > self.options.deadline:
+                return self._handle_deadline()
             if self._stop:
                 print("mcjax-guard: interrupted; stopping the processes", file=sys.stderr)
                 self.kill_all()
@@ -380,6 +397,34 @@ class Supervisor:
         self._finish(rep, 1, self.options.native)
         if self.settings.kill:
             self.kill_all()
+        return EXIT_DETECTED
+
+    def _handle_deadline(self) -> int:
+        """The run outlived `Options.deadline`: a hang report with stacks, then stop the group."""
+        states = self._states()
+        _, records = self._flight_records()
+        procs = []
+        for c in self.children:
+            i = self._index_of(c, states)
+            st = states.get(i, {})
+            code = c.proc.poll()
+            pr = ProcessReport(process_index=i, pid=c.proc.pid, status="hung" if code is None else "exited",
+                               last_seq=int(st.get("seq", 0)), host=st.get("host", ""), exit_code=code)
+            _fill_last(pr, st)
+            recs = records.get(i)
+            if recs and pr.dispatch is None:
+                from runtime_guard import verdict
+
+                last = recs[max(recs)]
+                pr.dispatch, pr.last_seq = verdict.dispatch(last), int(last["seq"])
+                pr.location = verdict.location(last) or pr.location
+            procs.append(pr)
+        running = [p.process_index for p in procs if p.status == "hung"]
+        rep = Report(kind="hang", summary=f"the run did not finish within its {self.options.deadline:g} s budget; "
+                     f"process(es) {', '.join(map(str, running)) or 'none'} still running", processes=procs,
+                     created=time.time(), guard={"mode": self.settings.mode})
+        self._finish(rep, self.options.snapshots, "first")
+        self.kill_all()
         return EXIT_DETECTED
 
     def _write_snapshot(self) -> None:
