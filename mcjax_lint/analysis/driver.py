@@ -20,7 +20,9 @@ def _imports(source: str, path: str, module: str, index: ProjectIndex) -> dict[s
     s = index.modules.get(module)
     if s is not None and s.path == path:
         return s.imports
-    tree = ast.parse(source)
+    from mcjax_lint.analysis.summary import parse
+
+    tree = parse(source, path)
     return collect_imports(tree, module, path.endswith("__init__.py"))[0]
 
 

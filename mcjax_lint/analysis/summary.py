@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import os
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -860,7 +861,9 @@ def _expr_name(node: ast.expr | None) -> str:
 
 def parse(source: str, path: str) -> ast.Module:
     try:
-        return ast.parse(source, filename=path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarnings of the linted code are not ours to print
+            return ast.parse(source, filename=path)
     except SyntaxError as e:
         raise AnalysisError(path, f"syntax error: {e.msg}", e.lineno, (e.offset or 1) - 1) from None
     except (ValueError, RecursionError, MemoryError) as e:
