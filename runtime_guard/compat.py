@@ -285,10 +285,27 @@ def call_signature(key: int, args: tuple, kwargs: dict) -> int:
     return stable_hash(key, *parts)
 
 
-def in_trace_or_disabled_jit() -> bool:
-    from jax._src import config, core
+_trace_clean: Callable[[], bool] | None = None
+_disable_jit: Any = None
 
-    return (not core.trace_state_clean()) or bool(config.disable_jit.value)
+
+def in_trace_or_disabled_jit() -> bool:
+    """Is a jit call right now being traced (inside another transformation) or run eagerly
+    (`jax.disable_jit`)? Then it dispatches nothing of its own. Hot path: no imports here."""
+    global _trace_clean, _disable_jit
+    if _trace_clean is None:
+        from jax._src import config, core
+
+        _trace_clean, _disable_jit = core.trace_state_clean, config.disable_jit
+    return (not _trace_clean()) or bool(_disable_jit.value)
+
+
+def clear_dispatch_caches() -> None:
+    """Drop JAX's C++ dispatch caches, so executables cached with fast-path data before the
+    guard was installed (or under another mode) are looked at again."""
+    import jax
+
+    jax.clear_caches()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -187,6 +187,9 @@ class Guard:
             self._say(f"guard disabled, running unguarded: {self.disabled_reason}")
             return False
         if compat.distributed_client() is not None:
+            # Installed late: computations already cached on the C++ fast path would bypass the
+            # hooks; clearing the caches costs one recompilation each.
+            compat.clear_dispatch_caches()
             self._after_initialize()
         return True
 

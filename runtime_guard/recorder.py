@@ -20,11 +20,15 @@ _MASK = (1 << 64) - 1
 _PRIME = 0x100000001B3
 
 RING = 1 << 16  # dispatch records kept locally (answers "what was your dispatch #N?")
-FINE, COARSE = 16, 1024  # checkpoint strides of the rolling hash
+FINE, COARSE = 16, 1024  # checkpoint strides of the rolling hash (powers of two)
+_FINE_MASK, _COARSE_MASK = FINE - 1, COARSE - 1
 CHECKPOINTS = 256  # checkpoints kept per stride
+_monotonic = time.monotonic
 
 
 class Record(NamedTuple):
+    """A dispatch record as readers see it (the ring itself holds plain tuples, for speed)."""
+
     seq: int
     key: int  # stable identity of what was dispatched (jit function or exact executable)
     h: int  # rolling hash after this dispatch
@@ -44,7 +48,7 @@ class Recorder:
         self.lock = threading.Lock()
         self.seq = 0
         self.h = 0
-        self.ring: deque[Record] = deque(maxlen=RING)
+        self.ring: deque[tuple] = deque(maxlen=RING)
         self.fine: deque[tuple[int, int]] = deque(maxlen=CHECKPOINTS)
         self.coarse: deque[tuple[int, int]] = deque(maxlen=CHECKPOINTS)
         self.last_time = 0.0
@@ -54,14 +58,15 @@ class Recorder:
         self.changed = threading.Event()
 
     def record(self, key: int, exact: int, code: CodeType | None, line: int) -> int:
-        t = time.monotonic()
+        # Plain tuples and bit tests: this runs on every cross-process dispatch.
+        t = _monotonic()
         with self.lock:
             seq = self.seq = self.seq + 1
             h = self.h = ((self.h ^ key) * _PRIME) & _MASK
-            self.ring.append(Record(seq, key, h, exact, code, line, t))
-            if not seq % FINE:
+            self.ring.append((seq, key, h, exact, code, line, t))
+            if not seq & _FINE_MASK:
                 self.fine.append((seq, h))
-                if not seq % COARSE:
+                if not seq & _COARSE_MASK:
                     self.coarse.append((seq, h))
             self.last_time = t
             fl = self.flight
@@ -73,9 +78,10 @@ class Recorder:
         """Attach the executable's signature to a dispatch recorded before it was known."""
         with self.lock:
             for i in range(len(self.ring) - 1, max(-1, len(self.ring) - 9), -1):
-                r = self.ring[i]
+                r = Record._make(self.ring[i])
                 if r.seq == seq:
-                    r = self.ring[i] = r._replace(exact=exact)
+                    r = r._replace(exact=exact)
+                    self.ring[i] = tuple(r)
                     if self.flight is not None:
                         code = r.code
                         self.flight.write(r.seq, r.key, r.h, exact,
@@ -86,11 +92,11 @@ class Recorder:
         """Take back the last dispatch (it turned out to run on this process only). Only the most
         recent record can be taken back."""
         with self.lock:
-            if self.seq != seq or not self.ring or self.ring[-1].seq != seq:
+            if self.seq != seq or not self.ring or self.ring[-1][0] != seq:
                 return False
             self.ring.pop()
             self.seq = seq - 1
-            self.h = self.ring[-1].h if self.ring else 0
+            self.h = self.ring[-1][2] if self.ring else 0
             if not seq % FINE and self.fine and self.fine[-1][0] == seq:
                 self.fine.pop()
                 if not seq % COARSE and self.coarse and self.coarse[-1][0] == seq:
@@ -103,7 +109,7 @@ class Recorder:
         """(seq, h, last `recent` records, fine checkpoints, coarse checkpoints), consistent."""
         with self.lock:
             n = len(self.ring)
-            tail = [self.ring[i] for i in range(max(0, n - recent), n)]
+            tail = [Record._make(self.ring[i]) for i in range(max(0, n - recent), n)]
             return self.seq, self.h, tail, list(self.fine), list(self.coarse)
 
     def records(self, first: int, last: int) -> list[Record]:
@@ -111,7 +117,7 @@ class Recorder:
         with self.lock:
             if not self.ring:
                 return []
-            base = self.ring[0].seq
+            base = self.ring[0][0]
             lo = max(first, base) - base
             hi = min(last, self.seq) - base
-            return [self.ring[i] for i in range(lo, hi + 1)] if hi >= lo else []
+            return [Record._make(self.ring[i]) for i in range(lo, hi + 1)] if hi >= lo else []
