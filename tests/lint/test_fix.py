@@ -43,3 +43,33 @@ def test_unified_diff_names_both_sides():
     d = unified_diff("pkg/m.py", "for k in s:\n", "for k in sorted(s):\n")
     assert d.splitlines()[:2] == ["--- a/pkg/m.py", "+++ b/pkg/m.py"]
     assert "-for k in s:" in d and "+for k in sorted(s):" in d
+
+
+# --- end to end: real findings, real files --------------------------------------------------
+
+from cli_helpers import demo_project, run_cli  # noqa: E402
+
+
+def test_fix_wraps_set_iteration_in_sorted_and_relints(tmp_path):
+    demo_project(tmp_path)
+    order = tmp_path / "pkg" / "order.py"
+    before = order.read_text()
+    out = run_cli(tmp_path, "--diff")
+    assert out.returncode == 1
+    assert "-    for name in set(names):" in out.stdout and "+    for name in sorted(set(names)):" in out.stdout
+    assert order.read_text() == before  # --diff writes nothing
+
+    out = run_cli(tmp_path, "--fix", "pkg/order.py")
+    assert "Fixed 1 finding." in out.stderr
+    assert "for name in sorted(set(names)):" in order.read_text()
+    assert out.returncode == 0, out.stdout  # re-linted: nothing left in that file
+    assert run_cli(tmp_path, "--diff", "pkg/order.py").returncode == 0
+
+
+def test_fix_never_touches_unfixable_findings(tmp_path):
+    demo_project(tmp_path)
+    ckpt = tmp_path / "pkg" / "ckpt.py"
+    before = ckpt.read_text()
+    out = run_cli(tmp_path, "--fix", "pkg/ckpt.py")
+    assert out.returncode == 1 and "MCJ101" in out.stdout
+    assert ckpt.read_text() == before
