@@ -25,7 +25,7 @@ from runtime_guard.exchange import Exchange, Registry, strict_barrier_id
 from runtime_guard.kv import KV, KVError
 from runtime_guard.recorder import Recorder
 from runtime_guard.settings import EXIT_DETECTED, GuardSettings
-from runtime_guard.signature import exec_fields, exec_key, find_call_site, function_identity, stable_hash
+from runtime_guard.signature import exec_fields, exec_key, function_identity, stable_hash
 
 
 class DivergenceError(RuntimeError):
@@ -92,9 +92,10 @@ class GuardedJit:
             key = compat.call_signature(key, args, kwargs)
         pre = 0
         kind = self._kind
+        code, line = guard.user_site(frame)
         if kind == _MULTI and not guard.strict and not compat.in_trace_or_disabled_jit():
-            pre = guard.record(key, 0, frame)
-        call = _Call(self, frame.f_code, frame.f_lineno, pre)
+            pre = guard.recorder.record(key, 0, code, line)
+        call = _Call(self, code, line, pre)
         outer = getattr(_tl, "call", None)
         _tl.call = call
         try:
@@ -106,7 +107,7 @@ class GuardedJit:
         if (not pre and not call.recorded and kind != _LOCAL and not guard.strict
                 and not compat.in_trace_or_disabled_jit() and compat.args_span_processes(args, kwargs)):
             # A cache hit of a function seen running both locally and across processes.
-            guard.record(key, 0, frame)
+            guard.recorder.record(key, 0, code, line)
         return out
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
@@ -338,8 +339,7 @@ class Guard:
             code, line = call.code, call.line
             call.recorded = True
         else:
-            cs = find_call_site(self.settings.skip_frames, 2)
-            code, line = (None, 0) if cs is None else (_code_for(cs), cs.line)
+            code, line = self.user_site(sys._getframe(1))
         seq = self.recorder.record(exact, exact, code, line)
         if self.strict:
             self._strict_wait(seq, exact)
@@ -352,9 +352,9 @@ class Guard:
         if ex is None or not self._allow_fastpath_multi(ex):
             return orig(compiled, *args, **kwargs)
         exact = self._compiled_exact(compiled, ex)
-        frame = sys._getframe(1)
-        seq = self.record(exact, exact, frame)
-        call = _Call(None, frame.f_code, frame.f_lineno, seq)
+        code, line = self.user_site(sys._getframe(1))
+        seq = self.recorder.record(exact, exact, code, line)
+        call = _Call(None, code, line, seq)
         call.recorded = True
         outer = getattr(_tl, "call", None)
         _tl.call = call  # the Python fallback path, if taken, must not record it again
@@ -389,15 +389,22 @@ class Guard:
 
     # -- recording -------------------------------------------------------------------------------
 
+    def user_site(self, frame: Any) -> tuple[Any, int]:
+        """(code, line) of the first frame at or above `frame` outside JAX and the guard: where the
+        user dispatched the computation. Usually `frame` itself (one cached dict lookup)."""
+        f = frame
+        while f is not None:
+            code = f.f_code
+            ok = self._user_code.get(code)
+            if ok is None:
+                ok = self._user_code[code] = not any(s in code.co_filename for s in self.settings.skip_frames)
+            if ok:
+                return code, f.f_lineno
+            f = f.f_back
+        return None, 0
+
     def record(self, key: int, exact: int, frame: Any) -> int:
-        code = frame.f_code
-        ok = self._user_code.get(code)
-        if ok is None:
-            ok = self._user_code[code] = not any(s in code.co_filename for s in self.settings.skip_frames)
-        if ok:
-            return self.recorder.record(key, exact, code, frame.f_lineno)
-        cs = find_call_site(self.settings.skip_frames, 1)
-        return self.recorder.record(key, exact, _code_for(cs) if cs else None, cs.line if cs else 0)
+        return self.recorder.record(key, exact, *self.user_site(frame))
 
     def _strict_wait(self, seq: int, exact: int) -> None:
         ex = self.exchange
@@ -461,18 +468,6 @@ class Guard:
 
 class _Disagreement(RuntimeError):
     pass
-
-
-def _code_for(cs: Any) -> Any:
-    """A code-like object for a CallSite (the recorder stores code objects to stay cheap)."""
-    return _SiteCode(cs.file, cs.function)
-
-
-class _SiteCode:
-    __slots__ = ("co_filename", "co_name")
-
-    def __init__(self, filename: str, name: str) -> None:
-        self.co_filename, self.co_name = filename, name
 
 
 def _exit_point(code: int, error: BaseException | None, program: str = "") -> dict:

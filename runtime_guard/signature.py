@@ -7,9 +7,6 @@ paths, no line numbers, no `hash()` of strings (randomized per process by PYTHON
 from __future__ import annotations
 
 import hashlib
-import linecache
-import sys
-from dataclasses import dataclass
 from types import CodeType
 from typing import Any
 
@@ -56,27 +53,3 @@ def function_identity(fun: Any) -> tuple[str, str]:
 def _code_identity(code: CodeType) -> str:
     consts = tuple(_code_identity(c) if isinstance(c, CodeType) else repr(c) for c in code.co_consts)
     return hashlib.blake2b(code.co_code + repr((consts, code.co_names)).encode(), digest_size=8).hexdigest()
-
-
-@dataclass(frozen=True)
-class CallSite:
-    file: str
-    line: int
-    function: str
-
-    def source(self) -> str:
-        return linecache.getline(self.file, self.line).strip()
-
-
-def find_call_site(skip: tuple[str, ...], start_depth: int = 1) -> CallSite | None:
-    """The first frame outside JAX and the guard: where the user dispatched the computation."""
-    try:
-        f = sys._getframe(start_depth + 1)
-    except ValueError:
-        return None
-    while f is not None:
-        fn = f.f_code.co_filename
-        if not any(s in fn for s in skip):
-            return CallSite(fn, f.f_lineno, f.f_code.co_name)
-        f = f.f_back
-    return None
