@@ -1,0 +1,93 @@
+"""The compatibility module against the installed JAX: every hook point exists, installs and
+comes off cleanly, and program identities are stable across processes, paths and line numbers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from runtime_guard import compat
+
+
+def test_installed_jax_is_supported():
+    assert compat.check() is None, compat.check()
+    assert compat.jax_version()[:2] in compat.SUPPORTED
+
+
+def test_hooks_install_and_uninstall_restore_jax():
+    from jax._src import pjit, stages
+    from jax._src.interpreters import pxla
+
+    before = (jax.jit, pjit._get_fastpath_data, pxla.ExecuteReplicated.__call__, stages.Compiled.__call__,
+              pxla.MeshExecutable.create_cpp_call)
+    seen = []
+    hooks = compat.DispatchHooks()
+    hooks.install(on_execute=lambda er, args: seen.append(er.name), allow_fastpath=lambda ex: False,
+                  on_compiled_call=None, wrap_jit=None)
+    try:
+        f = jax.jit(lambda x: x * 3 + 1)
+        for _ in range(3):
+            f(jnp.ones(4))
+        # Fast path refused: every call ran through the Python path, where the hook sees it.
+        assert seen.count("jit(<lambda>)") == 3, seen
+    finally:
+        hooks.uninstall()
+    after = (jax.jit, pjit._get_fastpath_data, pxla.ExecuteReplicated.__call__, stages.Compiled.__call__,
+             pxla.MeshExecutable.create_cpp_call)
+    assert before == after
+
+
+def test_exec_info_reads_an_executable():
+    compiled = jax.jit(lambda x, y: (x @ y).sum()).lower(jnp.ones((2, 3)), jnp.ones((3, 4))).compile()
+    info = compat.exec_info_from_mesh_executable(compat.compiled_mesh_executable(compiled), "jit(f)")
+    assert info.in_avals == ("float32[2,3]", "float32[3,4]")
+    assert info.out_avals == ("float32[]",)
+    assert info.processes == (0,) and not info.multiprocess
+    assert len(info.program) == 16 and info.program != "unknown"
+
+
+PROGRAM = '''
+import sys
+import jax, jax.numpy as jnp
+from runtime_guard import compat
+{pad}
+def step(w, x):
+    return jnp.tanh(x @ w).sum()
+c = jax.jit(step).lower(jnp.ones((3, 2)), jnp.ones((4, 3))).compile()
+print(compat.program_fingerprint(compat.compiled_mesh_executable(c).xla_executable))
+'''
+
+
+def _fingerprint(tmp_path, name, pad="", body=None):
+    d = tmp_path / name
+    d.mkdir()
+    src = (body or PROGRAM).format(pad=pad)
+    (d / "prog.py").write_text(textwrap.dedent(src))
+    out = subprocess.run([sys.executable, str(d / "prog.py")], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def test_program_fingerprint_ignores_paths_and_lines(tmp_path):
+    a = _fingerprint(tmp_path, "a")
+    b = _fingerprint(tmp_path, "somewhere_else", pad="\n" * 17 + "# moved down\n")
+    c = _fingerprint(tmp_path, "c", body=PROGRAM.replace("jnp.tanh", "jnp.sin"))
+    assert a == b
+    assert a != c
+
+
+@pytest.mark.parametrize("version,ok", [("0.10.2", True), ("0.11.2", True), ("0.9.2", False), ("1.0.0", False)])
+def test_version_gate(monkeypatch, version, ok):
+    monkeypatch.setattr(jax, "__version__", version)
+    monkeypatch.delenv("MCJAX_ALLOW_UNTESTED_JAX", raising=False)
+    reason = compat.check()
+    assert (reason is None) == ok, reason
+    if not ok:
+        assert version in reason and "MCJAX_ALLOW_UNTESTED_JAX" in reason
+        monkeypatch.setenv("MCJAX_ALLOW_UNTESTED_JAX", "1")
+        assert compat.check() is None
