@@ -55,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: the CPUs available)")
     p.add_argument("--force-exclude", action="store_true",
                    help="apply exclude patterns to files named on the command line too (pre-commit sets this)")
+    p.add_argument("--timings", action="store_true", help=argparse.SUPPRESS)  # phase times on stderr (benchmarks)
     p.add_argument("--version", action="version", version=f"mcjax-lint {__version__}")
     return p
 
@@ -138,6 +139,12 @@ def main(argv: list[str] | None = None) -> int:
         if fixed:
             print(f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.", file=sys.stderr)
 
+    if args.timings:
+        st = result.stats
+        phases = " ".join(f"{k}={v:.3f}s" for k, v in st.timings.items())
+        print(f"timings: {phases} files={st.files} targets={st.targets} read={st.read} summarized={st.summarized} "
+              f"analyzed={st.analyzed} prefiltered={st.prefiltered} cached={st.findings_cached} "
+              f"index_built={st.index_built} jobs={st.jobs}", file=sys.stderr)
     return _report(result.findings, errors, result, config, args)
 
 

@@ -30,6 +30,7 @@ import json
 import multiprocessing
 import os
 import sys
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,6 +70,12 @@ class RunStats:
     prefiltered: int = 0  # targets skipped by needs_full_analysis
     index_built: bool = False
     jobs: int = 1
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per phase
+
+    def phase(self, name: str, since: float) -> float:
+        now = time.perf_counter()
+        self.timings[name] = self.timings.get(name, 0.0) + now - since
+        return now
 
 
 @dataclass
@@ -154,6 +161,7 @@ def describe_error(e: AnalysisError) -> str:
 
 _W_SETTINGS: AnalysisSettings = AnalysisSettings()
 _W_INDEX: Any = None
+_W_SUMMARY: Any = None  # summary digest -> ModuleSummary
 _W_MAX_SIZE: int = 0
 
 
@@ -182,9 +190,14 @@ def _summarize_task(task: tuple[str, str, str]) -> tuple[str, Any, dict | None]:
     return rel, rec.to_json(), summary
 
 
-def _analyze_task(task: tuple[str, str, str, str]) -> tuple[str, str | None, list[dict] | None, str | None]:
-    """(abs path, rel, module, expected digest) -> (rel, digest, findings, error)."""
-    abs_path, rel, module, expected = task
+def _analyze_task(task: tuple[str, str, str, str, str]) -> tuple[str, str | None, list[dict] | None, str | None]:
+    """(abs path, rel, module, expected digest, summary digest) -> (rel, digest, findings, error).
+
+    Runs the prefilter first (findings None: not analysed), so that it too is spread over the
+    workers; the summary comes from `_W_SUMMARY` (inherited by forked workers)."""
+    abs_path, rel, module, expected, summary_digest = task
+    if not engine.needs_full_analysis(_W_SUMMARY(summary_digest), _W_INDEX):
+        return rel, expected, None, None
     try:
         data, _ = read_bytes(Path(abs_path), _W_MAX_SIZE)
         digest = _digest(data)
@@ -196,7 +209,7 @@ def _analyze_task(task: tuple[str, str, str, str]) -> tuple[str, str | None, lis
     try:
         findings = engine.analyze(text, rel, module, _W_INDEX, _W_SETTINGS)
     except AnalysisError as e:
-        return rel, digest, None, describe_error(e)
+        return rel, digest, [], describe_error(e)
     return rel, digest, [f.to_dict() for f in findings], None
 
 
@@ -285,11 +298,12 @@ def lint_files(
 
 
 def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd) -> LintResult:
-    global _W_SETTINGS, _W_INDEX, _W_MAX_SIZE
+    global _W_SETTINGS, _W_INDEX, _W_SUMMARY, _W_MAX_SIZE
     cwd = cwd or Path.cwd()
     root = config.project_root
     jobs = default_jobs() if jobs is None else max(1, jobs)
     stats = RunStats(jobs=jobs)
+    t = time.perf_counter()
     settings = config.analysis
     _W_SETTINGS, _W_INDEX, _W_MAX_SIZE = settings, None, config.max_file_size
 
@@ -309,6 +323,7 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
     summaries: dict[str, dict] = {}  # summary digest -> summary, those at hand this run
     errors: dict[str, str] = {}  # rel -> message (targets only are reported)
 
+    t = stats.phase("setup", t)
     # 2. digests and summaries
     to_summarize: list[tuple[str, str, str]] = []
     todo_bytes = 0
@@ -369,17 +384,21 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
         if rec.error is not None:
             errors[rel] = rec.error
 
+    t = stats.phase("summaries", t)
     # 3. project fingerprint: every summary the index is built from, and the settings
     summarized = sorted((rel, r) for rel, r in records.items() if r.summary_digest is not None)
     project_fp = _json_digest([repr(settings), [(rel, r.module, r.summary_digest) for rel, r in summarized]])
 
-    def summary_of(rec: FileRecord):
-        d = summaries.get(rec.summary_digest)
+    def summary_by_digest(digest: str):
+        d = summaries.get(digest)
         if d is None and cache is not None:
-            d = cache.summary(rec.summary_digest)
+            d = cache.summary(digest)
         if d is None:
-            raise _CacheMiss(rec.summary_digest)
+            raise _CacheMiss(digest)
         return engine.ModuleSummary.from_dict(d)
+
+    def summary_of(rec: FileRecord):
+        return summary_by_digest(rec.summary_digest)
 
     raw: dict[str, list[Finding]] = {}
     index = None
@@ -387,18 +406,20 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
     def ensure_index():
         nonlocal index
         if index is None:
+            t0 = time.perf_counter()
             index = cache.load_index(project_fp) if cache is not None else None
             if index is None:
                 index = engine.build_index([summary_of(r) for _, r in summarized], settings)
                 stats.index_built = True
                 if cache is not None:
                     cache.save_index(project_fp, index)
+            stats.phase("index", t0)
         return index
 
     def key_for(f: SourceFile, rec: FileRecord) -> str:
         return _json_digest([project_fp, f.rel, f.module, rec.digest])
 
-    to_analyze: list[tuple[str, str, str, str]] = []
+    to_analyze: list[tuple[str, str, str, str, str]] = []
     pending_keys: dict[str, str] = {}
     for f in files:
         if not f.target or f.rel in errors or f.rel not in records:
@@ -410,34 +431,36 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
             raw[f.rel] = [finding_from_dict(d) for d in hit.findings]
             stats.findings_cached += 1
             continue
-        if not engine.needs_full_analysis(summary_of(rec), ensure_index()):
-            raw[f.rel] = []
-            stats.prefiltered += 1
-            if cache is not None:
-                cache.put_findings(f.rel, key, [])
-            continue
         pending_keys[f.rel] = key
-        to_analyze.append((str(f.path), f.rel, f.module, rec.digest))
+        to_analyze.append((str(f.path), f.rel, f.module, rec.digest, rec.summary_digest))
 
     if to_analyze:
-        _W_INDEX = index
+        _W_INDEX = ensure_index()
+        _W_SUMMARY = summary_by_digest
+        t = time.perf_counter()
         to_analyze.sort(key=lambda t: -_size(t[0]))
         work = sum(_size(t[0]) for t in to_analyze)
-        n = jobs if work >= _PARALLEL_MIN_BYTES // 10 else 1
+        n = jobs if work >= _PARALLEL_MIN_BYTES // 10 and sys.platform.startswith("linux") else 1
         for rel, digest, found, error in _map(_analyze_task, to_analyze, n, chunksize=1):
-            stats.analyzed += 1
+            if found is None and error is None:
+                stats.prefiltered += 1
+                found = []
+            else:
+                stats.analyzed += 1
             if error is not None:
                 errors[rel] = error
                 continue
             raw[rel] = [finding_from_dict(d) for d in found]
             if cache is not None and digest is not None:
                 cache.put_findings(rel, pending_keys[rel], found)
-        _W_INDEX = None
+        _W_INDEX = _W_SUMMARY = None
 
+    t = stats.phase("analysis", t)
     if cache is not None:
         if set(project_files) >= target_set:
             cache.forget_missing(set(by_rel))
         cache.save()
+    t = stats.phase("cache-save", t)
 
     # 5. selection, severities, suppressions
     rule_filter = RuleFilter(config)
