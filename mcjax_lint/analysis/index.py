@@ -59,7 +59,7 @@ class ProjectIndex:
                 self.fn_path[f"{s.module}.{name}"] = s.path
         # Resolved facts (filled by the fixpoint).
         self.returns: dict[str, Val] = {}
-        self.param_flow: dict[str, bool] = {}
+        self.param_flow: dict[str, str] = {}  # "order": arguments flow in with their order; "data": without
         self.collective: dict[str, str] = {}
         self.device_access: dict[str, str] = {}
         self.callback_params: dict[str, set[str]] = {}
@@ -174,7 +174,7 @@ class ProjectIndex:
             cls=sym.get("cls"),
         )
         if sym.get("params") and mark_params is not None:
-            mark_params.append(True)
+            mark_params.append(any(not p.endswith("!o") for p in sym["params"]))
         extra = BOTTOM
         for r in sym.get("refs", ()):
             extra = extra.join(self.ref(r))
@@ -272,8 +272,10 @@ class ProjectIndex:
             if f.jit:
                 return Val(glob=True), f"`{short_name(q)}` ({f.jit})"
             res = self.returns.get(q, BOTTOM)
-            if self.param_flow.get(q):
-                res = res.join(argv)
+            flow = self.param_flow.get(q)
+            if flow:
+                # Arguments flow into the result (without their order if the function sorts them).
+                res = res.join(argv if flow == "order" else argv.without_order())
             return res, self.collective.get(q)
         if q in self.classes:
             init = self.method(q, "__init__")
@@ -355,8 +357,9 @@ class ProjectIndex:
                 if ret != self.returns.get(q, BOTTOM):
                     self.returns[q] = ret
                     changed = True
-                if marks and not self.param_flow.get(q):
-                    self.param_flow[q] = True
+                flow = ("order" if any(marks) else "data") if marks else None
+                if flow and self.param_flow.get(q) != flow:
+                    self.param_flow[q] = flow
                     changed = True
                 coll = self._collective_of(f, path)
                 if coll != self.collective.get(q):

@@ -63,6 +63,8 @@ def sym_join(a: Sym | None, b: Sym | None) -> Sym:
             out[k] = _merge_list(out[k], v)
         elif isinstance(v, bool):
             out[k] = out[k] or v
+    if out.get("num") and not (a.get("num") and b.get("num")):
+        del out["num"]
     return out
 
 
@@ -310,6 +312,13 @@ class _Summarizer:
     def ev_Constant(self, node):
         return {}
 
+    def ev_children(self, node) -> Sym:
+        out: Sym = {}
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                out = sym_join(out, sym_taint(self.ev(child)))
+        return out
+
     def _ref(self, q: str) -> Sym:
         self._refs.add(q)
         return {"refs": [q]}
@@ -355,7 +364,22 @@ class _Summarizer:
         idx = self.ev(node.slice)
         return sym_join(sym_element(base) if not isinstance(node.slice, ast.Slice) else sym_taint(base), sym_taint(idx))
 
+    def ev_Compare(self, node: ast.Compare) -> Sym:
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)) and \
+                isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
+            self.ev(node.left)
+            return {}  # None-ness, not content (structure differences are the precise pass's job)
+        out = sym_taint(self.ev(node.left))
+        for op, c in zip(node.ops, node.comparators):
+            v = sym_taint(self.ev(c))
+            if isinstance(op, (ast.In, ast.NotIn)):
+                v = _strip_order(v)
+            out = sym_join(out, v)
+        return out
+
     def ev_Set(self, node):
+        if self.numeric_elements(node):
+            return sym_taint(self.ev_children(node))
         out: Sym = {"u": True}
         for e in node.elts:
             out = sym_join(out, sym_taint(self.ev(e)))
@@ -364,6 +388,8 @@ class _Summarizer:
 
     def ev_SetComp(self, node):
         out = self._comp(node, [node.elt])
+        if self.numeric_elements(node):
+            return out
         out["u"] = True
         self.summary.order_sources = True
         return out
@@ -531,15 +557,13 @@ class _Summarizer:
             self.summary.hash_calls = True
             return sym_join({"hash": [self.src("`hash()` of a string", node, "MCJ203")]}, argu)
         if q in K.SET_CONSTRUCTORS:
-            self.summary.order_sources = True
-            out = sym_taint(argu)
-            out.pop("order", None)
-            out["u"] = True
+            out = _strip_order(sym_taint(argu))
+            if node.args and not self.numeric_elements(node.args[0]):
+                self.summary.order_sources = True
+                out["u"] = True
             return out
         if q in K.ORDER_INSENSITIVE:
-            out = sym_taint(argu)
-            out.pop("order", None)
-            return out
+            return _strip_order(sym_taint(argu))
         if q in K.ORDER_IMPOSING and args and args[0].get("u"):
             return sym_join(sym_taint(argu), {"order": [self.src("iteration over a set", node, "MCJ201")]})
         if q in K.JIT_WRAPPERS or (q in ("functools.partial", "partial") and node.args and self.qualify(node.args[0]) in K.JIT_WRAPPERS):
@@ -614,6 +638,48 @@ class _Summarizer:
             return sym_join(sym_taint(argu), {"order": [self.src("iteration over a set", node, "MCJ201")]})
         return None
 
+    # ---- numbers
+    def numeric_elements(self, node) -> bool:
+        """Whether a set built from `node` holds numbers (their hashes, hence the order, are fixed)."""
+        if isinstance(node, (ast.SetComp, ast.ListComp, ast.GeneratorExp)):
+            bound = {g.target.id for g in node.generators if _is_range(g.iter) and isinstance(g.target, ast.Name)}
+            return self.is_numeric(node.elt, bound)
+        if isinstance(node, (ast.Set, ast.List, ast.Tuple)):
+            return bool(node.elts) and all(self.is_numeric(e) for e in node.elts)
+        if isinstance(node, ast.Name):
+            return bool(self._num(node.id))
+        return _is_range(node)
+
+    def _num(self, name: str) -> bool:
+        v = self._local(name)
+        if v is None:
+            v = self.module_scope.env.get(name)
+        return bool(v and v.get("num"))
+
+    def is_numeric(self, node, bound=frozenset()) -> bool:
+        """Syntactic guess that `node` is a number (see taint.FileAnalysis.is_numeric)."""
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+        if isinstance(node, ast.Name):
+            return node.id in bound or self._num(node.id)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            return node.func.id in ("len", "int", "float", "abs", "round", "id")
+        if isinstance(node, ast.Attribute):
+            return node.attr in ("ndim", "size")
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
+            return node.value.attr == "shape"
+        if isinstance(node, ast.Tuple):
+            return bool(node.elts) and all(self.is_numeric(e, bound) for e in node.elts)
+        if isinstance(node, ast.BinOp):
+            if not isinstance(node.op, (ast.Add, ast.Mod, ast.Mult)):
+                return True
+            return self.is_numeric(node.left, bound) or self.is_numeric(node.right, bound)
+        if isinstance(node, ast.UnaryOp):
+            return isinstance(node.op, (ast.USub, ast.Invert))
+        if isinstance(node, ast.IfExp):
+            return self.is_numeric(node.body, bound) or self.is_numeric(node.orelse, bound)
+        return False
+
     # ---- statements
     def bind(self, target: ast.expr, value: Sym) -> None:
         if isinstance(target, ast.Name):
@@ -652,6 +718,8 @@ class _Summarizer:
 
     def st_Assign(self, node: ast.Assign):
         v = self.ev(node.value)
+        if self.is_numeric(node.value):
+            v = dict(v, num=True)
         for t in node.targets:
             self.bind(t, v)
 
@@ -808,8 +876,12 @@ class _Summarizer:
 
     def run_function(self, node, facts: FunctionFacts, params: list[str], defaults: dict, outer: _Scope | None, classes):
         env: dict[str, Sym] = {}
+        annotated = {p.arg for p in node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+                     if isinstance(p.annotation, ast.Name) and p.annotation.id in ("int", "float")}
         for p in params:
             env[p] = sym_join({"params": [p]}, defaults.get(p))
+            if p in annotated:
+                env[p]["num"] = True
         if facts.cls and params and params[0] in ("self", "cls"):
             env[params[0]] = {"cls": facts.cls}
         saved = self.scope, self.class_stack, self._in_class_body, self._loop_taints
@@ -839,6 +911,19 @@ _EXTERNAL_ROOTS = ("jax.", "numpy.", "os.", "sys.", "typing.", "collections.", "
 
 _BUILTIN_PASSTHROUGH = {"len", "int", "float", "str", "bool", "abs", "round", "repr", "format", "divmod", "pow",
                         "list", "tuple", "dict", "range", "reversed", "enumerate", "zip", "map", "filter", "iter", "next"}
+
+
+def _strip_order(v: Sym) -> Sym:
+    """The value after an order-insensitive operation (`sorted`, `in`, `len`, ...): no order
+    taint, and parameters marked so the index knows their order does not flow through."""
+    out = {k: x for k, x in v.items() if k not in ("order", "u")}
+    if "params" in out:
+        out["params"] = [p if p.endswith("!o") else p + "!o" for p in out["params"]]
+    return out
+
+
+def _is_range(node) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"
 
 
 def _storable(v: Sym) -> Sym:

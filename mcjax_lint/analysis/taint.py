@@ -272,7 +272,7 @@ class FileAnalysis:
         return out
 
     def ev_Set(self, node: cst.Set) -> Val:
-        return replace(join_all(self.ev(e.value).data() for e in node.elements), unordered=True)
+        return replace(join_all(self.ev(e.value).data() for e in node.elements), unordered=not self.numeric_elements(node))
 
     def ev_List(self, node) -> Val:
         out = join_all(self.ev(e.value).data().as_elements() for e in node.elements)
@@ -318,14 +318,20 @@ class FileAnalysis:
         return self.ev(node.expression).data()
 
     def ev_Comparison(self, node: cst.Comparison) -> Val:
-        out = self.ev(node.left)
-        left_struct = out.struct
-        out = out.data()
+        left = self.ev(node.left)
+        ops = [t.operator for t in node.comparisons]
+        if len(node.comparisons) == 1 and isinstance(ops[0], (cst.Is, cst.IsNot)) \
+                and _is_none(node.comparisons[0].comparator):
+            # `x is None` depends on whether x is None, not on x's content: it differs between
+            # processes only where x's structure does (None on some processes).
+            return Val(pd=left.tree)
+        out = left.data()
         for t in node.comparisons:
             r = self.ev(t.comparator)
+            if isinstance(t.operator, (cst.In, cst.NotIn)):
+                r = r.without_order()  # membership does not depend on order
             out = out.join(r.data())
-            # `x is None` where x is None only on some processes: the test itself differs.
-            if isinstance(t.operator, (cst.Is, cst.IsNot)) and (left_struct or r.struct) and out.tree:
+            if isinstance(t.operator, (cst.Is, cst.IsNot)) and out.tree:
                 out = replace(out, pd=_cap(out.pd | out.tree))
         return replace(out, tree=frozenset(), shape=frozenset())
 
@@ -379,7 +385,7 @@ class FileAnalysis:
         return self._comp(node, [node.elt], "gen")
 
     def ev_SetComp(self, node) -> Val:
-        return replace(self._comp(node, [node.elt], "set"), unordered=True)
+        return replace(self._comp(node, [node.elt], "set"), unordered=not self.numeric_elements(node))
 
     def ev_DictComp(self, node: cst.DictComp) -> Val:
         out = self._comp(node, [node.key, node.value], "dict")
@@ -590,11 +596,12 @@ class FileAnalysis:
             fix = None if q in ("os.walk", "tensorflow.io.gfile.walk") else self.wrap_sorted_fix(node, key)
             return argu.join(Val(order=frozenset({self.src(node, K.FS_LISTING_CALLS[q], "MCJ202", fix)}))), None
         if q == "hash":
-            if args and _is_numeric(node.args[0].value):
+            if args and self.is_numeric(node.args[0].value):
                 return argu, None
             return argu.join(Val(hash=frozenset({self.src(node, "`hash()` of a string", "MCJ203")}))), None
         if q in K.SET_CONSTRUCTORS:
-            return replace(argu.without_order(), unordered=True), None
+            numeric = bool(node.args) and self.numeric_elements(node.args[0].value)
+            return replace(argu.without_order(), unordered=bool(node.args) and not numeric), None
         if q == "sorted":
             return argu.without_order(), None
         if q in K.ORDER_INSENSITIVE:
@@ -613,8 +620,12 @@ class FileAnalysis:
             else:
                 out = argu
             if q == "next":
-                out = arg0.element().join(argu.data().without_order() if False else Val(order=arg0.order))
-                info.may_raise_pd = arg0.process_dependent
+                out = arg0.element().join(Val(order=arg0.order))
+                if len(node.args) > 1 and arg0.count_sources and _is_none(node.args[1].value):
+                    # None once this process's iterator is exhausted, a value on the others.
+                    why = _first(arg0.count_sources)
+                    out = replace(out, tree=_cap(out.tree | frozenset({self.src(node, f"`None` when the local iterator ({why.describe()}) runs out")})))
+                info.may_raise_pd = arg0.process_dependent and len(node.args) == 1
             elif q == "iter":
                 out = arg0
             elif q in ("enumerate", "zip", "map", "filter", "list", "tuple", "reversed"):
@@ -809,6 +820,54 @@ class FileAnalysis:
                     return True
         return False
 
+    # ---------------------------------------------------------------- numbers
+    def numeric_elements(self, node: cst.BaseExpression) -> bool:
+        """Whether a set built from `node` holds numbers (their hashes, hence the order, are fixed)."""
+        if isinstance(node, (cst.SetComp, cst.ListComp, cst.GeneratorExp)):
+            comp = node.for_in
+            bound = set()
+            while comp is not None:
+                if _is_range(comp.iter) and isinstance(comp.target, cst.Name):
+                    bound.add(comp.target.value)
+                comp = comp.inner_for_in
+            return self.is_numeric(node.elt, bound)
+        if isinstance(node, (cst.Set, cst.List, cst.Tuple)):
+            return bool(node.elements) and all(self.is_numeric(e.value) for e in node.elements)
+        if _is_range(node):
+            return True
+        if isinstance(node, cst.Name):
+            v = self.local(node.value) or self.module_scope.env.get(node.value)
+            return bool(v and v.numeric)
+        return False
+
+    def is_numeric(self, node: cst.BaseExpression, bound: set[str] = frozenset()) -> bool:
+        """A syntactic guess that `node` is a number (literals, len(), arithmetic, names bound to
+        numbers). Sides of `+`/ternaries are taken to have one type: one numeric side is enough."""
+        if isinstance(node, (cst.Integer, cst.Float)):
+            return True
+        if isinstance(node, cst.Name):
+            if node.value in bound:
+                return True
+            v = self.local(node.value) or self.module_scope.env.get(node.value)
+            return bool(v and v.numeric)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+            return node.func.value in ("len", "int", "float", "abs", "round", "id")
+        if isinstance(node, cst.Attribute):
+            return node.attr.value in ("ndim", "size")
+        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute):
+            return node.value.attr.value == "shape"
+        if isinstance(node, cst.Tuple):
+            return bool(node.elements) and all(self.is_numeric(e.value, bound) for e in node.elements)
+        if isinstance(node, cst.BinaryOperation):
+            if not isinstance(node.operator, (cst.Add, cst.Modulo, cst.Multiply)):
+                return True  # -, //, /, **, bit operations: not strings
+            return self.is_numeric(node.left, bound) or self.is_numeric(node.right, bound)
+        if isinstance(node, cst.UnaryOperation):
+            return isinstance(node.operator, (cst.Minus, cst.BitInvert))
+        if isinstance(node, cst.IfExp):
+            return self.is_numeric(node.body, bound) or self.is_numeric(node.orelse, bound)
+        return False
+
     # ---------------------------------------------------------------- sinks
     def _sink(self, code: str, v: Val, node: cst.CSTNode, what: str) -> None:
         if code == "order-partition":
@@ -876,6 +935,12 @@ class FileAnalysis:
                 self.bind(base, new)
 
     def block(self, body) -> None:
+        if isinstance(body, _LoopBody):
+            for _ in range(body.passes):
+                if body.narrow:
+                    self._narrow(body.narrow)
+                self.block(body.body)
+            return
         if isinstance(body, cst.If):
             self.stmt(body)
             return
@@ -901,6 +966,8 @@ class FileAnalysis:
 
     def st_Assign(self, node: cst.Assign):
         v = self.ev(node.value)
+        if self.is_numeric(node.value):
+            v = replace(v, numeric=True)
         for t in node.targets:
             self.bind(t.target, v)
 
@@ -966,18 +1033,29 @@ class FileAnalysis:
         c = self.ev(node.test).data()
         if c.divergent:
             self.conds[node] = self.conds.get(node, BOTTOM).join(c)
+        name, is_none = _none_test(node.test)
+        if name is not None and not is_none and node.orelse is None:
+            # `if x is not None:` — inside, x is not None.
+            self._narrow(name)
+            self._branches(c, [node.body, node.orelse], node)
+            return
         self._branches(c, [node.body, node.orelse], node)
+        if name is not None and is_none and node.orelse is None and _always_exits(node.body):
+            self._narrow(name)  # `if x is None: break/return/...` — after it, x is not None
+
+    def _narrow(self, name: str) -> None:
+        cur = self.local(name) if not self.scope.is_module else self.module_scope.env.get(name)
+        if cur is not None and cur.tree:
+            self.scope.env[name] = replace(cur, tree=frozenset(), struct=None)
 
     def st_Else(self, node: cst.Else):
         self.block(node.body)
 
-    def _loop(self, cond: Val, body, node) -> None:
+    def _loop(self, cond: Val, body, node, narrow: str | None = None) -> None:
         self.loop_depth += 1
         try:
-            if self.loop_depth <= MAX_LOOP_DEPTH_TWICE:
-                self._branches(cond, [_Twice(body), None], node)
-            else:
-                self._branches(cond, [body, None], node)
+            passes = 2 if self.loop_depth <= MAX_LOOP_DEPTH_TWICE else 1
+            self._branches(cond, [_LoopBody(body, passes, narrow), None], node)
         finally:
             self.loop_depth -= 1
 
@@ -985,7 +1063,8 @@ class FileAnalysis:
         c = self.ev(node.test).data()
         if c.divergent:
             self.conds[node] = self.conds.get(node, BOTTOM).join(c)
-        self._loop(c, node.body, node)
+        name, is_none = _none_test(node.test)
+        self._loop(c, node.body, node, narrow=name if name is not None and not is_none else None)
         # The condition again, with loop-carried values.
         c2 = self.ev(node.test).data()
         if c2.divergent:
@@ -1001,6 +1080,9 @@ class FileAnalysis:
             elem = replace(elem, order=_cap(elem.order | {s}))
             it = replace(it, order=_cap(it.order | {s}))
         self.iters[node] = self.iters.get(node, BOTTOM).join(it)
+        if _is_range(node.iter) or (isinstance(node.iter, cst.Call) and isinstance(node.iter.func, cst.Name)
+                                    and node.iter.func.value == "enumerate" and isinstance(node.target, cst.Tuple)):
+            elem = replace(elem, numeric=True) if _is_range(node.iter) else elem
         self.bind(node.target, elem)
         self._loop(Val(pd=it.count_sources), node.body, node)
         if node.orelse is not None:
@@ -1115,6 +1197,8 @@ class FileAnalysis:
                 v = Val(cls=cls)
             if name in callbacks:
                 v = v.join(Val(callable=f"the collective callback passed as `{name}`"))
+            if p.annotation is not None and _code(self.module, p.annotation.annotation).strip() in ("int", "float"):
+                v = replace(v, numeric=True)
             env[name] = v
         for star in (node.params.star_arg, node.params.star_kwarg):
             if isinstance(star, cst.Param):
@@ -1154,12 +1238,12 @@ class FileAnalysis:
                     self.run_function(qual, n2, d2, o2, c2)
 
 
-class _Twice:
-    """A loop body analysed twice in a row (values carried from one iteration to the next)."""
+class _LoopBody:
+    """A loop body analysed `passes` times in a row (values carried from one iteration to the
+    next), with `narrow` known not to be None at the start of each iteration."""
 
-    def __init__(self, body):
-        stmts = body.body if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)) else body
-        self.body = list(stmts) * 2
+    def __init__(self, body, passes: int, narrow: str | None):
+        self.body, self.passes, self.narrow = body, passes, narrow
 
 
 _SHAPE_KWS = ("dtype", "shape", "size", "new_shape", "newshape", "global_shape")
@@ -1180,14 +1264,30 @@ def _const_str(node) -> str | None:
     return None
 
 
-def _is_numeric(node: cst.BaseExpression) -> bool:
-    if isinstance(node, (cst.Integer, cst.Float)):
-        return True
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("len", "int", "id"):
-        return True
-    if isinstance(node, cst.Tuple):
-        return all(_is_numeric(e.value) for e in node.elements)
-    return False
+def _is_range(node) -> bool:
+    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range"
+
+
+def _none_test(test) -> tuple[str | None, bool]:
+    """(`x`, True) for `x is None`, (`x`, False) for `x is not None`, else (None, False)."""
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name):
+        t = test.comparisons[0]
+        if _is_none(t.comparator) and isinstance(t.operator, (cst.Is, cst.IsNot)):
+            return test.left.value, isinstance(t.operator, cst.Is)
+    return None, False
+
+
+def _always_exits(body) -> bool:
+    stmts = getattr(body, "body", [])
+    if not stmts:
+        return False
+    last = stmts[-1]
+    return isinstance(last, cst.SimpleStatementLine) and any(
+        isinstance(x, (cst.Return, cst.Raise, cst.Break, cst.Continue)) for x in last.body)
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
 
 
 def _looks_like_sharding(node: cst.BaseExpression | None) -> bool:

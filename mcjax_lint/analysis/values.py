@@ -62,6 +62,7 @@ class Val:
     cls: str | None = None  # instance of this project class
     fn: str | None = None  # a reference to this project function (for callbacks)
     struct: str | None = None  # literal pytree structure ("none", "dict:a,b", "seq:2") when known
+    numeric: bool = False  # holds numbers only (a set of numbers has a deterministic order)
 
     def join(self, other: Val) -> Val:
         if other is self or other == BOTTOM:
@@ -83,6 +84,7 @@ class Val:
             self.cls if self.cls == other.cls else (self.cls or other.cls),
             self.fn or other.fn,
             self.struct if self.struct == other.struct else None,
+            self.numeric and other.numeric,
         )
 
     # Taint only (drops object kinds): what flows into a value computed from this one.
