@@ -20,9 +20,13 @@ _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "
 _DOCS_DIR = Path(__file__).resolve().parents[2] / "docs" / "rules"
 
 
+# The project's repository, as the README's pre-commit snippet names it.
+REPOSITORY_DOCS = "https://github.com/mcjax/mcjax/blob/main/docs/"
+
+
 def _docs_base() -> str:
-    """Where the rule pages live: the project's documentation URL when the installed metadata
-    names one, else the pages' path inside the repository (a relative URI reference)."""
+    """Where the rule pages live: the documentation URL the installed metadata names, else the
+    pages in the project's repository."""
     try:
         from importlib.metadata import metadata
 
@@ -32,7 +36,7 @@ def _docs_base() -> str:
                 return url.strip().rstrip("/") + "/rules/"
     except Exception:  # metadata missing (running from a plain checkout)
         pass
-    return "docs/rules/"
+    return REPOSITORY_DOCS + "rules/"
 
 
 def _uri(ctx: OutputContext, path: str) -> tuple[str, str | None]:

@@ -35,7 +35,7 @@ def test_sarif_validates_and_describes_results(tmp_path):
     ids = [r["id"] for r in driver["rules"]]
     assert set(RULES) | {"MCJ900"} <= set(ids)
     for rule in driver["rules"]:
-        assert rule["helpUri"].endswith(f"rules/{rule['id']}.md")
+        assert rule["helpUri"].startswith("https://") and rule["helpUri"].endswith(f"rules/{rule['id']}.md")
         assert rule["shortDescription"]["text"]
         assert rule["help"]["markdown"].startswith(f"# {rule['id']}")  # the rule page itself
 
