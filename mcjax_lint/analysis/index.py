@@ -66,6 +66,10 @@ class ProjectIndex:
         self._attr_cache: dict[str, Val] = {}
         self._global_cache: dict[str, Val] = {}
         self._resolving: set[str] = set()
+        # Memos keyed by the identity of summary objects (kept alive by the summaries), valid
+        # within one fixpoint iteration and then for good once the facts are stable.
+        self._memo: dict[int, tuple] = {}
+        self._call_memo: dict[int, tuple] = {}
         self._solve()
         self._module_device_access = self._import_device_access()
 
@@ -156,6 +160,17 @@ class ProjectIndex:
         """Concrete value of a symbolic summary value (`path` locates its direct sources)."""
         if not sym:
             return BOTTOM
+        if mark_params is None:
+            key = id(sym)
+            hit = self._memo.get(key)
+            if hit is not None and hit[0] is sym:
+                return hit[1]
+            v = self._resolve(sym, path)
+            self._memo[key] = (sym, v)
+            return v
+        return self._resolve(sym, path, mark_params)
+
+    def _resolve(self, sym: Sym, path: str, mark_params: list | None = None) -> Val:
         short = os.path.basename(path)
         def srcs(key: str, code: str = "") -> frozenset[Src]:
             return frozenset(Src(ln[1], 0, ln[0], ln[2] if len(ln) > 2 else code, origin=f"{short}:{ln[1]}")
@@ -224,6 +239,15 @@ class ProjectIndex:
 
     def call(self, call: dict, path: str) -> tuple[Val, str | None]:
         """(result value, collective description or None) of a summarized call."""
+        key = id(call)
+        hit = self._call_memo.get(key)
+        if hit is not None and hit[0] is call:
+            return hit[1]
+        r = self._call(call, path)
+        self._call_memo[key] = (call, r)
+        return r
+
+    def _call(self, call: dict, path: str) -> tuple[Val, str | None]:
         args = call.get("a")
         argv = self.resolve(args, path).taint() if args else BOTTOM
         res, coll = BOTTOM, None
@@ -349,6 +373,8 @@ class ProjectIndex:
             changed = False
             self._attr_cache.clear()
             self._global_cache.clear()
+            self._memo.clear()
+            self._call_memo.clear()
             for q in order:
                 f = self.functions[q]
                 path = self.fn_path[q]
@@ -386,6 +412,8 @@ class ProjectIndex:
         self._stable = True
         self._attr_cache.clear()
         self._global_cache.clear()
+        self._memo.clear()
+        self._call_memo.clear()
 
     def _collective_of(self, f: FunctionFacts, path: str) -> str | None:
         d = self._declared(f.name)
