@@ -77,6 +77,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "mcjax(processes=2, devices_per_process=1, mode='strict', timeout=60): "
         "run this test in N real JAX processes under the mcjax guard",
     )
+    config.addinivalue_line("markers", "mcjax_lint: an mcjax-lint check added by --mcjax-lint")
     if _is_worker(config):
         _worker_configure(config)
 
@@ -434,6 +435,8 @@ def _read_jsonl(path: Path) -> Iterator[dict]:
 
 def _report(item: pytest.Item, when: str, outcome: str, longrepr: Any = None, *, start: float,
             sections: list[tuple[str, str]] = (), duration: float = 0.0, **extra: Any) -> pytest.TestReport:
+    if isinstance(longrepr, list):  # a skip's (path, line, reason), a list once through JSON
+        longrepr = tuple(longrepr)
     return pytest.TestReport(item.nodeid, item.location, {k: 1 for k in item.keywords}, outcome, longrepr, when,
                              sections=list(sections) if when == "call" or outcome != "passed" else [],
                              duration=duration, start=start, stop=time.time(),
@@ -566,18 +569,6 @@ def _write_result(config: pytest.Config, data: dict[str, Any]) -> None:
         f.write(json.dumps(data, default=str) + "\n")
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not _is_worker(config):
-        return
-    node = _worker(config)["node"]
-    keep = [i for i in items if i.nodeid == node]
-    drop = [i for i in items if i.nodeid != node]
-    if drop:
-        config.hook.pytest_deselected(items=drop)
-    items[:] = keep
-
-
 def pytest_collection_finish(session: pytest.Session) -> None:
     config = session.config
     if not _is_worker(config):
@@ -616,3 +607,150 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         except Exception:
             pass
     return rep
+
+
+# -- lint: mcjax-lint on the test files and the package under test ------------------------------------
+
+
+class LintFindings(list):
+    """mcjax-lint's findings (dicts as `mcjax-lint --format json` gives them); empty when clean.
+    Its repr is the findings as text, so `assert not mcjax_lint(...)` explains itself."""
+
+    def __init__(self, findings: list[dict[str, Any]], errors: str = "") -> None:
+        super().__init__(findings)
+        self.errors = errors
+
+    def text(self) -> str:
+        lines = [f"{_show_path(f['path'])}:{f['line']}:{int(f.get('column', 0)) + 1}: {f['code']} [{f.get('severity', '')}] "
+                 f"{f['message']}" for f in self]
+        if self.errors:
+            lines.append(self.errors.rstrip())
+        return "\n".join(lines) or "no findings"
+
+    def __repr__(self) -> str:
+        return f"mcjax-lint: {len(self)} finding(s)\n{self.text()}"
+
+
+def _show_path(path: str) -> str:
+    try:
+        return Path(path).relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return path
+
+
+def run_mcjax_lint(paths: list[str | os.PathLike[str]]) -> LintFindings:
+    """mcjax-lint (its command line, in this process) on `paths`; paths in the findings are absolute.
+    A file the linter cannot analyse, or a configuration error, is an error, never a silent pass."""
+    from mcjax_lint.cli import main as lint_main
+
+    if not paths:
+        return LintFindings([])
+    with tempfile.TemporaryDirectory(prefix="mcjax-lint-") as d:
+        out = Path(d) / "findings.json"
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = lint_main([*(str(p) for p in paths), "--format", "json", "-o", str(out), "--exit-zero",
+                              "--no-cache", "-j", "1"])
+        try:
+            findings = json.loads(out.read_text()) if out.exists() else []
+        except ValueError:
+            findings = []
+    cwd = Path.cwd()
+    for f in findings:
+        f["path"] = str((cwd / f["path"]).resolve())
+    errors = err.getvalue() if code != 0 else ""
+    if code != 0 and not errors:
+        errors = f"mcjax-lint exited with status {code}"
+    return LintFindings(findings, errors)
+
+
+@pytest.fixture
+def mcjax_lint(request: pytest.FixtureRequest) -> Any:
+    """`mcjax_lint(*paths)` runs mcjax-lint and returns its findings (`LintFindings`, empty when
+    clean); with no paths it lints this test's file. `assert not mcjax_lint("mypkg/")`."""
+
+    def lint(*paths: str | os.PathLike[str]) -> LintFindings:
+        return run_mcjax_lint(list(paths) or [request.path])
+
+    return lint
+
+
+def lint_targets(config: pytest.Config, test_files: list[Path]) -> list[Path]:
+    """What --mcjax-lint checks besides the test files: `mcjax_lint_paths` from the ini file, else the
+    packages (directories with __init__.py) at the root or under src/, tests excluded."""
+    configured = config.getini("mcjax_lint_paths")
+    if configured:
+        return [Path(p) for p in configured]
+    root = config.rootpath
+    out = []
+    for base in (root, root / "src"):
+        if not base.is_dir():
+            continue
+        for d in sorted(base.iterdir()):
+            if (d.is_dir() and (d / "__init__.py").is_file() and not d.name.startswith((".", "test"))
+                    and not any(d in f.parents for f in test_files)):
+                out.append(d)
+    return out
+
+
+class McjaxLintItem(pytest.Item):
+    """One file or package linted by mcjax-lint (--mcjax-lint); fails with the findings in it."""
+
+    def __init__(self, *, target: Path, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.target = target
+        self.add_marker("mcjax_lint")
+
+    def runtest(self) -> None:
+        findings = _session_lint(self.config)
+        mine = LintFindings([f for f in findings if Path(f["path"]) == self.target
+                             or self.target in Path(f["path"]).parents], findings.errors)
+        if mine or mine.errors:
+            raise McjaxLintFailed(mine)
+
+    def repr_failure(self, excinfo: Any, style: Any = None) -> str:
+        if excinfo.errisinstance(McjaxLintFailed):
+            return excinfo.value.findings.text()
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.target, 0, f"mcjax-lint {self.name}"
+
+
+class McjaxLintFailed(Exception):
+    def __init__(self, findings: LintFindings) -> None:
+        super().__init__(findings.text())
+        self.findings = findings
+
+
+def _session_lint(config: pytest.Config) -> LintFindings:
+    """One mcjax-lint run over every target (cross-module facts need them together), shared."""
+    cached = getattr(config, "_mcjax_lint_findings", None)
+    if cached is None:
+        cached = run_mcjax_lint(config._mcjax_lint_targets)  # type: ignore[attr-defined]
+        config._mcjax_lint_findings = cached  # type: ignore[attr-defined]
+    return cached
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    if _is_worker(config):
+        node = _worker(config)["node"]
+        keep = [i for i in items if i.nodeid == node]
+        drop = [i for i in items if i.nodeid != node]
+        if drop:
+            config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+        return
+    if not config.getoption("mcjax_lint"):
+        return
+    test_files = sorted({Path(i.path) for i in items if isinstance(i, pytest.Function) and Path(i.path).suffix == ".py"})
+    targets = [*test_files, *lint_targets(config, test_files)]
+    config._mcjax_lint_targets = targets  # type: ignore[attr-defined]
+    for t in targets:
+        try:
+            rel = t.resolve().relative_to(config.rootpath).as_posix()
+        except ValueError:
+            rel = str(t)
+        items.append(McjaxLintItem.from_parent(session, name=f"{rel}::mcjax-lint", nodeid=f"{rel}::mcjax-lint",
+                                               path=t, target=t.resolve()))
