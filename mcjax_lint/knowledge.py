@@ -85,6 +85,10 @@ SANITIZERS = {
     "jax.lax.psum_scatter",
 }
 
+# Methods whose result agrees across processes: the coordination service's blocking get returns
+# what one process set (the key-value "broadcast" orbax and others use).
+SANITIZER_METHODS = {"blocking_key_value_get", "blocking_key_value_get_bytes"}
+
 # --- Collective work. ------------------------------------------------------------------------------
 COLLECTIVE_CALLS: dict[str, str] = {
     "jax.experimental.multihost_utils.sync_global_devices": "`multihost_utils.sync_global_devices()`",
@@ -201,6 +205,25 @@ for _ns in ("numpy", "jax.numpy"):
     SHAPE_CONSTRUCTORS[f"{_ns}.tile"] = (1, "reps")
 SHAPE_CONSTRUCTORS["jax.ShapeDtypeStruct"] = (0, "shape")
 SHAPE_METHODS = {"reshape", "astype", "resize"}
+# Collectives that take per-process data by design: the order (or hash) of their argument's
+# content is as process-local as the content itself, so it is not a hazard there.
+PER_PROCESS_DATA_COLLECTIVES = {
+    "jax.experimental.multihost_utils.process_allgather",
+    "jax.experimental.multihost_utils.broadcast_one_to_all",
+    "jax.experimental.multihost_utils.host_local_array_to_global_array",
+    "jax.make_array_from_process_local_data",
+    "jax.make_array_from_single_device_arrays",
+    "jax.make_array_from_callback",
+}
+# Method names too generic to resolve by name to a project method when the receiver is unknown
+# (`self._condition.wait()` is threading, not a checkpoint manager's `wait`).
+GENERIC_METHOD_NAMES = {
+    "wait", "join", "get", "put", "run", "start", "stop", "close", "save", "restore", "update", "read", "write",
+    "flush", "result", "done", "cancel", "step", "call", "send", "recv", "submit", "apply", "map", "reset",
+    "load", "next", "append", "extend", "pop", "add", "remove", "clear", "copy", "items", "keys", "values",
+    "open", "exists", "delete", "set", "init", "setup", "build", "create", "process", "execute", "handle",
+    "sync", "commit", "finalize", "shutdown", "acquire", "release", "notify", "fetch", "send_bytes",
+}
 PYTREE_SENSITIVE = {"jax.experimental.multihost_utils.broadcast_one_to_all",
                     "jax.experimental.multihost_utils.process_allgather",
                     "jax.experimental.multihost_utils.assert_equal",

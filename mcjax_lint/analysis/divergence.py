@@ -230,7 +230,10 @@ class Divergence:
                 j = next((k for k in range(len(frames) - 1, -1, -1) if frames[k].kind in ("func", "try")), 0)
                 t = first_tok(self._rest_after(frames[j:], stmt, kind))
                 if t is not None:
-                    self.exits.append(ExitPoint(small, dframe.cond, t, dframe.node, kind, call))
+                    if kind == "raise" and not any(f.kind == "loop" for f in frames[j:]):
+                        self.exceptions.append(ExceptionPoint(small, small, dframe.cond, t, "raise"))
+                    else:
+                        self.exits.append(ExitPoint(small, dframe.cond, t, dframe.node, kind, call))
                     break
 
     def walk_body(self, stmts, ctx: list[_Frame]) -> None:
@@ -422,6 +425,13 @@ class Divergence:
         other = self.seq_block(dframe.other) if dframe.kind in ("if", "else") and dframe.other is not None else ()
         path_other = other + rest
         t = first_tok(rest)
+        if t is not None and kind == "raise" and not any(f.kind == "loop" for f in reach[:d]):
+            # A raise before collective work that is not in the middle of a loop: the process fails
+            # fast and the coordination service aborts the others; fragile, not certain (MCJ104).
+            if path_exit != path_other:
+                self.exceptions.append(ExceptionPoint(small, small, dframe.cond, t, "raise"))
+                self._branch_done.add(id(dframe.node))
+            return
         if t is None and kind in ("raise", "exit") and reach[0].kind == "func":
             # Nothing collective left in this function: the callers' next collective work is skipped.
             self._pending_raises.append((small, dframe, reach[0].node, kind))

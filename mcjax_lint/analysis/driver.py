@@ -2,28 +2,24 @@
 
 from __future__ import annotations
 
-import ast
-
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from mcjax_lint.analysis.cst import parse_module
 from mcjax_lint.analysis.divergence import Divergence
 from mcjax_lint.analysis.index import ProjectIndex
-from mcjax_lint.analysis.summary import collect_imports
 from mcjax_lint.analysis.taint import FileAnalysis
 from mcjax_lint.errors import AnalysisError
 from mcjax_lint.model import Finding
 from mcjax_lint.settings import AnalysisSettings
 
 
-def _imports(source: str, path: str, module: str, index: ProjectIndex) -> dict[str, str]:
+def _own_summary(source: str, path: str, module: str, index: ProjectIndex):
     s = index.modules.get(module)
     if s is not None and s.path == path:
-        return s.imports
-    from mcjax_lint.analysis.summary import parse
+        return s
+    from mcjax_lint.analysis.summary import summarize_source
 
-    tree = parse(source, path)
-    return collect_imports(tree, module, path.endswith("__init__.py"))[0]
+    return summarize_source(source, path, module)
 
 
 def _group(items, key) -> dict:
@@ -41,7 +37,9 @@ def analyze_source(source: str, path: str, module: str, index: ProjectIndex, set
     try:
         wrapper = MetadataWrapper(mod, unsafe_skip_copy=True)
         positions = wrapper.resolve(PositionProvider)
-        fa = FileAnalysis(wrapper.module, positions, path, module, index, settings, _imports(source, path, module, index))
+        own = _own_summary(source, path, module, index)
+        fa = FileAnalysis(wrapper.module, positions, path, module, index, settings, own.imports)
+        fa.seeded_modules = set(own.seeded_rngs)
         fa.run()
         div = Divergence(fa).run()
         div.branches_at = _group(div.branches, lambda p: p.node)

@@ -349,8 +349,11 @@ class ProjectIndex:
         res = recv.data().join(argv)
         if recv.cls or meth.startswith("__"):
             return res, None
-        # Unknown receiver: resolve by method name when every project method of that name agrees.
-        cands = self.methods_by_name.get(meth)
+        if meth in K.SANITIZER_METHODS:
+            return BOTTOM, None
+        # Unknown receiver: resolve by method name when every project method of that name agrees
+        # (not for generic names every other library also uses).
+        cands = self.methods_by_name.get(meth) if meth not in K.GENERIC_METHOD_NAMES else None
         if cands and len(cands) <= 6:
             colls = [self.collective.get(c) for c in cands]
             if all(colls):

@@ -23,7 +23,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 1
+SUMMARY_VERSION = 2
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 
 
@@ -146,6 +146,7 @@ class ModuleSummary:
     hash_calls: bool = False
     initialize_line: int = 0  # first `jax.distributed.initialize()` call, 0 if none
     refs_used: list[str] = field(default_factory=list)  # attribute/global refs read (prefilter)
+    seeded_rngs: list[str] = field(default_factory=list)  # RNG modules the file seeds ("random", ...)
     import_device_access: list | None = None  # [desc, line] device access at import time
     version: int = SUMMARY_VERSION
 
@@ -165,6 +166,7 @@ class ModuleSummary:
             "initialize_line": self.initialize_line,
             "import_device_access": self.import_device_access,
             "refs_used": self.refs_used,
+            "seeded_rngs": self.seeded_rngs,
         }
 
     @classmethod
@@ -184,6 +186,7 @@ class ModuleSummary:
             hash_calls=bool(d.get("hash_calls")),
             initialize_line=int(d.get("initialize_line", 0)),
             refs_used=list(d.get("refs_used", [])),
+            seeded_rngs=list(d.get("seeded_rngs", [])),
             import_device_access=d.get("import_device_access"),
         )
 
@@ -255,6 +258,7 @@ class _Summarizer:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.module_defs[node.name] = f"{module}.{node.name}"
         self.class_stack: list[ClassFacts] = []
+        self.summary.seeded_rngs = _seeded_rngs(tree, self.imports)
         self.mod_facts = FunctionFacts(f"{module}.<module>", 1)
         self.summary.functions[self.mod_facts.name] = self.mod_facts
         self.scope = _Scope(self.mod_facts, {}, None, is_module=True)
@@ -263,6 +267,7 @@ class _Summarizer:
         self._in_class_body = False
         self._refs: set[str] = set()
         self._loop_taints: list[Sym] = []
+        self._main_guard = False
 
     # ---- names
     def qualify(self, node: ast.expr) -> str | None:
@@ -436,7 +441,9 @@ class _Summarizer:
         return {}
 
     def ev_YieldFrom(self, node: ast.YieldFrom) -> Sym:
-        v = self.ev(node.value)
+        v = sym_element(self.ev(node.value))
+        for t in self._loop_taints:
+            v = sym_join(v, t)
         if not self.scope.is_module:
             self.scope.facts.returns = sym_join(self.scope.facts.returns, v)
         return {}
@@ -520,6 +527,8 @@ class _Summarizer:
             facts.collective = [desc, node.lineno]
 
     def _device_access(self, desc: str, node: ast.AST) -> None:
+        if self._main_guard and self.scope.is_module:
+            return
         facts = self.scope.facts
         if facts is not None and facts.device_access is None:
             facts.device_access = [desc, node.lineno]
@@ -532,7 +541,7 @@ class _Summarizer:
             if not self.summary.initialize_line:
                 self.summary.initialize_line = node.lineno
             return {}
-        if q in K.PROCESS_DEPENDENT_CALLS:
+        if q in K.PROCESS_DEPENDENT_CALLS and q.rsplit(".", 1)[0] not in self.summary.seeded_rngs:
             self.summary.direct_sources = True
             return {"pd": [self.src(K.PROCESS_DEPENDENT_CALLS[q], node)]}
         for pre, desc in K.PROCESS_DEPENDENT_PREFIXES.items():
@@ -698,7 +707,12 @@ class _Summarizer:
             if isinstance(base, ast.Name):
                 cur = self.scope.env.get(base.id)
                 if cur is not None:
-                    self.bind(base, sym_join(cur, sym_taint(sym_join(value, self.ev(target.slice)))))
+                    key = self.ev(target.slice)
+                    if key.get("order"):
+                        # keyed by an arbitrary iteration order: same mapping, insertion order only
+                        self.bind(base, dict(_strip_order(sym_join(cur, sym_taint(value))), u=True))
+                    else:
+                        self.bind(base, sym_join(cur, sym_element(sym_join(value, key))))
 
     def run_block(self, stmts: list[ast.stmt]) -> None:
         for s in stmts:
@@ -759,6 +773,14 @@ class _Summarizer:
         self.scope.env = merged
 
     def st_If(self, node: ast.If):
+        if self.scope.is_module and _is_main_guard(node.test):
+            # Runs only when the file is executed as a script, not when it is imported.
+            saved, self._main_guard = self._main_guard, True
+            try:
+                self._branches({}, [node.body, node.orelse])
+            finally:
+                self._main_guard = saved
+            return
         c = sym_taint(self.ev(node.test))
         self._branches(c, [node.body, node.orelse])
 
@@ -920,6 +942,30 @@ def _strip_order(v: Sym) -> Sym:
     if "params" in out:
         out["params"] = [p if p.endswith("!o") else p + "!o" for p in out["params"]]
     return out
+
+
+def _seeded_rngs(tree: ast.Module, imports: dict[str, str]) -> list[str]:
+    """RNG modules the file seeds (`random.seed(...)`, `np.random.seed(...)`): their module-level
+    functions are deterministic here."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "seed" and node.args:
+            base = node.func.value
+            parts = []
+            while isinstance(base, ast.Attribute):
+                parts.insert(0, base.attr)
+                base = base.value
+            if isinstance(base, ast.Name):
+                q = ".".join([imports.get(base.id, base.id)] + parts)
+                if q in ("random", "numpy.random"):
+                    out.add(q)
+    return sorted(out)
+
+
+def _is_main_guard(test) -> bool:
+    return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
+            and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value == "__main__")
 
 
 def _is_range(node) -> bool:

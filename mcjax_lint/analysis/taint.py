@@ -94,6 +94,7 @@ class FileAnalysis:
         self.fn_params: dict[str, dict[str, Val]] = {}  # same-file function -> tainted params from callers
         self.fn_nodes: dict[str, tuple] = {}
         self._sink_keys: set = set()
+        self.seeded_modules: set[str] = set()
 
     # ================================================================ positions & sources
     def pos(self, node: cst.CSTNode) -> CodeRange:
@@ -418,6 +419,9 @@ class FileAnalysis:
             for e in elts:
                 v = self.ev(e)
                 out = out.join(v.data().as_elements() if kind != "gen" else v.data())
+            if kind == "dict" and out.order:
+                # A dict keyed by an arbitrarily ordered iteration: same mapping, insertion order only.
+                out = replace(out.without_order(), unordered=True)
                 if kind == "dict" and e is elts[0] and v.pd:
                     out = replace(out, tree=_cap(out.tree | frozenset({self.src(e, f"dict keys from {_first(v.pd).describe()}")})))
             if kind in ("list", "dict") and length.pd:
@@ -425,7 +429,8 @@ class FileAnalysis:
                 out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a {kind} whose length depends on {why.describe()}", "len")})))
         finally:
             self.scope = saved
-        return replace(out, struct=kind) if kind in ("list", "dict", "set") else out
+        out = replace(out, struct=kind) if kind in ("list", "dict", "set") else out
+        return replace(out, unordered=True) if kind == "dict" and out.unordered else out
 
     # ---------------------------------------------------------------- calls
     def ev_Call(self, node: cst.Call) -> Val:
@@ -576,7 +581,7 @@ class FileAnalysis:
         if st.collective_functions and K.matches(q, st.collective_functions):
             return Val(glob=True), f"`{short_name(q)}()` (declared collective)"
         arg0 = args[0][1] if args and args[0][0] == 0 else BOTTOM
-        if q in K.PROCESS_DEPENDENT_CALLS:
+        if q in K.PROCESS_DEPENDENT_CALLS and not self._seeded(q):
             return Val(pd=frozenset({self.src(node, K.PROCESS_DEPENDENT_CALLS[q])})), None
         for pre, desc in K.PROCESS_DEPENDENT_PREFIXES.items():
             if q.startswith(pre):
@@ -613,7 +618,9 @@ class FileAnalysis:
             elif q in ("min", "max", "sum"):
                 out = replace(out, shape=frozenset())
             return out, None
-        if q in K.ORDER_IMPOSING or q == "dict.fromkeys":
+        if q == "dict.fromkeys" or q == "dict" and arg0.unordered:
+            return replace(argu.without_order(), unordered=arg0.unordered or bool(arg0.order)), None
+        if q in K.ORDER_IMPOSING:
             if arg0.unordered:
                 s = self.src(node.args[0].value, "iteration over a set", "MCJ201", self.wrap_sorted_fix(node.args[0].value))
                 out = argu.join(Val(order=frozenset({s})))
@@ -768,6 +775,8 @@ class FileAnalysis:
         if meth in K.COLLECTIVE_METHOD_NAMES:
             info.token = meth
             return BOTTOM, f"`.{meth}()`"
+        if meth in K.SANITIZER_METHODS:
+            return BOTTOM, None
         if meth in K.FS_LISTING_METHODS:
             return recv.data().join(Val(order=frozenset({self.src(node, f"`.{meth}()`", "MCJ202", self.wrap_sorted_fix(node))}))), None
         if recv.unordered:
@@ -819,6 +828,11 @@ class FileAnalysis:
                 if q.startswith(K.ORBAX_ARGS_PREFIXES):
                     return True
         return False
+
+    def _seeded(self, q: str) -> bool:
+        """`random.random()` in a file that calls `random.seed(...)`: deterministic by design."""
+        mod = q.rsplit(".", 1)[0]
+        return mod in self.seeded_modules
 
     # ---------------------------------------------------------------- numbers
     def numeric_elements(self, node: cst.BaseExpression) -> bool:
@@ -890,7 +904,10 @@ class FileAnalysis:
         if info.via_project:
             return
         what = info.collective or "collective work"
+        per_process = info.name in K.PER_PROCESS_DATA_COLLECTIVES
         for k, v in info.args:
+            if per_process:
+                v = replace(v, order=frozenset(), hash=frozenset())
             if v.order:
                 for s in v.order:
                     self._add_sink(Sink(s.code or "MCJ202", s, info.node, what))
@@ -929,7 +946,12 @@ class FileAnalysis:
                 cur = self.local(base.value)
                 if cur is None:
                     cur = self.module_scope.env.get(base.value, BOTTOM)
-                new = cur.join(value.data())
+                if key.order:
+                    # `d[k] = f(k)` for k in a set: the mapping is the same everywhere, only the
+                    # insertion order differs (irrelevant to pytrees, which sort dict keys).
+                    new = replace(cur.join(value.data().without_order()), unordered=True)
+                else:
+                    new = cur.join(value.element() if not value.order else value.data())
                 if key.pd:
                     new = replace(new, tree=_cap(new.tree | frozenset({self.src(target, f"a key from {_first(key.pd).describe()}")})))
                 self.bind(base, new)

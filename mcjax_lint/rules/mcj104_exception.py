@@ -7,7 +7,7 @@ import libcst as cst
 from mcjax_lint.rules.base import Rule, visits, describe_source, process_sources, related_source
 
 
-@visits("ExceptHandler", "Finally", "With", "ExceptStarHandler")
+@visits("ExceptHandler", "Finally", "With", "ExceptStarHandler", "Raise")
 class OneProcessException(Rule):
     CODE = "MCJ104"
 
@@ -25,6 +25,10 @@ class OneProcessException(Rule):
             elif p.kind == "finally":
                 msg = (f"if line {raise_line}{cause} raises on one process, that process runs "
                        f"{self.tok_text(p.collective)} in `finally` while the others are still in the `try` body's collective work")
+            elif p.kind == "raise":
+                msg = (f"raised under a process-dependent condition{cause}: this process fails while the others go "
+                       f"on to {self.tok_text(p.collective)} and wait there until the coordination service "
+                       f"aborts them")
             else:
                 msg = (f"if line {raise_line}{cause} raises on one process, `__exit__` runs "
                        f"{p.collective.desc} on that process while the others are still in the body's collective work")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mcjax_lint import knowledge as K
+from mcjax_lint.analysis.taint import _always_exits
 from mcjax_lint.rules.base import Rule
 
 
@@ -20,6 +21,14 @@ class InitializeAfterDeviceAccess(Rule):
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.stack.pop()
+
+    def leave_If(self, original_node: cst.If) -> None:
+        # Device access in a branch that returns/raises never precedes a later initialize().
+        for block in (original_node.body, getattr(original_node.orelse, "body", None)):
+            if block is not None and _always_exits(block):
+                r = self.ctx.fa.pos(block)
+                self.stack[-1] = [(d, n) for d, n in self.stack[-1]
+                                  if not (r.start.line <= self.line(n) <= r.end.line)]
 
     def visit_Call(self, node: cst.Call) -> None:
         fa = self.ctx.fa
