@@ -157,6 +157,23 @@ def patch_shutdown(before: Callable[[], None], after: Callable[[], None]) -> Cal
     return undo
 
 
+def coordination_service(address: str, num_processes: int) -> Any:
+    """A standalone coordination service (what process 0 runs), for load benchmarks."""
+    from jax._src.lib import _jax
+
+    return _jax.get_distributed_runtime_service(address, num_processes, heartbeat_timeout=100, shutdown_timeout=30)
+
+
+def coordination_client(address: str, process_id: int) -> Any:
+    """A connected coordination-service client for task `process_id` (benchmarks)."""
+    from jax._src.lib import _jax
+
+    c = _jax.get_distributed_runtime_client(address, process_id, init_timeout=120, use_compression=True,
+                                            heartbeat_timeout=100, shutdown_on_destruction=False)
+    c.connect()
+    return c
+
+
 # ---------------------------------------------------------------------------------------------
 # Executables and their signatures
 
