@@ -71,6 +71,7 @@ def _hidden() -> str:
     return argparse.SUPPRESS
 
 
+@pytest.hookimpl(tryfirst=True)  # before tmpdir's: a worker sets its basetemp
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
@@ -79,7 +80,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line("markers", "mcjax_lint: an mcjax-lint check added by --mcjax-lint")
     if _is_worker(config):
-        _worker_configure(config)
+        config.pluginmanager.register(_Worker(config), "mcjax-worker")
 
 
 def _is_worker(config: pytest.Config) -> bool:
@@ -463,7 +464,7 @@ def _report_crash(rep: pytest.TestReport, i: int) -> tuple[str, int, str] | None
 
 def _guard_crash(rep: Any) -> tuple[str, int, str] | None:
     loc = next((p.location for p in sorted(rep.processes, key=lambda p: p.process_index) if p.location), None)
-    head = f"mcjax {rep.kind}: {rep.summary}"
+    head = f"mcjax {rep.kind.upper()}: {rep.summary}"
     return (loc.file, loc.line, head) if loc is not None else None
 
 
@@ -513,14 +514,19 @@ class MultiProcessFailure:
         return ReprFileLocation(path, line, msg)
 
     def toterminal(self, tw: Any) -> None:
-        if self.guard_text:  # it starts with its own headline
-            tw.line(f"mcjax: the test ran in {self.processes} processes ({self.mode} mode) and the guard stopped it:",
-                    red=True, bold=True)
-            for line in self.guard_text.splitlines():
+        # The first line is the summary (under xdist the failure travels as text, and pytest's
+        # short summary shows its first line).
+        message = self.reprcrash.message
+        tw.line(message.splitlines()[0] if message else self.headline, red=True, bold=True)
+        how = f"ran in {self.processes} processes, {self.mode} mode"
+        tw.line(f"({how}; the guard stopped it)" if self.guard_text else f"({how}: {self.headline})")
+        if self.guard_text:
+            lines = self.guard_text.splitlines()
+            if message.startswith("mcjax "):  # the guard's summary, already said
+                lines = lines[1:]
+            for line in lines:
                 tw.line(line)
             tw.line(f"full report (with every process's stacks): {self.report_path}", bold=True)
-        else:
-            tw.line(f"mcjax: {self.processes} processes, {self.mode} mode: {self.headline}", red=True, bold=True)
         for i, when, rep, divergence in self.failures:
             if divergence:
                 tw.line("")
@@ -550,63 +556,62 @@ class MultiProcessFailure:
 # -- worker: one process of a multi-process test ------------------------------------------------------
 
 
-def _worker_configure(config: pytest.Config) -> None:
-    index = int(os.environ.get("MCJAX_PROCESS_ID", "0"))
-    config._mcjax_worker = {"index": index, "node": config.getoption("mcjax_worker_node"),  # type: ignore[attr-defined]
-                            "results": Path(config.getoption("mcjax_worker")) / f"process-{index}.jsonl",
-                            "seen": False}
-    # Each process gets its own basetemp (tmp_path), inside the parent's run directory.
-    config.option.basetemp = str(Path(config.getoption("mcjax_worker")) / f"tmp-p{index}")
+class _Worker:
+    """The hooks of a worker pytest (`--mcjax-worker RUNDIR`): run one node id as process i."""
 
+    def __init__(self, config: pytest.Config) -> None:
+        self.index = int(os.environ.get("MCJAX_PROCESS_ID", "0"))
+        self.node = config.getoption("mcjax_worker_node")
+        rundir = Path(config.getoption("mcjax_worker"))
+        self.results = rundir / f"process-{self.index}.jsonl"
+        self.config = config
+        # Each process gets its own basetemp (tmp_path), inside the parent's run directory.
+        config.option.basetemp = str(rundir / f"tmp-p{self.index}")
 
-def _worker(config: pytest.Config) -> dict[str, Any]:
-    return config._mcjax_worker  # type: ignore[attr-defined,no-any-return]
+    def write(self, data: dict[str, Any]) -> None:
+        with open(self.results, "a", encoding="utf-8") as f:
+            f.write(json.dumps(data, default=str) + "\n")
 
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:  # the parent collected it, so this is worth showing as is
+            self.write({"error": f"collecting {report.nodeid or 'the session'} failed:\n{report.longreprtext}"})
 
-def _write_result(config: pytest.Config, data: dict[str, Any]) -> None:
-    w = _worker(config)
-    with open(w["results"], "a", encoding="utf-8") as f:
-        f.write(json.dumps(data, default=str) + "\n")
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        keep = [i for i in items if i.nodeid == self.node]
+        drop = [i for i in items if i.nodeid != self.node]
+        if drop:
+            self.config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not session.items:
+            self.write({"error": f"the worker pytest did not collect {self.node}"})
 
-def pytest_collection_finish(session: pytest.Session) -> None:
-    config = session.config
-    if not _is_worker(config):
-        return
-    if not session.items:
-        _write_result(config, {"error": f"the worker pytest did not collect {_worker(config)['node']} "
-                                        f"(see its output below)"})
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        # Before any fixture, so fixtures may use the global devices.
+        import jax
 
+        jax.distributed.initialize()
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    if not _is_worker(item.config):
-        return
-    # Before any fixture, so fixtures may use the global devices.
-    import jax
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+        rep = yield
+        # Written at once (not at logreport): the supervisor may stop this process any moment now.
+        data = self.config.hook.pytest_report_to_serializable(config=self.config, report=rep)
+        self.write({"process": self.index, "report": data})
+        if rep.failed and call.excinfo is not None:
+            # Tell the other processes now (the guard names this line), not when pytest exits.
+            try:
+                from runtime_guard.guard import current
 
-    jax.distributed.initialize()
-
-
-@pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
-    rep = yield
-    config = item.config
-    if not _is_worker(config):
+                g = current()
+                if g is not None:
+                    g.mark_exit(1, call.excinfo.value)
+            except Exception:
+                pass
         return rep
-    data = config.hook.pytest_report_to_serializable(config=config, report=rep)
-    _write_result(config, {"process": _worker(config)["index"], "report": data})
-    if rep.failed and call.excinfo is not None:
-        # Tell the other processes now (the guard names this line), not when pytest exits.
-        try:
-            from runtime_guard.guard import current
-
-            g = current()
-            if g is not None:
-                g.mark_exit(1, call.excinfo.value)
-        except Exception:
-            pass
-    return rep
 
 
 # -- lint: mcjax-lint on the test files and the package under test ------------------------------------
@@ -734,15 +739,7 @@ def _session_lint(config: pytest.Config) -> LintFindings:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    if _is_worker(config):
-        node = _worker(config)["node"]
-        keep = [i for i in items if i.nodeid == node]
-        drop = [i for i in items if i.nodeid != node]
-        if drop:
-            config.hook.pytest_deselected(items=drop)
-        items[:] = keep
-        return
-    if not config.getoption("mcjax_lint"):
+    if _is_worker(config) or not config.getoption("mcjax_lint"):
         return
     test_files = sorted({Path(i.path) for i in items if isinstance(i, pytest.Function) and Path(i.path).suffix == ".py"})
     targets = [*test_files, *lint_targets(config, test_files)]

@@ -49,7 +49,7 @@ def test_divergent_test_fails_naming_both_lines(inner: pytest.Pytester) -> None:
     assert f"test_div.py:{line_of(path, 'everyone')}" in out  # ...against process 1's
     assert re.search(r"process 0 \[diverged\].*\n.*jit\(max\)", out)
     assert re.search(r"process 1 \[diverged\].*\n.*jit\(sum\)", out)
-    assert "FAILED test_div.py::test_rank0_branch - mcjax divergence" in out
+    assert "FAILED test_div.py::test_rank0_branch - mcjax DIVERGENCE" in out
     # The full report is saved under --mcjax-report-dir, one directory per test, and says the same.
     saved = report_path(out)
     assert saved.is_file() and reports in saved.parents
