@@ -42,6 +42,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--exact", action="store_true",
                    help="fast mode: check shapes on every call, not only when JAX compiles (slower)")
     p.add_argument("--no-kill", dest="kill", action="store_false", help="report but do not stop the processes")
+    p.add_argument("--no-prefix", dest="prefix", action="store_false",
+                   help="with -n: do not prefix each output line with its process index")
     p.add_argument("--native", action="store_true", help="include native (C++) frames in stacks")
     p.add_argument("--locals", action="store_true", help="include local variables in stacks")
     p.add_argument("-q", "--quiet", action="store_true", help="no guard messages other than reports")
@@ -82,7 +84,7 @@ def run(argv: list[str]) -> int:
         print(f"mcjax-guard: error: {e}", file=sys.stderr)
         return 2
     opts = Options(processes=a.processes, devices_per_process=a.devices_per_process, native=a.native,
-                   locals=a.locals, collective_timeout=a.collective_timeout)
+                   locals=a.locals, collective_timeout=a.collective_timeout, prefix_output=a.prefix)
     return Supervisor(command, settings, opts).run()
 
 

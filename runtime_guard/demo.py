@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"({a.mode} mode):\n  mcjax-guard -n {a.processes} python {EXAMPLE}\n", highlight=False)
     settings = GuardSettings(mode=a.mode, report_dir=a.report_dir)
     sup = Supervisor(Command(sys.executable, [], [str(EXAMPLE)]), settings,
-                     Options(processes=a.processes, collective_timeout=60))
+                     Options(processes=a.processes, collective_timeout=60, drop_native_logs=True))
     code = sup.run()
 
     console.print(Rule("mcjax-lint"))

@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -100,6 +102,11 @@ class Options:
     # With -n: None = the processes write to the supervisor's stdout/stderr; a directory = each
     # process's stdout and stderr go to DIR/process-<i>.log (the pytest plugin shows them per process).
     output_dir: str | None = None
+    # With -n and no output_dir: prefix each line of process i's output with "[i] " (so the
+    # interleaved output of N processes stays readable), and optionally drop native log lines
+    # (glog/absl, C++ check-failure traces, gloo) that bury the report (the demo does).
+    prefix_output: bool = True
+    drop_native_logs: bool = False
     # Wall-clock budget of the whole run in seconds (None = none). Past it the supervisor reports a
     # hang with stacks and stops the group, whatever the guard saw (a bound for test runs).
     deadline: float | None = None
@@ -130,6 +137,7 @@ class Supervisor:
         self.report_dir = settings.report_dir or default_report_dir()
         self.settings = replace(settings, report_dir=self.report_dir, state_dir=self.state_dir)
         self.children: list[Child] = []
+        self._pumps: list[threading.Thread] = []
         self._stop = False
         self._snapshot = False
         self.report_paths: dict[str, Path] = {}
@@ -161,13 +169,21 @@ class Supervisor:
             out = None
             if self.options.output_dir:
                 out = open(os.path.join(self.options.output_dir, f"process-{i}.log"), "wb")
+            pump = out is None and n is not None and (self.options.prefix_output or self.options.drop_native_logs)
             try:
                 proc = subprocess.Popen(self.command.argv(), env=self._env(i, n, addr), start_new_session=True,
-                                        preexec_fn=_set_pdeathsig, stdout=out,
-                                        stderr=subprocess.STDOUT if out is not None else None)
+                                        preexec_fn=_set_pdeathsig,
+                                        stdout=subprocess.PIPE if pump else out,
+                                        stderr=subprocess.PIPE if pump else (subprocess.STDOUT if out is not None else None))
             finally:
                 if out is not None:
                     out.close()  # the child has its own copy
+            if pump:
+                prefix = f"[{i}] " if self.options.prefix_output else ""
+                for src, dst in ((proc.stdout, sys.stdout), (proc.stderr, sys.stderr)):
+                    t = threading.Thread(target=_pump, args=(src, dst, prefix, self.options.drop_native_logs), daemon=True)
+                    t.start()
+                    self._pumps.append(t)
             self.children.append(Child(i, proc))
 
     def kill_all(self) -> None:
@@ -185,6 +201,8 @@ class Supervisor:
                 c.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
+        for t in self._pumps:
+            t.join(timeout=2)
 
     # -- main loop -------------------------------------------------------------------------------
 
@@ -445,6 +463,24 @@ class Supervisor:
             print(f"mcjax-guard: snapshot written to {out}/", file=sys.stderr)
         except Exception as e:
             print(f"mcjax-guard: snapshot failed: {e!r}", file=sys.stderr)
+
+
+_NATIVE_LOG = re.compile(r"^([EFWI]\d{4} \d\d:\d\d|\*\*\* Check failure|\s+@\s+0x|terminate called|\s+what\(\):|"
+                         r"\[Gloo\]|Additional GRPC error|:UNKNOWN:Error received|FATAL: exception not rethrown)")
+
+
+def _pump(src: Any, dst: Any, prefix: str, drop_native: bool) -> None:
+    """Copy a child's output line by line, prefixed with its process index."""
+    for raw in iter(src.readline, b""):
+        line = raw.decode(errors="replace")
+        if drop_native and _NATIVE_LOG.match(line):
+            continue
+        try:
+            dst.write(prefix + line)
+            dst.flush()
+        except (OSError, ValueError):
+            pass
+    src.close()
 
 
 def _fill_last(pr: ProcessReport, st: dict) -> None:
