@@ -308,8 +308,9 @@ class _Run:
         results = self.results()
         problem = self.guard_report is not None or bool(self.interrupted)
         sections = self._sections(results)
+        props = self._user_properties(results)
         mk = lambda when, outcome, longrepr=None, **kw: _report(item, when, outcome, longrepr, start=start,
-                                                                 sections=sections, **kw)
+                                                                 sections=sections, properties=props, **kw)
         setups = [r.get("setup") for r in results]
         if not problem and all(s is not None and s.skipped for s in setups):
             first = setups[0]
@@ -331,6 +332,15 @@ class _Run:
         else:
             reps.append(mk("teardown", "passed"))
         return reps
+
+    def _user_properties(self, results: list[dict[str, pytest.TestReport]]) -> list[tuple[str, object]]:
+        """`record_property` calls of every process, named by process."""
+        out = list(self.item.user_properties)
+        for i, r in enumerate(results):
+            last = next((r[w] for w in ("teardown", "call", "setup") if w in r), None)
+            for name, value in (getattr(last, "user_properties", None) or []):
+                out.append((f"{name} (process {i})", value))
+        return out
 
     def _finished(self, results: list[dict[str, pytest.TestReport]]) -> bool:
         return all("teardown" in r for r in results)
@@ -359,7 +369,9 @@ class _Run:
             if self.guard_report is not None:
                 rep = self.guard_report
                 f.headline = f"{rep.kind.upper()}: {rep.summary}"
-                f.guard_text = _guard_text(rep)
+                # Strict mode stops a divergence before the collective: stacks taken after that
+                # show pytest handling DivergenceError, not the bug (they stay in the saved report).
+                f.guard_text = _guard_text(rep, stacks=not (rep.kind == "divergence" and spec.mode == "strict"))
                 where = self.report_paths.get("txt") or self.report_paths.get("json")
                 f.report_path = str(where) if where else str(self.report_dir)
                 f.crash = _guard_crash(rep)
@@ -435,13 +447,15 @@ def _read_jsonl(path: Path) -> Iterator[dict]:
 
 
 def _report(item: pytest.Item, when: str, outcome: str, longrepr: Any = None, *, start: float,
-            sections: list[tuple[str, str]] = (), duration: float = 0.0, **extra: Any) -> pytest.TestReport:
+            sections: list[tuple[str, str]] = (), duration: float = 0.0,
+            properties: list[tuple[str, object]] | None = None, **extra: Any) -> pytest.TestReport:
     if isinstance(longrepr, list):  # a skip's (path, line, reason), a list once through JSON
         longrepr = tuple(longrepr)
     return pytest.TestReport(item.nodeid, item.location, {k: 1 for k in item.keywords}, outcome, longrepr, when,
                              sections=list(sections) if when == "call" or outcome != "passed" else [],
                              duration=duration, start=start, stop=time.time(),
-                             user_properties=list(item.user_properties), **extra)
+                             user_properties=list(item.user_properties if properties is None else properties),
+                             **extra)
 
 
 def _xfail(rep: pytest.TestReport) -> dict[str, Any]:
@@ -468,13 +482,16 @@ def _guard_crash(rep: Any) -> tuple[str, int, str] | None:
     return (loc.file, loc.line, head) if loc is not None else None
 
 
-def _guard_text(rep: Any) -> str:
-    """The guard's report as text, without the per-process stacks (they are in the saved report)."""
+def _guard_text(rep: Any, stacks: bool = True) -> str:
+    """The guard's report as text, without the per-process stacks (they are in the saved report);
+    `stacks=False` also leaves out the merged stack tree."""
     from runtime_guard.report.render_text import render_text
 
     short = copy.deepcopy(rep)
     for p in short.processes:
         p.snapshots = []
+    if not stacks:
+        short.merged_stacks = None
     try:
         return render_text(short).rstrip("\n")
     except Exception as e:  # the verdict must reach the user even if a renderer breaks
