@@ -188,7 +188,7 @@ def run_in_processes(item: pytest.Item) -> list[pytest.TestReport]:
         if not isinstance(item, pytest.Function):
             raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.mcjax applies to test functions only")
     except pytest.UsageError as e:
-        return [_report(item, "setup", "failed", str(e), start=start)]
+        return [_report(item, "setup", "failed", str(e), start=start), _report(item, "teardown", "passed", start=start)]
     run = _Run(item, spec)
     try:
         run.execute()
@@ -196,7 +196,10 @@ def run_in_processes(item: pytest.Item) -> list[pytest.TestReport]:
         raise
     except BaseException as e:  # e.g. pytest-timeout's signal: still say what the processes did
         run.interrupted = f"{type(e).__name__}: {e}"
-    return run.reports(start)
+    reports = run.reports(start)
+    if run.own_dir and not any(r.failed for r in reports):
+        shutil.rmtree(run.dir, ignore_errors=True)  # no basetemp to keep it: nothing worth keeping
+    return reports
 
 
 class _Run:
