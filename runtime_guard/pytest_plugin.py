@@ -369,6 +369,9 @@ class _Run:
         if not teardown_only:
             if self.interrupted:
                 f.headline = f"interrupted: {self.interrupted}"
+                if "pytest-timeout" in self.interrupted:
+                    f.headline += (f" (before the mark's own timeout of {spec.timeout:g} s, which would have "
+                                   f"reported where each process was: keep it below pytest-timeout's)")
             if self.guard_report is not None:
                 rep = self.guard_report
                 f.headline = f"{rep.kind.upper()}: {rep.summary}"
