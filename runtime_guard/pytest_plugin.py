@@ -540,9 +540,13 @@ class MultiProcessFailure:
         # The first line is the summary (under xdist the failure travels as text, and pytest's
         # short summary shows its first line).
         message = self.reprcrash.message
-        tw.line(message.splitlines()[0] if message else self.headline, red=True, bold=True)
+        first = message.splitlines()[0] if message else self.headline
+        tw.line(first, red=True, bold=True)
         how = f"ran in {self.processes} processes, {self.mode} mode"
-        tw.line(f"({how}; the guard stopped it)" if self.guard_text else f"({how}: {self.headline})")
+        if self.guard_text:
+            tw.line(f"({how}; the guard stopped it)")
+        else:
+            tw.line(f"({how})" if first == self.headline else f"({how}: {self.headline})")
         if self.guard_text:
             lines = self.guard_text.splitlines()
             if message.startswith("mcjax "):  # the guard's summary, already said
