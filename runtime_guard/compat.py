@@ -101,6 +101,12 @@ def distributed_ids() -> tuple[int, int] | None:
     return int(gs.process_id), int(gs.num_processes)
 
 
+def coordinator_address() -> str:
+    from jax._src import distributed
+
+    return str(getattr(distributed.global_state, "coordinator_address", "") or "")
+
+
 def patch_initialize(after: Callable[[], None], fill_args: Callable[[dict], dict]) -> Callable[[], None]:
     """Wrap `jax.distributed.initialize` so the guard starts right after it and can supply
     num_processes/process_id in `-n` mode. Returns an undo function."""

@@ -111,6 +111,8 @@ class Exchange:
         self.tracker = compare.Tracker(died_after=settings.died_after, timeout=settings.timeout,
                                        min_learned=settings.min_learned_timeout, factor=settings.learned_factor)
         self.host = socket.gethostname()
+        self.coordinator = ""
+        self._collector_published = False
         self._last_pub = (-1, None, None, 0.0)
         self._kv_fail_since: float | None = None
         self._threads: list[threading.Thread] = []
@@ -188,13 +190,39 @@ class Exchange:
         self._last_pub = (st["seq"], self.status, self.pending, now)
         if self._state_dir is not None:
             # Local copy first: the supervisor still gets it when the coordination service is gone.
-            _atomic_json(self._state_dir / f"p{self.p}.json", dict(st, last=self._last_dispatch()))
+            _atomic_json(self._state_dir / f"p{self.p}.json",
+                         dict(st, last=self._last_dispatch(), n=self.n, coordinator=self.coordinator))
+            self._relay_collector()
         items, sigs = self.registry.take()
         for key, value in items:
             self.kv.set(key, value)
         if sigs is not None:
             self.kv.set(f"sigs/{self.p}", sigs)
         self.kv.set(f"state/{self.p}", st)
+
+    def _relay_collector(self) -> None:
+        """Process 0's supervisor runs the cross-host stack collector and leaves its address in
+        the state directory; process 0 publishes it for the other hosts' supervisors."""
+        if self.p != 0 or self._collector_published or self._state_dir is None:
+            return
+        path = self._state_dir / "collector.json"
+        if path.exists():
+            try:
+                self.kv.set("collector", json.loads(path.read_text()))
+                self._collector_published = True
+            except (OSError, ValueError):
+                pass
+
+    def _fetch_collector(self) -> None:
+        """Other hosts: hand the collector's address to the local supervisor, before the verdict."""
+        if self.p == 0 or self._state_dir is None:
+            return
+        try:
+            info = self.kv.get("collector")
+        except KVError:
+            return
+        if isinstance(info, dict):
+            _atomic_json(self._state_dir / "collector.json", info)
 
     def _last_dispatch(self) -> dict | None:
         """The last dispatch with its name and fields, for the local supervisor's own reports."""
@@ -426,6 +454,7 @@ class Exchange:
     def _deliver(self, report: dict) -> None:
         if self.verdict is not None:
             return
+        self._fetch_collector()
         self.verdict = report
         self.verdict_event.set()
         try:

@@ -252,6 +252,7 @@ class Guard:
             return
         self.exchange = Exchange(kv, self.recorder, self.registry, self.process_index, self.num_processes,
                                  self.settings, self._on_verdict)
+        self.exchange.coordinator = compat.coordinator_address()
         self.exchange.start()
         self.active = True
 

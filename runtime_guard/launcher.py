@@ -138,6 +138,8 @@ class Supervisor:
         self.settings = replace(settings, report_dir=self.report_dir, state_dir=self.state_dir)
         self.children: list[Child] = []
         self._pumps: list[threading.Thread] = []
+        self._collector: Any = None
+        self._collector_failed = False
         self._stop = False
         self._snapshot = False
         self.report_paths: dict[str, Path] = {}
@@ -225,6 +227,8 @@ class Supervisor:
                 unregister_supervisor(runfile)
             for s, h in old.items():
                 signal.signal(s, h)
+            if self._collector is not None:
+                self._collector.stop()
             shutil.rmtree(self.state_dir, ignore_errors=True)
 
     def _on_stop(self, signum: int, frame: Any) -> None:
@@ -240,6 +244,7 @@ class Supervisor:
                 verdict = _read_json(verdict_path)
                 if verdict is not None:
                     return self._handle_verdict(Report.from_dict(verdict))
+            self._maybe_start_collector()
             running = 0
             for c in self.children:
                 if c.exited is None:
@@ -299,21 +304,24 @@ class Supervisor:
         return out
 
     def _finish(self, rep: Report, snapshots: int, native: bool | str) -> None:
-        from runtime_guard.postmortem import collect_and_write
+        from runtime_guard.postmortem import write_postmortem
         from runtime_guard.report.writer import print_report, write_report
+        from runtime_guard.stacks.collect import collect_stacks
 
         states = self._states()
         for p in rep.processes:
             st = states.get(p.process_index)
             if p.pid is None and st:
                 p.pid = st.get("pid")
-        targets = self._targets(states)
         try:
-            report, paths = collect_and_write(
-                rep.kind, rep.processes, targets, self.report_dir, rep.notes, headline=rep.summary,
-                seq=rep.seq, differing_fields=rep.differing_fields, guard=rep.guard,
-                native=native, snapshots=snapshots, interval=self.options.snapshot_interval,
-                locals=self.options.locals)
+            stacks = collect_stacks(self._targets(states), native=native, snapshots=snapshots,
+                                    interval=self.options.snapshot_interval, locals=self.options.locals)
+            notes, missing = list(rep.notes), []
+            if self.options.processes is None and len(rep.processes) > 1:
+                missing = self._exchange_stacks(rep, stacks, notes)
+            report, paths = write_postmortem(
+                rep.kind, rep.processes, stacks, self.report_dir, notes, headline=rep.summary, seq=rep.seq,
+                differing_fields=rep.differing_fields, guard=rep.guard, missing_hosts=missing)
         except Exception as e:  # stacks are extra: the guard's verdict must still reach the user
             rep.notes.append(f"stack collection failed: {e!r}")
             report, paths = rep, write_report(rep, self.report_dir)
@@ -328,6 +336,58 @@ class Supervisor:
         if where is not None:
             print(f"mcjax-guard: report written to {where.parent}/ (report.json, report.txt, report.html)",
                   file=sys.stderr)
+
+    # -- across hosts (each host's supervisor wraps its own process) ------------------------------
+
+    def _maybe_start_collector(self) -> None:
+        """On the host of process 0: run the stack collector and leave its address for the guard,
+        which publishes it to the other hosts through the coordination service."""
+        if self.options.processes is not None or self._collector is not None or self._collector_failed:
+            return
+        st = _read_json(Path(self.state_dir) / "p0.json")
+        if not isinstance(st, dict) or int(st.get("n") or 1) < 2:
+            return
+        import secrets
+
+        from runtime_guard.stacks.remote import StackCollectorServer, bind_host_for
+
+        try:
+            token = secrets.token_hex(16)
+            self._collector = StackCollectorServer(bind_host_for(st.get("coordinator") or "127.0.0.1"), token)
+            from runtime_guard.exchange import _atomic_json
+
+            _atomic_json(Path(self.state_dir) / "collector.json", {"address": self._collector.address, "token": token})
+        except Exception as e:  # without it, each host still writes its own report
+            self._collector_failed = True
+            print(f"mcjax-guard: no cross-host stack collector: {e!r}", file=sys.stderr)
+
+    def _exchange_stacks(self, rep: Report, stacks: dict, notes: list[str]) -> list[str]:
+        """Process 0's host waits for the other hosts' stacks; the others send theirs. Returns the
+        processes whose stacks never came (listed as missing, never waited on forever)."""
+        report_id = f"{rep.kind}:{rep.seq}"
+        local = set(stacks)
+        if self._collector is not None:
+            others = {p.process_index for p in rep.processes} - local
+            got = self._collector.wait_processes(report_id, others, 15.0)
+            for procs in got.values():
+                for pr in procs:
+                    if pr.snapshots:
+                        stacks[pr.process_index] = pr.snapshots
+            return [f"of process {i}" for i in sorted(others - set(stacks))]
+        info = _read_json(Path(self.state_dir) / "collector.json")
+        if not isinstance(info, dict):
+            notes.append("stacks of this host only: the address of process 0's stack collector never arrived")
+            return []
+        from runtime_guard.stacks.remote import send_stacks
+
+        mine = [ProcessReport(process_index=i, snapshots=snaps, host=socket.gethostname()) for i, snaps in stacks.items()]
+        try:
+            send_stacks(info["address"], info["token"], f"{socket.gethostname()}/{os.getpid()}", report_id, mine,
+                        timeout=5.0)
+            notes.append(f"stacks also sent to process 0's host ({info['address']}), whose report covers every host")
+        except Exception as e:
+            notes.append(f"could not send stacks to process 0's host ({info.get('address')}): {e!r}")
+        return []
 
     def _handle_verdict(self, rep: Report) -> int:
         hang = rep.kind in ("hang", "missing")

@@ -118,6 +118,20 @@ class StackCollectorServer:
                     return dict(got), sorted(want - set(got))
                 self._lock.wait(min(left, 0.5))
 
+    def wait_processes(self, report_id: str, indices: Iterable[int], deadline_s: float) -> dict[str, list[ProcessReport]]:
+        """Like `wait`, when the expected senders are known by process index rather than host:
+        returns once the received processes cover `indices` or at the deadline."""
+        want = set(indices)
+        end = time.monotonic() + deadline_s
+        with self._lock:
+            while True:
+                got = self._received.get(report_id, {})
+                have = {p.process_index for ps in got.values() for p in ps}
+                left = end - time.monotonic()
+                if want <= have or left <= 0:
+                    return dict(got)
+                self._lock.wait(min(left, 0.5))
+
     def stop(self, grace: float = 0.5) -> None:
         self._server.stop(grace).wait(grace + 1)
 
