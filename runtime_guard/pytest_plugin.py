@@ -408,6 +408,9 @@ class _Run:
                 f.headline = f"{when} failed on process{'es' if len(failing) > 1 else ''} {_plist(failing)}"
             elif f.missing:
                 f.headline = f"process{'es' if len(f.missing) > 1 else ''} {_plist([i for i, _ in f.missing])} did not finish"
+            elif len({_outcome(r) for r in results}) > 1:  # e.g. pytest.skip() on some processes only
+                f.headline = "the processes disagree: " + "; ".join(
+                    f"process {i} {_outcome(r)}" for i, r in enumerate(results))
             else:
                 f.headline = f"the processes exited with status {self.rc}"
         if f.crash is None:
@@ -462,6 +465,16 @@ def _report(item: pytest.Item, when: str, outcome: str, longrepr: Any = None, *,
                              duration=duration, start=start, stop=time.time(),
                              user_properties=list(item.user_properties if properties is None else properties),
                              **extra)
+
+
+def _outcome(phases: dict[str, Any]) -> str:
+    rep = phases.get("call") or phases.get("setup")
+    if rep is None:
+        return "did not run"
+    if rep.skipped:
+        reason = rep.longrepr[2] if isinstance(rep.longrepr, (tuple, list)) and len(rep.longrepr) == 3 else ""
+        return "skipped" + (f" ({reason})" if reason else "")
+    return rep.outcome
 
 
 def _xfail(rep: pytest.TestReport) -> dict[str, Any]:
