@@ -6,6 +6,7 @@ running job without stopping it."""
 from __future__ import annotations
 
 import json
+import re
 import os
 import select
 import signal
@@ -41,7 +42,9 @@ def _guard(args: list[str], env: dict[str, str], **kw) -> subprocess.Popen:
 
 
 def _reached_times(out: str) -> list[float]:
-    return [float(line.split()[1]) for line in out.splitlines() if line.startswith("reached ")]
+    # mcjax-guard -n prefixes each process's output lines with "[i] ".
+    lines = (re.sub(r"^\[\d+\] ", "", line) for line in out.splitlines())
+    return [float(line.split()[1]) for line in lines if line.startswith("reached ")]
 
 
 def _gone(pid: int) -> bool:
