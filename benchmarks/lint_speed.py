@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -61,13 +62,29 @@ def fresh_tree(src_dirs: list[Path], dest: Path) -> Path:
     return dest
 
 
-def run_mcjax(tree: Path, args: list[str], jobs: int | None) -> tuple[float, dict]:
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+CPU: dict[str, list[float]] = {}  # CPU seconds (user+sys, all processes) per measurement
+
+
+def timed(label: str, cmd: list[str], cwd: Path, timeout: int) -> tuple[float, subprocess.CompletedProcess]:
+    """Wall time, and the CPU time of the command and its workers recorded under `label`
+    (on a shared machine CPU time varies much less than wall time)."""
+    c0, t0 = _children_cpu(), time.perf_counter()
+    out = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    dt = time.perf_counter() - t0
+    CPU.setdefault(label, []).append(_children_cpu() - c0)
+    return dt, out
+
+
+def run_mcjax(tree: Path, args: list[str], jobs: int | None, label: str = "") -> tuple[float, dict]:
     cmd = [sys.executable, "-m", "mcjax_lint", "--format", "json", "--exit-zero", *args]
     if jobs:
         cmd += ["--jobs", str(jobs)]
-    t0 = time.perf_counter()
-    out = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, timeout=1800)
-    dt = time.perf_counter() - t0
+    dt, out = timed(label, cmd, tree, 1800)
     if out.returncode not in (0, 2):
         raise SystemExit(f"mcjax-lint failed ({out.returncode}):\n{out.stderr[-3000:]}")
     findings = json.loads(out.stdout or "[]")
@@ -85,9 +102,7 @@ def ensure_fixit() -> Path:
 
 
 def run_fixit(exe: Path, tree: Path) -> float:
-    t0 = time.perf_counter()
-    out = subprocess.run([str(exe), "lint", "."], cwd=tree, capture_output=True, text=True, timeout=3600)
-    dt = time.perf_counter() - t0
+    dt, out = timed("fixit", [str(exe), "lint", "."], tree, 3600)
     if out.returncode not in (0, 1):
         raise SystemExit(f"fixit failed ({out.returncode}):\n{out.stderr[-3000:]}")
     return dt
@@ -136,38 +151,38 @@ def main(argv: list[str] | None = None) -> int:
     for i in range(args.repeat):
         shutil.rmtree(tree / ".mcjax_cache", ignore_errors=True)
         target.write_text(original, encoding="utf-8")
-        dt, info = run_mcjax(tree, ["."], args.jobs)
+        dt, info = run_mcjax(tree, ["."], args.jobs, "cold")
         cold.append(dt)
         # Let the racy-timestamp margin pass so the warm runs trust stat signatures, as they would
         # in real use (the cache is usually older than 2 s).
         time.sleep(2.1)
-        dt, _ = run_mcjax(tree, ["."], args.jobs)
+        dt, _ = run_mcjax(tree, ["."], args.jobs, "warm")
         warm.append(dt)
         # pre-commit: one edited file, passed alone, whole-project facts from the cache
         target.write_text(original + f"\n# edited {i}\n", encoding="utf-8")
-        dt, _ = run_mcjax(tree, ["--force-exclude", rel], args.jobs)
+        dt, _ = run_mcjax(tree, ["--force-exclude", rel], args.jobs, "one")
         one_same.append(dt)
         target.write_text(original + f"\n\ndef _bench_added_{i}():\n    import jax\n    return jax.process_index() == {i}\n",
                           encoding="utf-8")
-        dt, _ = run_mcjax(tree, ["--force-exclude", rel], args.jobs)
+        dt, _ = run_mcjax(tree, ["--force-exclude", rel], args.jobs, "one-summary")
         one_changed.append(dt)
         print(f"  run {i + 1}: cold {cold[-1]:.2f}s  warm {warm[-1]:.2f}s  one file {one_same[-1]:.2f}s "
               f"(summary changed: {one_changed[-1]:.2f}s)", flush=True)
     target.write_text(original, encoding="utf-8")
 
     rows = [
-        ("mcjax-lint cold", med(cold), nloc),
-        ("mcjax-lint warm (no change)", med(warm), nloc),
-        ("mcjax-lint one file, pre-commit (comment edit)", med(one_same), None),
-        ("mcjax-lint one file, pre-commit (summary changed)", med(one_changed), None),
+        ("mcjax-lint cold", cold, "cold", nloc),
+        ("mcjax-lint warm (no change)", warm, "warm", nloc),
+        ("mcjax-lint one file, pre-commit (comment edit)", one_same, "one", None),
+        ("mcjax-lint one file, pre-commit (summary changed)", one_changed, "one-summary", None),
     ]
     print(f"\nfindings on the corpus: {info.get('findings')} ; file errors: {info.get('file_errors')} ; "
           f"one-file target: {rel}")
-    print(f"\n{'measurement':<52} {'median s':>9} {'LOC/s':>10}   runs")
-    for name, t, n in rows:
-        runs = {"mcjax-lint cold": cold, "mcjax-lint warm (no change)": warm}.get(name) or (
-            one_same if "comment" in name else one_changed)
-        print(f"{name:<52} {t:>9.2f} {(f'{n / t:,.0f}' if n else '-'):>10}   {', '.join(f'{x:.2f}' for x in runs)}")
+    print(f"\n{'measurement':<52} {'wall s':>7} {'LOC/s':>9} {'CPU s':>7}   wall runs")
+    for name, runs, label, n in rows:
+        t = med(runs)
+        print(f"{name:<52} {t:>7.2f} {(f'{n / t:,.0f}' if n else '-'):>9} {med(CPU[label]):>7.2f}   "
+              f"{', '.join(f'{x:.2f}' for x in runs)}")
 
     if args.fixit_subset:
         subset = [CORPUS / s for s in args.fixit_subset.split(",")]
@@ -177,14 +192,16 @@ def main(argv: list[str] | None = None) -> int:
         m_times, f_times = [], []
         for i in range(max(1, min(args.repeat, 2))):  # Fixit is slow: at most 2 repetitions
             shutil.rmtree(sub_tree / ".mcjax_cache", ignore_errors=True)
-            m_times.append(run_mcjax(sub_tree, ["."], args.jobs)[0])
+            m_times.append(run_mcjax(sub_tree, ["."], args.jobs, "subset")[0])
             f_times.append(run_fixit(exe, sub_tree))
             print(f"  {args.fixit_subset} run {i + 1}: mcjax-lint cold {m_times[-1]:.2f}s, fixit {f_times[-1]:.2f}s", flush=True)
         m, f = med(m_times), med(f_times)
         print(f"\nside by side on {args.fixit_subset} ({sfiles} files, {sloc} LOC), same tree, same run:")
-        print(f"{'mcjax-lint cold':<52} {m:>9.2f} {sloc / m:>10,.0f}")
-        print(f"{'fixit ' + FIXIT_VERSION + ' lint (built-in rules)':<52} {f:>9.2f} {sloc / f:>10,.0f}")
-        print(f"ratio: mcjax-lint is {f / m:.1f}x faster than Fixit on the same tree")
+        mc, fc = med(CPU["subset"]), med(CPU["fixit"])
+        print(f"{'':<52} {'wall s':>7} {'LOC/s':>9} {'CPU s':>7}")
+        print(f"{'mcjax-lint cold':<52} {m:>7.2f} {sloc / m:>9,.0f} {mc:>7.2f}")
+        print(f"{'fixit ' + FIXIT_VERSION + ' lint (built-in rules)':<52} {f:>7.2f} {sloc / f:>9,.0f} {fc:>7.2f}")
+        print(f"ratio Fixit / mcjax-lint: {f / m:.1f}x wall, {fc / mc:.1f}x CPU")
     return 0
 
 

@@ -192,7 +192,9 @@ class Cache:
         try:
             if not (self._files_dirty or self._findings_dirty or self._new_summaries or self._pending_index):
                 return
-            self.dir.mkdir(parents=True, exist_ok=True)
+            if not self.dir.exists():
+                self.dir.mkdir(parents=True, exist_ok=True)
+                self._drop_old_versions()
             gi = self.root_dir / ".gitignore"
             if not gi.exists():
                 gi.write_text(_GITIGNORE)
@@ -218,6 +220,15 @@ class Cache:
         except OSError:
             pass
 
+
+    def _drop_old_versions(self, keep: int = 3) -> None:
+        """Caches of other tool versions (or edited analysis code) pile up: keep the newest few."""
+        import shutil
+
+        dirs = [d for d in self.root_dir.iterdir() if d.is_dir() and d.name.startswith("v") and d != self.dir]
+        dirs.sort(key=lambda d: d.stat().st_mtime, reverse=True)
+        for d in dirs[keep - 1:]:
+            shutil.rmtree(d, ignore_errors=True)
 
     def _prune_summaries(self, sdir: Path) -> None:
         """Delete summaries no record names once they clearly outnumber the live ones."""

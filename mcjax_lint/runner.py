@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
 import sys
 import time
@@ -36,7 +35,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcjax_lint import engine
 from mcjax_lint.cache import Cache, FileRecord, now_ns, stat_signature
 from mcjax_lint.config import LintConfig, RuleFilter
 from mcjax_lint.errors import AnalysisError
@@ -45,6 +43,18 @@ from mcjax_lint.model import Edit, FileError, Finding, Fix, Severity
 from mcjax_lint.modnames import module_names
 from mcjax_lint.settings import AnalysisSettings
 from mcjax_lint import suppressions as sup
+
+class _LazyEngine:
+    """`mcjax_lint.engine`, imported on first use: a warm run served from the cache never needs
+    it (its import is most of the start-up time left)."""
+
+    def __getattr__(self, name: str) -> Any:
+        import mcjax_lint.engine as real
+
+        return getattr(real, name)
+
+
+engine = _LazyEngine()
 
 # Below this much work (bytes of source) worker processes cost more than they save.
 _PARALLEL_MIN_BYTES = 300_000
@@ -217,6 +227,8 @@ def _map(func, tasks: list, jobs: int, chunksize: int) -> Iterable:
     """Run tasks serially or in forked workers; results in any order."""
     if jobs <= 1 or len(tasks) <= 1:
         return map(func, tasks)
+    import multiprocessing
+
     method = "fork" if sys.platform.startswith("linux") else None
     ctx = multiprocessing.get_context(method)
     if method != "fork":  # spawn: workers must receive the state explicitly
@@ -254,7 +266,6 @@ def code_fingerprint() -> str:
         except OSError:
             continue
         h.update(f"{p.relative_to(base)}:{st.st_size}:{st.st_mtime_ns};".encode())
-    h.update(str(getattr(engine, "SUMMARY_VERSION", "")).encode())
     return h.hexdigest()
 
 
