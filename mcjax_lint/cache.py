@@ -124,6 +124,24 @@ class Cache:
     def put_summary(self, digest: str, summary: dict) -> None:
         self._new_summaries[digest] = summary
 
+    def summaries_dir(self) -> Path | None:
+        """The directory workers write summaries into (created now), or None if unwritable."""
+        d = self.dir / "summaries"
+        try:
+            new = not self.dir.exists()
+            d.mkdir(parents=True, exist_ok=True)
+            if new:
+                self._drop_old_versions()
+            gi = self.root_dir / ".gitignore"
+            if not gi.exists():
+                gi.write_text(_GITIGNORE)
+        except OSError:
+            return None
+        self._summaries_written = True
+        return d
+
+    _summaries_written = False
+
     # -- records
     def put_file(self, rel: str, record: FileRecord) -> None:
         self.files[rel] = record
@@ -192,6 +210,9 @@ class Cache:
         try:
             if not (self._files_dirty or self._findings_dirty or self._new_summaries or self._pending_index):
                 return
+            if self._summaries_written:
+                self._summaries_written = False
+                self._prune_summaries(self.dir / "summaries")
             if not self.dir.exists():
                 self.dir.mkdir(parents=True, exist_ok=True)
                 self._drop_old_versions()
@@ -204,17 +225,17 @@ class Cache:
                 for digest, summary in self._new_summaries.items():
                     target = sdir / f"{digest}.json"
                     if not target.exists():
-                        _write_bytes(target, json.dumps(summary, separators=(",", ":")).encode())
+                        write_bytes(target, json.dumps(summary, separators=(",", ":")).encode())
                 self._new_summaries.clear()
                 self._prune_summaries(sdir)
             if self._files_dirty:
-                _write_bytes(self._files_path, json.dumps({k: v.to_json() for k, v in self.files.items()},
+                write_bytes(self._files_path, json.dumps({k: v.to_json() for k, v in self.files.items()},
                                                           separators=(",", ":")).encode())
             if self._findings_dirty:
-                _write_bytes(self._findings_path, json.dumps({k: [v.key, v.findings] for k, v in self.findings.items()},
+                write_bytes(self._findings_path, json.dumps({k: [v.key, v.findings] for k, v in self.findings.items()},
                                                              separators=(",", ":")).encode())
             if self._pending_index:
-                _write_bytes(self._index_path, self._pending_index)
+                write_bytes(self._index_path, self._pending_index)
                 self._pending_index = None
             self._files_dirty = self._findings_dirty = False
         except OSError:
@@ -282,7 +303,7 @@ def _read_json(path: Path) -> Any:
         return None
 
 
-def _write_bytes(path: Path, data: bytes) -> None:
+def write_bytes(path: Path, data: bytes) -> None:
     # Atomic replace: concurrent linters (pre-commit may run several) never see a torn file.
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:

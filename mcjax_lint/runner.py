@@ -173,6 +173,7 @@ _W_SETTINGS: AnalysisSettings = AnalysisSettings()
 _W_INDEX: Any = None
 _W_SUMMARY: Any = None  # summary digest -> ModuleSummary
 _W_MAX_SIZE: int = 0
+_W_SUMMARY_DIR: Path | None = None  # where workers store the summaries they compute (the cache)
 
 
 def _summarize_task(task: tuple[str, str, str]) -> tuple[str, Any, dict | None]:
@@ -192,12 +193,27 @@ def _summarize_task(task: tuple[str, str, str]) -> tuple[str, Any, dict | None]:
     try:
         summary = engine.summarize(text, rel, module).to_dict()
         error = None
-        sdig = _json_digest(summary)
+        # Serialised once, here in the worker: for the digest and for the cache file.
+        blob = json.dumps(summary, sort_keys=True, separators=(",", ":")).encode()
+        sdig = _digest(blob)
+        if _W_SUMMARY_DIR is not None:
+            store_summary(_W_SUMMARY_DIR, sdig, blob)
     except AnalysisError as e:
         summary, sdig, error = None, None, describe_error(e)
     supp = [s.to_list() for s in sup.scan(text)]
     rec = FileRecord(sig, checked, digest, module, sdig, error, supp)
     return rel, rec.to_json(), summary
+
+
+def store_summary(directory: Path, digest: str, blob: bytes) -> None:
+    from mcjax_lint.cache import write_bytes
+
+    target = directory / f"{digest}.json"
+    if not target.exists():
+        try:
+            write_bytes(target, blob)
+        except OSError:  # an unwritable cache only costs time later
+            pass
 
 
 def _analyze_task(task: tuple[str, str, str, str, str]) -> tuple[str, str | None, list[dict] | None, str | None]:
@@ -309,7 +325,7 @@ def lint_files(
 
 
 def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd) -> LintResult:
-    global _W_SETTINGS, _W_INDEX, _W_SUMMARY, _W_MAX_SIZE
+    global _W_SETTINGS, _W_INDEX, _W_SUMMARY, _W_MAX_SIZE, _W_SUMMARY_DIR
     cwd = cwd or Path.cwd()
     root = config.project_root
     jobs = default_jobs() if jobs is None else max(1, jobs)
@@ -372,6 +388,7 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
         to_summarize.append((str(f.path), f.rel, f.module))
 
     if to_summarize:
+        _W_SUMMARY_DIR = cache.summaries_dir() if cache is not None else None
         to_summarize.sort(key=lambda t: -_size(t[0]))
         n = jobs if todo_bytes >= _PARALLEL_MIN_BYTES else 1
         for rel, out, summary in _map(_summarize_task, to_summarize, n, chunksize=4):
@@ -389,8 +406,6 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
                 summaries[rec.summary_digest] = summary
             if cache is not None:
                 cache.put_file(rel, rec)
-                if summary is not None:
-                    cache.put_summary(rec.summary_digest, summary)
     for rel, rec in records.items():
         if rec.error is not None:
             errors[rel] = rec.error
