@@ -61,9 +61,21 @@ def check() -> str | None:
             missing.append(f"{owner.__name__}.{name}")
     er = getattr(pxla, "ExecuteReplicated", None)
     if er is not None:
-        for slot in ("xla_executable", "name", "in_handler", "out_handler"):
+        for slot in ("xla_executable", "name", "in_handler", "out_handler", "kept_var_idx"):
             if slot not in getattr(er, "__slots__", ()):
                 missing.append(f"ExecuteReplicated.{slot}")
+    # The patches replace module attributes: they only work where JAX looks them up at call time.
+    from jax._src import api
+
+    for owner, fn, name in (
+        (pjit, "_cpp_pjit", "_get_fastpath_data"),
+        (pjit, "_pjit_call_impl", "_get_fastpath_data"),
+        (getattr(stages, "Compiled", None), "__call__", "create_cpp_call"),
+        (api, "clean_up", "shutdown"),
+    ):
+        f = getattr(owner, fn, None)
+        if f is None or not _looks_up(f, name):
+            missing.append(f"{fn} -> {name}")
     if missing:
         return f"JAX {jax.__version__} is not supported: missing internals {', '.join(missing)}"
     if v[:2] not in SUPPORTED:
@@ -72,6 +84,20 @@ def check() -> str | None:
             f"{', '.join('%d.%d' % s for s in SUPPORTED)}); set MCJAX_ALLOW_UNTESTED_JAX=1 to try anyway"
         )
     return None
+
+
+def _looks_up(fn: Any, name: str) -> bool:
+    """Does `fn` (or a function nested in it) refer to the global/attribute `name`?"""
+    import inspect
+    import types
+
+    stack = [inspect.unwrap(fn).__code__]
+    while stack:
+        c = stack.pop()
+        if name in c.co_names:
+            return True
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return False
 
 
 def _env_flag(name: str) -> bool:
@@ -195,6 +221,7 @@ class ExecInfo:
     out_avals: tuple[str, ...]
     out_shardings: tuple[str, ...]
     processes: tuple[int, ...]
+    platform: str = "cpu"
 
     @property
     def multiprocess(self) -> bool:
@@ -258,7 +285,15 @@ def exec_info_from_replicated(er: Any, args: tuple) -> ExecInfo:
         out_avals=tuple(_aval_text(a) for a in er.out_handler.out_avals),
         out_shardings=tuple(_sharding_text(s) for s in out_sh),
         processes=_device_processes(in_sh + out_sh),
+        platform=_platform(er.xla_executable),
     )
+
+
+def _platform(xla_executable: Any) -> str:
+    try:
+        return str(xla_executable.local_devices()[0].platform)
+    except Exception:
+        return "unknown"
 
 
 def exec_info_from_mesh_executable(ex: Any, name: str) -> ExecInfo:
@@ -272,6 +307,7 @@ def exec_info_from_mesh_executable(ex: Any, name: str) -> ExecInfo:
         out_avals=tuple(_aval_text(a) for a in ex.out_avals),
         out_shardings=tuple(_sharding_text(s) for s in out_sh),
         processes=_device_processes(in_sh + out_sh),
+        platform=_platform(ex.xla_executable),
     )
 
 

@@ -30,7 +30,10 @@ from runtime_guard.recorder import Recorder
 from runtime_guard.report.model import Dispatch, Location, ProcessReport, Report
 from runtime_guard.settings import GuardSettings
 
-RECENT = 32  # records per published state
+# What one published state carries. Sized for the coordinator: with N processes the comparator
+# reads N states per round (see docs/benchmarks.md); everything else is fetched on demand.
+RECENT = 16  # last records (call site text only on the newest)
+CHECKPOINTS = 8  # last rolling-hash checkpoints per stride
 HEARTBEAT = 0.5  # seconds between unchanged state publications
 DETAIL_WAIT = 2.0  # how long the comparator waits for detail answers
 
@@ -168,14 +171,14 @@ class Exchange:
 
     def state(self) -> dict:
         seq, h, tail, fine, coarse = self.recorder.snapshot(RECENT)
-        recent = []
-        for r in tail:
-            f, ln, fn = _site(r)
-            recent.append([r.seq, r.key, r.h, r.exact, f, ln, fn])
+        recent = [[r.seq, r.key, r.h, r.exact, "", r.line, ""] for r in tail]
+        if tail:
+            recent[-1][4:] = list(_site(tail[-1]))
         return {"p": self.p, "pid": os.getpid(), "host": self.host, "seq": seq, "h": h, "hb": self.hb,
                 "status": self.status, "exit": self.exit_info, "compiling": self.compiling > 0,
                 "pending": list(self.pending) if self.pending else None, "recent": recent,
-                "fine": [list(x) for x in fine], "coarse": [list(x) for x in coarse], "t": time.time(),
+                "fine": [list(x) for x in fine[-CHECKPOINTS:]], "coarse": [list(x) for x in coarse[-CHECKPOINTS:]],
+                "t": time.time(),
                 "settled": self.recorder.settled,
                 "last_time": self.recorder.last_time}
 

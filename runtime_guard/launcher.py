@@ -303,7 +303,7 @@ class Supervisor:
                 out.append((self._index_of(c, states), c.proc.pid, str(fb) if fb.exists() else None))
         return out
 
-    def _finish(self, rep: Report, snapshots: int, native: bool | str) -> None:
+    def _finish(self, rep: Report, snapshots: int, native: bool | str, take_stacks: bool = True) -> None:
         from runtime_guard.postmortem import write_postmortem
         from runtime_guard.report.writer import print_report, write_report
         from runtime_guard.stacks.collect import collect_stacks
@@ -315,7 +315,8 @@ class Supervisor:
                 p.pid = st.get("pid")
         try:
             stacks = collect_stacks(self._targets(states), native=native, snapshots=snapshots,
-                                    interval=self.options.snapshot_interval, locals=self.options.locals)
+                                    interval=self.options.snapshot_interval,
+                                    locals=self.options.locals) if take_stacks else {}
             notes, missing = list(rep.notes), []
             if self.options.processes is None and len(rep.processes) > 1:
                 missing = self._exchange_stacks(rep, stacks, notes)
@@ -392,7 +393,13 @@ class Supervisor:
     def _handle_verdict(self, rep: Report) -> int:
         hang = rep.kind in ("hang", "missing")
         native: bool | str = "first" if (hang or self.options.native) else False
-        self._finish(rep, self.options.snapshots if hang else 1, native)
+        # Strict mode stopped every process before the collective and they are now unwinding the
+        # DivergenceError: their stacks would show exception handling, not the divergence.
+        strict_stop = self.settings.mode == "strict" and rep.kind == "divergence"
+        if strict_stop:
+            rep.notes.append("strict mode: every process raised DivergenceError before the collective; "
+                             "no stacks taken (they would show the exception being handled)")
+        self._finish(rep, self.options.snapshots if hang else 1, native, take_stacks=not strict_stop)
         if self.settings.kill:
             self.kill_all()
         return EXIT_DETECTED
