@@ -145,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"timings: {phases} files={st.files} targets={st.targets} read={st.read} summarized={st.summarized} "
               f"analyzed={st.analyzed} prefiltered={st.prefiltered} cached={st.findings_cached} "
               f"index_built={st.index_built} jobs={st.jobs}", file=sys.stderr)
+        for took, rel in st.slowest[:5]:
+            print(f"timings: {took:7.2f}s {rel}", file=sys.stderr)
     return _report(result.findings, errors, result, config, args)
 
 

@@ -81,6 +81,7 @@ class RunStats:
     index_built: bool = False
     jobs: int = 1
     timings: dict[str, float] = field(default_factory=dict)  # seconds per phase
+    slowest: list[tuple[float, str]] = field(default_factory=list)  # (seconds, file) per analysed file
 
     def phase(self, name: str, since: float) -> float:
         now = time.perf_counter()
@@ -222,21 +223,22 @@ def _analyze_task(task: tuple[str, str, str, str, str]) -> tuple[str, str | None
     Runs the prefilter first (findings None: not analysed), so that it too is spread over the
     workers; the summary comes from `_W_SUMMARY` (inherited by forked workers)."""
     abs_path, rel, module, expected, summary_digest = task
+    t0 = time.perf_counter()
     if not engine.needs_full_analysis(_W_SUMMARY(summary_digest), _W_INDEX):
-        return rel, expected, None, None
+        return rel, expected, None, None, time.perf_counter() - t0
     try:
         data, _ = read_bytes(Path(abs_path), _W_MAX_SIZE)
         digest = _digest(data)
         text = decode_source(data)
     except ReadError as e:
-        return rel, None, None, str(e)
+        return rel, None, None, str(e), time.perf_counter() - t0
     if digest != expected:  # changed since it was summarised: analyse it, but never cache that
         digest = None
     try:
         findings = engine.analyze(text, rel, module, _W_INDEX, _W_SETTINGS)
     except AnalysisError as e:
-        return rel, digest, [], describe_error(e)
-    return rel, digest, [f.to_dict() for f in findings], None
+        return rel, digest, [], describe_error(e), time.perf_counter() - t0
+    return rel, digest, [f.to_dict() for f in findings], None, time.perf_counter() - t0
 
 
 def _map(func, tasks: list, jobs: int, chunksize: int) -> Iterable:
@@ -467,7 +469,8 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
         to_analyze.sort(key=lambda t: -_size(t[0]))
         work = sum(_size(t[0]) for t in to_analyze)
         n = jobs if work >= _PARALLEL_MIN_BYTES // 10 and sys.platform.startswith("linux") else 1
-        for rel, digest, found, error in _map(_analyze_task, to_analyze, n, chunksize=1):
+        for rel, digest, found, error, took in _map(_analyze_task, to_analyze, n, chunksize=1):
+            stats.slowest.append((took, rel))
             if found is None and error is None:
                 stats.prefiltered += 1
                 found = []
@@ -487,6 +490,7 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
             cache.forget_missing(set(by_rel))
         cache.save()
     t = stats.phase("cache-save", t)
+    stats.slowest = sorted(stats.slowest, reverse=True)[:10]
 
     # 5. selection, severities, suppressions
     rule_filter = RuleFilter(config)

@@ -70,6 +70,10 @@ class ProjectIndex:
         # within one fixpoint iteration and then for good once the facts are stable.
         self._memo: dict[int, tuple] = {}
         self._call_memo: dict[int, tuple] = {}
+        self._static: dict[int, tuple] = {}
+        self._mro_cache: dict[str, list[str]] = {}
+        self._reexport_cache: dict[str, str] = {}
+        self._dep_stack: list[set[str]] = []
         self._solve()
         self._module_device_access = self._import_device_access()
 
@@ -95,6 +99,9 @@ class ProjectIndex:
 
     # ---------------------------------------------------------------- lookups
     def mro(self, cls: str) -> list[str]:
+        hit = self._mro_cache.get(cls)
+        if hit is not None:
+            return hit
         out, todo = [], [cls]
         while todo and len(out) < 20:
             c = todo.pop(0)
@@ -102,6 +109,7 @@ class ProjectIndex:
                 continue
             out.append(c)
             todo.extend(self.resolve_class_name(b) for b in self.classes[c].bases)
+        self._mro_cache[cls] = out
         return out
 
     def resolve_class_name(self, q: str) -> str:
@@ -116,6 +124,12 @@ class ProjectIndex:
         return self._follow_reexport(q)
 
     def _follow_reexport(self, q: str) -> str:
+        hit = self._reexport_cache.get(q)
+        if hit is None:
+            hit = self._reexport_cache[q] = self._follow_reexport_uncached(q)
+        return hit
+
+    def _follow_reexport_uncached(self, q: str) -> str:
         # `from pkg.utils import is_main` in pkg/__init__.py: pkg.is_main -> pkg.utils.is_main
         for _ in range(4):
             if q in self.functions or q in self.classes or q in self.globals:
@@ -164,14 +178,27 @@ class ProjectIndex:
             key = id(sym)
             hit = self._memo.get(key)
             if hit is not None and hit[0] is sym:
+                if self._dep_stack:
+                    self._dep_stack[-1].update(hit[2])
                 return hit[1]
-            v = self._resolve(sym, path)
-            self._memo[key] = (sym, v)
+            self._dep_stack.append(set())
+            try:
+                v = self._resolve(sym, path)
+            finally:
+                deps = self._dep_stack.pop()
+            if self._dep_stack:
+                self._dep_stack[-1].update(deps)
+            self._memo[key] = (sym, v, deps)
             return v
         return self._resolve(sym, path, mark_params)
 
-    def _resolve(self, sym: Sym, path: str, mark_params: list | None = None) -> Val:
+    def _direct(self, sym: Sym, path: str) -> Val:
+        """The part of a symbolic value known without other files (cached for good)."""
+        hit = self._static.get(id(sym))
+        if hit is not None and hit[0] is sym:
+            return hit[1]
         short = os.path.basename(path)
+
         def srcs(key: str, code: str = "") -> frozenset[Src]:
             return frozenset(Src(ln[1], 0, ln[0], ln[2] if len(ln) > 2 else code, origin=f"{short}:{ln[1]}")
                              for ln in sym.get(key, ()))
@@ -188,6 +215,15 @@ class ProjectIndex:
             glob=bool(sym.get("glob")),
             cls=sym.get("cls"),
         )
+        self._static[id(sym)] = (sym, v)
+        return v
+
+    def _dep(self, name: str) -> None:
+        if self._dep_stack:
+            self._dep_stack[-1].add(name)
+
+    def _resolve(self, sym: Sym, path: str, mark_params: list | None = None) -> Val:
+        v = self._direct(sym, path)
         if sym.get("params") and mark_params is not None:
             mark_params.append(any(not p.endswith("!o") for p in sym["params"]))
         extra = BOTTOM
@@ -219,6 +255,7 @@ class ProjectIndex:
         if r in self.globals:
             return self._resolve_cached(r, self.globals[r], self._global_cache)
         if r in self.functions:
+            self._dep(r)
             f = self.functions[r]
             if f.jit:
                 return Val(callable=f"`{short_name(r)}` ({f.jit})", fn=r)
@@ -242,9 +279,17 @@ class ProjectIndex:
         key = id(call)
         hit = self._call_memo.get(key)
         if hit is not None and hit[0] is call:
+            if self._dep_stack:
+                self._dep_stack[-1].update(hit[2])
             return hit[1]
-        r = self._call(call, path)
-        self._call_memo[key] = (call, r)
+        self._dep_stack.append(set())
+        try:
+            r = self._call(call, path)
+        finally:
+            deps = self._dep_stack.pop()
+        if self._dep_stack:
+            self._dep_stack[-1].update(deps)
+        self._call_memo[key] = (call, r, deps)
         return r
 
     def _call(self, call: dict, path: str) -> tuple[Val, str | None]:
@@ -270,6 +315,8 @@ class ProjectIndex:
             for cb in call["cb"]:
                 c = self.ref(cb)
                 cq = c.fn
+                if cq:
+                    self._dep(cq)
                 d = c.callable or (self.collective.get(cq) if cq else None)
                 if d:
                     coll = f"{d} passed as a callback"
@@ -292,6 +339,7 @@ class ProjectIndex:
             v, c = d
             return (argv if v is None else v), c
         if q in self.functions:
+            self._dep(q)
             f = self.functions[q]
             if f.jit:
                 return Val(glob=True), f"`{short_name(q)}` ({f.jit})"
@@ -303,6 +351,8 @@ class ProjectIndex:
             return res, self.collective.get(q)
         if q in self.classes:
             init = self.method(q, "__init__")
+            if init:
+                self._dep(init)
             return Val(cls=q), (self.collective.get(init) if init else None)
         if q in self.globals:
             g = self.ref(q)
@@ -355,6 +405,8 @@ class ProjectIndex:
         # (not for generic names every other library also uses).
         cands = self.methods_by_name.get(meth) if meth not in K.GENERIC_METHOD_NAMES else None
         if cands and len(cands) <= 6:
+            for c in cands:
+                self._dep(c)
             colls = [self.collective.get(c) for c in cands]
             if all(colls):
                 return res, colls[0]
@@ -370,33 +422,38 @@ class ProjectIndex:
 
     # ---------------------------------------------------------------- fixpoint
     def _solve(self) -> None:
+        """Fixpoint over the call graph with a worklist: a function is recomputed only when a
+        project function it consulted changed. Collectiveness and device access only grow."""
         self._stable = False
-        order = sorted(self.functions)
-        for _ in range(MAX_ITERATIONS):
-            changed = False
+        self.iterations = 0
+        deps: dict[str, set[str]] = {}
+        pending = set(self.functions)
+        while pending and self.iterations < MAX_ITERATIONS:
+            self.iterations += 1
             self._attr_cache.clear()
             self._global_cache.clear()
             self._memo.clear()
             self._call_memo.clear()
-            for q in order:
+            changed: set[str] = set()
+            again: set[str] = set()
+            for q in sorted(pending):
                 f = self.functions[q]
                 path = self.fn_path[q]
+                self._dep_stack = [set()]
                 marks: list = []
                 ret = self.resolve(f.returns, path, q, marks) if f.returns else BOTTOM
                 if ret != self.returns.get(q, BOTTOM):
                     self.returns[q] = ret
-                    changed = True
+                    changed.add(q)
                 flow = ("order" if any(marks) else "data") if marks else None
                 if flow and self.param_flow.get(q) != flow:
                     self.param_flow[q] = flow
-                    changed = True
-                coll = self._collective_of(f, path)
-                if coll != self.collective.get(q):
-                    if coll is None:
-                        self.collective.pop(q, None)
-                    else:
+                    changed.add(q)
+                if q not in self.collective:
+                    coll = self._collective_of(f, path)
+                    if coll is not None:
                         self.collective[q] = coll
-                    changed = True
+                        changed.add(q)
                 for call in f.calls:
                     if (call.get("cb") or call.get("cbc")) and "n" in call:
                         g = self._follow_reexport(call["n"])
@@ -405,13 +462,15 @@ class ProjectIndex:
                             if call.get("cbc") or any((self.ref(cb).callable or self.collective.get(self.ref(cb).fn or ""))
                                                       for cb in call["cb"]):
                                 self.callback_params[g] = set(gf.called_params)
-                                changed = True
-                dev = self._device_of(f)
-                if dev and dev != self.device_access.get(q):
-                    self.device_access[q] = dev
-                    changed = True
-            if not changed:
-                break
+                                again.add(g)
+                if q not in self.device_access:
+                    dev = self._device_of(f)
+                    if dev:
+                        self.device_access[q] = dev
+                        changed.add(q)
+                deps[q] = self._dep_stack.pop()
+            self._dep_stack = []
+            pending = again | {q for q, d in deps.items() if not d.isdisjoint(changed)}
         self._stable = True
         self._attr_cache.clear()
         self._global_cache.clear()
@@ -442,6 +501,8 @@ class ProjectIndex:
             n = call.get("n")
             if n:
                 n = self._follow_reexport(n)
+                if n in self.functions:
+                    self._dep(n)
                 if n in self.device_access and n != f.name:
                     return self.device_access[n]
         return None

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
-from libcst.metadata import CodeRange
+from mcjax_lint.analysis.positions import Range
 
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis.index import ProjectIndex, short_name
@@ -95,34 +95,44 @@ class FileAnalysis:
         self.fn_nodes: dict[str, tuple] = {}
         self._sink_keys: set = set()
         self.seeded_modules: set[str] = set()
+        self._full_positions = None
 
     # ================================================================ positions & sources
-    def pos(self, node: cst.CSTNode) -> CodeRange:
-        return self.positions[node]
+    def pos(self, node: cst.CSTNode):
+        """(start line, start column, end line, end column) of a node; `.start`/`.end` too."""
+        r = self.positions.get(node)
+        if r is None:  # a node type the lean provider skips: ask libcst's full provider once
+            if self._full_positions is None:
+                from libcst.metadata import MetadataWrapper, PositionProvider
+
+                self._full_positions = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+            c = self._full_positions[node]
+            r = Range((c.start.line, c.start.column, c.end.line, c.end.column))
+        return r
 
     def line(self, node: cst.CSTNode) -> int:
-        return self.positions[node].start.line
+        return self.pos(node)[0]
 
     def src(self, node: cst.CSTNode, desc: str, code: str = "", fix: Fix | None = None) -> Src:
-        r = self.positions[node]
-        return Src(r.start.line, r.start.column, desc, code, r.end.line, r.end.column, "", fix)
+        r = self.pos(node)
+        return Src(r[0], r[1], desc, code, r[2], r[3], "", fix)
 
     def wrap_sorted_fix(self, node: cst.CSTNode, key: str | None = None) -> Fix:
-        r = self.positions[node]
+        r = self.pos(node)
         text = _code(self.module, node).strip()
         repl = f"sorted({text}, key={key})" if key else f"sorted({text})"
-        return Fix(f"Wrap in `sorted(...)` so every process sees the same order",
-                   (Edit(r.start.line, r.start.column, r.end.line, r.end.column, repl),))
+        return Fix("Wrap in `sorted(...)` so every process sees the same order",
+                   (Edit(r[0], r[1], r[2], r[3], repl),))
 
     def anchor(self, v: Val, node: cst.CSTNode, via: str) -> Val:
         """Re-anchor sources found in a helper at the call site, naming the helper."""
         if not (v.pd or v.pdc or v.order or v.hash):
             return v
-        r = self.positions[node]
+        r = self.pos(node)
 
         def move(s: frozenset[Src]) -> frozenset[Src]:
-            return frozenset(Src(r.start.line, r.start.column, f"{x.desc} via `{via}()`" if " via " not in x.desc else x.desc,
-                                 x.code, r.end.line, r.end.column, x.origin or f"line {x.line}") for x in s)
+            return frozenset(Src(r[0], r[1], f"{x.desc} via `{via}()`" if " via " not in x.desc else x.desc,
+                                 x.code, r[2], r[3], x.origin or f"line {x.line}") for x in s)
 
         return replace(v, pd=move(v.pd), pdc=move(v.pdc), order=move(v.order), hash=move(v.hash))
 

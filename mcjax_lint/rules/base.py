@@ -38,8 +38,7 @@ class Rule(cst.BatchableCSTVisitor):
         if isinstance(node, Src):
             line, col, end_line, end_col = node.line, node.column, node.end_line or node.line, node.end_column
         else:
-            r = self.ctx.fa.pos(node)
-            line, col, end_line, end_col = r.start.line, r.start.column, r.end.line, r.end.column
+            line, col, end_line, end_col = self.ctx.fa.pos(node)
         key = (self.CODE, line, col)
         if key in self.ctx._seen:
             return
@@ -53,7 +52,7 @@ class Rule(cst.BatchableCSTVisitor):
 
     def where(self, node: cst.CSTNode) -> tuple[int, int]:
         r = self.ctx.fa.pos(node)
-        return r.start.line, r.start.column
+        return r[0], r[1]
 
     def tok_text(self, tok: Tok) -> str:
         return f"{tok.desc} at line {self.line(tok.node)}"

@@ -27,8 +27,7 @@ class InitializeAfterDeviceAccess(Rule):
         for block in (original_node.body, getattr(original_node.orelse, "body", None)):
             if block is not None and _always_exits(block):
                 r = self.ctx.fa.pos(block)
-                self.stack[-1] = [(d, n) for d, n in self.stack[-1]
-                                  if not (r.start.line <= self.line(n) <= r.end.line)]
+                self.stack[-1] = [(d, n) for d, n in self.stack[-1] if not (r[0] <= self.line(n) <= r[2])]
 
     def visit_Call(self, node: cst.Call) -> None:
         fa = self.ctx.fa
