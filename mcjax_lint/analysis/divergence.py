@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from mcjax_lint.analysis.tree import children
+
 from mcjax_lint.analysis.taint import FileAnalysis, _walk_calls
 from mcjax_lint.analysis.values import BOTTOM, Val
 
@@ -358,7 +360,7 @@ class Divergence:
                         self.loops.append(LoopPoint(n, Val(pd=it.count_sources), body[0], "iterable"))
                         break
                     comp = comp.inner_for_in
-            stack.extend(n.children)
+            stack.extend(children(n))
 
     def visit_small(self, small, line: cst.SimpleStatementLine, ctx: list[_Frame], stmts: list, i: int) -> None:
         kind = None
@@ -471,7 +473,7 @@ class Divergence:
             if isinstance(n, cst.If):
                 c = self.fa.conds.get(n, BOTTOM)
                 inner = cond.join(c) if c.divergent else cond
-                for child in reversed(n.children):
+                for child in reversed(children(n)):
                     stack.append((child, inner if child is not n.test else cond))
                 continue
             if isinstance(n, cst.Raise) and cond.divergent:
@@ -483,7 +485,7 @@ class Divergence:
                         return Val(pdc=_val_sources(info.args[0][1]) if info.args else frozenset()), n
                     if cond.divergent and not info.collective and not _is_logging(info.name or _call_name(n)):
                         return cond, n
-            for child in reversed(n.children):
+            for child in reversed(children(n)):
                 stack.append((child, cond))
         return out, where
 
@@ -572,7 +574,7 @@ def _exits_in(body, owner) -> list:
         elif isinstance(n, (cst.Break, cst.Continue)) and not in_loop:
             out.append(n)
         loop = in_loop or isinstance(n, (cst.For, cst.While))
-        for c in n.children:
+        for c in children(n):
             stack.append((c, loop if c is not getattr(n, "orelse", None) else in_loop))
     return out
 
@@ -590,7 +592,7 @@ def _contains(root, node) -> bool:
         n = stack.pop()
         if n is node:
             return True
-        stack.extend(n.children)
+        stack.extend(children(n))
     return False
 
 

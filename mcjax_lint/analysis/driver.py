@@ -30,6 +30,30 @@ def _group(items, key) -> dict:
     return out
 
 
+def _dispatch(wrapper: MetadataWrapper, visitors: list, div: Divergence, fa: FileAnalysis, needs_walk: bool) -> None:
+    """Run the rule visitors. The rules only report at nodes the shared analysis marked (points
+    and sinks), so they are called on those nodes, in source order, rather than on a traversal
+    of the whole tree; a rule that needs the traversal itself (`WALKS`) gets one when it can
+    fire at all (MCJ401: only in files that call `jax.distributed.initialize()`)."""
+    marked = {}
+    for table in (div.branches_at, div.exits_at, div.loops_at, div.exceptions_at, div.sinks_at):
+        for node in table:
+            marked[id(node)] = node
+    nodes = sorted(marked.values(), key=fa.pos)
+    walkers = []
+    for v in visitors:
+        if getattr(v, "WALKS", False):
+            if needs_walk:
+                walkers.append(v)
+            continue
+        for node in nodes:
+            m = getattr(v, f"visit_{type(node).__name__}", None)
+            if m is not None:
+                m(node)
+    if walkers:
+        wrapper.visit_batched(walkers)
+
+
 def analyze_source(source: str, path: str, module: str, index: ProjectIndex, settings: AnalysisSettings) -> list[Finding]:
     from mcjax_lint.rules import RULES, visitor_classes
     from mcjax_lint.rules.base import RuleContext
@@ -49,7 +73,8 @@ def analyze_source(source: str, path: str, module: str, index: ProjectIndex, set
         div.exceptions_at = _group(div.exceptions, lambda p: p.node)
         div.sinks_at = _group(fa.sinks, lambda s: s.node)
         ctx = RuleContext(path, fa, div)
-        wrapper.visit_batched([cls(ctx) for cls in visitor_classes() if cls.CODE in RULES])
+        visitors = [cls(ctx) for cls in visitor_classes() if cls.CODE in RULES]
+        _dispatch(wrapper, visitors, div, fa, bool(own.initialize_line))
     except RecursionError:
         raise AnalysisError(path, "source nested too deeply to analyse") from None
     return sorted(ctx.findings, key=lambda f: (f.line, f.column, f.code))

@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
+
+from mcjax_lint.analysis.tree import children
 from mcjax_lint.analysis.positions import Range
 
 from mcjax_lint import knowledge as K
@@ -177,7 +179,7 @@ class FileAnalysis:
         if m is not None:
             return m(node)
         out = BOTTOM
-        for child in node.children:
+        for child in children(node):
             if isinstance(child, cst.BaseExpression):
                 out = out.join(self.ev(child).data())
         return out
@@ -1379,6 +1381,6 @@ def _walk_calls(node: cst.CSTNode):
             continue
         if isinstance(n, cst.Call):
             stack.append((n, True))
-        children = list(n.children)
-        for c in reversed(children):
+        kids = children(n)
+        for c in reversed(kids):
             stack.append((c, False))

@@ -11,6 +11,7 @@ from mcjax_lint.rules.base import Rule
 
 class InitializeAfterDeviceAccess(Rule):
     CODE = "MCJ401"
+    WALKS = True  # needs every call in source order, not just the analysis' marked nodes
 
     def __init__(self, ctx):
         super().__init__(ctx)

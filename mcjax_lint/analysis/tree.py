@@ -1,0 +1,37 @@
+"""Fast structural children of libcst nodes.
+
+`CSTNode.children` runs a visitor over the node to collect them, which dominated the analysis'
+own walks on real code. The analysis only needs the structural children (no whitespace,
+parentheses or punctuation), in field order, which a per-type list of dataclass fields gives.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import libcst as cst
+
+_NOT_STRUCTURAL = {"lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators", "header",
+                   "footer", "indent", "trailing_whitespace", "equal", "colon", "dot", "star", "operator",
+                   "asynchronous", "lbracket", "rbracket", "lbrace", "rbrace", "newline", "prefix", "quote",
+                   "value_if_string"}
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _fields(t: type) -> tuple[str, ...]:
+    f = _FIELDS.get(t)
+    if f is None:
+        f = _FIELDS[t] = tuple(x.name for x in dataclasses.fields(t)
+                               if x.name not in _NOT_STRUCTURAL and "whitespace" not in x.name)
+    return f
+
+
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    out: list[cst.CSTNode] = []
+    for name in _fields(type(node)):
+        v = getattr(node, name)
+        if isinstance(v, cst.CSTNode):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            out.extend(x for x in v if isinstance(x, cst.CSTNode))
+    return out
