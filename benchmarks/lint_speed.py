@@ -73,11 +73,27 @@ CPU: dict[str, list[float]] = {}  # CPU seconds (user+sys, all processes) per me
 def timed(label: str, cmd: list[str], cwd: Path, timeout: int) -> tuple[float, subprocess.CompletedProcess]:
     """Wall time, and the CPU time of the command and its workers recorded under `label`
     (on a shared machine CPU time varies much less than wall time)."""
+    env = dict(os.environ, PYTHONPATH=str(SNAPSHOT)) if (SNAPSHOT / "mcjax_lint").is_dir() else None
     c0, t0 = _children_cpu(), time.perf_counter()
-    out = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    out = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
     dt = time.perf_counter() - t0
     CPU.setdefault(label, []).append(_children_cpu() - c0)
     return dt, out
+
+
+SNAPSHOT = WORK / "snapshot"
+
+
+def snapshot_package() -> str:
+    """Copy mcjax_lint as it is now: the checkout is shared and edited while this runs, and an
+    edit to the analysis code would (rightly) invalidate the cache between a cold and a warm run."""
+    shutil.rmtree(SNAPSHOT, ignore_errors=True)
+    shutil.copytree(REPO / "mcjax_lint", SNAPSHOT / "mcjax_lint", ignore=shutil.ignore_patterns("__pycache__"))
+    rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
+                         timeout=60).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "mcjax_lint"], cwd=REPO, capture_output=True,
+                           text=True, timeout=60).stdout.strip()
+    return rev + (" + uncommitted changes in mcjax_lint/" if dirty else "")
 
 
 def run_mcjax(tree: Path, args: list[str], jobs: int | None, label: str = "") -> tuple[float, dict]:
@@ -137,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.packages:
         wanted = set(args.packages.split(","))
         pkgs = [p for p in pkgs if p.name in wanted]
+    print(f"mcjax-lint at {snapshot_package()}")
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
 
     tree = fresh_tree(pkgs, WORK / "tree")
@@ -169,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  run {i + 1}: cold {cold[-1]:.2f}s  warm {warm[-1]:.2f}s  one file {one_same[-1]:.2f}s "
               f"(summary changed: {one_changed[-1]:.2f}s)", flush=True)
     target.write_text(original, encoding="utf-8")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
 
     rows = [
         ("mcjax-lint cold", cold, "cold", nloc),
