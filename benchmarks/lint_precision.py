@@ -116,19 +116,21 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'total':<18} {'':<8} {'':>6} {total_loc / 1000:>7.1f} {'':>9} {errors_total:>7} {'':>5} "
           f"{errors_total / (total_loc / 1000):>9.3f}")
     print("findings by code: " + ", ".join(f"{c}={n}" for c, n in sorted(by_code.items())))
-    verdicts = Counter()
     print("\nfindings (verdict from lint_precision_review.json):")
     for k, f, v in listing:
         verdict = v["verdict"] if v else "UNREVIEWED"
-        verdicts[verdict] += 1
         print(f"  [{verdict}] {k}\n      {f.message}")
         if v:
             print(f"      -> {v['reason']}")
-    judged = sum(n for v, n in verdicts.items() if v != "UNREVIEWED")
-    good = verdicts["real"] + verdicts["fragile"]
-    if judged:
-        print(f"\nreviewed {judged}/{len(listing)}: real {verdicts['real']}, fragile {verdicts['fragile']}, "
-              f"false positive {verdicts['false-positive']}; precision {100 * good / judged:.0f}%")
+    print()
+    for label, subset in (("error-level", [x for x in listing if x[1].severity == Severity.ERROR]),
+                          ("all listed", listing)):
+        counts = Counter(v["verdict"] if v else "UNREVIEWED" for _, _, v in subset)
+        judged = sum(n for v, n in counts.items() if v != "UNREVIEWED")
+        good = counts["real"] + counts["fragile"]
+        if judged:
+            print(f"{label}: reviewed {judged}/{len(subset)}: real {counts['real']}, fragile {counts['fragile']}, "
+                  f"false positive {counts['false-positive']}; precision {100 * good / judged:.0f}%")
     if args.json:
         args.json.write_text(json.dumps(dump, indent=1))
     return 0
