@@ -35,6 +35,10 @@ from runtime_guard.settings import GuardSettings
 RECENT = 16  # last records (call site text only on the newest)
 CHECKPOINTS = 8  # last rolling-hash checkpoints per stride
 HEARTBEAT = 0.5  # seconds between unchanged state publications
+# State writes per second the guard allows itself on the coordination service (all processes
+# together). Up to 200 processes publish every `interval` (0.1 s); beyond, the interval grows with
+# N so that the coordinator's load stays flat (see docs/benchmarks.md, coordinator load).
+PUBLISH_BUDGET = 2000.0
 DETAIL_WAIT = 2.0  # how long the comparator waits for detail answers
 
 
@@ -111,7 +115,10 @@ class Exchange:
         self.verdict_event = threading.Event()
         self.final_event = threading.Event()
         self.stop_event = threading.Event()
-        self.tracker = compare.Tracker(died_after=settings.died_after, timeout=settings.timeout,
+        self.interval = max(settings.interval, count / PUBLISH_BUDGET)
+        self.heartbeat = max(HEARTBEAT, 2 * self.interval)
+        self.tracker = compare.Tracker(died_after=max(settings.died_after, 3 * self.heartbeat),
+                                       timeout=settings.timeout,
                                        min_learned=settings.min_learned_timeout, factor=settings.learned_factor)
         self.host = socket.gethostname()
         self.coordinator = ""
@@ -186,7 +193,7 @@ class Exchange:
         now = time.monotonic()
         seq, status, pending, last = self._last_pub
         changed = (self.recorder.seq, self.status, self.pending) != (seq, status, pending)
-        if not (force or changed or now - last >= HEARTBEAT):
+        if not (force or changed or now - last >= self.heartbeat):
             return
         self.hb += 1
         st = self.state()
@@ -249,7 +256,7 @@ class Exchange:
                 self._kv_unreachable(str(e))
             except Exception as e:  # a guard bug must not take the program down
                 self._note(f"guard thread error: {e!r}")
-            self.stop_event.wait(self.settings.interval)
+            self.stop_event.wait(self.interval)
 
     def _kv_unreachable(self, err: str) -> None:
         now = time.monotonic()
@@ -438,7 +445,7 @@ class Exchange:
             try:
                 msg = self.kv.wait(f"ctl/{gen}", 1.0)  # short: the thread must stop promptly at exit
             except KVError:
-                time.sleep(self.settings.interval)
+                time.sleep(self.interval)
                 continue
             if msg is None:
                 continue

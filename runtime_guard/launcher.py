@@ -136,6 +136,11 @@ class Supervisor:
         self.state_dir = tempfile.mkdtemp(prefix="mcjax-state-")
         self.report_dir = settings.report_dir or default_report_dir()
         self.settings = replace(settings, report_dir=self.report_dir, state_dir=self.state_dir)
+        if options.processes is not None:
+            # Every process is our child: we see a death the moment it happens. Heartbeats then only
+            # need to catch a frozen process, which the hang threshold does too; a long pause (a
+            # process holding the GIL in a big C call) must not be mistaken for a death.
+            self.settings = replace(self.settings, died_after=max(self.settings.died_after, 30.0))
         self.children: list[Child] = []
         self._pumps: list[threading.Thread] = []
         self._collector: Any = None

@@ -25,8 +25,10 @@ class GuardSettings:
     # Floor for the learned hang threshold, and the factor applied to observed step times.
     min_learned_timeout: float = 20.0
     learned_factor: float = 10.0
-    # A process whose heartbeat stops for this long is reported dead.
-    died_after: float = 3.0
+    # A process whose heartbeat stops for this long is reported dead (across hosts; with -n the
+    # supervisor sees deaths directly). A process that holds the GIL in one C call for longer looks
+    # dead: raise it for such programs.
+    died_after: float = 4.0
     # How often the background thread publishes and compares (seconds).
     interval: float = 0.1
     # What a guarded process does in fast mode once a divergence/exit/death verdict is known
