@@ -531,32 +531,32 @@ class ProjectIndex:
 
     # ---------------------------------------------------------------- prefilter
     def needs_full_analysis(self, s: ModuleSummary) -> bool:
-        """Whether the file can produce a finding: it must see a divergent value (directly or from
-        a project helper/attribute) and do collective work — except order/hash findings, which
-        also come from per-process partitions and seeds."""
+        """Whether the file can produce a finding. Per function (module body included): it must
+        touch a divergent value — directly, from a project helper, attribute or global — and do
+        collective work (directly or through any call), or mix order and process dependence
+        (per-process partitions), or hash strings (seeds). Divergent values passed between
+        functions of the file are covered: the caller then touches the value *and* calls the
+        collective callee. MCJ401 files (calling `jax.distributed.initialize()`) always qualify."""
         if s.initialize_line:
             return True
-        pd, order, hashed = s.direct_sources, s.order_sources, s.hash_calls
-        if not (pd and order):
-            for f in s.functions.values():
-                for call in f.calls:
-                    res, _ = self.call(call, s.path)
-                    pd = pd or res.process_dependent
-                    order = order or bool(res.order) or res.unordered
-                    hashed = hashed or bool(res.hash)
-            for r in s.refs_used:
-                v = self.ref(r)
-                pd = pd or v.process_dependent
-                order = order or bool(v.order) or v.unordered
-        if not (pd or order or hashed):
-            return False
         for q, f in s.functions.items():
-            if q in self.collective or f.jit:
+            pd, order, hashed = "p" in f.flags, "o" in f.flags, "h" in f.flags
+            collective = q in self.collective or bool(f.jit)
+            for call in f.calls:
+                res, coll = self.call(call, s.path)
+                pd = pd or res.process_dependent
+                order = order or bool(res.order) or res.unordered
+                hashed = hashed or bool(res.hash)
+                collective = collective or coll is not None or bool(call.get("cbc"))
+            if not (pd and order):
+                for r in f.refs:
+                    v = self.ref(r)
+                    pd = pd or v.process_dependent
+                    order = order or bool(v.order) or v.unordered
+                    collective = collective or bool(v.callable)
+            if hashed or (pd and order) or (collective and (pd or order)):
                 return True
-            for c in f.calls:
-                if c.get("cbc") or (c.get("n") in self.functions and self.functions[c["n"]].jit):
-                    return True
-        return bool((order and pd) or hashed)
+        return False
 
 
 def _chain(c: str, call: dict, f: FunctionFacts, short: str) -> str:

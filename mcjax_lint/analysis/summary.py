@@ -23,7 +23,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 2
+SUMMARY_VERSION = 3
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 
 
@@ -95,10 +95,12 @@ class FunctionFacts:
     calls: list[dict] = field(default_factory=list)
     called_params: list[str] = field(default_factory=list)
     device_access: list | None = None  # [desc, line] first device access (MCJ401)
+    flags: str = ""  # divergent values seen in the body: "p" process-dependent, "o" order/sets, "h" hash
+    refs: list[str] = field(default_factory=list)  # project refs read (attributes, other modules' globals)
 
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"name": self.name, "line": self.line}
-        for k in ("params", "cls", "returns", "collective", "jit", "calls", "called_params", "device_access"):
+        for k in ("params", "cls", "returns", "collective", "jit", "calls", "called_params", "device_access", "flags", "refs"):
             v = getattr(self, k)
             if v:
                 d[k] = v
@@ -109,7 +111,7 @@ class FunctionFacts:
         return cls(
             d["name"], d["line"], list(d.get("params", [])), d.get("cls"), dict(d.get("returns", {})),
             d.get("collective"), d.get("jit"), list(d.get("calls", [])), list(d.get("called_params", [])),
-            d.get("device_access"),
+            d.get("device_access"), d.get("flags", ""), list(d.get("refs", [])),
         )
 
 
@@ -307,11 +309,21 @@ class _Summarizer:
             return {}
         m = getattr(self, "ev_" + type(node).__name__, None)
         if m is not None:
-            return m(node)
-        out: Sym = {}
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.expr):
-                out = sym_join(out, sym_taint(self.ev(child)))
+            out = m(node)
+        else:
+            out = {}
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr):
+                    out = sym_join(out, sym_taint(self.ev(child)))
+        if out:
+            # Per-function prefilter facts: which kinds of divergent values the body touches.
+            f = self.scope.facts
+            if ("pd" in out or "pdc" in out) and "p" not in f.flags:
+                f.flags += "p"
+            if ("order" in out or "u" in out) and "o" not in f.flags:
+                f.flags += "o"
+            if "hash" in out and "h" not in f.flags:
+                f.flags += "h"
         return out
 
     def ev_Constant(self, node):
@@ -326,6 +338,9 @@ class _Summarizer:
 
     def _ref(self, q: str) -> Sym:
         self._refs.add(q)
+        refs = self.scope.facts.refs
+        if q not in refs and len(refs) < 200 and (q.startswith(".") or not q.startswith(_EXTERNAL_ROOTS)):
+            refs.append(q)
         return {"refs": [q]}
 
     def ev_Name(self, node: ast.Name) -> Sym:
