@@ -50,6 +50,11 @@ PROCESS_DEPENDENT_CALLS: dict[str, str] = {
     "numpy.random.normal": "unseeded `np.random.normal()`",
     "numpy.random.choice": "unseeded `np.random.choice()`",
     "numpy.random.permutation": "unseeded `np.random.permutation()`",
+    # Data sharded by process: what comes out of them is process-local.
+    "tensorflow_datasets.split_for_jax_process": "a per-process split (`tfds.split_for_jax_process()`)",
+    "grain.python.ShardByJaxProcess": "a per-process shard (`grain.ShardByJaxProcess()`)",
+    "grain.ShardByJaxProcess": "a per-process shard (`grain.ShardByJaxProcess()`)",
+    "grain.sharding.ShardByJaxProcess": "a per-process shard (`grain.ShardByJaxProcess()`)",
 }
 PROCESS_DEPENDENT_PREFIXES: dict[str, str] = {
     "secrets.": "`secrets`",

@@ -525,6 +525,9 @@ class FileAnalysis:
         fn = self.index.functions.get(target)
         if coll and ((fn is not None and not fn.jit) or target in self.index.classes):
             self.calls[node].via_project = True
+            name = f"`{short_name(target)}()`"
+            if not coll.startswith(name) and coll.count("→") < 3:
+                coll = f"{name} → {coll}"  # name the function the reader sees called here
         if target in self.fn_nodes:
             info = self.calls.get(node)
             if argu.divergent or (info and any(self._callable_desc(v) for _, v in info.args)):
@@ -823,7 +826,14 @@ class FileAnalysis:
             return recv.element(), None
         res, coll = self.index.call_method(meth, recv, argu)
         if coll and recv.cls:
-            info.name = self.index.method(recv.cls, meth) or info.name
+            target = self.index.method(recv.cls, meth)
+            info.name = target or info.name
+            fn = self.index.functions.get(target or "")
+            if fn is not None and not fn.jit:
+                info.via_project = True
+                name = f"`{short_name(target)}()`"
+                if not coll.startswith(name) and coll.count("→") < 3:
+                    coll = f"{name} → {coll}"
         if res.divergent and not recv.divergent and not argu.divergent:
             res = self.anchor(res, node, meth)
         if meth == "__next__" or (meth == "get_next" and recv.process_dependent):
