@@ -148,7 +148,9 @@ GLOBAL_ARRAY_CONSTRUCTORS = {
 }
 # Array namespaces whose calls are collective when an operand is a global array.
 ARRAY_OP_PREFIXES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.")
-HOST_FETCH_CALLS = {"jax.device_get", "numpy.asarray", "numpy.array"}
+# Not collective: `jax.device_get`/`np.asarray` of a global array only read this process's
+# addressable shards (a non-addressable array raises instead of hanging); rank-0 code fetching a
+# replicated metric is the common, correct case.
 
 # Sharding constructors (device_put to one of these is collective when multi-process).
 SHARDING_CONSTRUCTORS = {

@@ -694,8 +694,6 @@ class FileAnalysis:
             if any(v.glob for _, v in args):
                 return Val(glob=True, shape=argu.shape), f"`{q.replace('jax.numpy.', 'jnp.')}()` on a global array"
             return self._dtype_kw(node, args, argu), None
-        if q in K.HOST_FETCH_CALLS and arg0.glob:
-            return BOTTOM, f"`{short_name(q)}()` of a global array"
         if q.startswith("numpy.") or q.split(".")[0] in ("math", "builtins") or q in _PASSTHROUGH:
             return self._dtype_kw(node, args, argu), None
         if "." not in q and q not in self.module_defs and q not in self.module_scope.env:
