@@ -37,6 +37,19 @@ class ProjectIndex:
         self.modules: dict[str, ModuleSummary] = {}
         for s in summaries:
             self.modules[s.module] = s
+        self._suffix_map: dict[str, str | None] = {}  # dotted path suffix -> module (None: ambiguous)
+        for m, sm in self.modules.items():
+            parts = [x for x in os.path.normpath(sm.path).replace("\\", "/").split("/") if x]
+            if not parts:
+                continue
+            stem = parts[-1].rsplit(".", 1)[0]
+            parts = parts[:-1] + ([] if stem == "__init__" else [stem])
+            for k in range(1, min(8, len(parts)) + 1):
+                tail = parts[-k:]
+                if not all(x.isidentifier() for x in tail):
+                    break
+                key = ".".join(tail)
+                self._suffix_map[key] = m if self._suffix_map.get(key, m) == m else None
         self.functions: dict[str, FunctionFacts] = {}
         self.fn_path: dict[str, str] = {}
         self.classes: dict[str, ClassFacts] = {}
@@ -129,17 +142,41 @@ class ProjectIndex:
             hit = self._reexport_cache[q] = self._follow_reexport_uncached(q)
         return hit
 
+    def _known(self, q: str) -> bool:
+        return q in self.functions or q in self.classes or q in self.globals
+
     def _follow_reexport_uncached(self, q: str) -> str:
         # `from pkg.utils import is_main` in pkg/__init__.py: pkg.is_main -> pkg.utils.is_main
         for _ in range(4):
-            if q in self.functions or q in self.classes or q in self.globals:
+            if self._known(q):
                 return q
             mod, _, name = q.rpartition(".")
             s = self.modules.get(mod)
             if s is None or name not in s.imports:
-                return q
+                break
             q = s.imports[name]
+        if not self._known(q):
+            hit = self._by_path_suffix(q)
+            if hit is not None:
+                return hit
         return q
+
+    def _by_path_suffix(self, q: str) -> str | None:
+        """Namespace packages (PEP 420: `orbax/` has no __init__.py) make a file's module name
+        (`checkpoint.utils`, or even `multihost`) shorter than what other files import
+        (`orbax.checkpoint.utils`). Match the longest leading part of the import against the
+        trailing directories of the linted files' paths."""
+        parts = q.split(".")
+        for k in range(len(parts), 0, -1):
+            m = self._suffix_map.get(".".join(parts[:k]))
+            if m:
+                cand = ".".join([m] + parts[k:])
+                if self._known(cand) or cand in self.modules:
+                    return cand
+                hit = self._follow_reexport(cand) if cand != q else cand
+                if self._known(hit):
+                    return hit
+        return None
 
     def method(self, cls: str, name: str) -> str | None:
         for c in self.mro(cls):
@@ -519,6 +556,7 @@ class ProjectIndex:
                 if m in out:
                     continue
                 for im in s.imported_modules:
+                    im = self.module_alias(im)
                     if im in out and im != m:
                         out[m] = out[im]
                         changed = True
@@ -527,7 +565,13 @@ class ProjectIndex:
 
     def import_device_access(self, module: str) -> str | None:
         """Device access that happens when `module` is imported (transitively), for MCJ401."""
-        return self._module_device_access.get(module)
+        return self._module_device_access.get(self.module_alias(module))
+
+    def module_alias(self, name: str) -> str:
+        """The linted module an import names (through namespace packages, see _by_path_suffix)."""
+        if name in self.modules:
+            return name
+        return self._suffix_map.get(name) or name
 
     # ---------------------------------------------------------------- prefilter
     def needs_full_analysis(self, s: ModuleSummary) -> bool:
