@@ -212,8 +212,8 @@ for _ns in ("numpy", "jax.numpy"):
     SHAPE_CONSTRUCTORS[f"{_ns}.tile"] = (1, "reps")
 SHAPE_CONSTRUCTORS["jax.ShapeDtypeStruct"] = (0, "shape")
 SHAPE_METHODS = {"reshape", "astype", "resize"}
-# Collectives that take per-process data by design: the order (or hash) of their argument's
-# content is as process-local as the content itself, so it is not a hazard there.
+# Collectives that take per-process data by design: when the argument is visibly process-local,
+# the order (or hash) of its content is as process-local as the content itself.
 PER_PROCESS_DATA_COLLECTIVES = {
     "jax.experimental.multihost_utils.process_allgather",
     "jax.experimental.multihost_utils.broadcast_one_to_all",

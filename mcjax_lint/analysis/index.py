@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import replace
 
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis.summary import ClassFacts, FunctionFacts, ModuleSummary, Sym
@@ -72,7 +73,8 @@ class ProjectIndex:
                 self.fn_path[f"{s.module}.{name}"] = s.path
         # Resolved facts (filled by the fixpoint).
         self.returns: dict[str, Val] = {}
-        self.param_flow: dict[str, str] = {}  # "order": arguments flow in with their order; "data": without
+        self.param_flow: dict[str, str] = {}
+        self.item_flow: dict[str, list] = {}  # per element of a returned tuple: how arguments flow in  # "order": arguments flow in with their order; "data": without
         self.collective: dict[str, str] = {}
         self.device_access: dict[str, str] = {}
         self.callback_params: dict[str, set[str]] = {}
@@ -139,6 +141,7 @@ class ProjectIndex:
     def _follow_reexport(self, q: str) -> str:
         hit = self._reexport_cache.get(q)
         if hit is None:
+            self._reexport_cache[q] = q  # cycles (re-exports of re-exports) resolve to themselves
             hit = self._reexport_cache[q] = self._follow_reexport_uncached(q)
         return hit
 
@@ -269,6 +272,8 @@ class ProjectIndex:
         for call in sym.get("via", ()):
             res, _ = self.call(call, path)
             extra = extra.join(res)
+        if sym.get("tup") is not None:
+            extra = replace(extra, items=tuple(self.resolve(x, path) for x in sym["tup"]))
         if sym.get("elem") and extra.pd:
             extra = Val(frozenset(), extra.pd | extra.pdc, extra.order, extra.hash)
         return v.join(extra)
@@ -384,7 +389,14 @@ class ProjectIndex:
             flow = self.param_flow.get(q)
             if flow:
                 # Arguments flow into the result (without their order if the function sorts them).
+                items = res.items
                 res = res.join(argv if flow == "order" else argv.without_order())
+                if items is not None:
+                    # Multiple return values: only those computed from parameters get the arguments.
+                    flows = self.item_flow.get(q, ())
+                    res = replace(res, items=tuple(
+                        x.join(argv if fl == "order" else argv.without_order()) if fl else x
+                        for x, fl in zip(items, flows or ("order",) * len(items))))
             return res, self.collective.get(q)
         if q in self.classes:
             init = self.method(q, "__init__")
@@ -486,6 +498,16 @@ class ProjectIndex:
                 if flow and self.param_flow.get(q) != flow:
                     self.param_flow[q] = flow
                     changed.add(q)
+                tup = f.returns.get("tup") if f.returns else None
+                if tup is not None and flow:
+                    flows = []
+                    for x in tup:
+                        m: list = []
+                        self.resolve(x, path, q, m)
+                        flows.append(("order" if any(m) else "data") if m else None)
+                    if self.item_flow.get(q) != flows:
+                        self.item_flow[q] = flows
+                        changed.add(q)
                 if q not in self.collective:
                     coll = self._collective_of(f, path)
                     if coll is not None:

@@ -23,7 +23,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 3
+SUMMARY_VERSION = 4
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 
 
@@ -57,12 +57,20 @@ def sym_join(a: Sym | None, b: Sym | None) -> Sym:
         return dict(a)
     out = dict(a)
     for k, v in b.items():
+        if k == "tup":
+            continue
         if k not in out:
             out[k] = v
         elif isinstance(v, list):
             out[k] = _merge_list(out[k], v)
         elif isinstance(v, bool):
             out[k] = out[k] or v
+    # Tuples (multiple return values) keep their elements apart when both sides agree on length.
+    ta, tb = a.get("tup"), b.get("tup")
+    if ta is not None and tb is not None and len(ta) == len(tb):
+        out["tup"] = [sym_join(x, y) for x, y in zip(ta, tb)]
+    else:
+        out.pop("tup", None)
     if out.get("num") and not (a.get("num") and b.get("num")):
         del out["num"]
     return out
@@ -397,6 +405,15 @@ class _Summarizer:
             out = sym_join(out, v)
         return out
 
+    def ev_Tuple(self, node: ast.Tuple) -> Sym:
+        elems = [self.ev(e.value if isinstance(e, ast.Starred) else e) for e in node.elts]
+        out: Sym = {}
+        for e in elems:
+            out = sym_join(out, sym_taint(e))
+        if 1 < len(elems) <= 8 and not any(isinstance(e, ast.Starred) for e in node.elts):
+            out["tup"] = elems
+        return out
+
     def ev_Set(self, node):
         if self.numeric_elements(node):
             return sym_taint(self.ev_children(node))
@@ -709,8 +726,16 @@ class _Summarizer:
         if isinstance(target, ast.Name):
             self.scope.env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
+            tup = value.get("tup")
+            if tup is not None and len(tup) == len(target.elts) and not any(isinstance(e, ast.Starred) for e in target.elts):
+                for e, v in zip(target.elts, tup):
+                    self.bind(e, v)
+                return
+            elem = sym_element(value) if value.get("u") is None else value
+            if value.get("pd"):
+                elem = dict(elem, pd=value["pd"])  # unpacking a process-dependent value
             for e in target.elts:
-                self.bind(e.value if isinstance(e, ast.Starred) else e, sym_element(value) if value.get("u") is None else value)
+                self.bind(e.value if isinstance(e, ast.Starred) else e, elem)
         elif isinstance(target, ast.Attribute):
             if isinstance(target.value, ast.Name) and target.value.id == "self" and self.class_stack:
                 attrs = self.class_stack[-1].attrs

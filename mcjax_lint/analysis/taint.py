@@ -128,7 +128,7 @@ class FileAnalysis:
 
     def anchor(self, v: Val, node: cst.CSTNode, via: str) -> Val:
         """Re-anchor sources found in a helper at the call site, naming the helper."""
-        if not (v.pd or v.pdc or v.order or v.hash):
+        if not (v.pd or v.pdc or v.order or v.hash or v.items is not None):
             return v
         r = self.pos(node)
 
@@ -136,7 +136,8 @@ class FileAnalysis:
             return frozenset(Src(r[0], r[1], f"{x.desc} via `{via}()`" if " via " not in x.desc else x.desc,
                                  x.code, r[2], r[3], x.origin or f"line {x.line}") for x in s)
 
-        return replace(v, pd=move(v.pd), pdc=move(v.pdc), order=move(v.order), hash=move(v.hash))
+        items = tuple(self.anchor(x, node, via) for x in v.items) if v.items is not None else None
+        return replace(v, pd=move(v.pd), pdc=move(v.pdc), order=move(v.order), hash=move(v.hash), items=items)
 
     # ================================================================ names
     def local(self, name: str) -> Val | None:
@@ -288,8 +289,12 @@ class FileAnalysis:
         return replace(join_all(self.ev(e.value).data() for e in node.elements), unordered=not self.numeric_elements(node))
 
     def ev_List(self, node) -> Val:
-        out = join_all(self.ev(e.value).data().as_elements() for e in node.elements)
-        return replace(out, struct=f"seq:{len(node.elements)}")
+        vals = [self.ev(e.value) for e in node.elements]
+        out = join_all(v.data().as_elements() for v in vals)
+        out = replace(out, struct=f"seq:{len(node.elements)}")
+        if isinstance(node, cst.Tuple) and 1 < len(vals) <= 8 and not any(isinstance(e, cst.StarredElement) for e in node.elements):
+            out = replace(out, items=tuple(vals))  # multiple return values stay apart
+        return out
 
     ev_Tuple = ev_List
 
@@ -677,7 +682,12 @@ class FileAnalysis:
             return BOTTOM, K.COLLECTIVE_CALLS.get(q)
         if q in K.COLLECTIVE_CALLS:
             self._shape_args(q, node, args)
-            return (Val(glob=True) if q in K.GLOBAL_ARRAY_CONSTRUCTORS else BOTTOM), K.COLLECTIVE_CALLS[q]
+            if q in K.GLOBAL_ARRAY_CONSTRUCTORS:
+                # Assembling a global array: the constructors are interchangeable steps (the
+                # leader builds it from its shards, the followers from zeros), not communication.
+                info.token = "construct a global array"
+                return Val(glob=True), K.COLLECTIVE_CALLS[q]
+            return BOTTOM, K.COLLECTIVE_CALLS[q]
         if q == K.DEVICE_PUT:
             target = args[1][1] if len(args) > 1 and args[1][0] == 1 else next((v for k, v in args if k in ("device", "sharding")), None)
             target_node = node.args[1].value if len(node.args) > 1 else next((a.value for a in node.args if a.keyword and a.keyword.value in ("device", "sharding")), None)
@@ -926,7 +936,9 @@ class FileAnalysis:
         what = info.collective or "collective work"
         per_process = info.name in K.PER_PROCESS_DATA_COLLECTIVES
         for k, v in info.args:
-            if per_process:
+            if per_process and v.process_dependent:
+                # Per-process data by design and visibly process-local: its order is as local as
+                # its content. (Data the same everywhere still must arrive in the same order.)
                 v = replace(v, order=frozenset(), hash=frozenset())
             if v.order:
                 for s in v.order:
@@ -948,6 +960,11 @@ class FileAnalysis:
         if isinstance(target, cst.Name):
             self.scope.env[target.value] = value
         elif isinstance(target, (cst.Tuple, cst.List)):
+            if value.items is not None and len(value.items) == len(target.elements) \
+                    and not any(isinstance(e, cst.StarredElement) for e in target.elements):
+                for e, v in zip(target.elements, value.items):
+                    self.bind(e.value, v)
+                return
             el = value.element() if not (value.callable or value.ckpt) else value
             el = replace(el, pd=_cap(el.pd | value.pd)) if value.pd else el
             for e in target.elements:

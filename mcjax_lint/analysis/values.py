@@ -63,6 +63,7 @@ class Val:
     fn: str | None = None  # a reference to this project function (for callbacks)
     struct: str | None = None  # literal pytree structure ("none", "dict:a,b", "seq:2") when known
     numeric: bool = False  # holds numbers only (a set of numbers has a deterministic order)
+    items: tuple | None = None  # a tuple's elements (multiple return values), when known
 
     def join(self, other: Val) -> Val:
         if other is self or other == BOTTOM:
@@ -85,11 +86,14 @@ class Val:
             self.fn or other.fn,
             self.struct if self.struct == other.struct else None,
             self.numeric and other.numeric,
+            tuple(a.join(b) for a, b in zip(self.items, other.items))
+            if self.items is not None and other.items is not None and len(self.items) == len(other.items) else None,
         )
 
     # Taint only (drops object kinds): what flows into a value computed from this one.
     def taint(self) -> Val:
-        if not (self.unordered or self.callable or self.ckpt or self.sharding or self.glob or self.cls or self.fn or self.struct):
+        if not (self.unordered or self.callable or self.ckpt or self.sharding or self.glob or self.cls or self.fn
+                or self.struct or self.items is not None):
             return self
         return Val(self.pd, self.pdc, self.order, self.hash, self.shape, self.tree)
 
