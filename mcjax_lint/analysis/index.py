@@ -254,6 +254,7 @@ class ProjectIndex:
             sharding=bool(sym.get("sharding")),
             glob=bool(sym.get("glob")),
             cls=sym.get("cls"),
+            sanitized=bool(sym.get("san")),
         )
         self._static[id(sym)] = (sym, v)
         return v
@@ -272,11 +273,12 @@ class ProjectIndex:
         for call in sym.get("via", ()):
             res, _ = self.call(call, path)
             extra = extra.join(res)
-        if sym.get("tup") is not None:
-            extra = replace(extra, items=tuple(self.resolve(x, path) for x in sym["tup"]))
         if sym.get("elem") and extra.pd:
             extra = Val(frozenset(), extra.pd | extra.pdc, extra.order, extra.hash)
-        return v.join(extra)
+        out = v.join(extra)
+        if sym.get("tup") is not None:
+            out = replace(out, items=tuple(self.resolve(x, path) for x in sym["tup"]))
+        return out
 
     def ref(self, r: str) -> Val:
         """Value of a reference: a project global, function, class attribute or `.attr` by name."""

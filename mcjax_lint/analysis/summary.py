@@ -23,7 +23,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 4
+SUMMARY_VERSION = 5
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 
 
@@ -618,7 +618,7 @@ class _Summarizer:
         if q in K.SANITIZERS:
             if q in K.COLLECTIVE_CALLS:
                 self._collective(K.COLLECTIVE_CALLS[q], node)
-            return {}
+            return {"san": True}
         if q in K.COLLECTIVE_CALLS:
             self._collective(K.COLLECTIVE_CALLS[q], node)
             return {"glob": True} if q in K.GLOBAL_ARRAY_CONSTRUCTORS else {}
@@ -806,6 +806,13 @@ class _Summarizer:
         for env in results:
             for k, v in env.items():
                 merged[k] = sym_join(merged.get(k), v)
+        if not any(k in cond for k in ("pd", "pdc", "order", "hash")):
+            for k in merged:
+                # `if multi_process: x = broadcast(x)` (else: the single-process or test path):
+                # a value made to agree on one side of a uniform decision counts as agreed.
+                san = [env[k] for env in results if k in env and env[k].get("san")]
+                if san:
+                    merged[k] = san[0]
         if implicit:
             for k in merged:
                 if any(env.get(k) is not before.get(k) for env in results):

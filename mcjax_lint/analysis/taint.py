@@ -27,7 +27,7 @@ from mcjax_lint.analysis.positions import Range
 
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis.index import ProjectIndex, short_name
-from mcjax_lint.analysis.values import BOTTOM, Src, Val, _cap, join_all
+from mcjax_lint.analysis.values import BOTTOM, SANITIZED, Src, Val, _cap, join_all
 from mcjax_lint.model import Edit, Fix
 from mcjax_lint.settings import AnalysisSettings
 
@@ -595,7 +595,7 @@ class FileAnalysis:
         if st.benign_functions and K.matches(q, st.benign_functions):
             return argu, None
         if st.sanitizers and K.matches(q, st.sanitizers):
-            return BOTTOM, self.index._declared_collective(q)
+            return SANITIZED, self.index._declared_collective(q)
         if st.process_dependent_sources and K.matches(q, st.process_dependent_sources):
             return Val(pd=frozenset({self.src(node, f"`{short_name(q)}()` (declared process-dependent)")})), None
         if st.collective_functions and K.matches(q, st.collective_functions):
@@ -679,7 +679,7 @@ class FileAnalysis:
             kind, target = jit_target
             return Val(callable=f"`{_expr_name(target)}` ({kind})"), None
         if q in K.SANITIZERS:
-            return BOTTOM, K.COLLECTIVE_CALLS.get(q)
+            return SANITIZED, K.COLLECTIVE_CALLS.get(q)
         if q in K.COLLECTIVE_CALLS:
             self._shape_args(q, node, args)
             if q in K.GLOBAL_ARRAY_CONSTRUCTORS:
@@ -799,7 +799,7 @@ class FileAnalysis:
             info.token = meth
             return BOTTOM, f"`.{meth}()`"
         if meth in K.SANITIZER_METHODS:
-            return BOTTOM, None
+            return SANITIZED, None
         if meth in K.FS_LISTING_METHODS:
             return recv.data().join(Val(order=frozenset({self.src(node, f"`.{meth}()`", "MCJ202", self.wrap_sorted_fix(node))}))), None
         if recv.unordered:
@@ -1075,6 +1075,13 @@ class FileAnalysis:
             for k, v in env.items():
                 merged[k] = merged[k].join(v) if k in merged else v
         implicit = Val(pd=cond.pd, pdc=cond.pdc, order=cond.order, hash=cond.hash)
+        if not implicit.divergent:
+            for k in merged:
+                # `if multi_process: x = broadcast(x)` (else: the single-process or test path):
+                # a value made to agree on one side of a uniform decision counts as agreed.
+                san = [env[k] for env in results if k in env and env[k].sanitized]
+                if san:
+                    merged[k] = san[0]
         for k in merged:
             vals = [env.get(k) for env in results]
             changed = any(v is not before.get(k) for v in vals)

@@ -64,6 +64,7 @@ class Val:
     struct: str | None = None  # literal pytree structure ("none", "dict:a,b", "seq:2") when known
     numeric: bool = False  # holds numbers only (a set of numbers has a deterministic order)
     items: tuple | None = None  # a tuple's elements (multiple return values), when known
+    sanitized: bool = False  # the direct result of a sanitizer (broadcast, allgather, ...)
 
     def join(self, other: Val) -> Val:
         if other is self or other == BOTTOM:
@@ -88,12 +89,13 @@ class Val:
             self.numeric and other.numeric,
             tuple(a.join(b) for a, b in zip(self.items, other.items))
             if self.items is not None and other.items is not None and len(self.items) == len(other.items) else None,
+            self.sanitized and other.sanitized,
         )
 
     # Taint only (drops object kinds): what flows into a value computed from this one.
     def taint(self) -> Val:
         if not (self.unordered or self.callable or self.ckpt or self.sharding or self.glob or self.cls or self.fn
-                or self.struct or self.items is not None):
+                or self.struct or self.items is not None or self.sanitized):
             return self
         return Val(self.pd, self.pdc, self.order, self.hash, self.shape, self.tree)
 
@@ -152,6 +154,7 @@ class Val:
 
 
 BOTTOM = Val()
+SANITIZED = Val(sanitized=True)
 
 
 def join_all(vals) -> Val:
