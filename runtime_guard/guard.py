@@ -48,18 +48,16 @@ def _one_line(report: dict) -> str:
 
 _UNKNOWN, _LOCAL, _MULTI, _MIXED = 0, 1, 2, 3
 _tl = compat.thread_state()
+_in_trace = compat.in_trace_or_disabled_jit
 
 
-class _Call:
-    """The guarded jit call in progress on this thread (what the Python-path hook needs)."""
-
-    __slots__ = ("wrapper", "code", "line", "pre_seq", "recorded")
-
-    def __init__(self, wrapper: "GuardedJit | None", code: Any, line: int, pre_seq: int) -> None:
-        self.wrapper, self.code, self.line, self.pre_seq, self.recorded = wrapper, code, line, pre_seq, False
+# The guarded call in progress on this thread, as a plain list (cheaper than an object on the hot
+# path): [wrapper or None, code, line, seq recorded before the call or 0, recorded during the call].
+_WRAPPER, _CODE, _LINE, _PRE, _RECORDED = range(5)
+_getframe = sys._getframe
 
 
-def _current_call() -> "_Call | None":
+def _current_call() -> list | None:
     return getattr(_tl, "call", None)
 
 
@@ -86,16 +84,18 @@ class GuardedJit:
         guard = self._guard
         if not guard.active:
             return self._jitted(*args, **kwargs)
-        frame = sys._getframe(1)
-        key = self._key
-        if guard.settings.exact:
-            key = compat.call_signature(key, args, kwargs)
-        pre = 0
+        frame = _getframe(1)
+        code = frame.f_code
+        if code in guard._user_ok:
+            line = frame.f_lineno
+        else:
+            code, line = guard.user_site(frame)
+        key = compat.call_signature(self._key, args, kwargs) if guard._exact else self._key
         kind = self._kind
-        code, line = guard.user_site(frame)
-        if kind == _MULTI and not guard.strict and not compat.in_trace_or_disabled_jit():
+        pre = 0
+        if kind == _MULTI and not guard.strict and not _in_trace():
             pre = guard.recorder.record(key, 0, code, line)
-        call = _Call(self, code, line, pre)
+        call = [self, code, line, pre, False]
         outer = getattr(_tl, "call", None)
         _tl.call = call
         try:
@@ -104,8 +104,8 @@ class GuardedJit:
             _tl.call = outer
         if pre:
             guard.recorder.settled = pre  # a cache hit (or compiled: then its signature is attached)
-        if (not pre and not call.recorded and kind != _LOCAL and not guard.strict
-                and not compat.in_trace_or_disabled_jit() and compat.args_span_processes(args, kwargs)):
+        elif (not call[_RECORDED] and kind != _LOCAL and not guard.strict and not _in_trace()
+              and compat.args_span_processes(args, kwargs)):
             # A cache hit of a function seen running both locally and across processes.
             guard.recorder.record(key, 0, code, line)
         return out
@@ -155,6 +155,8 @@ class Guard:
         self._er_info: "weakref.WeakKeyDictionary[Any, tuple[int, bool]]" = weakref.WeakKeyDictionary()
         self._me_multi: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
         self._user_code: dict[CodeType, bool] = {}
+        self._user_ok: set[CodeType] = set()  # hot-path membership test for user code
+        self._exact = settings.exact
         self._undo_init: Callable[[], None] | None = None
         self._undo_shutdown: Callable[[], None] | None = None
         self.disabled_reason: str | None = None
@@ -318,27 +320,27 @@ class Guard:
             self._say(f"could not read executable signature: {e!r}")
             return
         call = _current_call()
-        w = call.wrapper if call is not None else None
+        w = call[_WRAPPER] if call is not None else None
         if w is not None and not self.strict:
             w._kind |= _MULTI if multi else _LOCAL
             if not multi:
-                if call.pre_seq:  # recorded as cross-process, but this call runs locally only
-                    self.recorder.undo(call.pre_seq)
-                    call.pre_seq = 0
+                if call[_PRE]:  # recorded as cross-process, but this call runs locally only
+                    self.recorder.undo(call[_PRE])
+                    call[_PRE] = 0
                 return
             self.registry.exact(w._key, exact, self.fields_of(exact))
-            if call.pre_seq:
-                self.recorder.set_exact(call.pre_seq, exact)
-                call.pre_seq = 0
+            if call[_PRE]:
+                self.recorder.set_exact(call[_PRE], exact)
+                call[_PRE] = 0
             else:
-                self.recorder.record(w._key, exact, call.code, call.line)
-            call.recorded = True
+                self.recorder.record(w._key, exact, call[_CODE], call[_LINE])
+            call[_RECORDED] = True
             return
-        if not multi or (call is not None and call.wrapper is None and call.recorded):
+        if not multi or (call is not None and w is None and call[_RECORDED]):
             return  # local only, or an AOT call already recorded before it ran
         if call is not None:
-            code, line = call.code, call.line
-            call.recorded = True
+            code, line = call[_CODE], call[_LINE]
+            call[_RECORDED] = True
         else:
             code, line = self.user_site(sys._getframe(1))
         seq = self.recorder.record(exact, exact, code, line)
@@ -355,8 +357,7 @@ class Guard:
         exact = self._compiled_exact(compiled, ex)
         code, line = self.user_site(sys._getframe(1))
         seq = self.recorder.record(exact, exact, code, line)
-        call = _Call(None, code, line, seq)
-        call.recorded = True
+        call = [None, code, line, seq, True]
         outer = getattr(_tl, "call", None)
         _tl.call = call  # the Python fallback path, if taken, must not record it again
         try:
@@ -400,6 +401,7 @@ class Guard:
             if ok is None:
                 ok = self._user_code[code] = not any(s in code.co_filename for s in self.settings.skip_frames)
             if ok:
+                self._user_ok.add(code)
                 return code, f.f_lineno
             f = f.f_back
         return None, 0
