@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pickle
 import sys
 import time
 from collections.abc import Iterable, Sequence
@@ -35,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcjax_lint.cache import Cache, FileRecord, now_ns, stat_signature
+from mcjax_lint.cache import Cache, FileRecord, cache_available, now_ns, stat_signature
 from mcjax_lint.config import LintConfig, RuleFilter
 from mcjax_lint.errors import AnalysisError
 from mcjax_lint.files import display_path
@@ -194,8 +195,9 @@ def _summarize_task(task: tuple[str, str, str]) -> tuple[str, Any, dict | None]:
     try:
         summary = engine.summarize(text, rel, module).to_dict()
         error = None
-        # Serialised once, here in the worker: for the digest and for the cache file.
-        blob = json.dumps(summary, sort_keys=True, separators=(",", ":")).encode()
+        # Serialised once, here in the worker, for the digest and the cache file. Pickle keeps the
+        # summary's shared sub-objects shared (the index's memos depend on it; JSON would not).
+        blob = pickle.dumps(summary, protocol=pickle.HIGHEST_PROTOCOL)
         sdig = _digest(blob)
         if _W_SUMMARY_DIR is not None:
             store_summary(_W_SUMMARY_DIR, sdig, blob)
@@ -207,12 +209,12 @@ def _summarize_task(task: tuple[str, str, str]) -> tuple[str, Any, dict | None]:
 
 
 def store_summary(directory: Path, digest: str, blob: bytes) -> None:
-    from mcjax_lint.cache import write_bytes
+    from mcjax_lint.cache import sign, write_bytes
 
-    target = directory / f"{digest}.json"
+    target = directory / f"{digest}.pickle"
     if not target.exists():
         try:
-            write_bytes(target, blob)
+            write_bytes(target, sign(blob))
         except OSError:  # an unwritable cache only costs time later
             pass
 
@@ -346,7 +348,7 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
     stats.files, stats.targets = len(files), len(target_set)
 
     cache: Cache | None = None
-    if use_cache and root is not None:
+    if use_cache and root is not None and cache_available():
         cache = Cache(root / config.cache_dir, code_fingerprint(), config.analysis_fingerprint())
     records: dict[str, FileRecord] = {}
     summaries: dict[str, dict] = {}  # summary digest -> summary, those at hand this run

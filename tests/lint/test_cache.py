@@ -105,21 +105,30 @@ class _Evil:
         return (os.system, (f"touch {self.marker}",))
 
 
-def test_a_forged_index_pickle_is_never_loaded(tmp_path):
+def test_forged_pickles_are_never_loaded(tmp_path):
     root = demo_project(tmp_path)
     reference, _ = _run(root)
     marker = tmp_path / "pwned"
-    (index_file,) = _cache_dir(root).glob("index-*.pickle")
-    head = index_file.read_bytes().split(b"\n", 1)[0]
-    mac, fp = head.split(b" ", 1)
-    # Same fingerprint, payload replaced, signature kept or zeroed: both must be refused.
+    evil = pickle.dumps(_Evil(str(marker)))
+    d = _cache_dir(root)
+    (index_file,) = d.glob("index-*.pickle")
+    mac, fp, _ = index_file.read_bytes().split(b"\n", 2)
+    # The index: same fingerprint, payload replaced, signature kept or zeroed: both refused.
     for sig in (mac, b"0" * len(mac)):
-        index_file.write_bytes(sig + b" " + fp + b"\n" + pickle.dumps(_Evil(str(marker))))
+        index_file.write_bytes(sig + b"\n" + fp + b"\n" + evil)
         (root / "pkg" / "order.py").write_text((root / "pkg" / "order.py").read_text() + "#\n")
         got, res = _run(root)
         assert not marker.exists()
         assert res.stats.index_built  # rebuilt instead of loaded
-    assert [k for k in got if k[0] != "pkg/order.py"] == [k for k in reference if k[0] != "pkg/order.py"]
+    # The summaries the index is rebuilt from.
+    for p in (d / "summaries").iterdir():
+        p.write_bytes(p.read_bytes().split(b"\n", 1)[0] + b"\n" + evil)
+    (root / "pkg" / "util.py").write_text((root / "pkg" / "util.py").read_text() + "\n\ndef extra():\n    return 1\n")
+    got, res = _run(root)
+    assert not marker.exists() and res.stats.index_built
+    fresh, _ = _run(root, cache=False)
+    assert got == fresh
+    assert [k for k in got if k[0] == "pkg/ckpt.py"] == [k for k in reference if k[0] == "pkg/ckpt.py"]
 
 
 def test_unwritable_cache_location_still_lints(tmp_path):
