@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -220,7 +221,7 @@ def collect_imports(tree: ast.Module, module: str, is_package: bool) -> tuple[di
     """Local alias -> qualified name for every import in the file (any nesting level)."""
     imports: dict[str, str] = {}
     modules: list[str] = []
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.asname:
@@ -240,6 +241,22 @@ def collect_imports(tree: ast.Module, module: str, is_package: bool) -> tuple[di
     return imports, modules
 
 
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(tree: ast.Module):
+    """Every statement, nested ones included, without walking expressions (imports are
+    statements; a full `ast.walk` costs as much as the rest of the summary)."""
+    stack = list(reversed(tree.body))
+    while stack:
+        node = stack.pop()
+        yield node
+        for f in _BLOCK_FIELDS:
+            block = getattr(node, f, None)
+            if block:
+                stack.extend(reversed(block))
+
+
 def _short_path(path: str) -> str:
     return os.path.basename(path)
 
@@ -256,7 +273,7 @@ class _Scope:
 
 
 class _Summarizer:
-    def __init__(self, path: str, module: str, tree: ast.Module, is_package: bool):
+    def __init__(self, path: str, module: str, tree: ast.Module, is_package: bool, source: str = ""):
         self.path = path
         self.short = _short_path(path)
         self.module = module
@@ -268,7 +285,7 @@ class _Summarizer:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.module_defs[node.name] = f"{module}.{node.name}"
         self.class_stack: list[ClassFacts] = []
-        self.summary.seeded_rngs = _seeded_rngs(tree, self.imports)
+        self.summary.seeded_rngs = _seeded_rngs(source, self.imports) if ".seed(" in source else []
         self.mod_facts = FunctionFacts(f"{module}.<module>", 1)
         self.summary.functions[self.mod_facts.name] = self.mod_facts
         self.scope = _Scope(self.mod_facts, {}, None, is_module=True)
@@ -991,21 +1008,19 @@ def _strip_order(v: Sym) -> Sym:
     return out
 
 
-def _seeded_rngs(tree: ast.Module, imports: dict[str, str]) -> list[str]:
+_SEED_CALL = re.compile(r"\b([A-Za-z_]\w*(?:\.random)?)\.seed\(\s*[^)\s]")
+
+
+def _seeded_rngs(source: str, imports: dict[str, str]) -> list[str]:
     """RNG modules the file seeds (`random.seed(...)`, `np.random.seed(...)`): their module-level
-    functions are deterministic here."""
+    functions are deterministic here. (A text search: walking the whole tree for it costs as
+    much as the rest of the summary.)"""
     out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "seed" and node.args:
-            base = node.func.value
-            parts = []
-            while isinstance(base, ast.Attribute):
-                parts.insert(0, base.attr)
-                base = base.value
-            if isinstance(base, ast.Name):
-                q = ".".join([imports.get(base.id, base.id)] + parts)
-                if q in ("random", "numpy.random"):
-                    out.add(q)
+    for m in _SEED_CALL.finditer(source):
+        head, _, tail = m.group(1).partition(".")
+        q = imports.get(head, head) + ("." + tail if tail else "")
+        if q in ("random", "numpy.random"):
+            out.add(q)
     return sorted(out)
 
 
@@ -1052,6 +1067,6 @@ def summarize_source(source: str, path: str, module: str) -> ModuleSummary:
     tree = parse(source, path)
     is_package = os.path.basename(path) == "__init__.py"
     try:
-        return _Summarizer(path, module, tree, is_package).run()
+        return _Summarizer(path, module, tree, is_package, source).run()
     except RecursionError:
         raise AnalysisError(path, "source nested too deeply to analyse") from None
