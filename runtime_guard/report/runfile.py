@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from runtime_guard.procutil import pid_alive
+
 SNAPSHOT_PREFIX = "snapshot-"
 
 
@@ -58,22 +60,12 @@ def list_supervisors() -> list[dict[str, Any]]:
             pid = int(info["pid"])
         except (OSError, ValueError, KeyError, TypeError):
             continue
-        if not _alive(pid):
+        if not pid_alive(pid):
             unregister_supervisor(f)
             continue
         info["run_file"] = str(f)
         out.append(info)
     return sorted(out, key=lambda i: i.get("started", 0))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def new_snapshot_dir(report_dir: str | os.PathLike[str]) -> Path:

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from runtime_guard.procutil import pid_alive
 from runtime_guard.report.model import Frame, StackSnapshot, Thread
 
 # Environment overrides (also used by tests to prove the fallback with real processes).
@@ -112,19 +113,9 @@ def _classify(stderr: str, pid: int) -> str:
     low = stderr.lower()
     if "permission denied" in low or "operation not permitted" in low or "ptrace" in low:
         return PERMISSION
-    if not _pid_alive(pid) or "no such process" in low or "check that the process is running" in low:
+    if not pid_alive(pid) or "no such process" in low or "check that the process is running" in low:
         return GONE
     return FAILED
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _first_line(text: str) -> str:
