@@ -244,19 +244,16 @@ def _analyze_task(task: tuple[str, str, str, str, str]) -> tuple[str, str | None
 
 
 def _map(func, tasks: list, jobs: int, chunksize: int) -> Iterable:
-    """Run tasks serially or in forked workers; results in any order."""
-    if jobs <= 1 or len(tasks) <= 1:
+    """Run tasks serially or in forked workers; results in any order.
+
+    Workers are forked so that they inherit the state in the `_W_*` globals (the index above
+    all) instead of receiving it pickled; where fork is not the safe default (macOS, Windows)
+    the work runs serially."""
+    if jobs <= 1 or len(tasks) <= 1 or not sys.platform.startswith("linux"):
         return map(func, tasks)
     import multiprocessing
 
-    method = "fork" if sys.platform.startswith("linux") else None
-    ctx = multiprocessing.get_context(method)
-    if method != "fork":  # spawn: workers must receive the state explicitly
-        state = (_W_SETTINGS, _W_INDEX, _W_MAX_SIZE)
-        pool = ctx.Pool(jobs, initializer=_init_worker, initargs=state)
-    else:
-        pool = ctx.Pool(jobs)
-    return _pool_results(pool, func, tasks, chunksize)
+    return _pool_results(multiprocessing.get_context("fork").Pool(jobs), func, tasks, chunksize)
 
 
 def _pool_results(pool, func, tasks, chunksize):
@@ -265,11 +262,6 @@ def _pool_results(pool, func, tasks, chunksize):
     finally:
         pool.terminate()
         pool.join()
-
-
-def _init_worker(settings: AnalysisSettings, index: Any, max_size: int) -> None:
-    global _W_SETTINGS, _W_INDEX, _W_MAX_SIZE
-    _W_SETTINGS, _W_INDEX, _W_MAX_SIZE = settings, index, max_size
 
 
 # --- the pipeline ----------------------------------------------------------------------------
@@ -470,7 +462,7 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
         t = time.perf_counter()
         to_analyze.sort(key=lambda t: -_size(t[0]))
         work = sum(_size(t[0]) for t in to_analyze)
-        n = jobs if work >= _PARALLEL_MIN_BYTES // 10 and sys.platform.startswith("linux") else 1
+        n = jobs if work >= _PARALLEL_MIN_BYTES // 10 else 1
         for rel, digest, found, error, took in _map(_analyze_task, to_analyze, n, chunksize=1):
             stats.slowest.append((took, rel))
             if found is None and error is None:

@@ -85,6 +85,7 @@ class ProjectIndex:
         # within one fixpoint iteration and then for good once the facts are stable.
         self._memo: dict[int, tuple] = {}
         self._call_memo: dict[int, tuple] = {}
+        self._coll_memo: dict[int, tuple] = {}
         self._static: dict[int, tuple] = {}
         self._mro_cache: dict[str, list[str]] = {}
         self._reexport_cache: dict[str, str] = {}
@@ -277,7 +278,8 @@ class ProjectIndex:
             extra = Val(frozenset(), extra.pd | extra.pdc, extra.order, extra.hash)
         out = v.join(extra)
         if sym.get("tup") is not None:
-            out = replace(out, items=tuple(self.resolve(x, path) for x in sym["tup"]))
+            # One level of tuple elements (nested tuples from recursive helpers would grow forever).
+            out = replace(out, items=tuple(_flat(self.resolve(x, path)) for x in sym["tup"]))
         return out
 
     def ref(self, r: str) -> Val:
@@ -336,8 +338,34 @@ class ProjectIndex:
         self._call_memo[key] = (call, r, deps)
         return r
 
-    def _call(self, call: dict, path: str) -> tuple[Val, str | None]:
-        args = call.get("a")
+    def call_collective(self, call: dict, path: str) -> str | None:
+        """Only whether a summarized call does collective work (its arguments left unresolved:
+        they change the result, never the collectiveness)."""
+        return self.call_without_args(call, path)[1]
+
+    def call_without_args(self, call: dict, path: str) -> tuple[Val, str | None]:
+        """(result, collective) of a call ignoring what its arguments carry (cheaper; enough
+        where the arguments' own taint is already known to the caller)."""
+        key = id(call)
+        hit = self._call_memo.get(key)
+        if hit is None or hit[0] is not call:
+            hit = self._coll_memo.get(key)
+        if hit is not None and hit[0] is call:
+            if self._dep_stack:
+                self._dep_stack[-1].update(hit[2])
+            return hit[1]
+        self._dep_stack.append(set())
+        try:
+            r = self._call(call, path, with_args=False)
+        finally:
+            deps = self._dep_stack.pop()
+        if self._dep_stack:
+            self._dep_stack[-1].update(deps)
+        self._coll_memo[key] = (call, r, deps)
+        return r
+
+    def _call(self, call: dict, path: str, with_args: bool = True) -> tuple[Val, str | None]:
+        args = call.get("a") if with_args else None
         argv = self.resolve(args, path).taint() if args else BOTTOM
         res, coll = BOTTOM, None
         if "n" in call:
@@ -485,6 +513,7 @@ class ProjectIndex:
             self._global_cache.clear()
             self._memo.clear()
             self._call_memo.clear()
+            self._coll_memo.clear()
             changed: set[str] = set()
             again: set[str] = set()
             for q in sorted(pending):
@@ -537,6 +566,7 @@ class ProjectIndex:
         self._global_cache.clear()
         self._memo.clear()
         self._call_memo.clear()
+        self._coll_memo.clear()
 
     def _collective_of(self, f: FunctionFacts, path: str) -> str | None:
         d = self._declared(f.name)
@@ -546,7 +576,7 @@ class ProjectIndex:
         if f.collective:
             return f"{f.collective[0]} ({short}:{f.collective[1]})"
         for call in f.calls:
-            _, c = self.call(call, path)
+            c = self.call_collective(call, path)
             if c:
                 return _chain(c, call, f, short)
         if f.called_params:
@@ -611,7 +641,8 @@ class ProjectIndex:
             pd, order, hashed = "p" in f.flags, "o" in f.flags, "h" in f.flags
             collective = q in self.collective or bool(f.jit)
             for call in f.calls:
-                res, coll = self.call(call, s.path)
+                # The arguments' taint is already in the function's flags.
+                res, coll = self.call_without_args(call, s.path)
                 pd = pd or res.process_dependent
                 order = order or bool(res.order) or res.unordered
                 hashed = hashed or bool(res.hash)
@@ -625,6 +656,10 @@ class ProjectIndex:
             if hashed or (pd and order) or (collective and (pd or order)):
                 return True
         return False
+
+
+def _flat(v: Val) -> Val:
+    return replace(v, items=None) if v.items is not None else v
 
 
 def _chain(c: str, call: dict, f: FunctionFacts, short: str) -> str:

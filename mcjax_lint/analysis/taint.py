@@ -293,7 +293,7 @@ class FileAnalysis:
         out = join_all(v.data().as_elements() for v in vals)
         out = replace(out, struct=f"seq:{len(node.elements)}")
         if isinstance(node, cst.Tuple) and 1 < len(vals) <= 8 and not any(isinstance(e, cst.StarredElement) for e in node.elements):
-            out = replace(out, items=tuple(vals))  # multiple return values stay apart
+            out = replace(out, items=tuple(replace(v, items=None) for v in vals))  # multiple return values
         return out
 
     ev_Tuple = ev_List
