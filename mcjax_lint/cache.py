@@ -74,6 +74,11 @@ class FileRecord:
 class FindingsRecord:
     key: str
     findings: list[dict]
+    # When the prefilter skipped the file: the (project fingerprint, summary digest) it decided
+    # on. `needs_full_analysis(summary, index)` depends on nothing else, so an edit that keeps
+    # the summary (a comment, a body change the summary does not see) is settled without
+    # loading the index.
+    prefiltered: str | None = None
 
 
 class Cache:
@@ -97,9 +102,8 @@ class Cache:
     def _findings_path(self) -> Path:
         return self.dir / f"findings-{self.settings_fingerprint}.json"
 
-    @property
-    def _index_path(self) -> Path:
-        return self.dir / f"index-{self.settings_fingerprint}.pickle"
+    def _index_path(self, project_fingerprint: str) -> Path:
+        return self.dir / f"index-{self.settings_fingerprint}-{project_fingerprint[:16]}.pickle"
 
     def _load(self) -> None:
         data = _read_json(self._files_path)
@@ -111,7 +115,7 @@ class Cache:
         data = _read_json(self._findings_path)
         if isinstance(data, dict):
             try:
-                self.findings = {k: FindingsRecord(v[0], v[1]) for k, v in data.items()}
+                self.findings = {k: FindingsRecord(v[0], v[1], v[2]) for k, v in data.items()}
             except (TypeError, ValueError, IndexError, KeyError):
                 self.findings = {}
 
@@ -159,10 +163,10 @@ class Cache:
             rec.sig, rec.checked_ns = sig, checked_ns
             self._files_dirty = True
 
-    def put_findings(self, rel: str, key: str, findings: list[dict]) -> None:
+    def put_findings(self, rel: str, key: str, findings: list[dict], prefiltered: str | None = None) -> None:
         old = self.findings.get(rel)
-        if old is None or old.key != key or old.findings != findings:
-            self.findings[rel] = FindingsRecord(key, findings)
+        if old is None or old.key != key or old.findings != findings or old.prefiltered != prefiltered:
+            self.findings[rel] = FindingsRecord(key, findings, prefiltered)
             self._findings_dirty = True
 
     def forget_missing(self, present: set[str]) -> None:
@@ -177,7 +181,7 @@ class Cache:
     # -- the project index (signed pickle)
     def load_index(self, project_fingerprint: str) -> Any | None:
         try:
-            blob = self._index_path.read_bytes()
+            blob = self._index_path(project_fingerprint).read_bytes()
         except OSError:
             return None
         payload = unsign(blob)
@@ -197,6 +201,9 @@ class Cache:
         except Exception:  # an index that cannot be pickled is simply rebuilt next time
             return
         self._pending_index = sign(project_fingerprint.encode() + b"\n" + payload)
+        self._pending_index_path = self._index_path(project_fingerprint)
+
+    _pending_index_path: Path | None = None
 
     _pending_index: bytes | None = None
 
@@ -219,11 +226,16 @@ class Cache:
                 write_bytes(self._files_path, json.dumps({k: v.to_json() for k, v in self.files.items()},
                                                           separators=(",", ":")).encode())
             if self._findings_dirty:
-                write_bytes(self._findings_path, json.dumps({k: [v.key, v.findings] for k, v in self.findings.items()},
+                write_bytes(self._findings_path, json.dumps({k: [v.key, v.findings, v.prefiltered] for k, v in self.findings.items()},
                                                              separators=(",", ":")).encode())
-            if self._pending_index:
-                write_bytes(self._index_path, self._pending_index)
+            if self._pending_index and self._pending_index_path is not None:
+                write_bytes(self._pending_index_path, self._pending_index)
                 self._pending_index = None
+                # Keep the two newest indexes: an edit and its revert both stay cheap.
+                olds = sorted(self.dir.glob(f"index-{self.settings_fingerprint}-*.pickle"),
+                              key=lambda p: p.stat().st_mtime, reverse=True)
+                for old in olds[2:]:
+                    old.unlink(missing_ok=True)
             self._files_dirty = self._findings_dirty = False
         except OSError:
             pass

@@ -83,6 +83,10 @@ class RunStats:
     jobs: int = 1
     timings: dict[str, float] = field(default_factory=dict)  # seconds per phase
     slowest: list[tuple[float, str]] = field(default_factory=list)  # (seconds, file) per analysed file
+    skipped: set[str] = field(default_factory=set)  # prefiltered in this run
+
+    def prefiltered_now(self, rel: str) -> bool:
+        return rel in self.skipped
 
     def phase(self, name: str, since: float) -> float:
         now = time.perf_counter()
@@ -441,6 +445,9 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
     def key_for(f: SourceFile, rec: FileRecord) -> str:
         return _json_digest([project_fp, f.rel, f.module, rec.digest])
 
+    def prefilter_key(rec: FileRecord) -> str:
+        return _json_digest([project_fp, rec.summary_digest])
+
     to_analyze: list[tuple[str, str, str, str, str]] = []
     pending_keys: dict[str, str] = {}
     for f in files:
@@ -452,6 +459,11 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
         if hit is not None and hit.key == key:
             raw[f.rel] = [finding_from_dict(d) for d in hit.findings]
             stats.findings_cached += 1
+            continue
+        if hit is not None and hit.prefiltered == prefilter_key(rec):
+            raw[f.rel] = []  # same summary, same project: the prefilter's answer is known
+            stats.prefiltered += 1
+            cache.put_findings(f.rel, key, [], hit.prefiltered)
             continue
         pending_keys[f.rel] = key
         to_analyze.append((str(f.path), f.rel, f.module, rec.digest, rec.summary_digest))
@@ -467,6 +479,7 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
             stats.slowest.append((took, rel))
             if found is None and error is None:
                 stats.prefiltered += 1
+                stats.skipped.add(rel)
                 found = []
             else:
                 stats.analyzed += 1
@@ -475,7 +488,8 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
                 continue
             raw[rel] = [finding_from_dict(d) for d in found]
             if cache is not None and digest is not None:
-                cache.put_findings(rel, pending_keys[rel], found)
+                skipped = stats.prefiltered_now(rel)
+                cache.put_findings(rel, pending_keys[rel], found, prefilter_key(records[rel]) if skipped else None)
         _W_INDEX = _W_SUMMARY = None
 
     t = stats.phase("analysis", t)

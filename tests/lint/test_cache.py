@@ -54,6 +54,13 @@ def test_warm_run_reads_nothing_and_one_edit_recomputes_one_file(tmp_path):
     assert res.stats.summarized == 1 and not res.stats.index_built
     assert again == [k for k in cold if k[0] == "pkg/order.py"]
 
+    # The same for a file the prefilter skipped: its answer is known without the index at all.
+    log = root / "pkg" / "log.py"
+    log.write_text(log.read_text() + "\n# a comment\n")
+    again, res = _run(root, ["pkg/log.py"])
+    assert again == [] and res.stats.summarized == 1 and res.stats.prefiltered == 1
+    assert "index" not in res.stats.timings  # neither built nor loaded
+
 
 def test_same_size_rewrite_with_restored_mtime_is_seen(tmp_path):
     root = demo_project(tmp_path)
