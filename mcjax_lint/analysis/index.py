@@ -653,8 +653,10 @@ class ProjectIndex:
                     pd = pd or v.process_dependent
                     order = order or bool(v.order) or v.unordered
                     collective = collective or bool(v.callable)
-            if hashed or (pd and order) or (collective and (pd or order)):
+            if collective and (pd or order or hashed):
                 return True
+            if (pd and order and "x" in f.flags) or (hashed and "s" in f.flags):
+                return True  # a per-process partition of an unordered listing; a hashed seed
         return False
 
 

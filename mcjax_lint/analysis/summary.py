@@ -24,7 +24,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 5
+SUMMARY_VERSION = 7
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 
 
@@ -104,7 +104,9 @@ class FunctionFacts:
     calls: list[dict] = field(default_factory=list)
     called_params: list[str] = field(default_factory=list)
     device_access: list | None = None  # [desc, line] first device access (MCJ401)
-    flags: str = ""  # divergent values seen in the body: "p" process-dependent, "o" order/sets, "h" hash
+    # Prefilter facts about the body: divergent values seen ("p" process-dependent, "o" order,
+    # "h" string hash) and sinks that need no collective ("x" computed index/`.shard()`, "s" seed).
+    flags: str = ""
     refs: list[str] = field(default_factory=list)  # project refs read (attributes, other modules' globals)
 
     def to_dict(self) -> dict:
@@ -345,7 +347,7 @@ class _Summarizer:
             f = self.scope.facts
             if ("pd" in out or "pdc" in out) and "p" not in f.flags:
                 f.flags += "p"
-            if ("order" in out or "u" in out) and "o" not in f.flags:
+            if "order" in out and "o" not in f.flags:  # a set merely built is not an order yet
                 f.flags += "o"
             if "hash" in out and "h" not in f.flags:
                 f.flags += "h"
@@ -407,6 +409,8 @@ class _Summarizer:
             return {}
         base = self.ev(node.value)
         idx = self.ev(node.slice)
+        if idx and "x" not in self.scope.facts.flags:
+            self.scope.facts.flags += "x"  # indexed by a computed value: a possible per-process partition
         return sym_join(sym_element(base) if not isinstance(node.slice, ast.Slice) else sym_taint(base), sym_taint(idx))
 
     def ev_Compare(self, node: ast.Compare) -> Sym:
@@ -584,6 +588,8 @@ class _Summarizer:
 
     def _known_call(self, q: str, node: ast.Call, args: list[Sym], kwargs: dict[str, Sym], argu: Sym) -> Sym | None:
         """Facts for calls to known library functions; None for calls to resolve later."""
+        if q in K.SEED_CALLS and "s" not in self.scope.facts.flags:
+            self.scope.facts.flags += "s"  # a seed: a sink for string hashes
         if q in K.DEVICE_ACCESS_CALLS or q.startswith(K.DEVICE_ACCESS_PREFIXES):
             self._device_access(f"`{q}()`", node)
         if q == K.INITIALIZE:
@@ -680,6 +686,8 @@ class _Summarizer:
         if meth in K.COLLECTIVE_METHOD_NAMES:
             self._collective(f"`.{meth}()`", node)
             return {}
+        if meth == "shard" and "x" not in self.scope.facts.flags:
+            self.scope.facts.flags += "x"
         if meth in K.FS_LISTING_METHODS:
             self.summary.order_sources = True
             return sym_join({"order": [self.src(f"`.{meth}()`", node, "MCJ202")]}, sym_taint(recv))
