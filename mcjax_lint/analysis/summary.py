@@ -24,7 +24,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 7
+SUMMARY_VERSION = 8
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 
 
@@ -674,6 +674,15 @@ class _Summarizer:
         return "shard" in name and "single" not in name
 
     def _method_call(self, meth: str, recv: Sym, node: ast.Call, args: list[Sym], argu: Sym) -> Sym | None:
+        if meth in _MUTATORS and args and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+            name = node.func.value.id
+            cur = self._local(name)
+            if cur is None:
+                cur = self.module_scope.env.get(name)
+            if cur is not None:
+                added = sym_element(argu) if meth in ("append", "add", "insert", "appendleft") else argu
+                self.bind(node.func.value, sym_join(cur, sym_taint(added)))
+                return {}
         if recv.get("callable"):
             if meth in K.JIT_STAGING_METHODS:
                 return {"callable": recv["callable"]}
@@ -1003,6 +1012,7 @@ class _Summarizer:
 _EXTERNAL_ROOTS = ("jax.", "numpy.", "os.", "sys.", "typing.", "collections.", "functools.", "logging.", "math.",
                    "tensorflow.", "torch.", "flax.", "optax.", "re.", "abc.", "dataclasses.", "itertools.")
 
+_MUTATORS = {"append", "extend", "insert", "add", "update", "appendleft", "extendleft", "setdefault"}
 _BUILTIN_PASSTHROUGH = {"len", "int", "float", "str", "bool", "abs", "round", "repr", "format", "divmod", "pow",
                         "list", "tuple", "dict", "range", "reversed", "enumerate", "zip", "map", "filter", "iter", "next"}
 

@@ -126,17 +126,18 @@ class FileAnalysis:
         return Fix("Wrap in `sorted(...)` so every process sees the same order",
                    (Edit(r[0], r[1], r[2], r[3], repl),))
 
-    def anchor(self, v: Val, node: cst.CSTNode, via: str) -> Val:
-        """Re-anchor sources found in a helper at the call site, naming the helper."""
+    def anchor(self, v: Val, node: cst.CSTNode, via: str, call: bool = True) -> Val:
+        """Re-anchor sources found in a helper (or attribute) at the use site, naming it."""
         if not (v.pd or v.pdc or v.order or v.hash or v.items is not None):
             return v
         r = self.pos(node)
+        name = f"`{via}()`" if call else f"`{via}`"
 
         def move(s: frozenset[Src]) -> frozenset[Src]:
-            return frozenset(Src(r[0], r[1], f"{x.desc} via `{via}()`" if " via " not in x.desc else x.desc,
+            return frozenset(Src(r[0], r[1], f"{x.desc} via {name}" if " via " not in x.desc else x.desc,
                                  x.code, r[2], r[3], x.origin or f"line {x.line}") for x in s)
 
-        items = tuple(self.anchor(x, node, via) for x in v.items) if v.items is not None else None
+        items = tuple(self.anchor(x, node, via, call) for x in v.items) if v.items is not None else None
         return replace(v, pd=move(v.pd), pdc=move(v.pdc), order=move(v.order), hash=move(v.hash), items=items)
 
     # ================================================================ names
@@ -202,7 +203,7 @@ class FileAnalysis:
             return Val(struct="none")
         q = self.qualify(node)
         if q and (q != n or n in self.module_defs):
-            return self.anchor(self.index.ref(q), node, short_name(q)) if not q.startswith("jax.") else BOTTOM
+            return self.anchor(self.index.ref(q), node, short_name(q), call=False) if not q.startswith("jax.") else BOTTOM
         return BOTTOM
 
     def ev_Attribute(self, node: cst.Attribute) -> Val:
@@ -213,7 +214,7 @@ class FileAnalysis:
             if v is None:
                 m = self.index.method(cls, attr)
                 v = self.index.ref(m) if m else BOTTOM
-            return self.anchor(v, node, f"self.{attr}") if v.divergent else v
+            return self.anchor(v, node, f"self.{attr}", call=False) if v.divergent else v
         q = self.qualify(node)
         if q is not None:
             if q in K.PROCESS_DEPENDENT_CALLS and q.startswith("jax.distributed"):
@@ -221,13 +222,13 @@ class FileAnalysis:
             if q.startswith(("jax.", "numpy.", "os.", "sys.")):
                 return BOTTOM
             v = self.index.ref(q)
-            return self.anchor(v, node, short_name(q)) if v.divergent else v
+            return self.anchor(v, node, short_name(q), call=False) if v.divergent else v
         base = self.ev(node.value)
         out = base.data()
         if base.cls:
             v = self.index.attr(base.cls, attr)
             if v is not None:
-                out = out.join(v if not v.divergent else self.anchor(v, node, attr))
+                out = out.join(v if not v.divergent else self.anchor(v, node, attr, call=False))
             else:
                 m = self.index.method(base.cls, attr)
                 if m:
@@ -235,7 +236,7 @@ class FileAnalysis:
         elif base == BOTTOM:
             v = self.index.ref("." + attr)
             if v.divergent:
-                out = out.join(self.anchor(v, node, attr))
+                out = out.join(self.anchor(v, node, attr, call=False))
         if attr in ("shape", "ndim", "size", "dtype") and base.shape:
             out = replace(out, pd=_cap(out.pd | base.shape))
         return out
@@ -274,7 +275,7 @@ class FileAnalysis:
                               shape=frozenset(x for x in out.shape if x.code != "len"))
             if length.pd:
                 out = replace(out, shape=_cap(out.shape | frozenset(
-                    {self.src(node, f"a slice bounded by {_first(length.pd).describe()}", "len")})))
+                    {self.src(node, f"a slice bounded by {_why(length.pd)}", "len")})))
             if base.order and idx.pd:
                 self._sink("order-partition", base, node, "a per-process partition (sliced by process)")
             return out
@@ -306,7 +307,7 @@ class FileAnalysis:
                 k = self.ev(e.key)
                 out = out.join(self.ev(e.value).data())
                 if k.pd:
-                    out = replace(out, tree=_cap(out.tree | frozenset({self.src(e.key, f"a dict key from {_first(k.pd).describe()}")})))
+                    out = replace(out, tree=_cap(out.tree | frozenset({self.src(e.key, f"a dict key from {_why(k.pd)}")})))
                 keys.append(_const_str(e.key) or "?")
             else:
                 out = out.join(self.ev(e.value).data())
@@ -329,7 +330,7 @@ class FileAnalysis:
         if (a.unordered or b.unordered) and isinstance(node.operator, (cst.BitOr, cst.BitAnd, cst.Subtract, cst.BitXor)):
             out = replace(out, unordered=True)
         if isinstance(node.operator, cst.Multiply) and isinstance(node.left, (cst.List, cst.Tuple)) and b.pd:
-            out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a sequence repeated {_first(b.pd).describe()} times", "len")})))
+            out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a sequence repeated {_why(b.pd)} times", "len")})))
         return out
 
     def ev_UnaryOperation(self, node):
@@ -367,7 +368,7 @@ class FileAnalysis:
         a, b = self.ev(node.body), self.ev(node.orelse)
         out = a.join(b).join(c)
         if c.process_dependent and a.struct != b.struct and ("none" in (a.struct, b.struct) or (a.struct and b.struct)):
-            out = replace(out, tree=_cap(out.tree | frozenset({self.src(node, f"a value whose structure depends on {_first(c.pd | c.pdc).describe()}")})))
+            out = replace(out, tree=_cap(out.tree | frozenset({self.src(node, f"a value whose structure depends on {_why(c.pd | c.pdc)}")})))
         return replace(out, struct=a.struct if a.struct == b.struct else None)
 
     def ev_NamedExpr(self, node: cst.NamedExpr) -> Val:
@@ -440,10 +441,9 @@ class FileAnalysis:
                 # A dict keyed by an arbitrarily ordered iteration: same mapping, insertion order only.
                 out = replace(out.without_order(), unordered=True)
                 if kind == "dict" and e is elts[0] and v.pd:
-                    out = replace(out, tree=_cap(out.tree | frozenset({self.src(e, f"dict keys from {_first(v.pd).describe()}")})))
+                    out = replace(out, tree=_cap(out.tree | frozenset({self.src(e, f"dict keys from {_why(v.pd)}")})))
             if kind in ("list", "dict") and length.pd:
-                why = _first(length.pd)
-                out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a {kind} whose length depends on {why.describe()}", "len")})))
+                out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a {kind} whose length depends on {_why(length.pd)}", "len")})))
         finally:
             self.scope = saved
         out = replace(out, struct=kind) if kind in ("list", "dict", "set") else out
@@ -650,8 +650,7 @@ class FileAnalysis:
                 out = arg0.element().join(Val(order=arg0.order))
                 if len(node.args) > 1 and arg0.count_sources and _is_none(node.args[1].value):
                     # None once this process's iterator is exhausted, a value on the others.
-                    why = _first(arg0.count_sources)
-                    out = replace(out, tree=_cap(out.tree | frozenset({self.src(node, f"`None` when the local iterator ({why.describe()}) runs out")})))
+                    out = replace(out, tree=_cap(out.tree | frozenset({self.src(node, f"`None` when the local iterator ({_why(arg0.count_sources)}) runs out")})))
                 info.may_raise_pd = arg0.process_dependent and len(node.args) == 1
             elif q == "iter":
                 out = arg0
@@ -719,7 +718,7 @@ class FileAnalysis:
         for k, v in args:
             if k in _SHAPE_KWS and v.pd:
                 what = "a dtype chosen by" if k == "dtype" else "a shape computed from"
-                result = replace(result, shape=_cap(result.shape | frozenset({self.src(node, f"{what} {_first(v.pd).describe()}")})))
+                result = replace(result, shape=_cap(result.shape | frozenset({self.src(node, f"{what} {_why(v.pd)}")})))
         if result.shape and (name or "") not in _CONTAINER_BUILTINS and any(x.code == "len" for x in result.shape):
             result = replace(result, shape=frozenset(replace(x, code="") if x.code == "len" else x for x in result.shape))
         return result
@@ -743,7 +742,7 @@ class FileAnalysis:
         keeps_input_shape = q.endswith((".pad", ".reshape", ".broadcast_to", ".tile", ".resize")) and not stripped
         base = out if keeps_input_shape else replace(out, shape=frozenset())
         if sv.pd:
-            return replace(base, shape=_cap(base.shape | frozenset({self.src(node, f"a shape computed from {_first(sv.pd).describe()}")})))
+            return replace(base, shape=_cap(base.shape | frozenset({self.src(node, f"a shape computed from {_why(sv.pd)}")})))
         if q.endswith((".zeros", ".ones", ".empty", ".full", ".arange")) or q == "jax.ShapeDtypeStruct":
             return replace(base, shape=frozenset())
         return base
@@ -778,7 +777,7 @@ class FileAnalysis:
             shape_arg = next((v for k, v in args if k in (0, "shape")), None)
         if shape_arg is not None and shape_arg.pd:
             s = _first(shape_arg.pd)
-            self._sink("MCJ301", Val(shape=frozenset({replace(s, desc=f"a global shape computed from {s.describe()}", origin="")})), node,
+            self._sink("MCJ301", Val(shape=frozenset({replace(s, desc=f"a global shape computed from {_why(shape_arg.pd)}", origin="")})), node,
                        f"`{short_name(q)}()`")
 
     def _seed_sink(self, q: str, args, node: cst.Call) -> None:
@@ -809,6 +808,15 @@ class FileAnalysis:
                 return recv.data().join(Val(order=frozenset({self.src(node, "`set.pop()`", "MCJ201")}))), None
         if meth in ("keys", "values", "items") and recv.unordered:
             return replace(recv.data(), unordered=True), None
+        if meth in _MUTATORS and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and args:
+            # `rows.append(x)`: what goes into a container is in the container.
+            name = node.func.value.value
+            cur = self.local(name) if self.local(name) is not None else self.module_scope.env.get(name)
+            if cur is not None:
+                added = join_all(v.data() for _, v in args)
+                added = added.as_elements() if meth in ("append", "add", "insert", "appendleft") else added
+                self.bind(node.func.value, cur.join(added))
+            return BOTTOM, None
         if meth == "sort" and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
             name = node.func.value.value
             cur = self.local(name) if self.local(name) is not None else self.module_scope.env.get(name)
@@ -826,7 +834,7 @@ class FileAnalysis:
                 pass
             out = recv.data().join(argu.data())
             if sv.pd:
-                out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a shape/dtype computed from {_first(sv.pd).describe()}")})))
+                out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a shape/dtype computed from {_why(sv.pd)}")})))
             return out, None
         if meth in ("get", "pop") and self.qualify(node.func.value) == "os.environ":
             return None or self._known_call("os.environ.get", node, args, argu, info)
@@ -990,7 +998,7 @@ class FileAnalysis:
                 else:
                     new = cur.join(value.element() if not value.order else value.data())
                 if key.pd:
-                    new = replace(new, tree=_cap(new.tree | frozenset({self.src(target, f"a key from {_first(key.pd).describe()}")})))
+                    new = replace(new, tree=_cap(new.tree | frozenset({self.src(target, f"a key from {_why(key.pd)}")})))
                 self.bind(base, new)
 
     def block(self, body) -> None:
@@ -1089,7 +1097,7 @@ class FileAnalysis:
                 new = merged[k].join(implicit)
                 structs = {v.struct if v is not None else before.get(k, BOTTOM).struct for v in vals}
                 if len(structs) > 1 and (("none" in structs) or None not in structs) and cond.process_dependent and node is not None:
-                    new = replace(new, tree=_cap(new.tree | frozenset({self.src(node, f"`{k}` has a different structure depending on {_first(cond.pd | cond.pdc).describe()}")})))
+                    new = replace(new, tree=_cap(new.tree | frozenset({self.src(node, f"`{k}` has a different structure depending on {_why(cond.pd | cond.pdc)}")})))
                 merged[k] = new
             if len({(v.struct if v is not None else None) for v in vals}) > 1:
                 merged[k] = replace(merged[k], struct=None)
@@ -1312,6 +1320,7 @@ class _LoopBody:
         self.body, self.passes, self.narrow = body, passes, narrow
 
 
+_MUTATORS = {"append", "extend", "insert", "add", "update", "appendleft", "extendleft", "setdefault"}
 _SHAPE_KWS = ("dtype", "shape", "size", "new_shape", "newshape", "global_shape")
 # Calls whose result is still a container of the same elements (its length, not an array shape).
 _CONTAINER_BUILTINS = {"list", "tuple", "sorted", "reversed", "enumerate", "zip", "map", "filter", "iter", "set",
@@ -1384,6 +1393,19 @@ def _measures(e: cst.BaseExpression, arr: str, module: cst.Module) -> bool:
     if isinstance(e, cst.Subscript) and isinstance(e.value, cst.Attribute) and e.value.attr.value == "shape":
         return module.code_for_node(e.value.value) == arr
     return False
+
+
+_DERIVED = (" depends on ", " computed from ", " bounded by ", " chosen by ", " repeated ", "structure depending on ",
+            " a key from ", "keys from ")
+
+
+def _why(srcs: frozenset[Src]) -> str:
+    """The root cause among derived-source descriptions ("a list whose length depends on a list
+    whose length depends on X" reads as X)."""
+    s = _first(srcs)
+    text = s.describe()
+    cut = max((text.rfind(m) + len(m) for m in _DERIVED if m in text), default=-1)
+    return text[cut:] if cut > 0 else text
 
 
 def _first(s: frozenset[Src]) -> Src:
