@@ -35,6 +35,8 @@ class ProjectIndex:
 
     def __init__(self, summaries: list[ModuleSummary], settings: AnalysisSettings):
         self.settings = settings
+        # Facts (and the descriptions in messages) must not depend on the order files came in.
+        summaries = sorted(summaries, key=lambda s: (s.module, s.path))
         self.modules: dict[str, ModuleSummary] = {}
         for s in summaries:
             self.modules[s.module] = s

@@ -172,3 +172,33 @@ def test_unparsable_sources_raise_analysis_error():
     deep = "x = " + "(" * 5000 + "1" + ")" * 5000 + "\n"
     findings, errors = engine.analyze_project({"deep.py": deep, "ok.py": "y = 2\n"})
     assert findings == [] and [e.path for e in errors] == ["deep.py"]
+
+
+_DIGEST = """
+import hashlib, json, sys
+from pathlib import Path
+from mcjax_lint.engine import analyze_project
+root = Path(sys.argv[1])
+out = []
+for p in sorted((root / "lint" / "hazards").iterdir()):
+    files = [p] if p.suffix == ".py" else sorted(p.rglob("*.py"))
+    if files:
+        items = [(str(f), f.read_text()) for f in files]
+        out.append([f.to_dict() for f in analyze_project(dict(reversed(items)))[0]])
+print(hashlib.sha256(json.dumps(out, sort_keys=True).encode()).hexdigest())
+"""
+
+
+def test_findings_do_not_depend_on_hash_seed():
+    """Set iteration order in the analysis itself must not leak into findings or messages."""
+    import os
+    import subprocess
+    import sys
+
+    digests = set()
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        r = subprocess.run([sys.executable, "-c", _DIGEST, str(FIXTURES)], env=env, capture_output=True,
+                           text=True, timeout=120, check=True)
+        digests.add(r.stdout.strip())
+    assert len(digests) == 1
