@@ -176,3 +176,17 @@ def test_github_format(tmp_path):
     line = next(x for x in out.stdout.splitlines() if "title=MCJ101" in x)
     assert line.startswith("::error file=pkg/ckpt.py,line=") and ",col=" in line and ",endLine=" in line
     assert "::MCJ101 " in line
+
+
+def test_output_file_and_json_statistics(tmp_path):
+    import json
+
+    demo_project(tmp_path)
+    out = run_cli(tmp_path, "--format", "json", "-o", "report.json")
+    assert out.returncode == 1 and out.stdout == ""
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert {"MCJ101", "MCJ201"} <= {d["code"] for d in data}
+    out = run_cli(tmp_path, "--format", "json", "--statistics")
+    rows = json.loads(out.stdout)
+    assert {r["code"] for r in rows} == {d["code"] for d in data}
+    assert sum(r["count"] for r in rows) == len(data)
