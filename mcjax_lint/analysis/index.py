@@ -288,10 +288,14 @@ class ProjectIndex:
         """Value of a reference: a project global, function, class attribute or `.attr` by name."""
         if r.startswith("."):
             name = r[1:]
-            cands = self.attrs_by_name.get(name)
+            props = [m for m in self.methods_by_name.get(name, ()) if self.functions[m].prop]
+            cands = self.attrs_by_name.get(name, []) + props
             if not cands or len(cands) > 8:
                 return BOTTOM
-            vals = [self.attr(c.rsplit(".", 1)[0], name) or BOTTOM for c in cands]
+            for m in props:
+                self._dep(m)
+            vals = [self.returns.get(c, BOTTOM) if c in self.functions else (self.attr(c.rsplit(".", 1)[0], name) or BOTTOM)
+                    for c in cands]
             # Only when every class that has this attribute agrees it is process-dependent.
             if all(x.pd for x in vals):
                 out = BOTTOM
@@ -305,6 +309,8 @@ class ProjectIndex:
         if r in self.functions:
             self._dep(r)
             f = self.functions[r]
+            if f.prop:
+                return self.returns.get(r, BOTTOM)  # reading a property calls it
             if f.jit:
                 return Val(callable=f"`{short_name(r)}` ({f.jit})", fn=r)
             return Val(fn=r)

@@ -24,7 +24,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 8
+SUMMARY_VERSION = 9
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 
 
@@ -108,10 +108,12 @@ class FunctionFacts:
     # "h" string hash) and sinks that need no collective ("x" computed index/`.shard()`, "s" seed).
     flags: str = ""
     refs: list[str] = field(default_factory=list)  # project refs read (attributes, other modules' globals)
+    prop: bool = False  # a @property: reading the attribute calls it
 
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"name": self.name, "line": self.line}
-        for k in ("params", "cls", "returns", "collective", "jit", "calls", "called_params", "device_access", "flags", "refs"):
+        for k in ("params", "cls", "returns", "collective", "jit", "calls", "called_params", "device_access", "flags", "refs",
+                  "prop"):
             v = getattr(self, k)
             if v:
                 d[k] = v
@@ -122,7 +124,7 @@ class FunctionFacts:
         return cls(
             d["name"], d["line"], list(d.get("params", [])), d.get("cls"), dict(d.get("returns", {})),
             d.get("collective"), d.get("jit"), list(d.get("calls", [])), list(d.get("called_params", [])),
-            d.get("device_access"), d.get("flags", ""), list(d.get("refs", [])),
+            d.get("device_access"), d.get("flags", ""), list(d.get("refs", [])), bool(d.get("prop")),
         )
 
 
@@ -908,9 +910,12 @@ class _Summarizer:
     def st_FunctionDef(self, node):
         qual = self._qualname(node.name)
         deco_jit = None
+        is_property = False
         for d in node.decorator_list:
             dq = self.qualify(d.func if isinstance(d, ast.Call) else d)
-            if dq in K.JIT_WRAPPERS:
+            if dq in ("property", "functools.cached_property", "cached_property"):
+                is_property = True
+            elif dq in K.JIT_WRAPPERS:
                 deco_jit = K.JIT_WRAPPERS[dq]
             elif dq in ("functools.partial", "partial") and isinstance(d, ast.Call) and d.args and self.qualify(d.args[0]) in K.JIT_WRAPPERS:
                 deco_jit = K.JIT_WRAPPERS[self.qualify(d.args[0])]
@@ -925,7 +930,8 @@ class _Summarizer:
             if dflt is not None:
                 defaults[p.arg] = sym_taint(self.ev(dflt))
         params = [p.arg for p in pos + a.kwonlyargs] + ([a.vararg.arg] if a.vararg else []) + ([a.kwarg.arg] if a.kwarg else [])
-        facts = FunctionFacts(qual, node.lineno, params=params, cls=self.class_stack[-1].name if self.class_stack else None, jit=deco_jit)
+        facts = FunctionFacts(qual, node.lineno, params=params, cls=self.class_stack[-1].name if self.class_stack else None,
+                              jit=deco_jit, prop=is_property)
         self.summary.functions[qual] = facts
         in_class_body = bool(self.class_stack) and self.class_stack[-1].name == qual.rsplit(".", 1)[0]
         if in_class_body:
@@ -969,6 +975,9 @@ class _Summarizer:
                 for t in s.targets:
                     if isinstance(t, ast.Name):
                         cf.attrs[t.id] = sym_join(cf.attrs.get(t.id), _storable(v))
+            elif isinstance(s, ast.AnnAssign) and s.value is not None and isinstance(s.target, ast.Name):
+                # dataclass-style fields with defaults
+                cf.attrs[s.target.id] = sym_join(cf.attrs.get(s.target.id), _storable(self.ev(s.value)))
         self.scope, self._in_class_body = saved_scope, saved_in
         self.class_stack.pop()
 
