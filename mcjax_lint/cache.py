@@ -265,14 +265,18 @@ class Cache:
 
 
 def _loads(payload: bytes) -> Any:
-    """pickle.loads without the cyclic GC: unpickling allocates millions of objects and no
-    garbage, and the collector's repeated passes over them tripled the index's load time."""
+    """pickle.loads without the cyclic GC: unpickling allocates millions of long-lived objects
+    and no garbage, and the collector's repeated passes over them tripled the index's load
+    time. The loaded objects are then frozen out of later collections (they live as long as
+    the run), or the next full collection would scan them all again."""
     import gc
 
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return pickle.loads(payload)
+        obj = pickle.loads(payload)
+        gc.freeze()
+        return obj
     finally:
         if enabled:
             gc.enable()
