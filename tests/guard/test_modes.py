@@ -111,3 +111,21 @@ def test_settings_must_agree_across_processes(tmp_path):
     for code, err in results:
         assert code != 0
         assert "guard settings differ between processes: process 1 has mode='strict' but process 0 has mode='fast'" in err
+
+
+def test_program_without_distributed_runs_unguarded_and_unharmed(guard_run, tmp_path):
+    # No jax.distributed.initialize(): nothing to compare; the program must run as without the guard.
+    script = tmp_path / "single.py"
+    script.write_text("import jax, jax.numpy as jnp\nprint('sum', float(jax.jit(jnp.sum)(jnp.arange(4.0))))\n")
+    run = guard_run(script)
+    assert run.code == 0, run.stderr[-3000:]
+    assert run.stdout.count("sum 6.0") == 2
+    assert not run.report_dir.exists()
+
+
+def test_program_exit_status_is_passed_through(guard_run, tmp_path):
+    script = tmp_path / "fails.py"
+    script.write_text("import sys\nsys.exit(3)\n")
+    run = guard_run(script)
+    assert run.code == 3, run.stderr[-3000:]
+    assert not run.report_dir.exists()
