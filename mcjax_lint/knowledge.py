@@ -118,6 +118,11 @@ COLLECTIVE_CALLS: dict[str, str] = {
     "jax.distributed.shutdown": "`jax.distributed.shutdown()`",
     "flax.training.checkpoints.save_checkpoint_multiprocess": "`flax checkpoints.save_checkpoint_multiprocess()`",
 }
+# Keywords that restrict collective work to a subset of processes (`active_processes=` of orbax's
+# MultiprocessingOptions, `processes=`/`process_ids=` of barriers): such work is collective only
+# among the processes that take that branch by design, not across the whole job.
+SUBGROUP_KWARGS = {"active_processes", "process_ids", "processes"}
+
 # Methods that synchronize whatever the receiver (coordination-service barriers).
 COLLECTIVE_METHOD_NAMES = {"wait_at_barrier", "sync_global_devices"}
 
@@ -189,6 +194,9 @@ ORDER_IMPOSING = {"list", "tuple", "enumerate", "zip", "iter", "next", "map", "f
                   "numpy.array", "numpy.asarray", "numpy.stack", "numpy.concatenate", "jax.numpy.array",
                   "jax.numpy.asarray", "collections.OrderedDict", "collections.deque"}
 SET_CONSTRUCTORS = {"set", "frozenset"}
+# Array functions whose arguments after the first are sets of values (membership): their order
+# does not change the result.
+MEMBERSHIP_ARRAY_OPS = {"numpy.isin", "numpy.in1d", "jax.numpy.isin", "jax.numpy.in1d"}
 SET_METHODS = {"union", "intersection", "difference", "symmetric_difference", "copy"}
 
 # --- Seeds (MCJ203 sinks). ----------------------------------------------------------------------------

@@ -367,8 +367,10 @@ class Divergence:
         if isinstance(small, cst.Return):
             kind = "return"
         elif isinstance(small, cst.Raise):
-            if small.exc is None:
-                return  # a bare re-raise: the exception already happened (MCJ104's business)
+            if small.exc is None or any(f.kind == "handler" for f in ctx):
+                # A re-raise or a translation in an `except` handler: the exception already
+                # happened; whether it can happen on one process only is MCJ104's business.
+                return
             kind = "raise"
         elif isinstance(small, cst.Break):
             kind = "break"

@@ -258,6 +258,7 @@ class ProjectIndex:
             glob=bool(sym.get("glob")),
             cls=sym.get("cls"),
             sanitized=bool(sym.get("san")),
+            subgroup=bool(sym.get("sub")),
         )
         self._static[id(sym)] = (sym, v)
         return v
@@ -424,6 +425,9 @@ class ProjectIndex:
             if f.jit:
                 return Val(glob=True), f"`{short_name(q)}` ({f.jit})"
             res = self.returns.get(q, BOTTOM)
+            if (res.ckpt or res.cls) and argv.subgroup:
+                # A factory handed a process-subset configuration builds a subgroup checkpointer.
+                res = replace(res, subgroup=True)
             flow = self.param_flow.get(q)
             if flow:
                 # Arguments flow into the result (without their order if the function sorts them).
@@ -440,7 +444,10 @@ class ProjectIndex:
             init = self.method(q, "__init__")
             if init:
                 self._dep(init)
-            return Val(cls=q), (self.collective.get(init) if init else None)
+            # An instance configured for a process subset (by its arguments, or by its own
+            # __init__) does its collective work in that subset.
+            sub = argv.subgroup or bool(init and "g" in self.functions[init].flags)
+            return Val(cls=q, subgroup=sub), (self.collective.get(init) if init else None)
         if q in self.globals:
             g = self.ref(q)
             if g.callable:
@@ -464,8 +471,8 @@ class ProjectIndex:
                 return self.call_name(v.fn, argv)
             return argv, None
         if self.settings.assume_unknown_calls_collective and not _is_known_library(q):
-            return argv, f"`{short_name(q)}()` (unknown call assumed collective)"
-        return argv, None
+            return replace(argv, ext=True), f"`{short_name(q)}()` (unknown call assumed collective)"
+        return replace(argv, ext=True), None
 
     def call_method(self, meth: str, recv: Val, argv: Val = BOTTOM) -> tuple[Val, str | None]:
         if recv.cls:
@@ -475,6 +482,8 @@ class ProjectIndex:
             v = self.attr(recv.cls, meth)
             if v is not None and v.callable:
                 return Val(glob=True), v.callable
+        if recv.subgroup:
+            return recv.data().join(argv), None  # work among a configured subset of processes
         if recv.ckpt and meth in K.CHECKPOINTER_COLLECTIVE_METHODS:
             return BOTTOM, f"checkpointer `.{meth}()`"
         if recv.callable:
@@ -489,8 +498,8 @@ class ProjectIndex:
         if meth in K.SANITIZER_METHODS:
             return BOTTOM, None
         # Unknown receiver: resolve by method name when every project method of that name agrees
-        # (not for generic names every other library also uses).
-        cands = self.methods_by_name.get(meth) if meth not in K.GENERIC_METHOD_NAMES else None
+        # (not for generic names every other library also uses, nor on a library object).
+        cands = self.methods_by_name.get(meth) if meth not in K.GENERIC_METHOD_NAMES and not recv.ext else None
         if cands and len(cands) <= 6:
             for c in cands:
                 self._dep(c)

@@ -24,7 +24,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 9
+SUMMARY_VERSION = 10
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 
 
@@ -78,8 +78,8 @@ def sym_join(a: Sym | None, b: Sym | None) -> Sym:
 
 
 def sym_taint(a: Sym) -> Sym:
-    """Taint of a value computed from `a` (drops object kinds)."""
-    return {k: v for k, v in a.items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs")}
+    """Taint of a value computed from `a` (drops object kinds; keeps a process-subset marker)."""
+    return {k: v for k, v in a.items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs", "sub")}
 
 
 def sym_element(a: Sym) -> Sym:
@@ -105,7 +105,8 @@ class FunctionFacts:
     called_params: list[str] = field(default_factory=list)
     device_access: list | None = None  # [desc, line] first device access (MCJ401)
     # Prefilter facts about the body: divergent values seen ("p" process-dependent, "o" order,
-    # "h" string hash) and sinks that need no collective ("x" computed index/`.shard()`, "s" seed).
+    # "h" string hash), sinks that need no collective ("x" computed index/`.shard()`, "s" seed), and
+    # "g": configures work for a subset of processes (`active_processes=...`).
     flags: str = ""
     refs: list[str] = field(default_factory=list)  # project refs read (attributes, other modules' globals)
     prop: bool = False  # a @property: reading the attribute calls it
@@ -531,6 +532,12 @@ class _Summarizer:
         func = node.func
         q = self.qualify(func)
         facts = self.scope.facts
+        if any(k.arg in K.SUBGROUP_KWARGS and not (isinstance(k.value, ast.Constant) and k.value.value is None)
+               for k in node.keywords):
+            # Work on a subset of processes (`active_processes=...`, `processes=...`): not a
+            # job-wide collective; objects configured this way carry the marker.
+            self._subgroup_call(func)
+            return sym_join(sym_taint(argu), {"sub": True})
         call: dict[str, Any] = {"l": node.lineno}
         if argu:
             call["a"] = argu
@@ -575,6 +582,13 @@ class _Summarizer:
             facts.calls.append(call)
         out: Sym = {"via": [call]}
         return out
+
+    def _subgroup_call(self, func: ast.expr) -> None:
+        """Evaluate the callee of a subgroup call for its side facts only (no collective)."""
+        if "g" not in self.scope.facts.flags:
+            self.scope.facts.flags += "g"  # configures work for a subset of processes
+        if isinstance(func, ast.Attribute):
+            self.ev(func.value)
 
     def _collective(self, desc: str, node: ast.AST) -> None:
         facts = self.scope.facts
@@ -656,7 +670,7 @@ class _Summarizer:
         if q in K.SHARDING_CONSTRUCTORS:
             return {"sharding": True}
         if q.startswith(K.CHECKPOINTER_PREFIXES) and q.rsplit(".", 1)[-1].endswith(K.CHECKPOINTER_CLASS_SUFFIXES):
-            return {"ckpt": True}
+            return dict({"ckpt": True}, **({"sub": True} if argu.get("sub") else {}))
         if K.matches(q, ()):  # placeholder for symmetry
             return None
         if q.startswith(K.ARRAY_OP_PREFIXES):
@@ -689,6 +703,8 @@ class _Summarizer:
             if meth in K.JIT_STAGING_METHODS:
                 return {"callable": recv["callable"]}
             return {}
+        if recv.get("sub"):
+            return sym_taint(sym_join(recv, argu))  # a checkpointer/barrier of a process subset
         if meth in K.CHECKPOINTER_COLLECTIVE_METHODS and (recv.get("ckpt") or any(
                 isinstance(a, ast.Call) and (self.qualify(a.func) or "").startswith(K.ORBAX_ARGS_PREFIXES)
                 for a in list(node.args) + [k.value for k in node.keywords])):

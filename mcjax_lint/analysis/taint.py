@@ -466,9 +466,18 @@ class FileAnalysis:
             else:
                 args.append((pos, v))
                 pos += 1
+        func = node.func
+        if args and (self.qualify(func) or "") in K.MEMBERSHIP_ARRAY_OPS:
+            args = [args[0]] + [(k, v.without_order()) for k, v in args[1:]]
         argu = join_all(v.data() for _, v in args)
         info.args = args
-        func = node.func
+        if any(a.keyword is not None and a.keyword.value in K.SUBGROUP_KWARGS and not _is_none(a.value) for a in node.args):
+            # Work on a configured subset of processes (`active_processes=...`, `processes=...`):
+            # collective only among the processes that take this path by design.
+            if isinstance(func, cst.Attribute):
+                self.ev(func.value)
+            info.result = replace(argu, subgroup=True)
+            return info.result
         q = self.qualify(func)
         result: Val | None = None
         coll: str | None = None
@@ -521,12 +530,12 @@ class FileAnalysis:
 
     def _project_call(self, q: str, argu: Val, node: cst.Call) -> tuple[Val, str | None]:
         res, coll = self.index.call_name(q, argu)
-        if coll is None and self.settings.assume_unknown_calls_collective is False:
-            pass
-        if res.divergent and res is not argu:
+        target = self.index._follow_reexport(q)
+        if res.divergent and not res.ext:
+            # Sources found inside a project helper: name it at this call site. (A library call's
+            # result only carries its arguments' sources, already located in this file.)
             res = self.anchor(res, node, short_name(q))
         # Same-file functions: remember tainted arguments to analyse the callee with them.
-        target = self.index._follow_reexport(q)
         fn = self.index.functions.get(target)
         if coll and ((fn is not None and not fn.jit) or target in self.index.classes):
             self.calls[node].via_project = True
@@ -696,7 +705,7 @@ class FileAnalysis:
         if q in K.SHARDING_CONSTRUCTORS:
             return Val(sharding=True), None
         if q.startswith(K.CHECKPOINTER_PREFIXES) and q.rsplit(".", 1)[-1].endswith(K.CHECKPOINTER_CLASS_SUFFIXES):
-            return Val(ckpt=True), None
+            return Val(ckpt=True, subgroup=argu.subgroup), None
         if q in K.SHAPE_CONSTRUCTORS:
             return self._shape_constructor(q, node, args, argu), None
         if q.startswith(K.ARRAY_OP_PREFIXES):
@@ -791,6 +800,8 @@ class FileAnalysis:
             if meth in K.JIT_STAGING_METHODS:
                 return Val(callable=recv.callable), None
             return BOTTOM, None
+        if recv.subgroup:
+            return replace(recv.data().join(argu), subgroup=True), None
         if meth in K.CHECKPOINTER_COLLECTIVE_METHODS and (recv.ckpt or self._orbax_args(node)):
             info.token = f"checkpointer.{meth}"
             return BOTTOM, f"checkpointer `.{meth}()`"

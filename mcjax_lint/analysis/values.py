@@ -65,6 +65,8 @@ class Val:
     numeric: bool = False  # holds numbers only (a set of numbers has a deterministic order)
     items: tuple | None = None  # a tuple's elements (multiple return values), when known
     sanitized: bool = False  # the direct result of a sanitizer (broadcast, allgather, ...)
+    subgroup: bool = False  # configured for a subset of processes (`active_processes=...`)
+    ext: bool = False  # made by a library call: its methods are the library's, not the project's
 
     def join(self, other: Val) -> Val:
         if other is self or other == BOTTOM:
@@ -90,18 +92,20 @@ class Val:
             tuple(a.join(b) for a, b in zip(self.items, other.items))
             if self.items is not None and other.items is not None and len(self.items) == len(other.items) else None,
             self.sanitized and other.sanitized,
+            self.subgroup or other.subgroup,
+            self.ext or other.ext,
         )
 
     # Taint only (drops object kinds): what flows into a value computed from this one.
     def taint(self) -> Val:
         if not (self.unordered or self.callable or self.ckpt or self.sharding or self.glob or self.cls or self.fn
-                or self.struct or self.items is not None or self.sanitized):
+                or self.struct or self.items is not None or self.sanitized or self.ext) and not self.subgroup:
             return self
-        return Val(self.pd, self.pdc, self.order, self.hash, self.shape, self.tree)
+        return Val(self.pd, self.pdc, self.order, self.hash, self.shape, self.tree, subgroup=self.subgroup)
 
     def data(self) -> Val:
         """Taint of something computed from this value (no object kinds, no pytree structure)."""
-        return Val(self.pd, self.pdc, self.order, self.hash, self.shape)
+        return Val(self.pd, self.pdc, self.order, self.hash, self.shape, subgroup=self.subgroup)
 
     def element(self) -> Val:
         """An element taken from a container: process-local containers give process-local content."""
