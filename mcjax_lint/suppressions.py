@@ -44,8 +44,10 @@ UNUSED_SUPPRESSION = MetaRuleInfo(
 )
 
 _QUICK = re.compile(r"#[^\n]*?(mcjax\s*:\s*ignore|noqa\s*:[^\n]*MCJ)", re.I)
-_MCJAX = re.compile(r"mcjax\s*:\s*ignore(?:\s*\[(?P<codes>[^\]]*)\])?", re.I)
-_NOQA = re.compile(r"noqa\s*:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)", re.I)
+# A directive starts a comment, or follows other comment text after whitespace
+# (`# note  # mcjax: ignore`); `# mcjax: ignore` quoted inside prose (in backticks) is not one.
+_MCJAX = re.compile(r"(?:^|(?<=\s))#\s*mcjax\s*:\s*ignore(?:\s*\[(?P<codes>[^\]]*)\])?", re.I)
+_NOQA = re.compile(r"(?:^|(?<=\s))#\s*noqa\s*:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)", re.I)
 _CODE = re.compile(r"^MCJ\d{3}$")
 
 
@@ -198,19 +200,23 @@ def _fix(s: Suppression, remaining: tuple[str, ...]) -> Fix | None:
     if s.kind == "mcjax":
         m = _MCJAX.search(text)
         assert m is not None
-        directive = f"mcjax: ignore[{', '.join(remaining)}]" if remaining else ""
-        new = text[: m.start()] + directive + text[m.end():]
+        directive = f"# mcjax: ignore[{', '.join(remaining)}]" if remaining else ""
     else:
         m = _NOQA.search(text)
         assert m is not None
         codes = [c for c in re.split(r"[\s,]+", m.group("codes")) if c]
         keep = [c for c in codes if not c.upper().startswith("MCJ") or c.upper() in remaining]
-        directive = f"noqa: {','.join(keep)}" if keep else ""
-        new = text[: m.start()] + directive + text[m.end():]
-    body = new[1:].strip() if new.startswith("#") else new.strip()
-    if body:
-        edit = Edit(s.line, s.column, s.line, s.end_column, "# " + body)
-        return Fix("Remove the unused codes from the suppression comment", (edit,))
+        directive = f"# noqa: {','.join(keep)}" if keep else ""
+    new = (text[: m.start()].rstrip() + "  " + directive).strip() if directive else text[: m.start()].rstrip()
+    rest = text[m.end():].strip()
+    if rest:
+        new = f"{new}  {rest}".strip() if new else rest
+    if new.strip("# "):
+        if not new.startswith("#"):
+            new = "# " + new
+        what = "codes" if directive else "directive"
+        edit = Edit(s.line, s.column, s.line, s.end_column, new)
+        return Fix(f"Remove the unused {what} from the suppression comment", (edit,))
     if s.lead == 0:  # the comment is the whole line: drop the line
         edit = Edit(s.line, 0, s.line + 1, 0, "")
     else:  # drop the comment and the spaces before it

@@ -95,6 +95,40 @@ class ProjectIndex:
         self._solve()
         self._module_device_access = self._import_device_access()
 
+    # ---------------------------------------------------------------- pickling
+    _TRANSIENT = ("_memo", "_call_memo", "_coll_memo", "_static", "_attr_cache", "_global_cache")
+
+    def __getstate__(self) -> dict:
+        """A compact copy for the tooling (which ships the index to workers and caches it): the
+        per-file analysis needs the resolved facts, not the summaries' symbolic values. Class
+        attributes and module globals are resolved now (cached by name); memo tables keyed by
+        object identity are dropped; summaries keep only what the analysis reads."""
+        for c, cf in self.classes.items():
+            for a in cf.attrs:
+                self.attr(c, a)
+        for g in self.globals:
+            self.ref(g)
+        state = dict(self.__dict__)
+        for k in self._TRANSIENT:
+            if k not in ("_attr_cache", "_global_cache"):
+                state[k] = {}
+        state["_dep_stack"] = []
+        state["_reexport_cache"] = {}  # cheap to rebuild, large to ship
+        state["_mro_cache"] = {}
+        state["functions"] = {q: FunctionFacts(f.name, f.line, list(f.params), f.cls, jit=f.jit, flags=f.flags, prop=f.prop)
+                              for q, f in self.functions.items()}
+        state["classes"] = {q: ClassFacts(c.name, c.line, list(c.bases), dict.fromkeys(c.attrs, {}), list(c.methods))
+                            for q, c in self.classes.items()}
+        state["globals"] = dict.fromkeys(self.globals, {})
+        state["modules"] = {m: ModuleSummary(s.path, s.module, dict(s.imports), imported_modules=list(s.imported_modules),
+                                             initialize_line=s.initialize_line, import_device_access=s.import_device_access,
+                                             seeded_rngs=list(s.seeded_rngs))
+                            for m, s in self.modules.items()}
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+
     # ---------------------------------------------------------------- declarations
     def _declared(self, q: str) -> tuple[Val | None, str | None] | None:
         st = self.settings

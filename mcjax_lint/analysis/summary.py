@@ -24,7 +24,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 10
+SUMMARY_VERSION = 11
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 
 
@@ -540,7 +540,7 @@ class _Summarizer:
             return sym_join(sym_taint(argu), {"sub": True})
         call: dict[str, Any] = {"l": node.lineno}
         if argu:
-            call["a"] = argu
+            call["a"] = _prune(argu)
         if cbs:
             call["cb"] = cbs[:MAX_ITEMS]
         if cbc:
@@ -564,13 +564,13 @@ class _Summarizer:
                     call["m"] = func.attr
                     rr = {k: v for k, v in recv.items() if k in ("via", "refs", "callable", "cls", "ckpt")}
                     if rr:
-                        call["r"] = rr
+                        call["r"] = _prune(rr)
         else:
             fv = self.ev(func)
             if fv.get("callable"):
                 self._collective(f"{fv['callable']}", node)
                 return {"glob": True}
-            call["v"] = {k: v for k, v in fv.items() if k in ("via", "refs", "params", "callable")}
+            call["v"] = _prune({k: v for k, v in fv.items() if k in ("via", "refs", "params", "callable")})
             if facts is not None:
                 for p in fv.get("params", []):
                     if p not in facts.called_params:
@@ -1040,6 +1040,35 @@ _EXTERNAL_ROOTS = ("jax.", "numpy.", "os.", "sys.", "typing.", "collections.", "
 _MUTATORS = {"append", "extend", "insert", "add", "update", "appendleft", "extendleft", "setdefault"}
 _BUILTIN_PASSTHROUGH = {"len", "int", "float", "str", "bool", "abs", "round", "repr", "format", "divmod", "pow",
                         "list", "tuple", "dict", "range", "reversed", "enumerate", "zip", "map", "filter", "iter", "next"}
+
+
+VIA_DEPTH = 2  # nested call records kept inside a call record's arguments/receiver
+
+
+def _prune(sym: Sym, depth: int = VIA_DEPTH) -> Sym:
+    """Bound the nesting of call records (`f(g(h(x)))` chains): below `depth`, a call counts as
+    passing its arguments' taint through, like a library call. Without this, summaries of long
+    expression chains grow exponentially (a 39 kB file gave a 23 MB summary)."""
+    vias = sym.get("via")
+    if not vias:
+        return sym
+    out = {k: v for k, v in sym.items() if k != "via"}
+    kept = []
+    for call in vias:
+        if depth > 0:
+            c = dict(call)
+            for key in ("a", "r", "v"):
+                if key in c:
+                    c[key] = _prune(c[key], depth - 1)
+            kept.append(c)
+        else:
+            for key in ("a", "r"):
+                inner = call.get(key)
+                if inner:
+                    out = sym_join(out, {k: v for k, v in sym_taint(_prune(inner, 0)).items()})
+    if kept:
+        out["via"] = kept
+    return out
 
 
 def _strip_order(v: Sym) -> Sym:

@@ -202,3 +202,20 @@ def test_findings_do_not_depend_on_hash_seed():
                            text=True, timeout=120, check=True)
         digests.add(r.stdout.strip())
     assert len(digests) == 1
+
+
+def test_pickled_index_gives_the_same_findings():
+    """The tooling ships the index to workers and caches it: the compact pickled form must
+    answer exactly like the original."""
+    import pickle
+
+    for files in PROJECTS:
+        names = module_names(files)
+        sums = [engine.summarize(s, p, names[p]) for p, s in files.items()]
+        index = engine.build_index(sums)
+        again = pickle.loads(pickle.dumps(index))
+        for summary in sums:
+            assert engine.needs_full_analysis(summary, index) == engine.needs_full_analysis(summary, again)
+        for p, s in files.items():
+            assert [f.to_dict() for f in engine.analyze(s, p, names[p], index)] == \
+                   [f.to_dict() for f in engine.analyze(s, p, names[p], again)], p
