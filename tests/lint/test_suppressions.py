@@ -100,3 +100,19 @@ def test_comment_only_line_is_removed_whole():
     src = "a = 1\n# mcjax: ignore[MCJ101]\nb = 2\n"
     out = apply([], scan(src), "m.py", _all)
     assert apply_fixes(src, out).source == "a = 1\nb = 2\n"
+
+
+def test_a_directive_quoted_in_prose_is_not_one():
+    src = "x = 1  # bare `# mcjax: ignore` suppresses every code\ny = 2  # see `# noqa: MCJ101`\n"
+    assert scan(src) == []
+    two = scan("x = f()  # keep this note  # mcjax: ignore[MCJ101]\n")
+    assert [s.codes for s in two] == [("MCJ101",)]
+
+
+def test_fix_keeps_other_comment_text():
+    src = "x = f()  # keep this note  # mcjax: ignore[MCJ101]\n"
+    out = apply([], scan(src), "m.py", _all)
+    assert apply_fixes(src, out).source == "x = f()  # keep this note\n"
+    src = "x = f()  # mcjax: ignore[MCJ101]  # and a note\n"
+    out = apply([], scan(src), "m.py", _all)
+    assert apply_fixes(src, out).source == "x = f()  # and a note\n"
