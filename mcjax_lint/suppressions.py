@@ -44,8 +44,8 @@ UNUSED_SUPPRESSION = MetaRuleInfo(
 )
 
 _QUICK = re.compile(r"#[^\n]*?(mcjax\s*:\s*ignore|noqa\s*:[^\n]*MCJ)", re.I)
-# A directive starts a comment, or follows other comment text after whitespace
-# (`# note  # mcjax: ignore`); `# mcjax: ignore` quoted inside prose (in backticks) is not one.
+# A directive starts a comment, or follows other comment text after whitespace (a note, then
+# the directive); a directive quoted inside prose (in backticks) is not one.
 _MCJAX = re.compile(r"(?:^|(?<=\s))#\s*mcjax\s*:\s*ignore(?:\s*\[(?P<codes>[^\]]*)\])?", re.I)
 _NOQA = re.compile(r"(?:^|(?<=\s))#\s*noqa\s*:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)", re.I)
 _CODE = re.compile(r"^MCJ\d{3}$")
