@@ -239,10 +239,6 @@ GENERIC_METHOD_NAMES = {
     "open", "exists", "delete", "set", "init", "setup", "build", "create", "process", "execute", "handle",
     "sync", "commit", "finalize", "shutdown", "acquire", "release", "notify", "fetch", "send_bytes",
 }
-PYTREE_SENSITIVE = {"jax.experimental.multihost_utils.broadcast_one_to_all",
-                    "jax.experimental.multihost_utils.process_allgather",
-                    "jax.experimental.multihost_utils.assert_equal",
-                    "jax.experimental.multihost_utils.host_local_array_to_global_array"}
 
 # --- Process exit (MCJ102). ----------------------------------------------------------------------------
 EXIT_CALLS = {"sys.exit", "os._exit", "os.abort", "exit", "quit"}

@@ -539,10 +539,6 @@ def _with(f: _Frame, kind: str, stmts: list, cond: Val, other) -> _Frame:
     return _Frame(kind, f.node, stmts, 0, cond, other)
 
 
-def _decision_node(f: _Frame) -> cst.CSTNode:
-    return f.node
-
-
 def _first_difference(a: tuple, b: tuple) -> Tok | None:
     n = min(len(a), len(b))
     for i in range(n):
@@ -596,13 +592,6 @@ def _contains(root, node) -> bool:
             return True
         stack.extend(children(n))
     return False
-
-
-def _after(stmts: list, node) -> list | None:
-    k = _index_of_containing(stmts, node)
-    if k >= len(stmts):
-        return None
-    return stmts[k + 1:]
 
 
 def _is_logging(name: str | None) -> bool:

@@ -671,8 +671,6 @@ class _Summarizer:
             return {"sharding": True}
         if q.startswith(K.CHECKPOINTER_PREFIXES) and q.rsplit(".", 1)[-1].endswith(K.CHECKPOINTER_CLASS_SUFFIXES):
             return dict({"ckpt": True}, **({"sub": True} if argu.get("sub") else {}))
-        if K.matches(q, ()):  # placeholder for symmetry
-            return None
         if q.startswith(K.ARRAY_OP_PREFIXES):
             if any(a.get("glob") for a in args):
                 self._collective(f"`{q}()` on a global array", node)
@@ -791,7 +789,7 @@ class _Summarizer:
         elif isinstance(target, ast.Attribute):
             if isinstance(target.value, ast.Name) and target.value.id == "self" and self.class_stack:
                 attrs = self.class_stack[-1].attrs
-                attrs[target.attr] = sym_join(attrs.get(target.attr), _storable(value))
+                attrs[target.attr] = sym_join(attrs.get(target.attr), value)
             else:
                 self.ev(target.value)
         elif isinstance(target, ast.Subscript):
@@ -990,10 +988,10 @@ class _Summarizer:
                 v = self.ev(s.value)
                 for t in s.targets:
                     if isinstance(t, ast.Name):
-                        cf.attrs[t.id] = sym_join(cf.attrs.get(t.id), _storable(v))
+                        cf.attrs[t.id] = sym_join(cf.attrs.get(t.id), v)
             elif isinstance(s, ast.AnnAssign) and s.value is not None and isinstance(s.target, ast.Name):
                 # dataclass-style fields with defaults
-                cf.attrs[s.target.id] = sym_join(cf.attrs.get(s.target.id), _storable(self.ev(s.value)))
+                cf.attrs[s.target.id] = sym_join(cf.attrs.get(s.target.id), self.ev(s.value))
         self.scope, self._in_class_body = saved_scope, saved_in
         self.class_stack.pop()
 
@@ -1105,9 +1103,6 @@ def _is_main_guard(test) -> bool:
 def _is_range(node) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"
 
-
-def _storable(v: Sym) -> Sym:
-    return v
 
 
 def _expr_name(node: ast.expr | None) -> str:

@@ -711,15 +711,12 @@ class FileAnalysis:
         if q.startswith(K.ARRAY_OP_PREFIXES):
             if any(v.glob for _, v in args):
                 return Val(glob=True, shape=argu.shape), f"`{q.replace('jax.numpy.', 'jnp.')}()` on a global array"
-            return self._dtype_kw(node, args, argu), None
+            return argu, None
         if q.startswith("numpy.") or q.split(".")[0] in ("math", "builtins") or q in _PASSTHROUGH:
-            return self._dtype_kw(node, args, argu), None
+            return argu, None
         if "." not in q and q not in self.module_defs and q not in self.module_scope.env:
             return argu, None  # other builtins
         return None, None
-
-    def _dtype_kw(self, node, args, argu: Val) -> Val:
-        return argu
 
     def _shaped_result(self, name: str | None, node: cst.Call, args, result: Val) -> Val:
         """Shape sources of a call's result: `shape=`/`size=`/`dtype=` from a process-dependent
@@ -740,7 +737,7 @@ class FileAnalysis:
             shape_node = positional[idx].value
         else:
             shape_node = next((a.value for a in node.args if a.keyword and a.keyword.value == kw), None)
-        out = self._dtype_kw(node, args, argu)
+        out = argu
         if shape_node is None:
             return out
         stripped = False
@@ -840,12 +837,9 @@ class FileAnalysis:
         if meth == "shard" and recv.order and argu.pd:
             self._sink("order-partition", recv, node, "a per-process partition (`.shard()` by process)")
         if meth in K.SHAPE_METHODS:
-            sv = argu
-            if meth == "astype" or any(k == "dtype" for k, _ in args):
-                pass
             out = recv.data().join(argu.data())
-            if sv.pd:
-                out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a shape/dtype computed from {_why(sv.pd)}")})))
+            if argu.pd:  # `x.reshape(n, -1)` / `x.astype(dtype)` with a process-dependent n/dtype
+                out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a shape/dtype computed from {_why(argu.pd)}")})))
             return out, None
         if meth in ("get", "pop") and self.qualify(node.func.value) == "os.environ":
             return None or self._known_call("os.environ.get", node, args, argu, info)
