@@ -186,8 +186,7 @@ class Exchange:
                 "pending": list(self.pending) if self.pending else None, "recent": recent,
                 "fine": [list(x) for x in fine[-CHECKPOINTS:]], "coarse": [list(x) for x in coarse[-CHECKPOINTS:]],
                 "t": time.time(),
-                "settled": self.recorder.settled,
-                "last_time": self.recorder.last_time}
+                "settled": self.recorder.settled}
 
     def publish(self, force: bool = False) -> None:
         now = time.monotonic()
