@@ -33,12 +33,13 @@ class GuardRun:
         return next(p for p in self.report["processes"] if p["process_index"] == index)
 
 
-def run_guard(program: Path, tmp_path: Path, *args: str, n: int = 2, timeout: float = 150) -> GuardRun:
+def run_guard(program: Path, tmp_path: Path, *args: str, n: int = 2, timeout: float = 150,
+              program_args: tuple[str, ...] = ()) -> GuardRun:
     import time
 
     report_dir = tmp_path / "reports"
     cmd = [sys.executable, "-m", "runtime_guard", "-n", str(n), "--collective-timeout", "30",
-           "--report-dir", str(report_dir), *args, "python", str(program)]
+           "--report-dir", str(report_dir), *args, "python", str(program), *program_args]
     t = time.monotonic()
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp_path)
     return GuardRun(out.returncode, out.stdout, out.stderr, report_dir, time.monotonic() - t)
@@ -63,7 +64,7 @@ def expected_kind(program: Path) -> str:
 
 @pytest.fixture
 def guard_run(tmp_path: Path):
-    def run(program: Path, *args: str, n: int = 2, timeout: float = 150) -> GuardRun:
-        return run_guard(program, tmp_path, *args, n=n, timeout=timeout)
+    def run(program: Path, *args: str, n: int = 2, timeout: float = 150, program_args: tuple[str, ...] = ()) -> GuardRun:
+        return run_guard(program, tmp_path, *args, n=n, timeout=timeout, program_args=program_args)
 
     return run
