@@ -69,7 +69,7 @@ def worker(pid: int, n: int, port: int, calls: int, rounds: int) -> dict:
         return (time.perf_counter() - t) / k * 1e6
 
     results: dict[str, list[float]] = {}
-    for r in range(rounds):
+    for _r in range(rounds):
         for variant in ("unguarded", "fast", "strict"):
             if variant != "unguarded":
                 runtime_guard.install(GuardSettings(mode=variant, quiet=True))
