@@ -409,6 +409,7 @@ class Exchange:
         self._gen += 1
         msg = dict(msg, gen=self._gen)
         self.kv.set(f"ctl/{self._gen}", msg)
+        self.kv.set("ctl/latest", self._gen)
         if self._gen > 2:
             try:
                 self.kv.delete(f"ctl/{self._gen - 2}")
@@ -439,16 +440,24 @@ class Exchange:
                 pass
 
     def _watch_loop(self) -> None:
-        gen = 1
+        gen, idle = 1, 0
         while not self.stop_event.is_set() and self.verdict is None:
             try:
                 msg = self.kv.wait(f"ctl/{gen}", 1.0)  # short: the thread must stop promptly at exit
+                if msg is None:
+                    idle += 1
+                    if idle % 5 == 0:
+                        # Only the last two messages are kept: one we missed is gone for good, so
+                        # catch up with the newest (a verdict is always the last message).
+                        latest = self.kv.get("ctl/latest")
+                        if isinstance(latest, int) and latest > gen:
+                            gen = latest
+                    continue
             except KVError:
                 time.sleep(self.interval)
                 continue
-            if msg is None:
-                continue
-            gen += 1
+            idle = 0
+            gen = max(gen, int(msg.get("gen", gen))) + 1
             try:
                 if msg.get("type") == "details":
                     self.answer_details(msg)
