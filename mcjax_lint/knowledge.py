@@ -199,6 +199,17 @@ SET_CONSTRUCTORS = {"set", "frozenset"}
 MEMBERSHIP_ARRAY_OPS = {"numpy.isin", "numpy.in1d", "jax.numpy.isin", "jax.numpy.in1d"}
 SET_METHODS = {"union", "intersection", "difference", "symmetric_difference", "copy"}
 
+
+def singleton_when(op: str, k: int) -> bool | None:
+    """For a test `len(s) <op> k`: True if it holds only when `s` has at most one element (taking
+    that element, `s.pop()` or `next(iter(s))`, then has no order), False if it fails only then,
+    None otherwise. Shared by the summary (`ast`) and the precise pass (libcst)."""
+    if (op == "==" and k <= 1) or (op == "<=" and k <= 1) or (op == "<" and k <= 2):
+        return True
+    if (op == "!=" and k == 1) or (op == ">" and k <= 1) or (op == ">=" and k <= 2):
+        return False
+    return None
+
 # --- Seeds (MCJ203 sinks). ----------------------------------------------------------------------------
 SEED_CALLS = {
     "jax.random.PRNGKey", "jax.random.key", "jax.random.fold_in", "numpy.random.seed",

@@ -239,7 +239,8 @@ class ProjectIndex:
             return BOTTOM
         self._resolving.add(key)
         try:
-            v = self.resolve(sym, self.fn_path.get(key.rsplit(".", 1)[0], ""), key)
+            # A global's own path; a class attribute's is its class's.
+            v = self.resolve(sym, self.fn_path.get(key) or self.fn_path.get(key.rsplit(".", 1)[0], ""), key)
         finally:
             self._resolving.discard(key)
         if self._stable:

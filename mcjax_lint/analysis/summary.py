@@ -24,7 +24,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 11
+SUMMARY_VERSION = 12
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 
 
@@ -506,8 +506,42 @@ class _Summarizer:
 
     def ev_IfExp(self, node: ast.IfExp) -> Sym:
         c = sym_taint(self.ev(node.test))
-        a, b = self.ev(node.body), self.ev(node.orelse)
+        name, when = _singleton_test(node.test)
+        a = self._ev_singleton(node.body, name if when else None)
+        b = self._ev_singleton(node.orelse, name if not when else None)
         return sym_join(sym_join(a, b), c)
+
+    def _singleton(self, name: str | None) -> tuple[Sym, Sym | None] | None:
+        """(narrowed value, value it replaces) for a set known to hold at most one element
+        (`len(s) == 1`): taking its element has no order (see taint.FileAnalysis._singleton)."""
+        if name is None:
+            return None
+        cur = self._local(name)
+        if cur is None:
+            cur = self.module_scope.env.get(name)
+        if not cur or not cur.get("u"):
+            return None
+        return {k: v for k, v in cur.items() if k != "u"}, self.scope.env.get(name)
+
+    def _ev_singleton(self, expr: ast.expr, name: str | None) -> Sym:
+        n = self._singleton(name)
+        if n is None:
+            return self.ev(expr)
+        narrowed, old = n
+        self.scope.env[name] = narrowed
+        try:
+            return self.ev(expr)
+        finally:
+            if self.scope.env.get(name) is narrowed:
+                if old is None:
+                    del self.scope.env[name]
+                else:
+                    self.scope.env[name] = old
+
+    def _narrow_singleton(self, name: str) -> None:
+        n = self._singleton(name)
+        if n is not None:
+            self.scope.env[name] = n[0]
 
     def ev_NamedExpr(self, node: ast.NamedExpr) -> Sym:
         v = self.ev(node.value)
@@ -844,12 +878,21 @@ class _Summarizer:
             f = self.scope.facts
             f.returns = sym_join(f.returns, self.ev(node.value))
 
-    def _branches(self, cond: Sym, blocks: list[list[ast.stmt]]) -> None:
+    def _branches(self, cond: Sym, blocks: list[list[ast.stmt]], singleton: tuple[int, str] | None = None) -> None:
+        """`singleton`: (block index, name) of a set known to hold at most one element in that block."""
         before = dict(self.scope.env)
         results = []
-        for b in blocks:
+        for i, b in enumerate(blocks):
             self.scope.env = dict(before)
+            n = self._singleton(singleton[1]) if singleton is not None and singleton[0] == i else None
+            if n is not None:
+                self.scope.env[singleton[1]] = n[0]
             self.run_block(b)
+            if n is not None and self.scope.env.get(singleton[1]) is n[0]:
+                if n[1] is None:
+                    del self.scope.env[singleton[1]]
+                else:
+                    self.scope.env[singleton[1]] = n[1]
             results.append(self.scope.env)
         merged: dict[str, Sym] = {}
         implicit = {k: v for k, v in cond.items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs")}
@@ -879,7 +922,18 @@ class _Summarizer:
                 self._main_guard = saved
             return
         c = sym_taint(self.ev(node.test))
-        self._branches(c, [node.body, node.orelse])
+        name, when = _singleton_test(node.test)
+        self._branches(c, [node.body, node.orelse], (0 if when else 1, name) if name is not None else None)
+        if name is not None and not when and not node.orelse and _always_exits(node.body):
+            self._narrow_singleton(name)  # `if len(s) != 1: raise ...` — after it, s has one element
+
+    def st_Assert(self, node: ast.Assert):
+        self.ev(node.test)
+        if node.msg is not None:
+            self.ev(node.msg)
+        name, when = _singleton_test(node.test)
+        if name is not None and when:
+            self._narrow_singleton(name)  # `assert len(s) == 1`
 
     def st_While(self, node: ast.While):
         c = sym_taint(self.ev(node.test))
@@ -1102,6 +1156,45 @@ def _is_main_guard(test) -> bool:
 
 def _is_range(node) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"
+
+
+_CMP_OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+
+def _singleton_test(test: ast.expr) -> tuple[str | None, bool]:
+    """(`s`, True) for a test true only when `s` has at most one element (`len(s) == 1`), (`s`,
+    False) for one false only then (`len(s) != 1`), else (None, False); see K.singleton_when."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None, False
+    o = _CMP_OPS.get(type(test.ops[0]))
+    if o is None:
+        return None, False
+    left, right = test.left, test.comparators[0]
+    name, k = _len_of_name(left), _small_int(right)
+    if name is None:
+        name, k, o = _len_of_name(right), _small_int(left), _FLIPPED[o]
+    if name is None or k is None:
+        return None, False
+    when = K.singleton_when(o, k)
+    return (name, when) if when is not None else (None, False)
+
+
+def _len_of_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len" \
+            and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Name):
+        return node.args[0].id
+    return None
+
+
+def _small_int(node: ast.expr) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
+
+
+def _always_exits(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Break, ast.Continue))
 
 
 

@@ -126,18 +126,25 @@ class FileAnalysis:
         return Fix("Wrap in `sorted(...)` so every process sees the same order",
                    (Edit(r[0], r[1], r[2], r[3], repl),))
 
-    def anchor(self, v: Val, node: cst.CSTNode, via: str, call: bool = True) -> Val:
-        """Re-anchor sources found in a helper (or attribute) at the use site, naming it."""
+    def anchor(self, v: Val, node: cst.CSTNode, via: str, call: bool = True, unlocated_only: bool = False) -> Val:
+        """Re-anchor sources found in a helper (or attribute) at the use site, naming it.
+
+        Every value that comes from the project index goes through here: its sources carry
+        lines of other files (`Src.located` is false) until moved. `unlocated_only` keeps the
+        sources already located in this file (a library call's arguments, a receiver's taint)."""
         if not (v.pd or v.pdc or v.order or v.hash or v.items is not None):
             return v
         r = self.pos(node)
         name = f"`{via}()`" if call else f"`{via}`"
 
         def move(s: frozenset[Src]) -> frozenset[Src]:
-            return frozenset(Src(r[0], r[1], f"{x.desc} via {name}" if " via " not in x.desc else x.desc,
+            if unlocated_only and all(x.located for x in s):
+                return s
+            return frozenset(x if unlocated_only and x.located else
+                             Src(r[0], r[1], f"{x.desc} via {name}" if " via " not in x.desc else x.desc,
                                  x.code, r[2], r[3], x.origin or f"line {x.line}") for x in s)
 
-        items = tuple(self.anchor(x, node, via, call) for x in v.items) if v.items is not None else None
+        items = tuple(self.anchor(x, node, via, call, unlocated_only) for x in v.items) if v.items is not None else None
         return replace(v, pd=move(v.pd), pdc=move(v.pdc), order=move(v.order), hash=move(v.hash), items=items)
 
     # ================================================================ names
@@ -232,7 +239,7 @@ class FileAnalysis:
             else:
                 m = self.index.method(base.cls, attr)
                 if m:
-                    out = out.join(self.index.ref(m))
+                    out = out.join(self.anchor(self.index.ref(m), node, attr, call=False))  # a property: its return value
         elif base == BOTTOM:
             v = self.index.ref("." + attr)
             if v.divergent:
@@ -276,10 +283,10 @@ class FileAnalysis:
             if length.pd:
                 out = replace(out, shape=_cap(out.shape | frozenset(
                     {self.src(node, f"a slice bounded by {_why(length.pd)}", "len")})))
-            if base.order and idx.pd:
+            if _partition(base, idx):
                 self._sink("order-partition", base, node, "a per-process partition (sliced by process)")
             return out
-        if base.order and idx.pd:
+        if _partition(base, idx):
             self._sink("order-partition", base, node, "a per-process partition (indexed by process)")
         out = base.element().join(idx)
         if base.callable or base.cls:
@@ -365,11 +372,40 @@ class FileAnalysis:
         c = self.ev(node.test).data()
         if c.divergent:
             self.conds[node] = self.conds.get(node, BOTTOM).join(c)
-        a, b = self.ev(node.body), self.ev(node.orelse)
+        name, when = _singleton_test(node.test)
+        a = self._ev_singleton(node.body, name if when else None)
+        b = self._ev_singleton(node.orelse, name if not when else None)
         out = a.join(b).join(c)
         if c.process_dependent and a.struct != b.struct and ("none" in (a.struct, b.struct) or (a.struct and b.struct)):
             out = replace(out, tree=_cap(out.tree | frozenset({self.src(node, f"a value whose structure depends on {_why(c.pd | c.pdc)}")})))
         return replace(out, struct=a.struct if a.struct == b.struct else None)
+
+    def _singleton(self, name: str | None) -> tuple[Val, Val | None] | None:
+        """(narrowed value, value it replaces) for a set known to hold at most one element
+        (`len(s) == 1`): taking its element (`s.pop()`, `next(iter(s))`, a loop) has no order."""
+        if name is None:
+            return None
+        cur = self.local(name)
+        if cur is None:
+            cur = self.module_scope.env.get(name)
+        if cur is None or not cur.unordered:
+            return None
+        return replace(cur, unordered=False), self.scope.env.get(name)
+
+    def _ev_singleton(self, expr: cst.BaseExpression, name: str | None) -> Val:
+        n = self._singleton(name)
+        if n is None:
+            return self.ev(expr)
+        narrowed, old = n
+        self.scope.env[name] = narrowed
+        try:
+            return self.ev(expr)
+        finally:
+            if self.scope.env.get(name) is narrowed:
+                if old is None:
+                    del self.scope.env[name]
+                else:
+                    self.scope.env[name] = old
 
     def ev_NamedExpr(self, node: cst.NamedExpr) -> Val:
         v = self.ev(node.value)
@@ -531,10 +567,11 @@ class FileAnalysis:
     def _project_call(self, q: str, argu: Val, node: cst.Call) -> tuple[Val, str | None]:
         res, coll = self.index.call_name(q, argu)
         target = self.index._follow_reexport(q)
-        if res.divergent and not res.ext:
+        if res.divergent:
             # Sources found inside a project helper: name it at this call site. (A library call's
-            # result only carries its arguments' sources, already located in this file.)
-            res = self.anchor(res, node, short_name(q))
+            # result carries its arguments' sources, already located in this file: only what the
+            # index adds, e.g. from a helper whose result was also made by a library, is moved.)
+            res = self.anchor(res, node, short_name(q), unlocated_only=res.ext)
         # Same-file functions: remember tainted arguments to analyse the callee with them.
         fn = self.index.functions.get(target)
         if coll and ((fn is not None and not fn.jit) or target in self.index.classes):
@@ -656,13 +693,15 @@ class FileAnalysis:
             else:
                 out = argu
             if q == "next":
-                out = arg0.element().join(Val(order=arg0.order))
+                # The element taken first: as arbitrary as the order (of a set: `next(iter(s))`).
+                out = arg0.element().join(Val(order=out.order))
                 if len(node.args) > 1 and arg0.count_sources and _is_none(node.args[1].value):
                     # None once this process's iterator is exhausted, a value on the others.
                     out = replace(out, tree=_cap(out.tree | frozenset({self.src(node, f"`None` when the local iterator ({_why(arg0.count_sources)}) runs out")})))
                 info.may_raise_pd = arg0.process_dependent and len(node.args) == 1
             elif q == "iter":
-                out = arg0
+                # An iterator over a set is no longer a set: it carries the order (fix: `iter(sorted(s))`).
+                out = replace(arg0, unordered=False, order=out.order) if arg0.unordered else arg0
             elif q in ("enumerate", "zip", "map", "filter", "list", "tuple", "reversed"):
                 out = replace(out, shape=_cap(out.shape | arg0.shape))
             return out, None
@@ -834,7 +873,7 @@ class FileAnalysis:
         if meth == "join" and args and args[0][1].unordered:
             a0 = node.args[0].value
             return argu.join(Val(order=frozenset({self.src(a0, "iteration over a set", "MCJ201", self.wrap_sorted_fix(a0))}))), None
-        if meth == "shard" and recv.order and argu.pd:
+        if meth == "shard" and _partition(recv, argu):
             self._sink("order-partition", recv, node, "a per-process partition (`.shard()` by process)")
         if meth in K.SHAPE_METHODS:
             out = recv.data().join(argu.data())
@@ -855,8 +894,10 @@ class FileAnalysis:
                 name = f"`{short_name(target)}()`"
                 if not coll.startswith(name) and coll.count("→") < 3:
                     coll = f"{name} → {coll}"
-        if res.divergent and not recv.divergent and not argu.divergent:
-            res = self.anchor(res, node, meth)
+        if res.divergent:
+            # The receiver's and arguments' own sources are located here already; what a project
+            # method adds is not.
+            res = self.anchor(res, node, meth, unlocated_only=recv.divergent or argu.divergent)
         if meth == "__next__" or (meth == "get_next" and recv.process_dependent):
             info.may_raise_pd = True
         return res, coll
@@ -1066,6 +1107,9 @@ class FileAnalysis:
             self.conds[node] = self.conds.get(node, BOTTOM).join(c)
         if node.msg is not None:
             self.ev(node.msg)
+        sname, when = _singleton_test(node.test)
+        if sname is not None and when:
+            self._narrow_singleton(sname)  # `assert len(s) == 1`
 
     def st_Del(self, node):
         pass
@@ -1075,13 +1119,24 @@ class FileAnalysis:
 
     st_ImportFrom = st_Global = st_Nonlocal = st_Pass = st_Break = st_Continue = st_Import
 
-    def _branches(self, cond: Val, blocks: list, node: cst.CSTNode | None = None) -> None:
+    def _branches(self, cond: Val, blocks: list, node: cst.CSTNode | None = None,
+                  singleton: tuple[int, str] | None = None) -> None:
+        """`singleton`: (block index, name) of a set known to hold at most one element in that block."""
         before = dict(self.scope.env)
         results = []
-        for b in blocks:
+        for i, b in enumerate(blocks):
             self.scope.env = dict(before)
+            n = self._singleton(singleton[1]) if singleton is not None and singleton[0] == i and b is not None else None
+            if n is not None:
+                self.scope.env[singleton[1]] = n[0]
             if b is not None:
                 self.block(b)
+            if n is not None and self.scope.env.get(singleton[1]) is n[0]:
+                # Unchanged in the block: after the branch it is the set it was.
+                if n[1] is None:
+                    del self.scope.env[singleton[1]]
+                else:
+                    self.scope.env[singleton[1]] = n[1]
             results.append(self.scope.env)
         merged: dict[str, Val] = {}
         for env in results:
@@ -1112,15 +1167,24 @@ class FileAnalysis:
         c = self.ev(node.test).data()
         if c.divergent:
             self.conds[node] = self.conds.get(node, BOTTOM).join(c)
+        sname, when = _singleton_test(node.test)
+        single = (0 if when else 1, sname) if sname is not None else None
         name, is_none = _none_test(node.test)
         if name is not None and not is_none and node.orelse is None:
             # `if x is not None:` — inside, x is not None.
             self._narrow(name)
-            self._branches(c, [node.body, node.orelse], node)
+            self._branches(c, [node.body, node.orelse], node, single)
             return
-        self._branches(c, [node.body, node.orelse], node)
+        self._branches(c, [node.body, node.orelse], node, single)
         if name is not None and is_none and node.orelse is None and _always_exits(node.body):
             self._narrow(name)  # `if x is None: break/return/...` — after it, x is not None
+        if sname is not None and not when and node.orelse is None and _always_exits(node.body):
+            self._narrow_singleton(sname)  # `if len(s) != 1: raise ...` — after it, s has one element
+
+    def _narrow_singleton(self, name: str) -> None:
+        n = self._singleton(name)
+        if n is not None:
+            self.scope.env[name] = n[0]
 
     def _narrow(self, name: str) -> None:
         cur = self.local(name) if not self.scope.is_module else self.module_scope.env.get(name)
@@ -1334,6 +1398,15 @@ _PASSTHROUGH = {"int", "float", "str", "bool", "abs", "round", "repr", "format",
                 "bytes", "ord", "chr", "slice", "type"}
 
 
+def _partition(base: Val, idx: Val) -> bool:
+    """Whether taking `base[idx]` (or `.shard(idx)`) splits an arbitrarily ordered collection
+    between processes: the index differs by process, and the collection is the same everywhere
+    but for its order. A collection that already differs by process (its content is per-process,
+    e.g. `text[text.index(x):]` for this process's text) is not split by process: its order is as
+    local as its content."""
+    return bool(base.order) and bool(idx.pd) and not base.process_dependent
+
+
 def _const_str(node) -> str | None:
     if isinstance(node, cst.SimpleString):
         try:
@@ -1355,6 +1428,46 @@ def _none_test(test) -> tuple[str | None, bool]:
         if _is_none(t.comparator) and isinstance(t.operator, (cst.Is, cst.IsNot)):
             return test.left.value, isinstance(t.operator, cst.Is)
     return None, False
+
+
+def _singleton_test(test) -> tuple[str | None, bool]:
+    """(`s`, True) for a test true only when the collection `s` has at most one element
+    (`len(s) == 1`, `len(s) <= 1`, `len(s) < 2`, either side), (`s`, False) for one false only then
+    (`len(s) != 1`, `len(s) > 1`, `len(s) >= 2`), else (None, False)."""
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return None, False
+    left, op, right = test.left, test.comparisons[0].operator, test.comparisons[0].comparator
+    o = _CMP_OPS.get(type(op))
+    if o is None:
+        return None, False
+    name, k = _len_of_name(left), _small_int(right)
+    if name is None:
+        name, k, o = _len_of_name(right), _small_int(left), _FLIPPED[o]
+    if name is None or k is None:
+        return None, False
+    when = K.singleton_when(o, k)
+    return (name, when) if when is not None else (None, False)
+
+
+_CMP_OPS = {cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">=",
+            cst.Equal: "==", cst.NotEqual: "!="}
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+
+def _len_of_name(node) -> str | None:
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" \
+            and len(node.args) == 1 and isinstance(node.args[0].value, cst.Name) and not node.args[0].star:
+        return node.args[0].value.value
+    return None
+
+
+def _small_int(node) -> int | None:
+    if isinstance(node, cst.Integer):
+        try:
+            return int(node.value, 0)
+        except ValueError:
+            return None
+    return None
 
 
 def _always_exits(body) -> bool:

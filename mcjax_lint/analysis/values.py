@@ -39,6 +39,13 @@ class Src:
     def describe(self) -> str:
         return f"{self.desc} ({self.origin})" if self.origin else self.desc
 
+    @property
+    def located(self) -> bool:
+        """Whether `line`/`column` are a position in the file being analysed. Sources resolved from
+        summaries (another function or file) keep their own file's line for ordering only, with
+        `end_line` 0, until `FileAnalysis.anchor` moves them to where they enter this file."""
+        return self.end_line > 0
+
 
 def _cap(s: frozenset[Src]) -> frozenset[Src]:
     if len(s) <= MAX_SOURCES:

@@ -35,10 +35,13 @@ class Rule(cst.BatchableCSTVisitor):
 
     # -------------------------------------------------------------- helpers
     def report(self, node: cst.CSTNode | Src, message: str, related=(), fix: Fix | None = None) -> None:
-        if isinstance(node, Src):
-            line, col, end_line, end_col = node.line, node.column, node.end_line or node.line, node.end_column
+        """Every location must be in this file: a source the analysis could not place here (see
+        `Src.located`) is never used as one — related locations without a line are left out."""
+        if isinstance(node, Src):  # located (OriginRule.emit checks)
+            line, col, end_line, end_col = node.line, node.column, node.end_line, node.end_column
         else:
             line, col, end_line, end_col = self.ctx.fa.pos(node)
+        related = tuple(r for r in related if r[1] > 0)
         key = (self.CODE, line, col)
         if key in self.ctx._seen:
             return
@@ -68,13 +71,14 @@ def process_sources(v: Val) -> list[Src]:
 
 def describe_source(s: Src, at_line: int | None = None) -> str:
     text = s.describe()
-    if s.line and s.line != at_line and not s.origin:
+    if s.located and s.line != at_line and not s.origin:
         text += f" (line {s.line})"
     return text
 
 
-def related_source(s: Src) -> tuple[str, int, int]:
-    return (f"source of divergence: {s.describe()}", s.line, s.column)
+def related_source(s: Src, label: str = "source of divergence") -> tuple[str, int, int]:
+    """A related location for a source; line 0 (left out by `report`) if it is not in this file."""
+    return (f"{label}: {s.describe()}", s.line, s.column) if s.located else (f"{label}: {s.describe()}", 0, 0)
 
 
 def visits(*node_types: str):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from mcjax_lint.rules.base import Rule
+from mcjax_lint.rules.base import Rule, related_source
 
 
 class ProcessDependentShape(Rule):
@@ -15,8 +15,8 @@ class ProcessDependentShape(Rule):
             if sink.code != self.CODE:
                 continue
             s = sink.src
-            where = f" (line {s.line})" if s.line != self.line(node) else ""
+            where = f" (line {s.line})" if s.located and s.line != self.line(node) else ""
             self.report(node, (
                 f"{s.describe()}{where} is passed into {sink.what}: its shape/dtype differs between processes, "
                 f"so they build different global arrays or programs"),
-                related=((f"shape source: {s.describe()}", s.line, s.column),))
+                related=(related_source(s, "shape source"),))

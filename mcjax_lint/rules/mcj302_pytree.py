@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from mcjax_lint.rules.base import Rule
+from mcjax_lint.rules.base import Rule, related_source
 
 
 class ProcessDependentPytree(Rule):
@@ -15,7 +15,7 @@ class ProcessDependentPytree(Rule):
             if sink.code != self.CODE:
                 continue
             s = sink.src
-            where = f" (line {s.line})" if s.line != self.line(node) else ""
+            where = f" (line {s.line})" if s.located and s.line != self.line(node) else ""
             self.report(node, (
                 f"{s.describe()}{where} is passed into {sink.what}: its pytree structure differs between processes"),
-                related=((f"structure source: {s.describe()}", s.line, s.column),))
+                related=(related_source(s, "structure source"),))

@@ -25,8 +25,10 @@ class OriginRule(Rule):
     def emit(self, s: Src, what: str, where: cst.CSTNode) -> None:
         ln, col = self.where(where)
         text = s.describe()
-        self.report(s, f"{text}: {self.HEAD}; it reaches {what} (line {ln})",
-                    related=((f"reaches: {what}", ln, col),), fix=s.fix)
+        # An origin the analysis could not place in this file (it always should) is reported
+        # where it is used rather than at a line of another file.
+        self.report(s if s.located else where, f"{text}: {self.HEAD}; it reaches {what} (line {ln})",
+                    related=((f"reaches: {what}", ln, col),), fix=s.fix if s.located else None)
 
     def check(self, node: cst.CSTNode) -> None:
         div = self.ctx.div
