@@ -359,6 +359,29 @@ def in_trace_or_disabled_jit() -> bool:
     return (not _trace_clean()) or bool(_disable_jit.value)
 
 
+_array_type: Any = None
+
+
+def concrete_result(out: Any) -> bool:
+    """Is this jit call's result (or its first element) a concrete jax.Array, i.e. did the call
+    dispatch rather than trace? Cheap for the common result shapes; False means "look closer"."""
+    global _array_type
+    if _array_type is None:
+        from jax._src.array import ArrayImpl
+
+        _array_type = ArrayImpl
+    t = type(out)
+    if t is tuple or t is list:
+        if not out:
+            return False
+        out = out[0]
+    elif t is dict:
+        if not out:
+            return False
+        out = next(iter(out.values()))
+    return type(out) is _array_type
+
+
 def clear_dispatch_caches() -> None:
     """Drop JAX's C++ dispatch caches, so executables cached with fast-path data before the
     guard was installed (or under another mode) are looked at again."""

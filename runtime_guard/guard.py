@@ -49,6 +49,7 @@ def _one_line(report: dict) -> str:
 _UNKNOWN, _LOCAL, _MULTI, _MIXED = 0, 1, 2, 3
 _tl = compat.thread_state()
 _in_trace = compat.in_trace_or_disabled_jit
+_concrete = compat.concrete_result
 
 
 # The guarded call in progress on this thread, as a plain list (cheaper than an object on the hot
@@ -93,7 +94,10 @@ class GuardedJit:
         key = compat.call_signature(self._key, args, kwargs) if guard._exact else self._key
         kind = self._kind
         pre = 0
-        if kind == _MULTI and not guard.strict and not _in_trace():
+        if kind == _MULTI and not guard.strict:
+            # Recorded before the call, so a hang or crash inside is attributed. Whether it was
+            # traced (inside another transformation) rather than dispatched is checked after it,
+            # from the result: cheaper than asking JAX's trace state on every call.
             pre = guard.recorder.record(key, 0, code, line)
         call = [self, code, line, pre, False]
         outer = getattr(_tl, "call", None)
@@ -103,7 +107,10 @@ class GuardedJit:
         finally:
             _tl.call = outer
         if pre:
-            guard.recorder.settled = pre  # a cache hit (or compiled: then its signature is attached)
+            if not _concrete(out) and _in_trace():
+                guard.recorder.undo(pre)  # traced, not dispatched
+            else:
+                guard.recorder.settled = pre  # a cache hit (or compiled: its signature is attached)
         elif (not call[_RECORDED] and kind != _LOCAL and not guard.strict and not _in_trace()
               and compat.args_span_processes(args, kwargs)):
             # A cache hit of a function seen running both locally and across processes.

@@ -1,0 +1,69 @@
+"""The guard's jit wrapper behaves like the jit object it stands in for, and records exactly the
+calls that dispatch (one process, real JAX)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from runtime_guard.guard import _MULTI, Guard, GuardedJit
+from runtime_guard.settings import GuardSettings
+
+
+def _guard() -> Guard:
+    g = Guard(GuardSettings(quiet=True))
+    g.active, g.num_processes = True, 1
+    return g
+
+
+def _cross_process(g: Guard, f) -> GuardedJit:
+    w = GuardedJit(jax.jit(f), g)
+    w(jnp.ones(3))
+    w._kind = _MULTI  # record its calls as a cross-process computation's would be
+    return w
+
+
+def test_records_each_dispatch_with_the_callers_line():
+    g = _guard()
+    w = _cross_process(g, lambda a: a * 2)
+    before = g.recorder.seq
+    for _ in range(3):
+        w(jnp.ones(3))  # the line the records must name
+    recs = g.recorder.records(before + 1, g.recorder.seq)
+    assert len(recs) == 3
+    assert {r.key for r in recs} == {w._key}
+    assert all(r.code.co_name == "test_records_each_dispatch_with_the_callers_line" for r in recs)
+    assert recs[0].line == recs[1].line
+
+
+def test_calls_traced_inside_another_jit_are_not_dispatches():
+    g = _guard()
+    inner = _cross_process(g, lambda a: a + 1)
+    before = g.recorder.seq
+    outer = jax.jit(lambda a: (inner(a) * 2, inner(a)))
+    outer(jnp.ones(3))
+    assert g.recorder.seq == before  # traced twice, dispatched never
+    inner(jnp.ones(3))
+    assert g.recorder.seq == before + 1
+
+
+def test_wrapper_keeps_the_jit_interface():
+    g = _guard()
+
+    def f(a, scale=2.0):
+        return a * scale
+
+    w = GuardedJit(jax.jit(f, static_argnames="scale"), g)
+    assert w(jnp.ones(2), scale=3.0).tolist() == [3.0, 3.0]
+    assert "mul" in w.lower(jnp.ones(2)).as_text()
+    assert w.eval_shape(jnp.ones((4, 2))).shape == (4, 2)
+    assert w.__wrapped__ is f
+
+    class Model:
+        def __init__(self):
+            self.k = 5.0
+
+        step = GuardedJit(jax.jit(lambda self, a: a * 1.0, static_argnums=0), g)
+
+    m = Model()
+    assert m.step(jnp.ones(2)).tolist() == [1.0, 1.0]  # bound like a method
