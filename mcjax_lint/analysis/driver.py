@@ -7,7 +7,7 @@ from libcst.metadata import MetadataWrapper
 from mcjax_lint.analysis.cst import parse_module
 from mcjax_lint.analysis.divergence import Divergence
 from mcjax_lint.analysis.index import ProjectIndex
-from mcjax_lint.analysis.positions import LeanPositionProvider
+from mcjax_lint.analysis.positions import lean_positions
 from mcjax_lint.analysis.taint import FileAnalysis
 from mcjax_lint.errors import AnalysisError
 from mcjax_lint.model import Finding
@@ -61,7 +61,7 @@ def analyze_source(source: str, path: str, module: str, index: ProjectIndex, set
     mod = parse_module(source, path)
     try:
         wrapper = MetadataWrapper(mod, unsafe_skip_copy=True)
-        positions = wrapper.resolve(LeanPositionProvider)
+        positions = lean_positions(wrapper.module)
         own = _own_summary(source, path, module, index)
         fa = FileAnalysis(wrapper.module, positions, path, module, index, settings, own.imports)
         fa.seeded_modules = set(own.seeded_rngs)

@@ -2,12 +2,17 @@
 
 libcst's `PositionProvider` records a `CodeRange` for every node (whitespace, commas, operators
 included) and splits every token with a regex; on real code that costs ~7x the code generation
-it rides on. The analysis needs positions of expressions, statements and a few clauses only, so
-this provider skips whitespace/punctuation nodes and updates line/column with plain string
-operations. For the nodes it records, the ranges equal `PositionProvider`'s.
+it rides on. The analysis asks for the positions of a few nodes per file (sources, findings,
+fixes): one code generation notes the token span of every expression, statement and clause
+(whitespace/punctuation skipped), and a span becomes (line, column) only when asked for. For the
+nodes it records, the ranges equal `PositionProvider`'s.
 """
 
 from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from itertools import accumulate
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -54,62 +59,99 @@ class _Syntactic:
         self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
 
     def __enter__(self):
-        self.start = (self.state.line, self.state.column)
+        self.start = len(self.state.tokens)
 
     def __exit__(self, *exc):
-        st = self.state
-        computed = st.provider._computed
+        spans = self.state.spans
         s = self.start
-        if self.start_node is not None and self.start_node in computed:
-            r = computed[self.start_node]
-            s = (r[0], r[1])
-        e = (st.line, st.column)
-        if self.end_node is not None and self.end_node in computed:
-            r = computed[self.end_node]
-            e = (r[2], r[3])
-        computed[self.node] = Range((s[0], s[1], e[0], e[1]))
+        if self.start_node is not None and self.start_node in spans:
+            s = spans[self.start_node][0]
+        e = len(self.state.tokens)
+        if self.end_node is not None and self.end_node in spans:
+            e = spans[self.end_node][1]
+        spans[self.node] = (s, e)
         return False
 
 
 class _State(CodegenState):
-    __slots__ = ("provider", "line", "column", "_stack")
+    """Code generation that notes, per node, the token indices it starts and ends at: nothing per
+    token (no line/column bookkeeping), and (line, column) only for the nodes asked about."""
 
-    def __init__(self, module: cst.Module, provider: LeanPositionProvider):
+    __slots__ = ("spans", "_stack")
+
+    def __init__(self, module: cst.Module):
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
-        self.provider = provider
-        self.line = 1
-        self.column = 0
+        self.spans: dict = {}
         self._stack: list = []
 
-    def add_indent_tokens(self) -> None:
-        for token in self.indent_tokens:
-            self.add_token(token)
-
-    def add_token(self, value: str) -> None:
-        self.tokens.append(value)
-        if "\n" in value or "\r" in value:
-            value = value.replace("\r\n", "\n").replace("\r", "\n")
-            self.line += value.count("\n")
-            self.column = len(value) - value.rfind("\n") - 1
-        else:
-            self.column += len(value)
-
     def before_codegen(self, node: cst.CSTNode) -> None:
-        self._stack.append(None if type(node) in _SKIP else (self.line, self.column))
+        self._stack.append(None if type(node) in _SKIP else len(self.tokens))
 
     def after_codegen(self, node: cst.CSTNode) -> None:
         start = self._stack.pop()
-        if start is not None:
-            computed = self.provider._computed
-            if node not in computed:
-                computed[node] = Range((start[0], start[1], self.line, self.column))
+        if start is not None and node not in self.spans:
+            self.spans[node] = (start, len(self.tokens))
 
     def record_syntactic_position(self, node, *, start_node=None, end_node=None):
         return _Syntactic(self, node, start_node, end_node)
 
+    def pop_trailing_newline(self) -> None:
+        pass  # spans may end after it (as PositionProvider counts it); the text is not output
+
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+class Positions:
+    """Node -> `Range`, computed when asked (the analysis asks about a few nodes per file)."""
+
+    __slots__ = ("_spans", "_tokens", "_offsets", "_line_starts")
+
+    def __init__(self, spans: dict, tokens: list[str]):
+        self._spans, self._tokens = spans, tokens
+        self._offsets: list[int] | None = None
+        self._line_starts: list[int] | None = None
+
+    def _at(self, token_index: int) -> tuple[int, int]:
+        if self._offsets is None:
+            self._offsets = list(accumulate(map(len, self._tokens), initial=0))
+            text = "".join(self._tokens)
+            self._line_starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
+        off = self._offsets[min(token_index, len(self._offsets) - 1)]
+        line = bisect_right(self._line_starts, off)
+        return line, off - self._line_starts[line - 1]
+
+    def get(self, node: cst.CSTNode, default=None) -> Range | None:
+        span = self._spans.get(node)
+        if span is None:
+            return default
+        return Range(self._at(span[0]) + self._at(span[1]))
+
+    def __getitem__(self, node: cst.CSTNode) -> Range:
+        r = self.get(node)
+        if r is None:
+            raise KeyError(node)
+        return r
+
+    def __contains__(self, node: object) -> bool:
+        return node in self._spans
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+
+def lean_positions(module: cst.Module) -> Positions:
+    """Syntactic positions (as `PositionProvider`) of every node except whitespace/punctuation."""
+    state = _State(module)
+    module._codegen(state)
+    return Positions(state.spans, state.tokens)
+
 
 class LeanPositionProvider(BaseMetadataProvider[Range]):
-    """Syntactic positions (as `PositionProvider`) of every node except whitespace/punctuation."""
+    """`lean_positions` as a libcst metadata provider (resolving it copies every entry: the
+    engine calls `lean_positions` directly)."""
 
     def _gen_impl(self, module: cst.Module) -> None:
-        module._codegen(_State(module, self))
+        pos = lean_positions(module)
+        for node in pos._spans:
+            self.set_metadata(node, pos[node])
