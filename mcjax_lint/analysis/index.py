@@ -83,11 +83,18 @@ class ProjectIndex:
         self._attr_cache: dict[str, Val] = {}
         self._global_cache: dict[str, Val] = {}
         self._resolving: set[str] = set()
-        # Memos keyed by the identity of summary objects (kept alive by the summaries), valid
-        # within one fixpoint iteration and then for good once the facts are stable.
+        # Memos keyed by the identity of summary objects (kept alive by the summaries): (object,
+        # value, the functions whose facts it read, the round it was computed or last checked
+        # in). Within a round an entry is reused as is; in a later round only if none of those
+        # functions' facts changed since (then recomputing it would give the same value), so a
+        # round re-derives only what depends on what changed. See `_fresh`.
         self._memo: dict[int, tuple] = {}
         self._call_memo: dict[int, tuple] = {}
         self._coll_memo: dict[int, tuple] = {}
+        self._round = 0
+        self._round_changes: list[set[str]] = []  # per finished round: functions whose facts changed
+        self._since: dict[int, set[str]] = {}  # round -> changes in the finished rounds since then
+        self._changed_now: set[str] = set()  # changes so far in this round
         self._static: dict[int, tuple] = {}
         self._mro_cache: dict[str, list[str]] = {}
         self._reexport_cache: dict[str, str] = {}
@@ -113,6 +120,7 @@ class ProjectIndex:
             if k not in ("_attr_cache", "_global_cache"):
                 state[k] = {}
         state["_dep_stack"] = []
+        state["_round_changes"], state["_since"], state["_changed_now"] = [], {}, set()
         state["_reexport_cache"] = {}  # cheap to rebuild, large to ship
         state["_mro_cache"] = {}
         state["functions"] = {q: FunctionFacts(f.name, f.line, list(f.params), f.cls, jit=f.jit, flags=f.flags, prop=f.prop)
@@ -236,7 +244,11 @@ class ProjectIndex:
         if key in cache:
             return cache[key]
         if key in self._resolving:
+            self._dep(_CYCLE)  # a value cut short here is not reused in a later round
             return BOTTOM
+        # Values computed through this key are not reused across rounds while it is being
+        # resolved (recomputing them then would cut the cycle here).
+        self._dep("@" + key)
         self._resolving.add(key)
         try:
             # A global's own path; a class attribute's is its class's.
@@ -255,7 +267,7 @@ class ProjectIndex:
         if mark_params is None:
             key = id(sym)
             hit = self._memo.get(key)
-            if hit is not None and hit[0] is sym:
+            if hit is not None and hit[0] is sym and self._fresh(hit, self._memo, key):
                 if self._dep_stack:
                     self._dep_stack[-1].update(hit[2])
                 return hit[1]
@@ -266,7 +278,7 @@ class ProjectIndex:
                 deps = self._dep_stack.pop()
             if self._dep_stack:
                 self._dep_stack[-1].update(deps)
-            self._memo[key] = (sym, v, deps)
+            self._memo[key] = (sym, v, deps, self._round)
             return v
         return self._resolve(sym, path, mark_params)
 
@@ -368,7 +380,7 @@ class ProjectIndex:
         """(result value, collective description or None) of a summarized call."""
         key = id(call)
         hit = self._call_memo.get(key)
-        if hit is not None and hit[0] is call:
+        if hit is not None and hit[0] is call and self._fresh(hit, self._call_memo, key):
             if self._dep_stack:
                 self._dep_stack[-1].update(hit[2])
             return hit[1]
@@ -379,7 +391,7 @@ class ProjectIndex:
             deps = self._dep_stack.pop()
         if self._dep_stack:
             self._dep_stack[-1].update(deps)
-        self._call_memo[key] = (call, r, deps)
+        self._call_memo[key] = (call, r, deps, self._round)
         return r
 
     def call_collective(self, call: dict, path: str) -> str | None:
@@ -392,9 +404,11 @@ class ProjectIndex:
         where the arguments' own taint is already known to the caller)."""
         key = id(call)
         hit = self._call_memo.get(key)
-        if hit is None or hit[0] is not call:
+        if hit is None or hit[0] is not call or not self._fresh(hit, self._call_memo, key):
             hit = self._coll_memo.get(key)
-        if hit is not None and hit[0] is call:
+            if hit is not None and (hit[0] is not call or not self._fresh(hit, self._coll_memo, key)):
+                hit = None
+        if hit is not None:
             if self._dep_stack:
                 self._dep_stack[-1].update(hit[2])
             return hit[1]
@@ -405,8 +419,26 @@ class ProjectIndex:
             deps = self._dep_stack.pop()
         if self._dep_stack:
             self._dep_stack[-1].update(deps)
-        self._coll_memo[key] = (call, r, deps)
+        self._coll_memo[key] = (call, r, deps, self._round)
         return r
+
+    def _fresh(self, hit: tuple, memo: dict, key: int) -> bool:
+        """Whether a memo entry still holds: computed this round, or nothing it read changed since
+        the round it was computed in, this round's changes so far included (it is then
+        re-stamped with this round: exactly what recomputing it now would give)."""
+        r = hit[3]
+        if r == self._round:
+            return True
+        since = self._since.get(r)
+        if since is None:
+            since = self._since[r] = set().union(*self._round_changes[r - 1:])
+        deps = hit[2]
+        if self._resolving and not deps.isdisjoint({"@" + k for k in self._resolving}):
+            return False
+        if deps.isdisjoint(since) and deps.isdisjoint(self._changed_now):
+            memo[key] = hit[:3] + (self._round,)
+            return True
+        return False
 
     def _call(self, call: dict, path: str, with_args: bool = True) -> tuple[Val, str | None]:
         args = call.get("a") if with_args else None
@@ -561,12 +593,12 @@ class ProjectIndex:
         pending = set(self.functions)
         while pending and self.iterations < MAX_ITERATIONS:
             self.iterations += 1
+            self._round += 1
+            self._since = {}
             self._attr_cache.clear()
             self._global_cache.clear()
-            self._memo.clear()
-            self._call_memo.clear()
-            self._coll_memo.clear()
             changed: set[str] = set()
+            self._changed_now = changed
             again: set[str] = set()
             for q in sorted(pending):
                 f = self.functions[q]
@@ -612,13 +644,16 @@ class ProjectIndex:
                         changed.add(q)
                 deps[q] = self._dep_stack.pop()
             self._dep_stack = []
+            self._round_changes.append(changed | {_CYCLE})
             pending = again | {q for q, d in deps.items() if not d.isdisjoint(changed)}
         self._stable = True
         self._attr_cache.clear()
         self._global_cache.clear()
-        self._memo.clear()
-        self._call_memo.clear()
-        self._coll_memo.clear()
+        # The facts are final: from here on entries are checked against the last round's
+        # changes once, then reused for good (the prefilter and the analysis query them).
+        self._round += 1
+        self._since = {}
+        self._changed_now = set()
 
     def _collective_of(self, f: FunctionFacts, path: str) -> str | None:
         d = self._declared(f.name)
@@ -710,6 +745,9 @@ class ProjectIndex:
             if (pd and order and "x" in f.flags) or (hashed and "s" in f.flags):
                 return True  # a per-process partition of an unordered listing; a hashed seed
         return False
+
+
+_CYCLE = "<cycle>"  # pseudo-dependency of values a resolution cycle cut short (never reused across rounds)
 
 
 def _flat(v: Val) -> Val:

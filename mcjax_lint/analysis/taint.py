@@ -969,11 +969,11 @@ class FileAnalysis:
     # ---------------------------------------------------------------- sinks
     def _sink(self, code: str, v: Val, node: cst.CSTNode, what: str) -> None:
         if code == "order-partition":
-            for s in v.order:
+            for s in sorted(v.order):
                 self._add_sink(Sink(s.code or "MCJ202", s, node, what))
             return
         srcs = {"MCJ301": v.shape, "MCJ302": v.tree, "MCJ203": v.hash}.get(code, frozenset())
-        for s in srcs:
+        for s in sorted(srcs):
             self._add_sink(Sink(code, s, node, what))
 
     def _add_sink(self, sink: Sink) -> None:
@@ -995,7 +995,7 @@ class FileAnalysis:
                 # its content. (Data the same everywhere still must arrive in the same order.)
                 v = replace(v, order=frozenset(), hash=frozenset())
             if v.order:
-                for s in v.order:
+                for s in sorted(v.order):
                     self._add_sink(Sink(s.code or "MCJ202", s, info.node, what))
             if v.hash:
                 self._sink("MCJ203", v, info.node, what)
