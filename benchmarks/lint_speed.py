@@ -55,7 +55,9 @@ def fresh_tree(src_dirs: list[Path], dest: Path) -> Path:
     dest.mkdir(parents=True)
     for d in src_dirs:
         shutil.copytree(d, dest / d.name, ignore=shutil.ignore_patterns(".version"))
-    (dest / "pyproject.toml").write_text("[project]\nname = 'corpus'\nversion = '0'\n")
+    # `[tool.mcjax]` makes it the project root (else the search goes on up to this checkout's
+    # pyproject.toml, and the corpus would be linted as part of it, cache included).
+    (dest / "pyproject.toml").write_text("[project]\nname = 'corpus'\nversion = '0'\n\n[tool.mcjax]\n")
     # Its own git repository, as a user's project is (and so that the enclosing checkout's
     # .gitignore, which ignores benchmarks/.work/, does not hide the files).
     subprocess.run(["git", "init", "-q", str(dest)], check=True, timeout=60)

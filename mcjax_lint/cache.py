@@ -32,6 +32,7 @@ import json
 import os
 import pickle
 import secrets
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -136,7 +137,13 @@ class Cache:
 
     def summaries_dir(self) -> Path | None:
         """The directory workers write summaries into (created now), or None if unwritable."""
-        d = self.dir / "summaries"
+        if not self._ensure_dir("summaries"):
+            return None
+        self._summaries_written = True
+        return self.dir / "summaries"
+
+    def _ensure_dir(self, sub: str = "") -> bool:
+        d = self.dir / sub if sub else self.dir
         try:
             new = not self.dir.exists()
             d.mkdir(parents=True, exist_ok=True)
@@ -146,9 +153,8 @@ class Cache:
             if not gi.exists():
                 gi.write_text(_GITIGNORE)
         except OSError:
-            return None
-        self._summaries_written = True
-        return d
+            return False
+        return True
 
     _summaries_written = False
 
@@ -195,7 +201,27 @@ class Cache:
         except Exception:  # a stale class layout or a truncated file: rebuild
             return None
 
-    def save_index(self, project_fingerprint: str, index: Any) -> None:
+    def save_index(self, project_fingerprint: str, index: Any, background: bool = False) -> None:
+        """Keep the index for the next run (written by `save()`). `background`: pickle and write it
+        in a forked child while this process goes on (Linux; `save()` waits for it) — the
+        analysis needs the index in memory now, not on disk."""
+        if background and sys.platform.startswith("linux") and self._ensure_dir():
+            target = self._index_path(project_fingerprint)
+            pid = os.fork()
+            if pid == 0:  # the child: write, and leave without running the parent's exit code
+                code = 1
+                try:
+                    import gc
+
+                    gc.disable()  # the collector would touch (and copy) every shared page
+                    payload = pickle.dumps(index, protocol=pickle.HIGHEST_PROTOCOL)
+                    write_bytes(target, sign(project_fingerprint.encode() + b"\n" + payload))
+                    code = 0
+                finally:
+                    os._exit(code)
+            self._index_writer = pid
+            self._pending_index_path = target
+            return
         try:
             payload = pickle.dumps(index, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception:  # an index that cannot be pickled is simply rebuilt next time
@@ -203,13 +229,25 @@ class Cache:
         self._pending_index = sign(project_fingerprint.encode() + b"\n" + payload)
         self._pending_index_path = self._index_path(project_fingerprint)
 
+    def wait_index_writer(self) -> None:
+        if self._index_writer is not None:
+            try:
+                os.waitpid(self._index_writer, 0)
+            except ChildProcessError:
+                pass
+            self._index_writer = None
+            self._prune_indexes()
+
     _pending_index_path: Path | None = None
 
     _pending_index: bytes | None = None
 
+    _index_writer: int | None = None
+
     # -- saving
     def save(self) -> None:
         """Write what changed. A cache that cannot be written only costs time on the next run."""
+        self.wait_index_writer()
         try:
             if not (self._files_dirty or self._findings_dirty or self._pending_index or self._summaries_written):
                 return
@@ -231,12 +269,18 @@ class Cache:
             if self._pending_index and self._pending_index_path is not None:
                 write_bytes(self._pending_index_path, self._pending_index)
                 self._pending_index = None
-                # Keep the two newest indexes: an edit and its revert both stay cheap.
-                olds = sorted(self.dir.glob(f"index-{self.settings_fingerprint}-*.pickle"),
-                              key=lambda p: p.stat().st_mtime, reverse=True)
-                for old in olds[2:]:
-                    old.unlink(missing_ok=True)
+                self._prune_indexes()
             self._files_dirty = self._findings_dirty = False
+        except OSError:
+            pass
+
+    def _prune_indexes(self) -> None:
+        """Keep the two newest indexes: an edit and its revert both stay cheap."""
+        try:
+            olds = sorted(self.dir.glob(f"index-{self.settings_fingerprint}-*.pickle"),
+                          key=lambda p: p.stat().st_mtime, reverse=True)
+            for old in olds[2:]:
+                old.unlink(missing_ok=True)
         except OSError:
             pass
 
