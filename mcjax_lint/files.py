@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -62,32 +63,61 @@ class Excluder:
             if p.startswith("./"):
                 p = p[2:]
             (self._paths if "/" in p else self._names).append(p)
+        # One regex per kind (what fnmatchcase does pattern by pattern), and each distinct path
+        # component tested once: discovery checks every file of the project on every run.
+        self._name_re = re.compile("|".join(fnmatch.translate(n) for n in self._names)) if self._names else None
+        # A directory pattern also covers everything beneath it.
+        self._path_re = re.compile("|".join(f"{fnmatch.translate(p)}|{fnmatch.translate(p + '/*')}" for p in self._paths)) \
+            if self._paths else None
+        self._component: dict[str, bool] = {}
+        self._root_str = str(root)
+
+    def _below(self, path: Path, top: Path, top_str: str) -> str | None:
+        """`path` relative to `top` as a posix string, or None (a string prefix test where that
+        is what `relative_to` means: POSIX paths, a non-root top)."""
+        if os.sep == "/" and len(top_str) > 1:
+            s = str(path)
+            if s.startswith(top_str) and s[len(top_str):len(top_str) + 1] == "/":
+                return s[len(top_str) + 1:]
+            if s == top_str:
+                return ""
+            if path.is_absolute() == top.is_absolute():
+                return None
+        try:
+            return path.relative_to(top).as_posix()
+        except ValueError:
+            return None
 
     def _rel(self, path: Path) -> str | None:
-        for candidate in (path, path.resolve()):
-            try:
-                return candidate.relative_to(self.root).as_posix()
-            except ValueError:
-                pass
-        return None
+        rel = self._below(path, self.root, self._root_str)
+        if rel is None:
+            resolved = path.resolve()
+            if resolved != path:
+                rel = self._below(resolved, self.root, self._root_str)
+        return rel
+
+    def _name_excluded(self, part: str) -> bool:
+        hit = self._component.get(part)
+        if hit is None:
+            hit = self._component[part] = self._name_re.match(part) is not None
+        return hit
 
     def excluded(self, path: Path, base: Path | None = None) -> bool:
         """Name patterns match the components below `base` (default: the root), so a project
         that itself lives under a directory called `build` is not excluded whole."""
-        rel = self._rel(path)
-        try:
-            parts = path.relative_to(base or self.root).parts
-        except ValueError:
-            parts = (path.name,)
-        for name in self._names:
-            if any(fnmatch.fnmatchcase(part, name) for part in parts):
+        if self._name_re is not None:
+            below = self._below(path, base, str(base)) if base is not None else self._rel_to_root_only(path)
+            parts = below.split("/") if below else ([path.name] if below is None else [])
+            if any(self._name_excluded(part) for part in parts):
                 return True
-        if rel is not None:
-            for pat in self._paths:
-                # A directory pattern also covers everything beneath it.
-                if fnmatch.fnmatchcase(rel, pat) or fnmatch.fnmatchcase(rel, pat + "/*"):
-                    return True
+        if self._path_re is not None:
+            rel = self._rel(path)
+            if rel is not None and self._path_re.match(rel) is not None:
+                return True
         return False
+
+    def _rel_to_root_only(self, path: Path) -> str | None:
+        return self._below(path, self.root, self._root_str)
 
 
 def find_project_root(start: Path) -> Path | None:
