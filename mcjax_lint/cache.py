@@ -32,6 +32,7 @@ import json
 import os
 import pickle
 import secrets
+import signal
 import sys
 import tempfile
 import time
@@ -204,8 +205,10 @@ class Cache:
     def save_index(self, project_fingerprint: str, index: Any, background: bool = False) -> None:
         """Keep the index for the next run (written by `save()`). `background`: pickle and write it
         in a forked child while this process goes on (Linux; `save()` waits for it) — the
-        analysis needs the index in memory now, not on disk."""
-        if background and sys.platform.startswith("linux") and self._ensure_dir():
+        analysis needs the index in memory now, not on disk. Only from a single-threaded process:
+        a fork copies no other thread, so a lock one of them held (JAX imported in the same
+        process, as under pytest) would never be released in the child."""
+        if background and _single_threaded() and self._ensure_dir():
             target = self._index_path(project_fingerprint)
             pid = os.fork()
             if pid == 0:  # the child: write, and leave without running the parent's exit code
@@ -229,11 +232,19 @@ class Cache:
         self._pending_index = sign(project_fingerprint.encode() + b"\n" + payload)
         self._pending_index_path = self._index_path(project_fingerprint)
 
-    def wait_index_writer(self) -> None:
+    def wait_index_writer(self, limit: float = 120.0) -> None:
+        """Wait for the index writer; one stuck past `limit` seconds is killed (the index is only
+        a cache: the next run rebuilds it) rather than left to hang the linter."""
         if self._index_writer is not None:
+            deadline = time.monotonic() + limit
             try:
-                os.waitpid(self._index_writer, 0)
-            except ChildProcessError:
+                while os.waitpid(self._index_writer, os.WNOHANG) == (0, 0):
+                    if time.monotonic() > deadline:
+                        os.kill(self._index_writer, signal.SIGKILL)
+                        os.waitpid(self._index_writer, 0)
+                        break
+                    time.sleep(0.01)
+            except (ChildProcessError, ProcessLookupError):
                 pass
             self._index_writer = None
             self._prune_indexes()
@@ -409,3 +420,14 @@ def write_bytes(path: Path, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def _single_threaded() -> bool:
+    """True on Linux when this process has one OS thread (native ones included, which
+    `threading` does not see)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False

@@ -19,3 +19,29 @@ def test_modules_run_as_programs():
         out = subprocess.run([sys.executable, "-m", mod, "--help"], capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, (mod, out.stderr)
         assert "usage" in out.stdout.lower()
+
+
+def test_wheel_ships_every_module_and_rule_page(tmp_path):
+    """A regular (non-editable) install has every package and the rule pages SARIF embeds."""
+    import zipfile
+    from pathlib import Path
+
+    from mcjax_lint.rules import RULES
+
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(root)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    (wheel,) = tmp_path.glob("mcjax-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    sources = {
+        p.relative_to(root).as_posix()
+        for pkg in ("mcjax_lint", "runtime_guard")
+        for p in (root / pkg).rglob("*.py")
+        if "__pycache__" not in p.parts
+    }
+    assert sources - names == set(), "modules missing from the wheel (list their package in pyproject)"
+    pages = {f"mcjax_lint/rule_docs/{code}.md" for code in [*RULES, "MCJ900"]}
+    assert pages - names == set()

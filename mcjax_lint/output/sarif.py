@@ -2,8 +2,9 @@
 
 Locations are relative to the project root (`%SRCROOT%`), regions 1-based in lines and columns
 (SARIF's default column unit is the Unicode code point, which is what the findings count).
-Every rule is described in `tool.driver.rules` with its summary, default level, help page and,
-when the rule page is available (a source checkout), its text as `help.markdown`.
+Every rule is described in `tool.driver.rules` with its summary, default level, help page and
+the page's text as `help.markdown` (the pages in docs/rules/ ship in the package as
+`mcjax_lint.rule_docs`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,11 @@ from mcjax_lint.output.context import OutputContext
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
-_DOCS_DIR = Path(__file__).resolve().parents[2] / "docs" / "rules"
+# docs/rules/ installed as a data package (pyproject maps it); the same directory in an editable
+# install or a source checkout.
+_DOCS_DIR = Path(__file__).resolve().parents[1] / "rule_docs"
+if not _DOCS_DIR.is_dir():
+    _DOCS_DIR = Path(__file__).resolve().parents[2] / "docs" / "rules"
 
 
 # The project's repository, as the README's pre-commit snippet names it.
