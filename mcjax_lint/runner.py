@@ -14,8 +14,9 @@ Work per run, cheapest first:
    one was built for this very fingerprint (an edit that leaves every summary unchanged, the
    usual pre-commit case), else built (`engine.build_index`, once) from the summaries. The index
    is one fixpoint over the whole call graph, so any summary change re-analyses every target.
-4. Targets still without findings go through `needs_full_analysis` and, if selected,
-   `engine.analyze` (libcst) — in worker processes when there are many.
+4. Targets still without findings go through `needs_full_analysis` (here, before forking: it
+   reads much of the index) and, if selected, `engine.analyze` (libcst) — in worker processes
+   when there are many.
 5. Selection, per-file ignores, severity overrides and suppressions apply to the raw findings
    (cheap, never cached, so changing `ignore` needs no re-analysis).
 
@@ -36,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcjax_lint import suppressions as sup
 from mcjax_lint.cache import Cache, FileRecord, cache_available, now_ns, stat_signature
 from mcjax_lint.config import LintConfig, RuleFilter
 from mcjax_lint.errors import AnalysisError
@@ -43,7 +45,7 @@ from mcjax_lint.files import display_path
 from mcjax_lint.model import Edit, FileError, Finding, Fix, Severity
 from mcjax_lint.modnames import module_names
 from mcjax_lint.settings import AnalysisSettings
-from mcjax_lint import suppressions as sup
+
 
 class _LazyEngine:
     """`mcjax_lint.engine`, imported on first use: a warm run served from the cache never needs
@@ -177,7 +179,6 @@ def describe_error(e: AnalysisError) -> str:
 
 _W_SETTINGS: AnalysisSettings = AnalysisSettings()
 _W_INDEX: Any = None
-_W_SUMMARY: Any = None  # summary digest -> ModuleSummary
 _W_MAX_SIZE: int = 0
 _W_SUMMARY_DIR: Path | None = None  # where workers store the summaries they compute (the cache)
 
@@ -223,15 +224,10 @@ def store_summary(directory: Path, digest: str, blob: bytes) -> None:
             pass
 
 
-def _analyze_task(task: tuple[str, str, str, str, str]) -> tuple[str, str | None, list[dict] | None, str | None]:
-    """(abs path, rel, module, expected digest, summary digest) -> (rel, digest, findings, error).
-
-    Runs the prefilter first (findings None: not analysed), so that it too is spread over the
-    workers; the summary comes from `_W_SUMMARY` (inherited by forked workers)."""
-    abs_path, rel, module, expected, summary_digest = task
+def _analyze_task(task: tuple[str, str, str, str]) -> tuple[str, str | None, list[dict] | None, str | None, float]:
+    """(abs path, rel, module, expected digest) -> (rel, digest, findings, error, seconds)."""
+    abs_path, rel, module, expected = task
     t0 = time.perf_counter()
-    if not engine.needs_full_analysis(_W_SUMMARY(summary_digest), _W_INDEX):
-        return rel, expected, None, None, time.perf_counter() - t0
     try:
         data, _ = read_bytes(Path(abs_path), _W_MAX_SIZE)
         digest = _digest(data)
@@ -354,7 +350,7 @@ def _lint_files_retrying(targets, project_files, config: LintConfig, jobs, use_c
 
 
 def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd) -> LintResult:
-    global _W_SETTINGS, _W_INDEX, _W_SUMMARY, _W_MAX_SIZE, _W_SUMMARY_DIR
+    global _W_SETTINGS, _W_INDEX, _W_MAX_SIZE, _W_SUMMARY_DIR
     cwd = cwd or Path.cwd()
     root = config.project_root
     jobs = default_jobs() if jobs is None else max(1, jobs)
@@ -504,28 +500,35 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
 
     if to_analyze:
         _W_INDEX = ensure_index()
-        _W_SUMMARY = summary_by_digest
-        _collect_again()
         t = time.perf_counter()
-        to_analyze.sort(key=lambda t: -_size(t[0]))
-        work = sum(_size(t[0]) for t in to_analyze)
+        # The prefilter, here before any worker is forked: it reads every file's summary and
+        # much of the index (cheap once the index's memos are warm), which in forked workers
+        # would copy most of the shared pages; workers then get only the files to analyse.
+        selected = []
+        for path, rel, module, digest, sdig in to_analyze:
+            if engine.needs_full_analysis(summary_by_digest(sdig), _W_INDEX):
+                selected.append((path, rel, module, digest))
+                continue
+            stats.prefiltered += 1
+            stats.skipped.add(rel)
+            raw[rel] = []
+            if cache is not None:
+                cache.put_findings(rel, pending_keys[rel], [], prefilter_key(records[rel]))
+        t = stats.phase("prefilter", t)
+        _collect_again()
+        selected.sort(key=lambda t: -_size(t[0]))
+        work = sum(_size(t[0]) for t in selected)
         n = jobs if work >= _PARALLEL_MIN_BYTES // 10 else 1
-        for rel, digest, found, error, took in _map(_analyze_task, to_analyze, n, chunksize=1):
+        for rel, digest, found, error, took in _map(_analyze_task, selected, n, chunksize=1):
             stats.slowest.append((took, rel))
-            if found is None and error is None:
-                stats.prefiltered += 1
-                stats.skipped.add(rel)
-                found = []
-            else:
-                stats.analyzed += 1
+            stats.analyzed += 1
             if error is not None:
                 errors[rel] = error
                 continue
             raw[rel] = [finding_from_dict(d) for d in found]
             if cache is not None and digest is not None:
-                skipped = stats.prefiltered_now(rel)
-                cache.put_findings(rel, pending_keys[rel], found, prefilter_key(records[rel]) if skipped else None)
-        _W_INDEX = _W_SUMMARY = None
+                cache.put_findings(rel, pending_keys[rel], found, None)
+        _W_INDEX = None
 
     t = stats.phase("analysis", t)
     if cache is not None:
