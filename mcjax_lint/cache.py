@@ -208,7 +208,7 @@ class Cache:
         analysis needs the index in memory now, not on disk. Only from a single-threaded process:
         a fork copies no other thread, so a lock one of them held (JAX imported in the same
         process, as under pytest) would never be released in the child."""
-        if background and _single_threaded() and self._ensure_dir():
+        if background and single_threaded() and self._ensure_dir():
             target = self._index_path(project_fingerprint)
             pid = os.fork()
             if pid == 0:  # the child: write, and leave without running the parent's exit code
@@ -422,7 +422,7 @@ def write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
-def _single_threaded() -> bool:
+def single_threaded() -> bool:
     """True on Linux when this process has one OS thread (native ones included, which
     `threading` does not see)."""
     if not sys.platform.startswith("linux"):

@@ -30,7 +30,6 @@ import hashlib
 import json
 import os
 import pickle
-import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +37,14 @@ from pathlib import Path
 from typing import Any
 
 from mcjax_lint import suppressions as sup
-from mcjax_lint.cache import Cache, FileRecord, cache_available, now_ns, stat_signature
+from mcjax_lint.cache import (
+    Cache,
+    FileRecord,
+    cache_available,
+    now_ns,
+    single_threaded,
+    stat_signature,
+)
 from mcjax_lint.config import LintConfig, RuleFilter
 from mcjax_lint.errors import AnalysisError
 from mcjax_lint.files import display_path
@@ -248,8 +254,10 @@ def _map(func, tasks: list, jobs: int, chunksize: int) -> Iterable:
 
     Workers are forked so that they inherit the state in the `_W_*` globals (the index above
     all) instead of receiving it pickled; where fork is not the safe default (macOS, Windows)
-    the work runs serially."""
-    if jobs <= 1 or len(tasks) <= 1 or not sys.platform.startswith("linux"):
+    the work runs serially, and also where this process has other threads (the linter used as a
+    library beside JAX): a forked child has only the forking thread, so a lock another one held
+    would never be released there."""
+    if jobs <= 1 or len(tasks) <= 1 or not single_threaded():
         return map(func, tasks)
     import multiprocessing
 
