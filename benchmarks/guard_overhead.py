@@ -21,6 +21,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 
@@ -72,7 +73,8 @@ def worker(pid: int, n: int, port: int, calls: int, rounds: int) -> dict:
     for _r in range(rounds):
         for variant in ("unguarded", "fast", "strict"):
             if variant != "unguarded":
-                runtime_guard.install(GuardSettings(mode=variant, quiet=True))
+                # With a flight file, as `mcjax-guard` runs it (the recorder's ring is that file).
+                runtime_guard.install(GuardSettings(mode=variant, quiet=True, state_dir=tempfile.mkdtemp()))
             tiny, step = make()
             ftiny, fstep = jax.jit(tiny), jax.jit(step)  # created after install: wrapped when guarded
             results.setdefault(f"tiny/{variant}", []).append(timed(ftiny, (x,), calls))
@@ -80,9 +82,10 @@ def worker(pid: int, n: int, port: int, calls: int, rounds: int) -> dict:
             runtime_guard.uninstall()
 
     # The guard's own bookkeeping, without JAX: the recorder and the wrapper's Python layer.
+    from runtime_guard.flight import FlightRecorder
     from runtime_guard.recorder import Recorder
 
-    rec = Recorder()
+    rec = Recorder(FlightRecorder(tempfile.mkdtemp()))
     code = sys._getframe().f_code
     t = time.perf_counter()
     for _ in range(100000):
@@ -93,35 +96,41 @@ def worker(pid: int, n: int, port: int, calls: int, rounds: int) -> dict:
 
 def hot_path(rounds: int, calls: int = 20000) -> dict[str, float]:
     """The guard's own cost per dispatch, isolated from cross-process noise: one process, a cached
-    jit call through JAX's C++ fast path, raw vs through the guard's wrapper recording it exactly
-    as it records a cross-process dispatch (min over interleaved rounds)."""
+    jit call through JAX's C++ fast path, raw and through the guard's wrapper (recording it exactly
+    as it records a cross-process dispatch), the two calls alternating in one loop and each timed
+    on its own, so that drift of the machine's speed hits both alike. Median per call."""
     import jax
     import jax.numpy as jnp
 
     from runtime_guard.guard import _MULTI, Guard, GuardedJit
     from runtime_guard.settings import GuardSettings
 
-    g = Guard(GuardSettings(quiet=True))
+    g = Guard(GuardSettings(quiet=True, state_dir=tempfile.mkdtemp()))  # flight file on, as under mcjax-guard
     g.active, g.num_processes = True, 1
     x = jnp.ones((64, 32), jnp.float32)
-
-    def timed(f):
-        jax.block_until_ready(f(x))
-        t = time.perf_counter()
-        for _ in range(calls):
-            out = f(x)
-        jax.block_until_ready(out)
-        return (time.perf_counter() - t) / calls * 1e6
-
-    res: dict[str, list[float]] = {}
+    clock = time.perf_counter_ns
+    per_round: list[tuple[float, float]] = []
     for _ in range(rounds):
+        raw_t: list[int] = []
+        guarded_t: list[int] = []
         raw = jax.jit(lambda a: a * 2.0 + 1.0)
         guarded = GuardedJit(jax.jit(lambda a: a * 2.0 + 1.0), g)
-        guarded(x)
+        jax.block_until_ready((raw(x), guarded(x)))
         guarded._kind = _MULTI  # record every call, as for a cross-process computation
-        res.setdefault("raw", []).append(timed(raw))
-        res.setdefault("guarded", []).append(timed(guarded))
-    return {k: min(v) for k, v in res.items()}
+        for i in range(calls):
+            t0 = clock()
+            a = raw(x)
+            t1 = clock()
+            b = guarded(x)
+            t2 = clock()
+            raw_t.append(t1 - t0)
+            guarded_t.append(t2 - t1)
+            if i % 64 == 63:
+                jax.block_until_ready((a, b))  # keep the execution queue short
+        per_round.append((statistics.median(raw_t) / 1e3, statistics.median(guarded_t) / 1e3))
+    added = sorted(g_ - r for r, g_ in per_round)
+    return {"raw": statistics.median(r for r, _ in per_round), "guarded": statistics.median(g_ for _, g_ in per_round),
+            "added": statistics.median(added), "added_rounds": added}
 
 
 def main() -> None:
@@ -156,8 +165,9 @@ def main() -> None:
         print(f"{w:<8} {u:13.1f} {f:9.1f} {f / u:9.2f} {s:10.1f} {s / u:11.2f}")
     print(f"guard bookkeeping per dispatch (Recorder.record): {r['record()']:.2f} µs")
     hp = hot_path(a.rounds)
-    print(f"hot path, one process, cached jit on the C++ fast path (min of {a.rounds} rounds): raw {hp['raw']:.2f} µs, "
-          f"guarded {hp['guarded']:.2f} µs, added {hp['guarded'] - hp['raw']:.2f} µs per dispatch")
+    print(f"hot path, one process, cached jit on the C++ fast path (median per call, alternating): raw {hp['raw']:.2f} µs, "
+          f"guarded {hp['guarded']:.2f} µs, added {hp['added']:.2f} µs per dispatch "
+          f"(median of {a.rounds} rounds; rounds: {', '.join(f'{v:.2f}' for v in hp['added_rounds'])})")
     for i, o in enumerate(res[1:], 1):
         print(f"(process {i}: tiny {o['tiny/unguarded']:.1f}/{o['tiny/fast']:.1f}/{o['tiny/strict']:.1f} µs, "
               f"step {o['step/unguarded']:.1f}/{o['step/fast']:.1f}/{o['step/strict']:.1f} µs)")

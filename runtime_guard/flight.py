@@ -5,9 +5,11 @@ process on a size mismatch within milliseconds; a user may `kill -9`), its last 
 still on disk, so the supervisor can compare what every process did up to the end, even though the
 coordination service (which lives in process 0) may have died with it.
 
-Layout: a 64-byte header (magic, capacity, pid, process index, last seq) then `capacity` fixed
-48-byte records at slot `seq % capacity`. Names of computations, call sites and signatures are
-rare and go to a JSON-lines side file.
+Layout: a 64-byte header (magic, capacity, pid, process index) then `capacity` fixed 48-byte
+records at slot `seq % capacity`, written in place by the `Recorder` (this mapping is its ring, so
+the file costs the hot path nothing). The last dispatch is the slot with the highest seq (an undone
+record's slot is zeroed). Names of computations, call sites and signatures are rare and go to a
+JSON-lines side file.
 """
 
 from __future__ import annotations
@@ -20,10 +22,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from runtime_guard.recorder import RECORD, RING
+
 MAGIC = b"MCJXFR01"
-HEADER = struct.Struct("<8sqqqq24x")  # magic, capacity, pid, process index, last seq
-RECORD = struct.Struct("<qQQQiid")  # seq, key, h, exact, site id, line, monotonic time
-CAPACITY = 1 << 16
+HEADER = struct.Struct("<8sqqqq24x")  # magic, capacity, pid, process index, (unused)
+CAPACITY = RING
 
 
 class FlightRecorder:
@@ -41,24 +44,11 @@ class FlightRecorder:
         HEADER.pack_into(self._map, 0, MAGIC, capacity, os.getpid(), -1, 0)
         self._side = open(self.side_path, "a", buffering=1)  # noqa: SIM115 - kept for the process lifetime
         self._side_lock = threading.Lock()
-        self._sites: dict[Any, int] = {}
+        self.records = self._map  # the Recorder's ring
+        self.records_offset = HEADER.size
 
     def set_process(self, index: int) -> None:
         struct.pack_into("<q", self._map, 24, index)
-
-    def write(self, seq: int, key: int, h: int, exact: int, site: int, line: int, t: float) -> None:
-        RECORD.pack_into(self._map, HEADER.size + (seq % self.capacity) * RECORD.size, seq, key, h, exact, site, line, t)
-        struct.pack_into("<q", self._map, 32, seq)
-
-    def rewind(self, seq: int) -> None:
-        struct.pack_into("<q", self._map, 32, seq)
-
-    def site_id(self, code: Any) -> int:
-        sid = self._sites.get(code)
-        if sid is None:
-            sid = self._sites[code] = len(self._sites) + 1
-            self.side({"site": sid, "file": getattr(code, "co_filename", ""), "function": getattr(code, "co_name", "")})
-        return sid
 
     def side(self, entry: dict) -> None:
         with self._side_lock:
@@ -70,9 +60,11 @@ def read(path: str | os.PathLike[str]) -> dict[str, Any]:
     in seq order, from a flight file (of a live or dead process)."""
     p = Path(path)
     data = p.read_bytes()
-    magic, capacity, pid, process, last = HEADER.unpack_from(data, 0)
+    magic, capacity, pid, process, _ = HEADER.unpack_from(data, 0)
     if magic != MAGIC:
         raise ValueError(f"{p} is not an mcjax flight record")
+    slots = list(RECORD.iter_unpack(data[HEADER.size:HEADER.size + capacity * RECORD.size]))
+    last = max((r[0] for r in slots), default=0)
     sites: dict[int, dict] = {}
     names: dict[int, str] = {}
     fields: dict[int, dict] = {}
@@ -92,8 +84,7 @@ def read(path: str | os.PathLike[str]) -> dict[str, Any]:
                 fields[int(e["exact"])] = e["fields"]
     recs = []
     for seq in range(max(1, last - capacity + 1), last + 1):
-        off = HEADER.size + (seq % capacity) * RECORD.size
-        s, key, h, exact, site, line, t = RECORD.unpack_from(data, off)
+        s, key, h, exact, site, line, t = slots[seq % capacity]
         if s != seq:
             continue
         if exact:

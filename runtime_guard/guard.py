@@ -59,12 +59,25 @@ _getframe = sys._getframe
 
 
 def _current_call() -> list | None:
-    return getattr(_tl, "call", None)
+    """The guarded call in progress on this thread, for the hooks on JAX's Python path (never the
+    hot path). A slow-path wrapper or an AOT call publishes it in thread state; the fast path
+    publishes nothing (thread-local traffic and a try/finally were a third of its cost) and
+    is found instead as the nearest `GuardedJit.__call__` frame on the stack, by its `call` local."""
+    published = getattr(_tl, "call", None)
+    f = _getframe(2)
+    while f is not None:
+        code = f.f_code
+        if code is _FAST_CODE:
+            return f.f_locals.get("call")
+        if published is not None and (code is _SLOW_CODE or code is _AOT_CODE):
+            return published
+        f = f.f_back
+    return published
 
 
 class GuardedJit:
     """Stands in for a `jax.jit` object: same call, attributes and method binding; records each
-    cross-process dispatch while keeping JAX's C++ fast path (~1-2 µs added per call).
+    cross-process dispatch while keeping JAX's C++ fast path.
 
     A call of a function known to run across processes is recorded *before* it runs, so a
     dispatch that hangs or crashes inside is still attributed. First calls (and any call that
@@ -83,22 +96,41 @@ class GuardedJit:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         guard = self._guard
-        if not guard.active:
-            return self._jitted(*args, **kwargs)
+        if self._kind != _MULTI or not guard._fast:
+            return self._call_slow(args, kwargs)
+        # The hot path: a function known to run across processes, fast mode. Recorded before the
+        # call, so a hang or crash inside is attributed; whether it was traced (inside another
+        # transformation) rather than dispatched is checked after it, from the result (cheaper
+        # than asking JAX's trace state first). `call` is what the Python-path hooks see of this
+        # call, should JAX take that path (see `_current_call`).
         frame = _getframe(1)
         code = frame.f_code
-        if code in guard._user_ok:
-            line = frame.f_lineno
+        line = guard._lines.get((id(code) << 32) | frame.f_lasti)
+        if line is None:
+            code, line = guard.user_site(frame)
+        pre = guard.recorder.record(self._key, 0, code, line)
+        call = [self, code, line, pre, False]
+        out = self._jitted(*args, **kwargs)
+        if not _concrete(out) and _in_trace():
+            guard.recorder.undo(pre)  # traced, not dispatched
         else:
+            guard.recorder.settled = pre  # a cache hit (or compiled: its signature is attached)
+        return out
+
+    def _call_slow(self, args: tuple, kwargs: dict) -> Any:
+        guard = self._guard
+        if not guard.active:
+            return self._jitted(*args, **kwargs)
+        frame = _getframe(2)
+        code = frame.f_code
+        line = guard._lines.get((id(code) << 32) | frame.f_lasti)
+        if line is None:
             code, line = guard.user_site(frame)
         key = compat.call_signature(self._key, args, kwargs) if guard._exact else self._key
         kind = self._kind
         pre = 0
         if kind == _MULTI and not guard.strict:
-            # Recorded before the call, so a hang or crash inside is attributed. Whether it was
-            # traced (inside another transformation) rather than dispatched is checked after it,
-            # from the result: cheaper than asking JAX's trace state on every call.
-            pre = guard.recorder.record(key, 0, code, line)
+            pre = guard.recorder.record(key, 0, code, line)  # exact mode's hot path, as above
         call = [self, code, line, pre, False]
         outer = getattr(_tl, "call", None)
         _tl.call = call
@@ -108,9 +140,9 @@ class GuardedJit:
             _tl.call = outer
         if pre:
             if not _concrete(out) and _in_trace():
-                guard.recorder.undo(pre)  # traced, not dispatched
+                guard.recorder.undo(pre)
             else:
-                guard.recorder.settled = pre  # a cache hit (or compiled: its signature is attached)
+                guard.recorder.settled = pre
         elif (not call[_RECORDED] and kind != _LOCAL and not guard.strict and not _in_trace()
               and compat.args_span_processes(args, kwargs)):
             # A cache hit of a function seen running both locally and across processes.
@@ -142,10 +174,14 @@ class _BoundGuarded:
         return getattr(self._g, name)
 
 
+_FAST_CODE = GuardedJit.__call__.__code__  # see `_current_call`
+
+
 class Guard:
     def __init__(self, settings: GuardSettings) -> None:
         self.settings = settings
         self.strict = settings.mode == "strict"
+        self._exact = settings.exact
         self.active = False
         self.flight = None
         if settings.state_dir:
@@ -162,8 +198,13 @@ class Guard:
         self._er_info: "weakref.WeakKeyDictionary[Any, tuple[int, bool]]" = weakref.WeakKeyDictionary()
         self._me_multi: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
         self._user_code: dict[CodeType, bool] = {}
-        self._user_ok: set[CodeType] = set()  # hot-path membership test for user code
-        self._exact = settings.exact
+        # Hot-path call-site cache: (id(code) << 32 | instruction offset) -> line, for user code
+        # only. `f_lineno` scans the code's line table (~4 µs at line 400 of a function) and a
+        # code object's hash walks its bytecode, so neither is done per call; the cache keeps the
+        # code objects alive (`_line_codes`), so their ids stay theirs.
+        self._lines: dict[int, int] = {}
+        self._line_codes: dict[int, CodeType] = {}
+        self._fast = False  # active, fast mode, not exact: GuardedJit's hot path applies (see `active`)
         self._undo_init: Callable[[], None] | None = None
         self._undo_shutdown: Callable[[], None] | None = None
         self.disabled_reason: str | None = None
@@ -171,6 +212,15 @@ class Guard:
         self.num_processes = 0
         self.process_index = 0
         self._lock = threading.Lock()
+
+    @property
+    def active(self) -> bool:
+        return self._active
+
+    @active.setter
+    def active(self, on: bool) -> None:
+        self._active = on
+        self._fast = on and not self.strict and not self._exact
 
     # -- install -------------------------------------------------------------------------------
 
@@ -408,8 +458,14 @@ class Guard:
             if ok is None:
                 ok = self._user_code[code] = not any(s in code.co_filename for s in self.settings.skip_frames)
             if ok:
-                self._user_ok.add(code)
-                return code, f.f_lineno
+                line = f.f_lineno
+                if f is frame:
+                    if len(self._lines) > 1_000_000:  # generated code, call sites without end
+                        self._lines.clear()
+                        self._line_codes.clear()
+                    self._line_codes[id(code)] = code  # alive, so its id stays its own
+                    self._lines[(id(code) << 32) | f.f_lasti] = line
+                return code, line
             f = f.f_back
         return None, 0
 
@@ -474,6 +530,12 @@ class Guard:
     def _say(self, msg: str) -> None:
         if not self.settings.quiet:
             print(f"mcjax-guard: {msg}", file=sys.stderr)
+
+
+# Frames `_current_call` recognises: the fast path's (by its `call` local) and those that publish
+# their call in thread state.
+_SLOW_CODE = GuardedJit._call_slow.__code__
+_AOT_CODE = Guard._on_compiled_call.__code__
 
 
 class _Disagreement(RuntimeError):

@@ -1,15 +1,18 @@
 """The hot path: number every cross-process dispatch and fold its identity into a rolling hash.
 
 `record()` runs on every cross-process dispatch, so it does as little as possible: a lock, two
-integer operations and seven slots of a preallocated ring overwritten in place. Nothing it keeps
-is a new container object: a ring of tuples would put tens of thousands of long-lived objects
-under the cyclic garbage collector, whose full passes then cost more than the recording itself.
-Names, call-site text, signatures and the exchange with other processes are all done later by
-the background thread, from the ring.
+integer operations and one `struct.pack_into` of a fixed 48-byte record into a preallocated ring.
+That ring *is* the flight recorder's memory-mapped file when there is one (so the record a dead
+process leaves on disk costs nothing extra), else a bytearray. Nothing recorded is a new
+long-lived Python object: a ring of tuples would put tens of thousands of them under the cyclic
+garbage collector, whose full passes then cost more than the recording itself. Call sites are
+small integers (a code object's first use numbers it); names, call-site text, signatures and the
+exchange with other processes are all done later by the background thread, from the ring.
 """
 
 from __future__ import annotations
 
+import struct
 import threading
 import time
 from collections import deque
@@ -22,9 +25,14 @@ if TYPE_CHECKING:
 _MASK = (1 << 64) - 1
 _PRIME = 0x100000001B3
 
-RING = 1 << 16  # dispatch records kept locally (answers "what was your dispatch #N?")
+RING = 1 << 16  # dispatch records kept (answers "what was your dispatch #N?"); the flight file's too
 _RING_MASK = RING - 1
-_W = 7  # slots per record in the flat ring
+# seq, key, rolling hash, exact signature, call-site id, line, monotonic time (the flight format)
+RECORD = struct.Struct("<qQQQiid")
+_SIZE = RECORD.size
+_SEQ = struct.Struct("<q")
+_EXACT = struct.Struct("<Q")
+_EXACT_OFFSET = 24
 FINE, COARSE = 16, 1024  # checkpoint strides of the rolling hash (powers of two)
 _FINE_MASK, _COARSE_MASK = FINE - 1, COARSE - 1
 CHECKPOINTS = 256  # checkpoints kept per stride
@@ -40,7 +48,7 @@ class Record(NamedTuple):
     exact: int  # exact executable signature when known for this very call, else 0
     code: CodeType | None  # call site: code object and line (text resolved lazily)
     line: int
-    t: float  # monotonic time, in the flight recorder only (0 in the in-memory ring)
+    t: float  # monotonic time of the dispatch
 
 
 def fold(h: int, key: int) -> int:
@@ -53,49 +61,63 @@ class Recorder:
         self.lock = threading.Lock()
         self.seq = 0
         self.h = 0
-        self._ring: list = [0] * (RING * _W)  # record of seq s at slots [(s % RING) * 7, +7)
+        if flight is not None and flight.capacity == RING:
+            self._buf, self._base = flight.records, flight.records_offset
+        else:
+            self.flight = None
+            self._buf, self._base = bytearray(RING * RECORD.size), 0
+        self._pack = RECORD.pack_into
+        self._codes: list[CodeType | None] = [None]  # call-site id -> code object (0: none)
+        # Keyed by id(): a code object's own hash walks its bytecode and constants on every
+        # lookup (0.1-0.5 µs); `_codes` keeps each one alive, so its id stays its own.
+        self._site_ids: dict[int, int] = {}
         self.fine: deque[tuple[int, int]] = deque(maxlen=CHECKPOINTS)
         self.coarse: deque[tuple[int, int]] = deque(maxlen=CHECKPOINTS)
         # Records up to here are settled: a record with no exact signature at or below this seq
         # was a cache hit; above it, the call may still be compiling (signature not attached yet).
         self.settled = 0
 
+    def _offset(self, seq: int) -> int:
+        return self._base + (seq & _RING_MASK) * _SIZE
+
+    def _new_site(self, code: CodeType) -> int:
+        with self.lock:
+            sid = self._site_ids.get(id(code))
+            if sid is None:
+                sid = self._site_ids[id(code)] = len(self._codes)
+                self._codes.append(code)
+                if self.flight is not None:
+                    self.flight.side({"site": sid, "file": code.co_filename, "function": code.co_name})
+        return sid
+
     def record(self, key: int, exact: int, code: CodeType | None, line: int) -> int:
-        # No clock read here: progress over time is observed by the background thread instead.
-        t = 0.0
+        site = self._site_ids.get(id(code), 0) if code is not None else 0
+        if not site and code is not None:
+            site = self._new_site(code)
         with self.lock:
             seq = self.seq = self.seq + 1
             h = self.h = ((self.h ^ key) * _PRIME) & _MASK
-            b = (seq & _RING_MASK) * _W
-            self._ring[b:b + _W] = (seq, key, h, exact, code, line, t)
+            self._pack(self._buf, self._base + (seq & _RING_MASK) * _SIZE, seq, key, h, exact, site, line, _monotonic())
             if not seq & _FINE_MASK:
                 self.fine.append((seq, h))
                 if not seq & _COARSE_MASK:
                     self.coarse.append((seq, h))
-            fl = self.flight
-            if fl is not None:
-                fl.write(seq, key, h, exact, fl.site_id(code) if code is not None else 0, line, _monotonic())
         return seq
 
     def _get(self, seq: int) -> Record | None:
         """The record of dispatch `seq` if still in the ring (caller holds the lock)."""
         if seq < 1 or seq > self.seq or seq <= self.seq - RING:
             return None
-        b = (seq & _RING_MASK) * _W
-        r = Record._make(self._ring[b:b + _W])
-        return r if r.seq == seq else None
+        s, key, h, exact, site, line, t = RECORD.unpack_from(self._buf, self._offset(seq))
+        if s != seq:
+            return None
+        return Record(s, key, h, exact, self._codes[site] if 0 <= site < len(self._codes) else None, line, t)
 
     def set_exact(self, seq: int, exact: int) -> None:
         """Attach the executable's signature to a dispatch recorded before it was known."""
         with self.lock:
-            r = self._get(seq)
-            if r is None:
-                return
-            self._ring[(seq & _RING_MASK) * _W + 3] = exact
-            if self.flight is not None:
-                code = r.code
-                self.flight.write(r.seq, r.key, r.h, exact, self.flight.site_id(code) if code is not None else 0,
-                                  r.line, r.t)
+            if self._get(seq) is not None:
+                _EXACT.pack_into(self._buf, self._offset(seq) + _EXACT_OFFSET, exact)
 
     def undo(self, seq: int) -> bool:
         """Take back the last dispatch (it turned out to run on this process only). Only the most
@@ -104,15 +126,13 @@ class Recorder:
             if self.seq != seq or self._get(seq) is None:
                 return False
             prev = self._get(seq - 1)
-            self._ring[(seq & _RING_MASK) * _W] = 0
+            _SEQ.pack_into(self._buf, self._offset(seq), 0)  # the slot no longer holds a record
             self.seq = seq - 1
             self.h = prev.h if prev is not None else 0
             if not seq & _FINE_MASK and self.fine and self.fine[-1][0] == seq:
                 self.fine.pop()
                 if not seq & _COARSE_MASK and self.coarse and self.coarse[-1][0] == seq:
                     self.coarse.pop()
-            if self.flight is not None:
-                self.flight.rewind(self.seq)
             return True
 
     def snapshot(self, recent: int) -> tuple[int, int, list[Record], list[tuple[int, int]], list[tuple[int, int]]]:

@@ -36,6 +36,22 @@ def test_records_each_dispatch_with_the_callers_line():
     assert recs[0].line == recs[1].line
 
 
+def test_call_sites_in_one_function_keep_their_own_lines():
+    # The hot path caches lines per (code, instruction), never per code alone.
+    import inspect
+
+    g = _guard()
+    w = _cross_process(g, lambda a: a - 1)
+    before = g.recorder.seq
+    here = inspect.currentframe().f_lineno
+    for i in range(4):
+        w(jnp.ones(3))  # here + 2
+        if i % 2:
+            w(jnp.ones(3))  # here + 4
+    lines = [r.line for r in g.recorder.records(before + 1, g.recorder.seq)]
+    assert lines == [here + 2, here + 2, here + 4, here + 2, here + 2, here + 4]
+
+
 def test_calls_traced_inside_another_jit_are_not_dispatches():
     g = _guard()
     inner = _cross_process(g, lambda a: a + 1)
