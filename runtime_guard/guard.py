@@ -62,13 +62,17 @@ def _current_call() -> list | None:
     """The guarded call in progress on this thread, for the hooks on JAX's Python path (never the
     hot path). A slow-path wrapper or an AOT call publishes it in thread state; the fast path
     publishes nothing (thread-local traffic and a try/finally were a third of its cost) and
-    is found instead as the nearest `GuardedJit.__call__` frame on the stack, by its `call` local."""
+    is found instead as the nearest `GuardedJit.__call__` frame on the stack, by its locals."""
     published = getattr(_tl, "call", None)
     f = _getframe(2)
     while f is not None:
         code = f.f_code
         if code is _FAST_CODE:
-            return f.f_locals.get("call")
+            loc = f.f_locals
+            w = loc.get("self")
+            if "pre" not in loc or w is None:
+                return None  # not recording yet (cannot happen: the hooks run inside the call)
+            return [w, w._guard.recorder.code_of(loc["site"]), loc["line"], loc["pre"], False]
         if published is not None and (code is _SLOW_CODE or code is _AOT_CODE):
             return published
         f = f.f_back
@@ -101,15 +105,14 @@ class GuardedJit:
         # The hot path: a function known to run across processes, fast mode. Recorded before the
         # call, so a hang or crash inside is attributed; whether it was traced (inside another
         # transformation) rather than dispatched is checked after it, from the result (cheaper
-        # than asking JAX's trace state first). `call` is what the Python-path hooks see of this
-        # call, should JAX take that path (see `_current_call`).
+        # than asking JAX's trace state first). Its locals are what the Python-path hooks see of
+        # this call, should JAX take that path (see `_current_call`).
         frame = _getframe(1)
-        code = frame.f_code
-        line = guard._lines.get((id(code) << 32) | frame.f_lasti)
-        if line is None:
-            code, line = guard.user_site(frame)
-        pre = guard.recorder.record(self._key, 0, code, line)
-        call = [self, code, line, pre, False]
+        hit = guard._sites.get((id(frame.f_code) << 32) | frame.f_lasti)
+        if hit is None:
+            hit = guard.site_of_frame(frame)
+        site, line = hit
+        pre = guard.recorder.record_at(self._key, 0, site, line)
         out = self._jitted(*args, **kwargs)
         if not _concrete(out) and _in_trace():
             guard.recorder.undo(pre)  # traced, not dispatched
@@ -122,10 +125,9 @@ class GuardedJit:
         if not guard.active:
             return self._jitted(*args, **kwargs)
         frame = _getframe(2)
-        code = frame.f_code
-        line = guard._lines.get((id(code) << 32) | frame.f_lasti)
-        if line is None:
-            code, line = guard.user_site(frame)
+        hit = guard._sites.get((id(frame.f_code) << 32) | frame.f_lasti)
+        site, line = hit if hit is not None else guard.site_of_frame(frame)
+        code = guard.recorder.code_of(site)
         key = compat.call_signature(self._key, args, kwargs) if guard._exact else self._key
         kind = self._kind
         pre = 0
@@ -198,12 +200,11 @@ class Guard:
         self._er_info: "weakref.WeakKeyDictionary[Any, tuple[int, bool]]" = weakref.WeakKeyDictionary()
         self._me_multi: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
         self._user_code: dict[CodeType, bool] = {}
-        # Hot-path call-site cache: (id(code) << 32 | instruction offset) -> line, for user code
-        # only. `f_lineno` scans the code's line table (~4 µs at line 400 of a function) and a
-        # code object's hash walks its bytecode, so neither is done per call; the cache keeps the
-        # code objects alive (`_line_codes`), so their ids stay theirs.
-        self._lines: dict[int, int] = {}
-        self._line_codes: dict[int, CodeType] = {}
+        # Hot-path call-site cache: (id(code) << 32 | instruction offset) -> (site id, line), for
+        # user code only. `f_lineno` scans the code's line table (~4 µs at line 400 of a
+        # function) and a code object's hash walks its bytecode, so neither is done per call; the
+        # recorder's site table keeps the code objects alive, so their ids stay theirs.
+        self._sites: dict[int, tuple[int, int]] = {}
         self._fast = False  # active, fast mode, not exact: GuardedJit's hot path applies (see `active`)
         self._undo_init: Callable[[], None] | None = None
         self._undo_shutdown: Callable[[], None] | None = None
@@ -458,16 +459,20 @@ class Guard:
             if ok is None:
                 ok = self._user_code[code] = not any(s in code.co_filename for s in self.settings.skip_frames)
             if ok:
-                line = f.f_lineno
-                if f is frame:
-                    if len(self._lines) > 1_000_000:  # generated code, call sites without end
-                        self._lines.clear()
-                        self._line_codes.clear()
-                    self._line_codes[id(code)] = code  # alive, so its id stays its own
-                    self._lines[(id(code) << 32) | f.f_lasti] = line
-                return code, line
+                return code, f.f_lineno
             f = f.f_back
         return None, 0
+
+    def site_of_frame(self, frame: Any) -> tuple[int, int]:
+        """(site id, line) of the user's call site at or above `frame`; cached for the hot path
+        when `frame` itself is user code (its (code, instruction) then always means one line)."""
+        code, line = self.user_site(frame)
+        site = self.recorder.site_of(code)
+        if code is frame.f_code:
+            if len(self._sites) > 1_000_000:  # generated code: call sites without end
+                self._sites.clear()
+            self._sites[(id(code) << 32) | frame.f_lasti] = (site, line)
+        return site, line
 
     def record(self, key: int, exact: int, frame: Any) -> int:
         return self.recorder.record(key, exact, *self.user_site(frame))

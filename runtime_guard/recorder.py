@@ -90,19 +90,36 @@ class Recorder:
                     self.flight.side({"site": sid, "file": code.co_filename, "function": code.co_name})
         return sid
 
+    def site_of(self, code: CodeType | None) -> int:
+        """The call-site id of a code object (0: none), numbering it on first use."""
+        if code is None:
+            return 0
+        return self._site_ids.get(id(code)) or self._new_site(code)
+
+    def code_of(self, site: int) -> CodeType | None:
+        return self._codes[site] if 0 <= site < len(self._codes) else None
+
     def record(self, key: int, exact: int, code: CodeType | None, line: int) -> int:
         site = self._site_ids.get(id(code), 0) if code is not None else 0
         if not site and code is not None:
             site = self._new_site(code)
+        return self.record_at(key, exact, site, line)
+
+    def record_at(self, key: int, exact: int, site: int, line: int) -> int:
+        """`record` with the call site already numbered (`site_of`): the jit wrapper's hot path."""
         with self.lock:
             seq = self.seq = self.seq + 1
             h = self.h = ((self.h ^ key) * _PRIME) & _MASK
             self._pack(self._buf, self._base + (seq & _RING_MASK) * _SIZE, seq, key, h, exact, site, line, _monotonic())
             if not seq & _FINE_MASK:
-                self.fine.append((seq, h))
-                if not seq & _COARSE_MASK:
-                    self.coarse.append((seq, h))
+                self.checkpoint(seq, h)
         return seq
+
+    def checkpoint(self, seq: int, h: int) -> None:
+        """Keep (seq, hash) at every FINE-th dispatch (caller holds the lock; seq % FINE == 0)."""
+        self.fine.append((seq, h))
+        if not seq & _COARSE_MASK:
+            self.coarse.append((seq, h))
 
     def _get(self, seq: int) -> Record | None:
         """The record of dispatch `seq` if still in the ring (caller holds the lock)."""
@@ -111,7 +128,7 @@ class Recorder:
         s, key, h, exact, site, line, t = RECORD.unpack_from(self._buf, self._offset(seq))
         if s != seq:
             return None
-        return Record(s, key, h, exact, self._codes[site] if 0 <= site < len(self._codes) else None, line, t)
+        return Record(s, key, h, exact, self.code_of(site), line, t)
 
     def set_exact(self, seq: int, exact: int) -> None:
         """Attach the executable's signature to a dispatch recorded before it was known."""

@@ -83,3 +83,22 @@ def test_wrapper_keeps_the_jit_interface():
 
     m = Model()
     assert m.step(jnp.ones(2)).tolist() == [1.0, 1.0]  # bound like a method
+
+
+def test_python_path_hooks_find_the_fast_path_call():
+    # A new shape takes JAX's Python path, whose hook must find the fast-path call on the stack
+    # (it publishes no thread state): here it learns the executable runs on this process only,
+    # takes the record back and marks the function as run both ways.
+    from runtime_guard.guard import _MIXED
+
+    g = _guard()
+    w = _cross_process(g, lambda a: a * 3)
+    g.hooks.install(on_execute=g._on_execute, allow_fastpath=g._allow_fastpath,
+                    on_compiled_call=g._on_compiled_call, wrap_jit=lambda j: j, on_compile=g._on_compile)
+    try:
+        before = g.recorder.seq
+        w(jnp.ones(5))  # compiles: the Python path
+        assert g.recorder.seq == before
+        assert w._kind == _MIXED
+    finally:
+        g.hooks.uninstall()
