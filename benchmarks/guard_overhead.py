@@ -4,13 +4,15 @@ Starts N real local JAX processes (CPU, 1 device each, loopback coordinator). In
 rounds alternate unguarded / fast / strict (the guard is installed and removed between rounds, so
 all variants run in the same processes, on the same arrays, interleaved against drift). Per round
 and variant it times a loop of cross-process dispatches:
-  - tiny:  an elementwise jit on a sharded global array (no communication: pure dispatch cost);
-  - step:  a small MLP training step on a sharded batch (gradients all-reduced over gloo).
+  - tiny:  an elementwise jit on a sharded global array (no communication): the dispatch alone;
+  - step:  a small MLP training step on a sharded batch (gradients all-reduced over gloo), called
+           and waited for: the whole step.
 It also times the guard's own bookkeeping in isolation (Recorder.record, the jit wrapper).
 
     python benchmarks/guard_overhead.py [--processes 2] [--calls 2000] [--rounds 5]
 
-Prints median per-call microseconds and the guarded/unguarded ratio per variant.
+Prints median per-call microseconds (per round; the median over rounds) and the guarded/unguarded
+ratio per variant.
 """
 
 from __future__ import annotations
@@ -58,16 +60,24 @@ def worker(pid: int, n: int, port: int, calls: int, rounds: int) -> dict:
 
         return tiny, step
 
-    def timed(f, args, k):
-        out = f(*args)
-        jax.block_until_ready(out)
-        t = time.perf_counter()
+    def timed(f, args, k, whole):
+        """Median µs per call: of the dispatch alone (`whole` False: the execution queue is drained
+        outside the timed calls, every 16), or of the call and its execution (`whole` True). A
+        median per call, not a loop's mean, so that the other work on this 2-core machine (the
+        other process, gloo's threads, a publish) does not land on one variant by chance."""
+        jax.block_until_ready(f(*args))
+        clock = time.perf_counter_ns
+        ts = []
         for i in range(k):
+            t0 = clock()
             out = f(*args)
-            if i % 16 == 15:  # keep gloo and the async queue from piling up on 2 cores
+            if whole:
+                jax.block_until_ready(out)
+            ts.append(clock() - t0)
+            if not whole and i % 16 == 15:  # keep gloo and the async queue from piling up on 2 cores
                 jax.block_until_ready(out)
         jax.block_until_ready(out)
-        return (time.perf_counter() - t) / k * 1e6
+        return statistics.median(ts) / 1e3
 
     results: dict[str, list[float]] = {}
     for _r in range(rounds):
@@ -77,8 +87,8 @@ def worker(pid: int, n: int, port: int, calls: int, rounds: int) -> dict:
                 runtime_guard.install(GuardSettings(mode=variant, quiet=True, state_dir=tempfile.mkdtemp()))
             tiny, step = make()
             ftiny, fstep = jax.jit(tiny), jax.jit(step)  # created after install: wrapped when guarded
-            results.setdefault(f"tiny/{variant}", []).append(timed(ftiny, (x,), calls))
-            results.setdefault(f"step/{variant}", []).append(timed(fstep, (params, x, y), max(100, calls // 10)))
+            results.setdefault(f"tiny/{variant}", []).append(timed(ftiny, (x,), calls, False))
+            results.setdefault(f"step/{variant}", []).append(timed(fstep, (params, x, y), max(100, calls // 10), True))
             runtime_guard.uninstall()
 
     # The guard's own bookkeeping, without JAX: the recorder and the wrapper's Python layer.
