@@ -899,6 +899,11 @@ class _Summarizer:
         for env in results:
             for k, v in env.items():
                 merged[k] = sym_join(merged.get(k), v)
+        for k, v in before.items():
+            # Untouched in every block: keep the very object, so that an enclosing branch still
+            # sees it as unchanged (a copy would take that branch's implicit taint).
+            if all(env.get(k) is v for env in results):
+                merged[k] = v
         if not any(k in cond for k in ("pd", "pdc", "order", "hash")):
             for k in merged:
                 # `if multi_process: x = broadcast(x)` (else: the single-process or test path):
