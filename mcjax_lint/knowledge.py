@@ -250,6 +250,15 @@ GENERIC_METHOD_NAMES = {
     "open", "exists", "delete", "set", "init", "setup", "build", "create", "process", "execute", "handle",
     "sync", "commit", "finalize", "shutdown", "acquire", "release", "notify", "fetch", "send_bytes",
 }
+# Attribute names too generic to resolve by name to a project class's attribute when the receiver
+# is unknown (`input_config.data` is a config field, not an evaluator's per-process `self.data`).
+GENERIC_ATTRIBUTE_NAMES = {
+    "data", "dataset", "ds", "config", "cfg", "conf", "args", "kwargs", "options", "opts", "settings", "params",
+    "state", "model", "module", "batch", "inputs", "outputs", "input", "output", "value", "values", "name",
+    "path", "result", "results", "items", "shape", "dtype", "size", "step", "steps", "info", "meta", "metadata",
+    "spec", "key", "rng", "mesh", "fn", "func", "labels", "features", "train", "eval", "test", "iterator",
+    "loader", "metrics", "count", "index", "id", "x", "y",
+}
 
 # --- Process exit (MCJ102). ----------------------------------------------------------------------------
 EXIT_CALLS = {"sys.exit", "os._exit", "os.abort", "exit", "quit"}

@@ -336,6 +336,8 @@ class ProjectIndex:
         """Value of a reference: a project global, function, class attribute or `.attr` by name."""
         if r.startswith("."):
             name = r[1:]
+            if name in K.GENERIC_ATTRIBUTE_NAMES:
+                return BOTTOM
             props = [m for m in self.methods_by_name.get(name, ()) if self.functions[m].prop]
             cands = self.attrs_by_name.get(name, []) + props
             if not cands or len(cands) > 8:
