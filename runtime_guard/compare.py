@@ -172,6 +172,9 @@ class Tracker:
         return now - self.last_progress
 
 
+FAILED_GRACE = 5.0  # s without progress anywhere after one process raised: the others wait for it
+
+
 @dataclass
 class Finding:
     kind: str
@@ -189,14 +192,26 @@ def liveness(states: dict[int, dict], tracker: Tracker, expected: int, now: floa
     # A process that left while someone else already dispatched past its last computation.
     for p, st in sorted(gone.items()):
         beyond = [q for q, s in running.items() if s.get("seq", 0) > st.get("seq", 0)]
-        stuck = running and tracker.idle(now) > tracker.threshold()
-        if beyond or (stuck and st.get("status") == FAILED):
-            how = "raised an exception and exited" if st.get("status") == FAILED else "exited"
-            waiting = beyond or sorted(running)
+        # After an exception in one process the job is failing anyway: the others standing still
+        # for a few seconds is enough to say they wait for it (the hang threshold is for healthy
+        # jobs, where a long pause may be a long step).
+        limit = min(tracker.threshold(), FAILED_GRACE) if st.get("status") == FAILED else tracker.threshold()
+        stuck = running and tracker.idle(now) > limit
+        how = "raised an exception and exited" if st.get("status") == FAILED else "exited"
+        if beyond:
             return Finding("exited", st.get("seq", 0) + 1, [p],
                            f"process {p} {how} after dispatch #{st.get('seq', 0)}; "
-                           f"process{'es' if len(waiting) > 1 else ''} {_plist(waiting)} went on to "
+                           f"process{'es' if len(beyond) > 1 else ''} {_plist(beyond)} went on to "
                            f"#{st.get('seq', 0) + 1}, which process {p} will never join")
+        if stuck and st.get("status") == FAILED:
+            # The others are stuck *behind* it (dispatch is asynchronous: the failed process may have
+            # queued many computations past theirs): they wait in a computation it left behind.
+            waiting = sorted(running)
+            at = {q: running[q].get("seq", 0) for q in waiting}
+            where = ", ".join(f"process {q} at #{at[q]}" for q in waiting)
+            return Finding("exited", max(at.values()), [p],
+                           f"process {p} {how} after dispatch #{st.get('seq', 0)}; the others made no "
+                           f"progress for {tracker.idle(now):.0f} s since ({where}), waiting for it")
     for p in sorted(running):
         stale = tracker.stale(p, now)
         if stale > tracker.died_after:

@@ -33,6 +33,10 @@ from runtime_guard.settings import GuardSettings
 # What one published state carries. Sized for the coordinator: with N processes the comparator
 # reads N states per round (see docs/benchmarks.md); everything else is fetched on demand.
 RECENT = 16  # last records (call site text only on the newest)
+# Records in the state a process publishes as it leaves (~60 KB at most, once): the others may be
+# far behind it (asynchronous dispatch lets a process queue many steps), and once it is gone
+# nobody can ask it for the records where they parted.
+FINAL_RECENT = 1024
 CHECKPOINTS = 8  # last rolling-hash checkpoints per stride
 HEARTBEAT = 0.5  # seconds between unchanged state publications
 # State writes per second the guard allows itself on the coordination service (all processes
@@ -177,7 +181,7 @@ class Exchange:
     # -- publishing ----------------------------------------------------------------------------
 
     def state(self) -> dict:
-        seq, h, tail, fine, coarse = self.recorder.snapshot(RECENT)
+        seq, h, tail, fine, coarse = self.recorder.snapshot(RECENT if self.status == compare.RUNNING else FINAL_RECENT)
         recent = [[r.seq, r.key, r.h, r.exact, "", r.line, ""] for r in tail]
         if tail:
             recent[-1][4:] = list(_site(tail[-1]))
@@ -292,8 +296,28 @@ class Exchange:
         if self._pending_mismatch(states):
             return
         finding = compare.liveness(states, self.tracker, self.n)
-        if finding is not None:
+        if finding is not None and not self._parted_before(states, finding):
             self._resolve_liveness(states, finding)
+
+    def _parted_before(self, states: dict[int, dict], finding: compare.Finding) -> bool:
+        """A process stuck behind the others may be stuck because it dispatched something else
+        earlier, where the published states (the last RECENT records, hash checkpoints every
+        FINE) cannot tell: ask for the records up to its current dispatch and look. True when
+        that found (and reported) a divergence."""
+        if finding.kind not in ("missing", "hang"):
+            return False
+        running = [s.get("seq", 0) for s in states.values() if s.get("status") == compare.RUNNING]
+        if not running or min(running) >= max(s.get("seq", 0) for s in states.values()):
+            return False
+        hi = min(running)
+        lo = max(1, hi - RECENT + 1)
+        details = self.request_details(lo, hi)
+        keyed = {p: {r["seq"]: [r["seq"], r["key"]] for r in d["records"]} for p, d in details.items()}
+        seq = compare.first_difference(keyed, lo, hi)
+        if seq is None:
+            return False
+        self._resolve_divergence(states, seq, seq)
+        return True
 
     def _pending_mismatch(self, states: dict[int, dict]) -> bool:
         """Strict mode: processes waiting to run different things at the same seq."""

@@ -396,6 +396,14 @@ class Supervisor:
         return []
 
     def _handle_verdict(self, rep: Report) -> int:
+        if rep.kind in ("exited", "missing", "hang", "died"):
+            # The guard's exchange sees only the last records each process published; the flight
+            # files of this host's processes have them all. Processes stuck, or left behind, because
+            # they dispatched different computations earlier are a divergence: report that.
+            div = self._flight_divergence()
+            if div is not None and (rep.seq is None or div.seq is None or div.seq <= rep.seq):
+                div.notes.append(f"found in the flight records; the guard had reported: {rep.summary}")
+                rep = div
         hang = rep.kind in ("hang", "missing")
         native: bool | str = "first" if (hang or self.options.native) else False
         # Strict mode stopped every process before the collective and they are now unwinding the

@@ -15,7 +15,7 @@ HAZARDS = sorted(p for p in PROGRAMS.glob("*.py") if p.name.startswith(("hazard_
 CLEAN = sorted(PROGRAMS.glob("clean_*.py"))
 
 # Extra options per program: a stuck process is found by the hang threshold.
-OPTIONS = {"event_stuck_process.py": ("--timeout", "4")}
+OPTIONS = {"event_stuck_process.py": ("--timeout", "4"), "hazard_rank0_sync_followers_poll.py": ("--timeout", "4")}
 
 
 @pytest.mark.parametrize("program", HAZARDS, ids=lambda p: p.stem)
