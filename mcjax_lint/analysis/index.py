@@ -483,6 +483,8 @@ class ProjectIndex:
         return True
 
     def call_name(self, q: str, argv: Val = BOTTOM) -> tuple[Val, str | None]:
+        if q in K.ORDER_INSENSITIVE:
+            return argv.without_order(), None  # the summary's order-free wrapper (`sorted(...)`)
         q = self._follow_reexport(q)
         d = self._declared(q)
         if d is not None:

@@ -425,7 +425,7 @@ class _Summarizer:
         for op, c in zip(node.ops, node.comparators):
             v = sym_taint(self.ev(c))
             if isinstance(op, (ast.In, ast.NotIn)):
-                v = _strip_order(v)
+                v = _strip_order(v, node.lineno)
             out = sym_join(out, v)
         return out
 
@@ -677,7 +677,7 @@ class _Summarizer:
                 out["u"] = True
             return out
         if q in K.ORDER_INSENSITIVE:
-            return _strip_order(sym_taint(argu))
+            return _strip_order(sym_taint(argu), node.lineno)
         if q in K.ORDER_IMPOSING and args and args[0].get("u"):
             return sym_join(sym_taint(argu), {"order": [self.src("iteration over a set", node, "MCJ201")]})
         if q in K.JIT_WRAPPERS or (q in ("functools.partial", "partial") and node.args and self.qualify(node.args[0]) in K.JIT_WRAPPERS):
@@ -1128,12 +1128,18 @@ def _prune(sym: Sym, depth: int = VIA_DEPTH) -> Sym:
     return out
 
 
-def _strip_order(v: Sym) -> Sym:
+def _strip_order(v: Sym, line: int | None = None) -> Sym:
     """The value after an order-insensitive operation (`sorted`, `in`, `len`, ...): no order
-    taint, and parameters marked so the index knows their order does not flow through."""
+    taint, and parameters marked so the index knows their order does not flow through. With
+    `line`, what the index resolves later (calls, references) goes through an order-insensitive
+    call record too: `sorted(int(m.group(1)) for m in listing)` has no order, whatever the calls
+    on the listing's elements return."""
     out = {k: x for k, x in v.items() if k not in ("order", "u")}
     if "params" in out:
         out["params"] = [p if p.endswith("!o") else p + "!o" for p in out["params"]]
+    if line is not None and ("via" in out or "refs" in out):
+        inner = {k: out.pop(k) for k in ("via", "refs", "elem") if k in out}
+        out["via"] = [{"l": line, "n": "sorted", "a": _prune(inner)}]
     return out
 
 
