@@ -272,6 +272,21 @@ DEVICE_ACCESS_CALLS = {
     "jax.make_array_from_single_device_arrays", "jax.make_array_from_process_local_data",
 }
 DEVICE_ACCESS_PREFIXES = ("jax.numpy.", "jax.random.", "jax.lax.", "jax.nn.")
+# Under those prefixes, calls that only build functions or describe dtypes: no backend, no array
+# (`bias_init = jax.nn.initializers.constant(0.0)`, `jnp.finfo(jnp.float32).min` at import time).
+NO_DEVICE_ACCESS_PREFIXES = ("jax.nn.initializers.",)
+NO_DEVICE_ACCESS_CALLS = {
+    "jax.numpy.finfo", "jax.numpy.iinfo", "jax.numpy.dtype", "jax.numpy.result_type", "jax.numpy.promote_types",
+    "jax.numpy.issubdtype", "jax.numpy.can_cast",
+}
+
+
+def is_device_access(q: str) -> bool:
+    """Whether calling `q` touches the JAX backend (initializes it, makes or moves an array)."""
+    if q in DEVICE_ACCESS_CALLS:
+        return True
+    return (q.startswith(DEVICE_ACCESS_PREFIXES) and not q.startswith(NO_DEVICE_ACCESS_PREFIXES)
+            and q not in NO_DEVICE_ACCESS_CALLS)
 
 
 def matches(name: str, patterns: tuple[str, ...] | set[str] | frozenset[str]) -> bool:

@@ -640,7 +640,7 @@ class _Summarizer:
         """Facts for calls to known library functions; None for calls to resolve later."""
         if q in K.SEED_CALLS and "s" not in self.scope.facts.flags:
             self.scope.facts.flags += "s"  # a seed: a sink for string hashes
-        if q in K.DEVICE_ACCESS_CALLS or q.startswith(K.DEVICE_ACCESS_PREFIXES):
+        if K.is_device_access(q):
             self._device_access(f"`{q}()`", node)
         if q == K.INITIALIZE:
             if not self.summary.initialize_line:

@@ -16,6 +16,7 @@ class InitializeAfterDeviceAccess(Rule):
     def __init__(self, ctx):
         super().__init__(ctx)
         self.stack: list[list[tuple[str, cst.Call]]] = [[]]  # device accesses seen, per function
+        self.branch_marks: list[tuple[int, int, list]] = []  # per open `if`: (function depth, stack mark, body's accesses)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.stack.append([])
@@ -23,7 +24,21 @@ class InitializeAfterDeviceAccess(Rule):
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.stack.pop()
 
+    def visit_If(self, node: cst.If) -> None:
+        self.branch_marks.append((len(self.stack), len(self.stack[-1]), []))
+
+    def visit_If_orelse(self, node: cst.If) -> None:
+        # `if gpu: init_gpu() else: jax.distributed.initialize()`: what the body accessed does
+        # not precede anything in the else/elif branch; set it aside until the `if` is left.
+        depth, mark, held = self.branch_marks[-1]
+        if depth == len(self.stack):
+            held.extend(self.stack[-1][mark:])
+            del self.stack[-1][mark:]
+
     def leave_If(self, original_node: cst.If) -> None:
+        depth, mark, held = self.branch_marks.pop()
+        if depth == len(self.stack) and held:
+            self.stack[-1] = self.stack[-1][:mark] + held + self.stack[-1][mark:]
         # Device access in a branch that returns/raises never precedes a later initialize().
         for block in (original_node.body, getattr(original_node.orelse, "body", None)):
             if block is not None and _always_exits(block):
@@ -40,7 +55,7 @@ class InitializeAfterDeviceAccess(Rule):
             self._check(node)
             return
         desc = None
-        if name in K.DEVICE_ACCESS_CALLS or name.startswith(K.DEVICE_ACCESS_PREFIXES):
+        if K.is_device_access(name):
             desc = f"`{name.replace('jax.numpy.', 'jnp.')}()`"
         elif info.collective:
             desc = info.collective
