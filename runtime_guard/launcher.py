@@ -35,6 +35,10 @@ from typing import Any
 from runtime_guard.report.model import Dispatch, Location, ProcessReport, Report
 from runtime_guard.settings import ENV, EXIT_DETECTED, GuardSettings
 
+# Strict mode stops every process with DivergenceError before the collective; they get this long to
+# unwind and exit by themselves before being killed.
+STRICT_EXIT_GRACE = 10.0
+
 
 class UsageError(ValueError):
     pass
@@ -413,9 +417,21 @@ class Supervisor:
             rep.notes.append("strict mode: every process raised DivergenceError before the collective; "
                              "no stacks taken (they would show the exception being handled)")
         self._finish(rep, self.options.snapshots if hang else 1, native, take_stacks=not strict_stop)
+        if strict_stop:
+            # They are raising DivergenceError before the collective, not hanging: let them unwind
+            # and exit on their own (the program, or a test runner, reports it), within a bound.
+            self._wait_children(STRICT_EXIT_GRACE)
         if self.settings.kill:
             self.kill_all()
         return EXIT_DETECTED
+
+    def _wait_children(self, limit: float) -> None:
+        deadline = time.monotonic() + limit
+        for c in self.children:
+            try:
+                c.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                return
 
     def _flight_records(self) -> tuple[dict[int, dict], dict[int, dict[int, dict]]]:
         """Every local process's dispatch records from its flight file (alive or dead)."""
