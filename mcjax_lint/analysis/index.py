@@ -30,6 +30,15 @@ def short_name(q: str) -> str:
     return ".".join(parts[-2:]) if len(parts) >= 2 and parts[-2][:1].isupper() else parts[-1]
 
 
+def _is_test_path(path: str) -> bool:
+    """A test module (`test_*.py`, `*_test.py`, `conftest.py`, or under a `tests`/`test` directory):
+    its classes' attributes are not candidates when an attribute is resolved by name."""
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    return (name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+            or any(p in ("tests", "test") for p in parts[:-1]))
+
+
 class ProjectIndex:
     """Cross-module facts; query with `call()`, `ref()`, `method()`; see module docstring."""
 
@@ -65,9 +74,12 @@ class ProjectIndex:
                 self.fn_path[q] = s.path
                 if f.cls and q.count(".") == f.cls.count(".") + 1:
                     self.methods_by_name.setdefault(q.rsplit(".", 1)[1], []).append(q)
+            test_module = _is_test_path(s.path)
             for q, c in s.classes.items():
                 self.classes[q] = c
                 self.fn_path[q] = s.path
+                if test_module:
+                    continue  # a test case's `self.hidden_states` is no model output's attribute
                 for a in c.attrs:
                     self.attrs_by_name.setdefault(a, []).append(f"{q}.{a}")
             for name, v in s.globals.items():
