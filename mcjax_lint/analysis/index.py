@@ -471,6 +471,14 @@ class ProjectIndex:
                 res, coll = self.call_name(fv.fn, argv)
             else:
                 res = argv
+        ix = call.get("ix")
+        if ix is not None:
+            # One element of a returned tuple (`a, b = f()`): that element when the callee's tuple
+            # is known, else an element of the whole result (content only).
+            if res.items is not None and ix < len(res.items):
+                res = res.items[ix]
+            elif res.pd:
+                res = Val(frozenset(), res.pd | res.pdc, res.order, res.hash)
         if coll is None and call.get("cbc") and ("n" not in call or self._callbacks_count(call["n"])):
             coll = f"{call['cbc'][0]} passed as a callback"
         if coll is None and call.get("cb") and ("n" not in call or self._callbacks_count(call["n"])):

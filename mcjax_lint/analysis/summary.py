@@ -24,8 +24,9 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 12
+SUMMARY_VERSION = 13
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
+MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
 
 # --- symbolic values ---------------------------------------------------------------------------------
@@ -434,7 +435,7 @@ class _Summarizer:
         out: Sym = {}
         for e in elems:
             out = sym_join(out, sym_taint(e))
-        if 1 < len(elems) <= 8 and not any(isinstance(e, ast.Starred) for e in node.elts):
+        if 1 < len(elems) <= MAX_TUPLE and not any(isinstance(e, ast.Starred) for e in node.elts):
             out["tup"] = elems
         return out
 
@@ -810,8 +811,11 @@ class _Summarizer:
         if isinstance(target, ast.Name):
             self.scope.env[target.id] = value
         elif isinstance(target, (ast.Tuple, ast.List)):
-            tup = value.get("tup")
-            if tup is not None and len(tup) == len(target.elts) and not any(isinstance(e, ast.Starred) for e in target.elts):
+            starred = any(isinstance(e, ast.Starred) for e in target.elts)
+            tup = value.get("tup") if not starred else None
+            if tup is None and not starred:
+                tup = _as_tuple(value, len(target.elts)).get("tup")
+            if tup is not None and len(tup) == len(target.elts):
                 for e, v in zip(target.elts, tup):
                     self.bind(e, v)
                 return
@@ -876,7 +880,14 @@ class _Summarizer:
     def st_Return(self, node: ast.Return):
         if node.value is not None and not self.scope.is_module:
             f = self.scope.facts
-            f.returns = sym_join(f.returns, self.ev(node.value))
+            v = self.ev(node.value)
+            if f.returns:
+                # `return make_iterators(...)` beside `return it, None`: the call's result is taken
+                # element by element too, so the tuple's elements stay apart.
+                n = len(f.returns["tup"]) if "tup" in f.returns else len(v["tup"]) if "tup" in v else 0
+                if n:
+                    f.returns, v = _as_tuple(f.returns, n), _as_tuple(v, n)
+            f.returns = sym_join(f.returns, v)
 
     def _branches(self, cond: Sym, blocks: list[list[ast.stmt]], singleton: tuple[int, str] | None = None) -> None:
         """`singleton`: (block index, name) of a set known to hold at most one element in that block."""
@@ -1126,6 +1137,15 @@ def _prune(sym: Sym, depth: int = VIA_DEPTH) -> Sym:
     if kept:
         out["via"] = kept
     return out
+
+
+def _as_tuple(v: Sym, n: int) -> Sym:
+    """`v` as a tuple of `n` elements when it is only the result of calls: element i is element i
+    of each call's result (`"ix"` on a copy of the call record; the index takes the callee's i-th
+    return value, or an element of the whole result when the callee's tuple is not known)."""
+    if "tup" in v or set(v) != {"via"}:
+        return v
+    return dict(v, tup=[{"via": [dict(c, ix=i) for c in v["via"]]} for i in range(n)])
 
 
 def _strip_order(v: Sym, line: int | None = None) -> Sym:

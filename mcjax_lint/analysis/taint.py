@@ -300,7 +300,7 @@ class FileAnalysis:
         vals = [self.ev(e.value) for e in node.elements]
         out = join_all(v.data().as_elements() for v in vals)
         out = replace(out, struct=f"seq:{len(node.elements)}")
-        if isinstance(node, cst.Tuple) and 1 < len(vals) <= 8 and not any(isinstance(e, cst.StarredElement) for e in node.elements):
+        if isinstance(node, cst.Tuple) and 1 < len(vals) <= 16 and not any(isinstance(e, cst.StarredElement) for e in node.elements):
             out = replace(out, items=tuple(replace(v, items=None) for v in vals))  # multiple return values
         return out
 
