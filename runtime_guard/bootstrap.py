@@ -37,10 +37,11 @@ def main(argv: list[str] | None = None) -> int:
     state_dir = Path(settings.state_dir) if settings.state_dir else None
     if state_dir is not None:
         try:
-            from runtime_guard.stacks.fallback import install_fallback_dumper
+            from runtime_guard.stacks.fallback import install_crash_dumper, install_fallback_dumper
 
             state_dir.mkdir(parents=True, exist_ok=True)
             install_fallback_dumper(state_dir / f"faulthandler-{os.getpid()}.txt")
+            install_crash_dumper(state_dir / f"crash-{os.getpid()}.txt")
         except Exception as e:  # the fallback is optional; the program must run regardless
             print(f"mcjax-guard: no faulthandler fallback: {e!r}", file=sys.stderr)
     guard = install(settings)

@@ -312,6 +312,18 @@ class Supervisor:
                 out.append((self._index_of(c, states), c.proc.pid, str(fb) if fb.exists() else None))
         return out
 
+    def _add_crash_stacks(self, stacks: dict, states: dict[int, dict]) -> None:
+        """Processes that died of a fatal signal left their stacks in their crash file."""
+        from runtime_guard.stacks.fallback import read_crash_dump
+
+        for c in self.children:
+            if c.proc.poll() is None:
+                continue
+            snap = read_crash_dump(Path(self.state_dir) / f"crash-{c.proc.pid}.txt")
+            idx = self._index_of(c, states)
+            if snap is not None and idx is not None and not any(s.threads for s in stacks.get(idx, [])):
+                stacks[idx] = [snap]
+
     def _finish(self, rep: Report, snapshots: int, native: bool | str, take_stacks: bool = True) -> None:
         from runtime_guard.postmortem import write_postmortem
         from runtime_guard.report.writer import print_report, write_report
@@ -326,6 +338,8 @@ class Supervisor:
             stacks = collect_stacks(self._targets(states), native=native, snapshots=snapshots,
                                     interval=self.options.snapshot_interval,
                                     locals=self.options.locals) if take_stacks else {}
+            if take_stacks:
+                self._add_crash_stacks(stacks, states)
             notes, missing = list(rep.notes), []
             if self.options.processes is None and len(rep.processes) > 1:
                 missing = self._exchange_stacks(rep, stacks, notes)

@@ -62,6 +62,50 @@ def install_fallback_dumper(path: str | os.PathLike[str], signum: int = signal.S
     return True
 
 
+_crash_file: IO[str] | None = None
+CRASH_METHOD = "faulthandler, as the process died"
+
+
+def install_crash_dumper(path: str | os.PathLike[str]) -> bool:
+    """On a fatal signal (SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL) make faulthandler write every
+    thread's Python stack to `path` as the process dies. gloo aborts a process on a mismatched
+    collective, and JAX aborts every other process when process 0 (the coordination service) goes
+    away: the supervisor then has no live process to dump, but this file says where each one
+    was. Never raises."""
+    global _crash_file
+    try:
+        f = open(path, "w", buffering=1)  # noqa: SIM115 - kept open for the signal handler
+        f.write(f"{HEADER} pid={os.getpid()} main_thread={threading.main_thread().ident:#x}\n")
+        f.flush()
+        faulthandler.enable(file=f, all_threads=True)
+    except Exception as e:  # noqa: BLE001 - never break the user's program
+        print(f"mcjax-guard: cannot install the faulthandler crash dumper: {e}", file=sys.stderr)
+        return False
+    if _crash_file is not None and _crash_file is not f:
+        _crash_file.close()
+    _crash_file = f
+    return True
+
+
+def read_crash_dump(path: str | os.PathLike[str]) -> StackSnapshot | None:
+    """The stacks a dead process's crash dumper wrote, or None if it wrote none (it did not die of
+    a fatal signal, or never installed one)."""
+    try:
+        p = Path(path)
+        text = p.read_text(errors="replace")
+        when = p.stat().st_mtime
+    except OSError:
+        return None
+    header = _HEADER_RE.search(text)
+    snap = parse_faulthandler(text, main_thread=header.group(2) if header else None, taken_at=when)
+    if not any(t.frames for t in snap.threads):
+        return None
+    snap.method = CRASH_METHOD
+    fatal = next((ln.strip() for ln in text.splitlines() if ln.startswith("Fatal Python error")), "")
+    snap.note = fatal
+    return snap
+
+
 def uninstall_fallback_dumper(signum: int = signal.SIGUSR2) -> None:
     f = _installed.pop(signum, None)
     if f is not None:

@@ -42,6 +42,8 @@ def is_library(frame: Frame) -> bool:
     f = frame.file
     if f.startswith("<frozen ") or f.startswith("<built-in"):
         return True
+    if "/runtime_guard/examples/" in f:
+        return False  # the example programs mcjax ships (`mcjax-guard demo`) play the user's part
     if any(m in f for m in _LIB_MARKERS):
         return True
     return f.startswith(_STDLIB) or bool(_STDLIB_RE.search(f))

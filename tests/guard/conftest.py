@@ -45,11 +45,12 @@ def run_guard(program: Path, tmp_path: Path, *args: str, n: int = 2, timeout: fl
     return GuardRun(out.returncode, out.stdout, out.stderr, report_dir, time.monotonic() - t)
 
 
-def site_markers(program: Path) -> dict[int, int]:
-    """`# site: p0,p1` markers: process index -> line where the report must place it."""
+def site_markers(program: Path, kind: str = "site") -> dict[int, int]:
+    """`# site: p0,p1` markers: process index -> line where the report must place it. With
+    kind="crash", `# crash: p1`: the line a process died on, which its crash stack must show."""
     sites: dict[int, int] = {}
     for lineno, line in enumerate(program.read_text().splitlines(), 1):
-        m = re.search(r"# site: ([p0-9, ]+)", line)
+        m = re.search(rf"# {kind}: ([p0-9, ]+)", line)
         if m:
             for p in re.findall(r"p(\d+)", m.group(1)):
                 sites[int(p)] = lineno

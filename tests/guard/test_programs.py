@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from runtime_guard.settings import EXIT_DETECTED
+from runtime_guard.stacks.fallback import CRASH_METHOD
 from tests.guard.conftest import PROGRAMS, expected_kind, site_markers
 
 HAZARDS = sorted(p for p in PROGRAMS.glob("*.py") if p.name.startswith(("hazard_", "event_")))
@@ -29,6 +30,13 @@ def test_hazard_is_reported(program, guard_run):
         loc = run.process(index)["location"]
         assert loc is not None and loc["file"].endswith(program.name) and loc["line"] == line, (
             index, loc, report["summary"])
+    # A process that died of a fatal signal: its stack, from the crash file, shows where.
+    for index, line in site_markers(program, "crash").items():
+        snaps = run.process(index)["snapshots"]
+        assert snaps and snaps[0]["method"] == CRASH_METHOD, snaps
+        main = next(t for t in snaps[0]["threads"] if t["is_main"])
+        top = main["frames"][0]  # innermost
+        assert top["file"].endswith(program.name) and top["line"] == line, main
     # The terminal got the report too, and the files are complete.
     assert report["kind"].upper() in run.stderr
     assert (run.report_dir / "report.html").stat().st_size > 1000
