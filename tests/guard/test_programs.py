@@ -6,12 +6,17 @@ run to completion with their own exit status and leave no report.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import jsonschema
 import pytest
 
 from runtime_guard.settings import EXIT_DETECTED
 from runtime_guard.stacks.fallback import CRASH_METHOD
 from tests.guard.conftest import PROGRAMS, expected_kind, site_markers
 
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "report.schema.json").read_text())
 HAZARDS = sorted(p for p in PROGRAMS.glob("*.py") if p.name.startswith(("hazard_", "event_")))
 CLEAN = sorted(PROGRAMS.glob("clean_*.py"))
 
@@ -25,6 +30,7 @@ def test_hazard_is_reported(program, guard_run):
     assert run.code == EXIT_DETECTED, (run.code, run.stderr[-4000:])
     report = run.report
     assert report is not None, run.stderr[-4000:]
+    jsonschema.validate(report, SCHEMA)
     assert report["kind"] == expected_kind(program), report["summary"]
     for index, line in site_markers(program).items():
         loc = run.process(index)["location"]
