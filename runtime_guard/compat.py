@@ -372,10 +372,12 @@ def concrete_result(out: Any) -> bool:
         _array_type = ArrayImpl
     t = type(out)
     if t is tuple or t is list:
+        # A train step returns (params, opt_state, loss): the first element is a dict, the last
+        # an array. A traced call returns no concrete array anywhere, so any one will do.
         if not out:
             return False
-        out = out[0]
-    elif t is dict:
+        return type(out[-1]) is _array_type or type(out[0]) is _array_type
+    if t is dict:
         if not out:
             return False
         out = next(iter(out.values()))

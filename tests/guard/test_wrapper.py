@@ -102,3 +102,14 @@ def test_python_path_hooks_find_the_fast_path_call():
         assert w._kind == _MIXED
     finally:
         g.hooks.uninstall()
+
+
+def test_tuple_results_traced_or_dispatched():
+    # (params, loss)-shaped results: dispatched calls are recorded, traced ones taken back.
+    g = _guard()
+    step = _cross_process(g, lambda a: ({"w": a * 2}, a.sum()))
+    before = g.recorder.seq
+    jax.jit(lambda a: step(a)[1] + 1)(jnp.ones(3))  # traced inside another jit
+    assert g.recorder.seq == before
+    params, loss = step(jnp.ones(3))
+    assert g.recorder.seq == before + 1 and float(loss) == 3.0
