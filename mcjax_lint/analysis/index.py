@@ -30,6 +30,30 @@ def short_name(q: str) -> str:
     return ".".join(parts[-2:]) if len(parts) >= 2 and parts[-2][:1].isupper() else parts[-1]
 
 
+def _bind_guards(v: Val, q: str, f: FunctionFacts, given: tuple | None) -> Val:
+    """A result of `q` at a call: sources guarded by `param is None or ...` in `q` are dropped when
+    the call leaves that parameter to its default None, kept (unguarded) otherwise."""
+    if not any(s.code.startswith("?") for s in v.pd) and not (
+            v.items and any(s.code.startswith("?") for x in v.items for s in x.pd)):
+        return v
+    supplied = None
+    if given is not None:
+        offset = 1 if f.cls and f.params and f.params[0] in ("self", "cls") else 0
+        supplied = set(f.params[offset:offset + given[0]]) | set(given[1])
+    prefix = f"?{q}:"
+
+    def bind(pd: frozenset[Src]) -> frozenset[Src]:
+        out = set()
+        for s in pd:
+            if s.code.startswith(prefix) and supplied is not None and s.code[len(prefix):] not in supplied:
+                continue
+            out.add(replace(s, code="") if s.code.startswith("?") else s)
+        return frozenset(out)
+
+    items = tuple(replace(x, pd=bind(x.pd)) for x in v.items) if v.items else v.items
+    return replace(v, pd=bind(v.pd), items=items)
+
+
 def _is_test_path(path: str) -> bool:
     """A test module (`test_*.py`, `*_test.py`, `conftest.py`, or under a `tests`/`test` directory):
     its classes' attributes are not candidates when an attribute is resolved by name."""
@@ -356,7 +380,7 @@ class ProjectIndex:
                 return BOTTOM
             for m in props:
                 self._dep(m)
-            vals = [self.returns.get(c, BOTTOM) if c in self.functions else (self.attr(c.rsplit(".", 1)[0], name) or BOTTOM)
+            vals = [_bind_guards(self.returns.get(c, BOTTOM), c, self.functions[c], None) if c in self.functions else (self.attr(c.rsplit(".", 1)[0], name) or BOTTOM)
                     for c in cands]
             # Only when every class that has this attribute agrees it is process-dependent.
             if all(x.pd for x in vals):
@@ -372,7 +396,7 @@ class ProjectIndex:
             self._dep(r)
             f = self.functions[r]
             if f.prop:
-                return self.returns.get(r, BOTTOM)  # reading a property calls it
+                return _bind_guards(self.returns.get(r, BOTTOM), r, f, None)  # reading a property calls it
             if f.jit:
                 return Val(callable=f"`{short_name(r)}` ({f.jit})", fn=r)
             return Val(fn=r)
@@ -458,17 +482,19 @@ class ProjectIndex:
         args = call.get("a") if with_args else None
         argv = self.resolve(args, path).taint() if args else BOTTOM
         res, coll = BOTTOM, None
+        np_ = call.get("np", 0)
+        given = None if np_ == -1 else (np_, tuple(call.get("kw", ())))
         if "n" in call:
-            res, coll = self.call_name(call["n"], argv)
+            res, coll = self.call_name(call["n"], argv, given)
         elif "m" in call:
             recv = self.resolve(call.get("r", {}), path)
-            res, coll = self.call_method(call["m"], recv, argv)
+            res, coll = self.call_method(call["m"], recv, argv, given)
         elif "v" in call:
             fv = self.resolve(call["v"], path)
             if fv.callable:
                 res, coll = Val(glob=True), fv.callable
             elif fv.fn:
-                res, coll = self.call_name(fv.fn, argv)
+                res, coll = self.call_name(fv.fn, argv, given)
             else:
                 res = argv
         ix = call.get("ix")
@@ -502,7 +528,8 @@ class ProjectIndex:
             return False
         return True
 
-    def call_name(self, q: str, argv: Val = BOTTOM) -> tuple[Val, str | None]:
+    def call_name(self, q: str, argv: Val = BOTTOM, given: tuple | None = None) -> tuple[Val, str | None]:
+        """`given`: (number of positional arguments, keyword names) when known."""
         if q in K.ORDER_INSENSITIVE:
             return argv.without_order(), None  # the summary's order-free wrapper (`sorted(...)`)
         q = self._follow_reexport(q)
@@ -515,7 +542,7 @@ class ProjectIndex:
             f = self.functions[q]
             if f.jit:
                 return Val(glob=True), f"`{short_name(q)}` ({f.jit})"
-            res = self.returns.get(q, BOTTOM)
+            res = _bind_guards(self.returns.get(q, BOTTOM), q, f, given)
             if (res.ckpt or res.cls) and argv.subgroup:
                 # A factory handed a process-subset configuration builds a subgroup checkpointer.
                 res = replace(res, subgroup=True)
@@ -565,11 +592,11 @@ class ProjectIndex:
             return replace(argv, ext=True), f"`{short_name(q)}()` (unknown call assumed collective)"
         return replace(argv, ext=True), None
 
-    def call_method(self, meth: str, recv: Val, argv: Val = BOTTOM) -> tuple[Val, str | None]:
+    def call_method(self, meth: str, recv: Val, argv: Val = BOTTOM, given: tuple | None = None) -> tuple[Val, str | None]:
         if recv.cls:
             m = self.method(recv.cls, meth)
             if m is not None:
-                return self.call_name(m, argv)
+                return self.call_name(m, argv, given)
             v = self.attr(recv.cls, meth)
             if v is not None and v.callable:
                 return Val(glob=True), v.callable
@@ -597,7 +624,7 @@ class ProjectIndex:
             colls = [self.collective.get(c) for c in cands]
             if all(colls):
                 return res, colls[0]
-            rets = [self.returns.get(c, BOTTOM) for c in cands]
+            rets = [_bind_guards(self.returns.get(c, BOTTOM), c, self.functions[c], None) for c in cands]
             if all(r.pd for r in rets):
                 out = res
                 for r in rets:

@@ -24,7 +24,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 13
+SUMMARY_VERSION = 14
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -276,6 +276,7 @@ class _Scope:
         self.env = env
         self.outer = outer
         self.is_module = is_module
+        self.none_params: set[str] = set()  # parameters whose default is None
 
 
 class _Summarizer:
@@ -355,6 +356,18 @@ class _Summarizer:
                 f.flags += "o"
             if "hash" in out and "h" not in f.flags:
                 f.flags += "h"
+        return out
+
+    def ev_BoolOp(self, node: ast.BoolOp) -> Sym:
+        out: Sym = {}
+        guard = _none_guard(node.values[0], self.scope) if isinstance(node.op, ast.Or) else None
+        for i, v in enumerate(node.values):
+            s = sym_taint(self.ev(v))
+            if i and guard and s.get("pd"):
+                # `host is None or jax.process_index() == host`: differs by process only when the
+                # caller passes `host`; the index drops these sources at calls that leave it None.
+                s = dict(s, pd=[d if len(d) > 2 else [d[0], d[1], guard] for d in s["pd"]])
+            out = sym_join(out, s)
         return out
 
     def ev_Constant(self, node):
@@ -576,6 +589,13 @@ class _Summarizer:
         call: dict[str, Any] = {"l": node.lineno}
         if argu:
             call["a"] = _prune(argu)
+        # Which parameters the call supplies (for sources guarded by `param is None or ...`).
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            call["np"] = -1
+        elif node.args:
+            call["np"] = len(node.args)
+        if node.keywords and call.get("np") != -1:
+            call["kw"] = [k.arg for k in node.keywords]
         if cbs:
             call["cb"] = cbs[:MAX_ITEMS]
         if cbc:
@@ -1082,6 +1102,11 @@ class _Summarizer:
             env[params[0]] = {"cls": facts.cls}
         saved = self.scope, self.class_stack, self._in_class_body, self._loop_taints
         self.scope = _Scope(facts, env, outer)
+        a = node.args
+        pos = a.posonlyargs + a.args
+        self.scope.none_params = {
+            p.arg for p, d in list(zip(pos[len(pos) - len(a.defaults):], a.defaults)) + list(zip(a.kwonlyargs, a.kw_defaults))
+            if isinstance(d, ast.Constant) and d.value is None}
         self.class_stack, self._in_class_body, self._loop_taints = classes, False, []
         try:
             self.run_block(node.body)
@@ -1137,6 +1162,19 @@ def _prune(sym: Sym, depth: int = VIA_DEPTH) -> Sym:
     if kept:
         out["via"] = kept
     return out
+
+
+def _none_guard(test: ast.expr, scope: _Scope) -> str | None:
+    """`?function:param` when `test` is `param is None` for a parameter defaulting to None that still
+    holds the argument (the marker the index resolves per call), else None."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is)
+            and isinstance(test.left, ast.Name) and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None):
+        return None
+    name = test.left.id
+    if scope.is_module or name not in scope.none_params or scope.env.get(name, {}).get("params") != [name]:
+        return None
+    return f"?{scope.facts.name}:{name}"
 
 
 def _as_tuple(v: Sym, n: int) -> Sym:

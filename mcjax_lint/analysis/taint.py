@@ -565,7 +565,7 @@ class FileAnalysis:
         return result
 
     def _project_call(self, q: str, argu: Val, node: cst.Call) -> tuple[Val, str | None]:
-        res, coll = self.index.call_name(q, argu)
+        res, coll = self.index.call_name(q, argu, _given(node))
         target = self.index._follow_reexport(q)
         if res.divergent:
             # Sources found inside a project helper: name it at this call site. (A library call's
@@ -884,7 +884,7 @@ class FileAnalysis:
             return None or self._known_call("os.environ.get", node, args, argu, info)
         if recv.cls is None and (recv.pd or recv.pdc) and meth in ("__next__",):
             return recv.element(), None
-        res, coll = self.index.call_method(meth, recv, argu)
+        res, coll = self.index.call_method(meth, recv, argu, _given(node))
         if coll and recv.cls:
             target = self.index.method(recv.cls, meth)
             info.name = target or info.name
@@ -1405,6 +1405,13 @@ def _partition(base: Val, idx: Val) -> bool:
     e.g. `text[text.index(x):]` for this process's text) is not split by process: its order is as
     local as its content."""
     return bool(base.order) and bool(idx.pd) and not base.process_dependent
+
+
+def _given(node: cst.Call) -> tuple | None:
+    """(positional count, keyword names) of a call, None with `*args`/`**kwargs`."""
+    if any(a.star for a in node.args):
+        return None
+    return (sum(1 for a in node.args if a.keyword is None), tuple(a.keyword.value for a in node.args if a.keyword is not None))
 
 
 def _const_str(node) -> str | None:
