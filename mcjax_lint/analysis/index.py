@@ -54,12 +54,13 @@ def _bind_guards(v: Val, q: str, f: FunctionFacts, given: tuple | None) -> Val:
     return replace(v, pd=bind(v.pd), items=items)
 
 
-def _is_test_path(path: str) -> bool:
-    """A test module (`test_*.py`, `*_test.py`, `conftest.py`, or under a `tests`/`test` directory):
-    its classes' attributes are not candidates when an attribute is resolved by name."""
-    parts = path.replace("\\", "/").split("/")
+def _is_test_module(module: str) -> bool:
+    """A test module (`test_*`, `*_test`, `conftest`, or in a `tests`/`test` package), by its module
+    name (directories above the project do not count): its classes' attributes are not candidates
+    when an attribute is resolved by name."""
+    parts = module.split(".")
     name = parts[-1]
-    return (name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+    return (name.startswith("test_") or name.endswith("_test") or name == "conftest"
             or any(p in ("tests", "test") for p in parts[:-1]))
 
 
@@ -98,7 +99,7 @@ class ProjectIndex:
                 self.fn_path[q] = s.path
                 if f.cls and q.count(".") == f.cls.count(".") + 1:
                     self.methods_by_name.setdefault(q.rsplit(".", 1)[1], []).append(q)
-            test_module = _is_test_path(s.path)
+            test_module = _is_test_module(s.module)
             for q, c in s.classes.items():
                 self.classes[q] = c
                 self.fn_path[q] = s.path
