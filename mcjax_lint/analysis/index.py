@@ -495,7 +495,7 @@ class ProjectIndex:
             if fv.callable:
                 res, coll = Val(glob=True), fv.callable
             elif fv.fn:
-                res, coll = self.call_name(fv.fn, argv, given)
+                res, coll = self.call_name(fv.fn, argv)  # arguments unknown: maybe a partial()
             else:
                 res = argv
         ix = call.get("ix")

@@ -548,7 +548,7 @@ class FileAnalysis:
                 info.token = f"{_code(self.module, func)}: {fv.callable}"
             elif fv.fn:
                 info.name = fv.fn
-                result, coll = self._project_call(fv.fn, argu, node)
+                result, coll = self._project_call(fv.fn, argu, node, exact=False)  # maybe a partial()
             else:
                 result = argu
         if coll is None:
@@ -564,8 +564,8 @@ class FileAnalysis:
             self._check_collective_args(info)
         return result
 
-    def _project_call(self, q: str, argu: Val, node: cst.Call) -> tuple[Val, str | None]:
-        res, coll = self.index.call_name(q, argu, _given(node))
+    def _project_call(self, q: str, argu: Val, node: cst.Call, exact: bool = True) -> tuple[Val, str | None]:
+        res, coll = self.index.call_name(q, argu, _given(node) if exact else None)
         target = self.index._follow_reexport(q)
         if res.divergent:
             # Sources found inside a project helper: name it at this call site. (A library call's
