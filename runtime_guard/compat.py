@@ -384,6 +384,36 @@ def concrete_result(out: Any) -> bool:
     return type(out) is _array_type
 
 
+_np_array: Any = None
+
+
+def arg_shapes(args: tuple) -> int:
+    """A hash of the shapes of a call's array arguments, top level and one level into small
+    dicts, tuples and lists (a `batch` dict), 0 when there are none. Hot path: catches a batch of a
+    process-local size passed to a function whose executables for both sizes are already cached
+    (fast mode compares executables only where they compile). Shapes only, and ints only: hashes
+    of strings (a dtype's name) differ between processes (PYTHONHASHSEED)."""
+    global _np_array
+    if _array_type is None:
+        concrete_result(None)  # binds _array_type
+    if _np_array is None:
+        import numpy as np
+
+        _np_array = np.ndarray
+    arr, nd = _array_type, _np_array
+    h = 0
+    for a in args:
+        t = type(a)
+        if t is arr or t is nd:
+            h = (h * 1000003) ^ hash(a.shape)
+        elif (t is dict or t is tuple or t is list) and len(a) <= 8:
+            for b in (a.values() if t is dict else a):
+                tb = type(b)
+                if tb is arr or tb is nd:
+                    h = (h * 1000003) ^ hash(b.shape)
+    return h & 0xFFFFFFFFFFFFFFFF
+
+
 def clear_dispatch_caches() -> None:
     """Drop JAX's C++ dispatch caches, so executables cached with fast-path data before the
     guard was installed (or under another mode) are looked at again."""

@@ -50,11 +50,12 @@ _UNKNOWN, _LOCAL, _MULTI, _MIXED = 0, 1, 2, 3
 _tl = compat.thread_state()
 _in_trace = compat.in_trace_or_disabled_jit
 _concrete = compat.concrete_result
+_arg_shapes = compat.arg_shapes
 
 
 # The guarded call in progress on this thread, as a plain list (cheaper than an object on the hot
 # path): [wrapper or None, code, line, seq recorded before the call or 0, recorded during the call].
-_WRAPPER, _CODE, _LINE, _PRE, _RECORDED = range(5)
+_WRAPPER, _CODE, _LINE, _PRE, _RECORDED, _KEY = range(6)
 _getframe = sys._getframe
 
 
@@ -72,7 +73,7 @@ def _current_call() -> list | None:
             w = loc.get("self")
             if "pre" not in loc or w is None:
                 return None  # not recording yet (cannot happen: the hooks run inside the call)
-            return [w, w._guard.recorder.code_of(loc["site"]), loc["line"], loc["pre"], False]
+            return [w, w._guard.recorder.code_of(loc["site"]), loc["line"], loc["pre"], False, loc["key"]]
         if published is not None and (code is _SLOW_CODE or code is _AOT_CODE):
             return published
         f = f.f_back
@@ -112,7 +113,10 @@ class GuardedJit:
         if hit is None:
             hit = guard.site_of_frame(frame)
         site, line = hit
-        pre = guard.recorder.record_at(self._key, 0, site, line)
+        key = self._key ^ _arg_shapes(args)  # this call's variant: the function and its argument shapes
+        if key not in guard.registry.names:
+            self._name_variant(key)
+        pre = guard.recorder.record_at(key, 0, site, line)
         out = self._jitted(*args, **kwargs)
         if not _concrete(out) and _in_trace():
             guard.recorder.undo(pre)  # traced, not dispatched
@@ -128,12 +132,14 @@ class GuardedJit:
         hit = guard._sites.get((id(frame.f_code) << 32) | frame.f_lasti)
         site, line = hit if hit is not None else guard.site_of_frame(frame)
         code = guard.recorder.code_of(site)
-        key = compat.call_signature(self._key, args, kwargs) if guard._exact else self._key
+        key = compat.call_signature(self._key, args, kwargs) if guard._exact else self._key ^ _arg_shapes(args)
+        if key not in guard.registry.names:
+            self._name_variant(key)
         kind = self._kind
         pre = 0
         if kind == _MULTI and not guard.strict:
             pre = guard.recorder.record(key, 0, code, line)  # exact mode's hot path, as above
-        call = [self, code, line, pre, False]
+        call = [self, code, line, pre, False, key]
         outer = getattr(_tl, "call", None)
         _tl.call = call
         try:
@@ -150,6 +156,10 @@ class GuardedJit:
             # A cache hit of a function seen running both locally and across processes.
             guard.recorder.record(key, 0, code, line)
         return out
+
+    def _name_variant(self, key: int) -> None:
+        reg = self._guard.registry
+        reg.name(key, reg.names.get(self._key, "?"))
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
@@ -386,12 +396,12 @@ class Guard:
                     self.recorder.undo(call[_PRE])
                     call[_PRE] = 0
                 return
-            self.registry.exact(w._key, exact, self.fields_of(exact))
+            self.registry.exact(call[_KEY], exact, self.fields_of(exact))
             if call[_PRE]:
                 self.recorder.set_exact(call[_PRE], exact)
                 call[_PRE] = 0
             else:
-                self.recorder.record(w._key, exact, call[_CODE], call[_LINE])
+                self.recorder.record(call[_KEY], exact, call[_CODE], call[_LINE])
             call[_RECORDED] = True
             return
         if not multi or (call is not None and w is None and call[_RECORDED]):
@@ -415,7 +425,7 @@ class Guard:
         exact = self._compiled_exact(compiled, ex)
         code, line = self.user_site(sys._getframe(1))
         seq = self.recorder.record(exact, exact, code, line)
-        call = [None, code, line, seq, True]
+        call = [None, code, line, seq, True, exact]
         outer = getattr(_tl, "call", None)
         _tl.call = call  # the Python fallback path, if taken, must not record it again
         try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from runtime_guard import compat
 from runtime_guard.guard import _MULTI, Guard, GuardedJit
 from runtime_guard.settings import GuardSettings
 
@@ -31,7 +32,7 @@ def test_records_each_dispatch_with_the_callers_line():
         w(jnp.ones(3))  # the line the records must name
     recs = g.recorder.records(before + 1, g.recorder.seq)
     assert len(recs) == 3
-    assert {r.key for r in recs} == {w._key}
+    assert {r.key for r in recs} == {w._key ^ compat.arg_shapes((jnp.ones(3),))}
     assert all(r.code.co_name == "test_records_each_dispatch_with_the_callers_line" for r in recs)
     assert recs[0].line == recs[1].line
 
@@ -113,3 +114,20 @@ def test_tuple_results_traced_or_dispatched():
     assert g.recorder.seq == before
     params, loss = step(jnp.ones(3))
     assert g.recorder.seq == before + 1 and float(loss) == 3.0
+
+
+def test_argument_shapes_tell_cached_variants_apart():
+    # Both shapes compiled (cached) on every process; a process-local batch size later picks the
+    # other executable: the record's identity must differ, or fast mode would miss it.
+    g = _guard()
+    w = GuardedJit(jax.jit(lambda a, b: a.sum() + b["x"].sum()), g)
+    w(jnp.ones(3), {"x": jnp.ones((4, 2))})
+    w._kind = _MULTI
+    w(jnp.ones(3), {"x": jnp.ones((8, 2))})
+    before = g.recorder.seq
+    w(jnp.ones(3), {"x": jnp.ones((4, 2))})
+    w(jnp.ones(3), {"x": jnp.ones((8, 2))})
+    w(jnp.ones(3), {"x": jnp.ones((4, 2))})
+    a, b, c = g.recorder.records(before + 1, g.recorder.seq)
+    assert a.key == c.key != b.key
+    assert g.registry.names[a.key] == g.registry.names[b.key] == g.registry.names[w._key]
