@@ -54,7 +54,8 @@ _arg_shapes = compat.arg_shapes
 
 
 # The guarded call in progress on this thread, as a plain list (cheaper than an object on the hot
-# path): [wrapper or None, code, line, seq recorded before the call or 0, recorded during the call].
+# path): [wrapper or None, code, line, seq recorded before the call or 0, recorded during the call,
+# the key its records carry].
 _WRAPPER, _CODE, _LINE, _PRE, _RECORDED, _KEY = range(6)
 _getframe = sys._getframe
 
@@ -547,8 +548,8 @@ class Guard:
             print(f"mcjax-guard: {msg}", file=sys.stderr)
 
 
-# Frames `_current_call` recognises: the fast path's (by its `call` local) and those that publish
-# their call in thread state.
+# Frames `_current_call` recognises: the fast path's (by its locals) and those that publish their
+# call in thread state.
 _SLOW_CODE = GuardedJit._call_slow.__code__
 _AOT_CODE = Guard._on_compiled_call.__code__
 
