@@ -384,34 +384,36 @@ def concrete_result(out: Any) -> bool:
     return type(out) is _array_type
 
 
-_np_array: Any = None
+def make_arg_shapes() -> Callable[[tuple], int]:
+    """A function: a call's positional arguments -> a hash of the shapes of its array arguments,
+    top level and one level into small dicts, tuples and lists (a `batch` dict), 0 when there are
+    none. Hot path: catches a batch of a process-local size passed to a function whose executables
+    for both sizes are already cached (fast mode compares executables only where they compile).
+    Shapes only, and ints only: hashes of strings (a dtype's kind) differ between processes
+    (PYTHONHASHSEED). Built once JAX is imported, with the types bound in the closure."""
+    import numpy as np
+    from jax._src.array import ArrayImpl
 
+    arr, nd = ArrayImpl, np.ndarray
 
-def arg_shapes(args: tuple) -> int:
-    """A hash of the shapes of a call's array arguments, top level and one level into small
-    dicts, tuples and lists (a `batch` dict), 0 when there are none. Hot path: catches a batch of a
-    process-local size passed to a function whose executables for both sizes are already cached
-    (fast mode compares executables only where they compile). Shapes only, and ints only: hashes
-    of strings (a dtype's name) differ between processes (PYTHONHASHSEED)."""
-    global _np_array
-    if _array_type is None:
-        concrete_result(None)  # binds _array_type
-    if _np_array is None:
-        import numpy as np
+    def arg_shapes(args: tuple) -> int:
+        h = 0
+        for a in args:
+            t = type(a)
+            if t is arr:
+                h = (h * 1000003) ^ hash(a.aval.shape)  # C++ attributes: half of `a.shape`'s cost
+            elif t is nd:
+                h = (h * 1000003) ^ hash(a.shape)
+            elif (t is dict or t is tuple or t is list) and len(a) <= 8:
+                for b in (a.values() if t is dict else a):
+                    tb = type(b)
+                    if tb is arr:
+                        h = (h * 1000003) ^ hash(b.aval.shape)
+                    elif tb is nd:
+                        h = (h * 1000003) ^ hash(b.shape)
+        return h & 0xFFFFFFFFFFFFFFFF
 
-        _np_array = np.ndarray
-    arr, nd = _array_type, _np_array
-    h = 0
-    for a in args:
-        t = type(a)
-        if t is arr or t is nd:
-            h = (h * 1000003) ^ hash(a.shape)
-        elif (t is dict or t is tuple or t is list) and len(a) <= 8:
-            for b in (a.values() if t is dict else a):
-                tb = type(b)
-                if tb is arr or tb is nd:
-                    h = (h * 1000003) ^ hash(b.shape)
-    return h & 0xFFFFFFFFFFFFFFFF
+    return arg_shapes
 
 
 def clear_dispatch_caches() -> None:

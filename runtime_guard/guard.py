@@ -50,7 +50,7 @@ _UNKNOWN, _LOCAL, _MULTI, _MIXED = 0, 1, 2, 3
 _tl = compat.thread_state()
 _in_trace = compat.in_trace_or_disabled_jit
 _concrete = compat.concrete_result
-_arg_shapes = compat.arg_shapes
+_arg_shapes: Callable[[tuple], int] = None  # type: ignore[assignment]  # bound by the first GuardedJit
 
 
 # The guarded call in progress on this thread, as a plain list (cheaper than an object on the hot
@@ -92,6 +92,9 @@ class GuardedJit:
     __slots__ = ("_jitted", "_guard", "_key", "_kind", "__weakref__")
 
     def __init__(self, jitted: Any, guard: "Guard") -> None:
+        global _arg_shapes
+        if _arg_shapes is None:
+            _arg_shapes = compat.make_arg_shapes()
         self._jitted = jitted
         self._guard = guard
         fun = compat.jit_function(jitted)

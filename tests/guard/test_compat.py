@@ -91,3 +91,35 @@ def test_version_gate(monkeypatch, version, ok):
         assert version in reason and "MCJAX_ALLOW_UNTESTED_JAX" in reason
         monkeypatch.setenv("MCJAX_ALLOW_UNTESTED_JAX", "1")
         assert compat.check() is None
+
+
+def test_arg_shapes_agree_across_processes_and_tell_shapes_apart():
+    """The shape hash is compared between processes: it must not depend on PYTHONHASHSEED (a hash of
+    a dtype's kind string would), and must tell shapes apart, one level into a batch dict."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import jax.numpy as jnp, numpy as np\n"
+        "from runtime_guard import compat\n"
+        "f = compat.make_arg_shapes()\n"
+        "print(f(({'w': jnp.ones((3, 2))}, jnp.ones((4, 2), jnp.bfloat16), {'x': np.ones((4, 8)), 'n': 3})))\n"
+    )
+    outs = set()
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed, JAX_PLATFORMS="cpu")
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, check=True)
+        outs.add(r.stdout.strip())
+    assert len(outs) == 1 and outs != {"0"}
+
+    import jax.numpy as jnp
+    import numpy as np
+
+    from runtime_guard import compat
+
+    f = compat.make_arg_shapes()
+    assert f((jnp.ones((2, 3)),)) == f((np.ones((2, 3)),))  # a numpy batch and a jax one agree
+    assert f((jnp.ones((2, 3)),)) != f((jnp.ones((4, 3)),))
+    assert f(({"x": jnp.ones((2, 3))},)) != f(({"x": jnp.ones((4, 3))},))
+    assert f((1, "a", None)) == 0

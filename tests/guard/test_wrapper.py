@@ -32,7 +32,7 @@ def test_records_each_dispatch_with_the_callers_line():
         w(jnp.ones(3))  # the line the records must name
     recs = g.recorder.records(before + 1, g.recorder.seq)
     assert len(recs) == 3
-    assert {r.key for r in recs} == {w._key ^ compat.arg_shapes((jnp.ones(3),))}
+    assert {r.key for r in recs} == {w._key ^ compat.make_arg_shapes()((jnp.ones(3),))}
     assert all(r.code.co_name == "test_records_each_dispatch_with_the_callers_line" for r in recs)
     assert recs[0].line == recs[1].line
 
