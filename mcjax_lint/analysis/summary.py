@@ -24,7 +24,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 14
+SUMMARY_VERSION = 15
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -858,7 +858,7 @@ class _Summarizer:
                     key = self.ev(target.slice)
                     if key.get("order"):
                         # keyed by an arbitrary iteration order: same mapping, insertion order only
-                        self.bind(base, dict(_strip_order(sym_join(cur, sym_taint(value))), u=True))
+                        self.bind(base, dict(_strip_order(sym_join(cur, sym_taint(value)), target.lineno), u=True))
                     else:
                         self.bind(base, sym_join(cur, sym_element(sym_join(value, key))))
 
@@ -945,7 +945,10 @@ class _Summarizer:
         if implicit:
             for k in merged:
                 if any(env.get(k) is not before.get(k) for env in results):
-                    merged[k] = sym_join(merged[k], implicit)
+                    # An unordered container (a dict keyed by a set's elements) has no order to
+                    # take from the condition: filling it in any order gives the same mapping.
+                    imp = {x: y for x, y in implicit.items() if x != "order"} if merged[k].get("u") else implicit
+                    merged[k] = sym_join(merged[k], imp)
         self.scope.env = merged
 
     def st_If(self, node: ast.If):

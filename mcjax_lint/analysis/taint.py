@@ -1154,7 +1154,9 @@ class FileAnalysis:
             vals = [env.get(k) for env in results]
             changed = any(v is not before.get(k) for v in vals)
             if changed and implicit.divergent:
-                new = merged[k].join(implicit)
+                # An unordered container (a dict keyed by a set's elements) takes no order from it.
+                imp = replace(implicit, order=frozenset()) if merged[k].unordered else implicit
+                new = merged[k].join(imp)
                 structs = {v.struct if v is not None else before.get(k, BOTTOM).struct for v in vals}
                 if len(structs) > 1 and (("none" in structs) or None not in structs) and cond.process_dependent and node is not None:
                     new = replace(new, tree=_cap(new.tree | frozenset({self.src(node, f"`{k}` has a different structure depending on {_why(cond.pd | cond.pdc)}")})))
