@@ -51,6 +51,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="run every @pytest.mark.mcjax test in N processes (overrides the mark)")
     g.addoption("--mcjax-mode", choices=("fast", "strict"), default=None,
                 help="guard mode for @pytest.mark.mcjax tests (overrides the mark; default strict)")
+    g.addoption("--mcjax-timeout", type=float, default=None, metavar="SECONDS",
+                help="bound every @pytest.mark.mcjax test's multi-process run by SECONDS (overrides "
+                     "the mark's timeout; e.g. longer on a slow CI machine)")
     g.addoption("--mcjax-report-dir", default=None, metavar="DIR",
                 help="save each failing mcjax test's guard report under DIR/<test id>/ "
                      "(default: the test's directory under pytest's basetemp)")
@@ -143,6 +146,8 @@ def spec_for(item: pytest.Item) -> Spec:
         kw["processes"] = cfg.getoption("mcjax_processes")
     if cfg.getoption("mcjax_mode") is not None:
         kw["mode"] = cfg.getoption("mcjax_mode")
+    if cfg.getoption("mcjax_timeout") is not None:
+        kw["timeout"] = cfg.getoption("mcjax_timeout")
     try:
         spec = Spec(int(kw["processes"]), int(kw["devices_per_process"]), str(kw["mode"]), float(kw["timeout"]))
     except (TypeError, ValueError) as e:

@@ -1,5 +1,8 @@
 """Command-line overrides, and clear errors for misuse (no processes are started for those)."""
 
+import re
+import time
+
 import pytest
 from plugin_helpers import make_module, run, traces
 
@@ -12,6 +15,16 @@ def test_sees_the_overrides(mcjax_process_index, mcjax_process_count):
     total = float(jax.jit(jnp.sum, out_shardings=rep)(x))
     record("override", total=total, mode=current().settings.mode)
     assert total == mcjax_process_count
+'''
+
+LONG_MARK = '''
+@pytest.mark.mcjax(processes=2, timeout=600)
+def test_one_process_sleeps(mcjax_process_index):
+    x, rep = global_array([1.0])
+    jax.jit(jnp.sum, out_shardings=rep)(x)
+    if mcjax_process_index == 1:
+        time.sleep(600)
+    jax.jit(jnp.sum, out_shardings=rep)(x * 2)
 '''
 
 MISUSE = '''
@@ -42,6 +55,17 @@ def test_command_line_overrides_processes_and_mode(inner: pytest.Pytester) -> No
     assert [t["index"] for t in seen] == [0, 1, 2]
     assert {t["count"] for t in seen} == {3} and {t["total"] for t in seen} == {3.0}
     assert {t["mode"] for t in seen} == {"fast"}
+
+
+@pytest.mark.timeout(200)
+def test_command_line_timeout_overrides_the_marks(inner: pytest.Pytester) -> None:
+    make_module(inner, "test_long", LONG_MARK)
+    start = time.monotonic()
+    result = run(inner, "--mcjax-timeout", "10")
+    result.assert_outcomes(failed=1)
+    durations = re.findall(r"in (\d+\.\d+)s", result.stdout.str())
+    assert durations and float(durations[-1]) < 10 + 15  # not the mark's 600 s
+    assert time.monotonic() - start < 10 + 40
 
 
 @pytest.mark.timeout(120)
