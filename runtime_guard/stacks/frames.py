@@ -79,7 +79,7 @@ def source_line(file: str, line: int) -> str:
 
 @dataclass
 class Blocked:
-    category: str  # collective, barrier, kv-store, device-wait, jit, sleep, lock, io, python, unknown
+    category: str  # collective, barrier, kv-store, device-wait, jit, sleep, lock, io, python, exit, unknown
     what: str  # human text: "a collective (gloo all-reduce)", "time.sleep", ...
     frame: Frame | None = None  # the frame that says so
     name: str = ""  # the function or call that matched (e.g. "sync_global_devices")
@@ -117,6 +117,8 @@ _PY_RULES: list[Rule] = [
     (re.compile(r"(?:^|\.)(sleep)$"), "sleep", "time.sleep", None),
     (re.compile(r"(?:^|\.)(acquire|wait|join|get)$"), "lock", "a lock or condition ({0})", re.compile(r"(threading|queue|multiprocessing/\w+|concurrent/futures/\w+)\.py$")),
     (re.compile(r"(?:^|\.)(__call__)$"), "jit", "a jitted computation", re.compile(r"pxla\.py$")),
+    # The guard's own exit path (the program has left: its frames are gone from the stack).
+    (re.compile(r"(?:^|\.)(mark_exit)$"), "exit", "leaving the program (the guard was publishing its exit)", re.compile(r"runtime_guard/")),
 ]
 # Calls on the innermost user line (a C function like time.sleep leaves no Python frame).
 _CALL_RULES: list[Rule] = [
@@ -209,6 +211,7 @@ _PHRASE = {
     "lock": "waiting on {what}",
     "io": "waiting on {what}",
     "python": "running Python code",
+    "exit": "{what}",
     "unknown": "",
 }
 

@@ -192,3 +192,18 @@ def test_summary_names_who_has_no_stacks():
     assert [p.status for p in rep.processes] == ["ok", "died", "ok"] and rep.processes[1].note == "killed by SIGKILL"
     with pytest.raises(ValueError):
         build_postmortem_report("crash", procs, {})
+
+
+def test_a_stack_in_the_guards_exit_path_says_the_program_is_leaving():
+    from runtime_guard.report.model import Frame
+    from runtime_guard.stacks.frames import blocked_on, phrase
+
+    frames = [  # innermost first: the guard publishing the exit after the program's frames are gone
+        Frame(name="KV.set", file="/x/runtime_guard/kv.py", line=33),
+        Frame(name="Exchange.publish", file="/x/runtime_guard/exchange.py", line=210),
+        Frame(name="Exchange.mark_exit", file="/x/runtime_guard/exchange.py", line=155),
+        Frame(name="Guard.mark_exit", file="/x/runtime_guard/guard.py", line=500),
+        Frame(name="main", file="/x/runtime_guard/bootstrap.py", line=70),
+    ]
+    b = blocked_on(frames, active=True)
+    assert b.category == "exit" and phrase(b).startswith("leaving the program")
