@@ -136,6 +136,7 @@ class ProjectIndex:
         self._mro_cache: dict[str, list[str]] = {}
         self._reexport_cache: dict[str, str] = {}
         self._dep_stack: list[set[str]] = []
+        self._init_sites: dict[str, list[tuple[dict, str, bool]]] | None = None
         self._solve()
         self._module_device_access = self._import_device_access()
 
@@ -159,6 +160,7 @@ class ProjectIndex:
         state["_dep_stack"] = []
         state["_round_changes"], state["_since"], state["_changed_now"] = [], {}, set()
         state["_reexport_cache"] = {}  # cheap to rebuild, large to ship
+        state["_init_sites"] = {}  # read only to resolve class attributes (resolved above)
         state["_mro_cache"] = {}
         state["functions"] = {q: FunctionFacts(f.name, f.line, list(f.params), f.cls, jit=f.jit, flags=f.flags, prop=f.prop)
                               for q, f in self.functions.items()}
@@ -361,6 +363,8 @@ class ProjectIndex:
         for call in sym.get("via", ()):
             res, _ = self.call(call, path)
             extra = extra.join(res)
+        for ip in sym.get("ip", ()):
+            extra = extra.join(self._constructor_args(ip))
         if sym.get("elem") and extra.pd:
             extra = Val(frozenset(), extra.pd | extra.pdc, extra.order, extra.hash)
         out = v.join(extra)
@@ -368,6 +372,92 @@ class ProjectIndex:
             # One level of tuple elements (nested tuples from recursive helpers would grow forever).
             out = replace(out, items=tuple(_flat(self.resolve(x, path)) for x in sym["tup"]))
         return out
+
+    def _constructor_args(self, ip: str) -> Val:
+        """What the constructions of a class pass for a parameter of its `__init__` (`ip`:
+        "init:position:param", see summary.py), for an attribute `__init__` stores from it.
+
+        The index does not follow which instance reaches which method, so a taint counts only
+        when *every* construction in the project passes it: then every instance holds it. A
+        construction that leaves the parameter to its default, passes a value the same on every
+        process, or cannot be matched to parameters (`*args`, `**kwargs`) makes the attribute
+        say nothing more than its own value (no finding rather than a false one), and so does one
+        that hands the object collective work to run (see `_hands_collective_work`).
+        Constructions in test modules count only when there are no others."""
+        init, pos, param = ip.rsplit(":", 2)
+        order_free = param.endswith("!o")
+        param = param.removesuffix("!o")
+        pos_i = int(pos)
+        sites = self.init_sites().get(init, ())
+        if not any(not test for _, _, test in sites):
+            return BOTTOM
+        vals = []
+        for call, path, test in sites:
+            if test:
+                continue
+            if call.get("np") == -1:
+                return BOTTOM
+            pa = call.get("pa") or ({call["pk"]: call.get("a")} if "pk" in call else {})
+            arg = pa.get(param) if param in call.get("kw", ()) else (
+                pa.get(str(pos_i)) if 0 <= pos_i < call.get("np", 0) else None)
+            if not arg or self._hands_collective_work(call, pa):
+                return BOTTOM
+            vals.append(self.resolve(arg, path).taint())
+        out = BOTTOM
+        for v in vals:
+            out = out.join(v)
+        out = Val(pd=out.pd if all(v.pd for v in vals) else frozenset(),
+                  pdc=out.pdc | out.pd if all(v.pd or v.pdc for v in vals) else frozenset(),
+                  order=out.order if all(v.order for v in vals) and not order_free else frozenset(),
+                  hash=out.hash if all(v.hash for v in vals) else frozenset(),
+                  shape=out.shape if all(v.shape for v in vals) else frozenset())
+        if out.pd:
+            out = replace(out, pdc=out.pdc - out.pd)
+        return out
+
+    def _hands_collective_work(self, call: dict, pa: dict) -> bool:
+        """A construction that hands the object collective work (a jitted or collective function
+        passed as an argument): the object may run it itself on the processes its attributes
+        gate off (a leader/worker controller whose workers run the step through the callback),
+        so its attributes do not tell which processes skip that work."""
+        if call.get("cbc"):
+            return True
+        for arg in pa.values():
+            for r in (arg or {}).get("refs", ()):
+                c = self.ref(r)
+                if c.callable or (c.fn and self.collective.get(c.fn)):
+                    return True
+        return False
+
+    def init_sites(self) -> dict[str, list[tuple[dict, str, bool]]]:
+        """Construction sites by the `__init__` they run: calls by name of a project class, each
+        with its file and whether that file is a test module. A construction whose arguments
+        carry nothing still counts (it passes something the same on every process)."""
+        if self._init_sites is None:
+            sites: dict[str, list[tuple[dict, str, bool]]] = {}
+            for m, s in self.modules.items():
+                test = _is_test_module(m)
+                for f in s.functions.values():
+                    for call in f.calls:
+                        if "n" not in call:
+                            continue
+                        c = self.resolve_class_name(self._follow_reexport(call["n"]))
+                        if c in self.classes:
+                            init = self.method(c, "__init__")
+                            if init:
+                                sites.setdefault(init, []).append((call, s.path, test))
+            # A subclass with its own `__init__` runs the base's through `super().__init__(...)`
+            # with arguments not followed here: an unknown construction of the base.
+            for c in self.classes:
+                own = f"{c}.__init__"
+                if own in self.functions:
+                    for b in self.mro(c)[1:]:
+                        init = self.method(b, "__init__")
+                        if init and init != own:
+                            sites.setdefault(init, []).append(({"np": -1}, "", False))
+                            break
+            self._init_sites = sites
+        return self._init_sites
 
     def ref(self, r: str) -> Val:
         """Value of a reference: a project global, function, class attribute or `.attr` by name."""

@@ -24,7 +24,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 15
+SUMMARY_VERSION = 16
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -35,9 +35,14 @@ MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b
 #   u: True (unordered collection)   callable: desc   ckpt/sharding/glob: True   cls: qualname
 #   via: [call, ...]   results of calls (resolved by the index)
 #   params: [name, ...]   refs: [qualified name, ...] (globals, functions, `Cls.attr`, `.attr`)
+#   ip: ["Cls.__init__:position:param", ...]  (a class attribute `__init__` stores from its parameter:
+#       the index joins the arguments every construction site passes; position -1: keyword-only)
 # A call is {"n": qualname} | {"m": method, "r": receiver Sym} | {"v": callee Sym}, plus "a": the
 # union Sym of its arguments, "l": line, and "cb": [qualname, ...] function references passed as
-# arguments (callbacks), "ai": {param position or keyword: qualname} for callback parameters.
+# arguments (callbacks), "ai": {param position or keyword: qualname} for callback parameters,
+# "pa": {position or keyword: Sym} each argument that carries something (calls by name into the
+# project: a constructor's arguments flow into the attributes its `__init__` stores), or "pk":
+# the position or keyword of the only such argument (its Sym is "a").
 
 Sym = dict
 
@@ -277,6 +282,7 @@ class _Scope:
         self.outer = outer
         self.is_module = is_module
         self.none_params: set[str] = set()  # parameters whose default is None
+        self.param_pos: dict[str, int] = {}  # parameter -> position after self (-1: keyword-only)
 
 
 class _Summarizer:
@@ -620,6 +626,8 @@ class _Summarizer:
                     rr = {k: v for k, v in recv.items() if k in ("via", "refs", "callable", "cls", "ckpt")}
                     if rr:
                         call["r"] = _prune(rr)
+        elif isinstance(func, ast.Name) and func.id == "cls" and (self._local("cls") or {}).get("cls"):
+            call["n"] = self._local("cls")["cls"]  # `cls(...)` in a classmethod constructs the class
         else:
             fv = self.ev(func)
             if fv.get("callable"):
@@ -633,6 +641,16 @@ class _Summarizer:
         if isinstance(func, ast.Name) and facts is not None and func.id in facts.params and self._local(func.id) is not None:
             if func.id not in facts.called_params:
                 facts.called_params.append(func.id)
+        if argu and call.get("np") != -1 and "n" in call and (q is not None or isinstance(func, ast.Name)) \
+                and call["n"].rpartition(".")[2][:1].isupper() and not call["n"].startswith(_EXTERNAL_ROOTS):
+            # Each argument apart (a constructor's arguments flow into the attributes it stores;
+            # kept for class-like names only, for size: another construction adds no taint).
+            pa = {str(i): _prune(sym_taint(a)) for i, a in enumerate(args) if sym_taint(a)}
+            pa.update((k, _prune(sym_taint(v))) for k, v in kwargs.items() if sym_taint(v))
+            if len(pa) == 1 and next(iter(pa.values())) == call.get("a"):
+                call["pk"] = next(iter(pa))  # the only argument that carries anything: its value is "a"
+            else:
+                call["pa"] = pa
         if len(facts.calls) < 400 and call not in facts.calls:
             facts.calls.append(call)
         out: Sym = {"via": [call]}
@@ -847,7 +865,7 @@ class _Summarizer:
         elif isinstance(target, ast.Attribute):
             if isinstance(target.value, ast.Name) and target.value.id == "self" and self.class_stack:
                 attrs = self.class_stack[-1].attrs
-                attrs[target.attr] = sym_join(attrs.get(target.attr), value)
+                attrs[target.attr] = sym_join(attrs.get(target.attr), self._init_params(value))
             else:
                 self.ev(target.value)
         elif isinstance(target, ast.Subscript):
@@ -861,6 +879,20 @@ class _Summarizer:
                         self.bind(base, dict(_strip_order(sym_join(cur, sym_taint(value)), target.lineno), u=True))
                     else:
                         self.bind(base, sym_join(cur, sym_element(sym_join(value, key))))
+
+    def _init_params(self, value: Sym) -> Sym:
+        """A value `__init__` stores in an attribute: its parameters become references to the
+        arguments of the constructions (`"ip"`, resolved by the index); elsewhere they stay
+        unresolved (a method's arguments are not followed into attributes)."""
+        sc = self.scope
+        if not value.get("params") or sc.is_module or sc.facts.name != f"{self.class_stack[-1].name}.__init__":
+            return value
+        out = {k: v for k, v in value.items() if k != "params"}
+        ip = [f"{sc.facts.name}:{sc.param_pos[p.removesuffix('!o')]}:{p}" for p in value["params"]
+              if p.removesuffix("!o") in sc.param_pos]
+        if ip:
+            out["ip"] = ip
+        return out
 
     def run_block(self, stmts: list[ast.stmt]) -> None:
         for s in stmts:
@@ -1107,6 +1139,9 @@ class _Summarizer:
         self.scope = _Scope(facts, env, outer)
         a = node.args
         pos = a.posonlyargs + a.args
+        offset = 1 if facts.cls and params and params[0] in ("self", "cls") else 0
+        self.scope.param_pos = {p.arg: i - offset for i, p in enumerate(pos) if i >= offset}
+        self.scope.param_pos.update((p.arg, -1) for p in a.kwonlyargs)
         self.scope.none_params = {
             p.arg for p, d in list(zip(pos[len(pos) - len(a.defaults):], a.defaults)) + list(zip(a.kwonlyargs, a.kw_defaults))
             if isinstance(d, ast.Constant) and d.value is None}
@@ -1153,6 +1188,8 @@ def _prune(sym: Sym, depth: int = VIA_DEPTH) -> Sym:
     for call in vias:
         if depth > 0:
             c = dict(call)
+            c.pop("pa", None)  # read only from the function's own call list
+            c.pop("pk", None)
             for key in ("a", "r", "v"):
                 if key in c:
                     c[key] = _prune(c[key], depth - 1)
