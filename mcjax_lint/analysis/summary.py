@@ -24,7 +24,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 16
+SUMMARY_VERSION = 17
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -573,6 +573,8 @@ class _Summarizer:
         out = sym_join(sym_taint(a), sym_taint(b))
         if (a.get("u") or b.get("u")) and isinstance(node.op, (ast.BitOr, ast.BitAnd, ast.Sub, ast.BitXor)):
             out["u"] = True
+        if a.get("glob") or b.get("glob"):
+            out["glob"] = True  # arithmetic on a global jax.Array gives a global array
         return out
 
     def ev_Call(self, node: ast.Call) -> Sym:

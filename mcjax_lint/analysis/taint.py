@@ -334,6 +334,8 @@ class FileAnalysis:
     def ev_BinaryOperation(self, node: cst.BinaryOperation) -> Val:
         a, b = self.ev(node.left), self.ev(node.right)
         out = a.data().join(b.data())
+        if a.glob or b.glob:
+            out = replace(out, glob=True)  # arithmetic on a global jax.Array gives a global array
         if (a.unordered or b.unordered) and isinstance(node.operator, (cst.BitOr, cst.BitAnd, cst.Subtract, cst.BitXor)):
             out = replace(out, unordered=True)
         if isinstance(node.operator, cst.Multiply) and isinstance(node.left, (cst.List, cst.Tuple)) and b.pd:
@@ -341,7 +343,8 @@ class FileAnalysis:
         return out
 
     def ev_UnaryOperation(self, node):
-        return self.ev(node.expression).data()
+        v = self.ev(node.expression)
+        return replace(v.data(), glob=True) if v.glob and not isinstance(node.operator, cst.Not) else v.data()
 
     def ev_Comparison(self, node: cst.Comparison) -> Val:
         left = self.ev(node.left)
