@@ -231,6 +231,13 @@ for _ns in ("numpy", "jax.numpy"):
     SHAPE_CONSTRUCTORS[f"{_ns}.tile"] = (1, "reps")
 SHAPE_CONSTRUCTORS["jax.ShapeDtypeStruct"] = (0, "shape")
 SHAPE_METHODS = {"reshape", "astype", "resize"}
+# jax.Array methods that dispatch a computation over the array: on a global array, the same
+# cross-process work as the `jnp` function of the same name (`x.sum()` is `jnp.sum(x)`).
+GLOBAL_ARRAY_METHODS = frozenset({
+    "sum", "mean", "max", "min", "prod", "std", "var", "any", "all", "argmax", "argmin", "cumsum",
+    "cumprod", "dot", "clip", "round", "astype", "reshape", "ravel", "flatten", "squeeze",
+    "transpose", "swapaxes", "sort", "argsort", "take", "repeat", "copy", "conj", "nonzero", "ptp",
+})
 # Collectives that take per-process data by design: when the argument is visibly process-local,
 # the order (or hash) of its content is as process-local as the content itself.
 PER_PROCESS_DATA_COLLECTIVES = {

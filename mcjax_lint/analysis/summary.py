@@ -24,7 +24,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 17
+SUMMARY_VERSION = 18
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -786,6 +786,9 @@ class _Summarizer:
         if meth in K.COLLECTIVE_METHOD_NAMES:
             self._collective(f"`.{meth}()`", node)
             return {}
+        if recv.get("glob") and meth in K.GLOBAL_ARRAY_METHODS:
+            self._collective(f"`.{meth}()` on a global array", node)
+            return dict(sym_taint(sym_join(recv, argu)), glob=True)
         if meth == "shard" and "x" not in self.scope.facts.flags:
             self.scope.facts.flags += "x"
         if meth in K.FS_LISTING_METHODS:

@@ -878,6 +878,11 @@ class FileAnalysis:
             return argu.join(Val(order=frozenset({self.src(a0, "iteration over a set", "MCJ201", self.wrap_sorted_fix(a0))}))), None
         if meth == "shard" and _partition(recv, argu):
             self._sink("order-partition", recv, node, "a per-process partition (`.shard()` by process)")
+        if recv.glob and meth in K.GLOBAL_ARRAY_METHODS:
+            out = replace(recv.data().join(argu.data()), glob=True)
+            if meth in K.SHAPE_METHODS and argu.pd:
+                out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a shape/dtype computed from {_why(argu.pd)}")})))
+            return out, f"`.{meth}()` on a global array"
         if meth in K.SHAPE_METHODS:
             out = recv.data().join(argu.data())
             if argu.pd:  # `x.reshape(n, -1)` / `x.astype(dtype)` with a process-dependent n/dtype

@@ -124,7 +124,9 @@ class Val:
         # differs), "elem" (its elements' shapes differ). An element of a differing array or of a
         # container of differing elements differs; a container's length says nothing about it.
         shape = frozenset(s if s.code == "" else replace(s, code="") for s in self.shape if s.code != "len")
-        return Val(frozenset(), _cap(self.pd | self.pdc), self.order, self.hash, shape)
+        # An element of a global array, or of the tuple of global arrays a jitted call returns,
+        # is a global array.
+        return Val(frozenset(), _cap(self.pd | self.pdc), self.order, self.hash, shape, glob=self.glob)
 
     def without_order(self) -> Val:
         return replace(self, order=frozenset(), unordered=False)
