@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcjax_lint import knowledge as K
+from mcjax_lint.analysis.values import with_binding
 from mcjax_lint.errors import AnalysisError
 
 SUMMARY_VERSION = 18
@@ -547,16 +548,7 @@ class _Summarizer:
         n = self._singleton(name)
         if n is None:
             return self.ev(expr)
-        narrowed, old = n
-        self.scope.env[name] = narrowed
-        try:
-            return self.ev(expr)
-        finally:
-            if self.scope.env.get(name) is narrowed:
-                if old is None:
-                    del self.scope.env[name]
-                else:
-                    self.scope.env[name] = old
+        return with_binding(self.scope.env, name, n[0], n[1], lambda: self.ev(expr))
 
     def _narrow_singleton(self, name: str) -> None:
         n = self._singleton(name)

@@ -27,7 +27,7 @@ from mcjax_lint.analysis.positions import Range
 
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis.index import ProjectIndex, short_name
-from mcjax_lint.analysis.values import BOTTOM, SANITIZED, Src, Val, _cap, join_all
+from mcjax_lint.analysis.values import BOTTOM, SANITIZED, Src, Val, _cap, join_all, with_binding
 from mcjax_lint.model import Edit, Fix
 from mcjax_lint.settings import AnalysisSettings
 
@@ -399,16 +399,7 @@ class FileAnalysis:
         n = self._singleton(name)
         if n is None:
             return self.ev(expr)
-        narrowed, old = n
-        self.scope.env[name] = narrowed
-        try:
-            return self.ev(expr)
-        finally:
-            if self.scope.env.get(name) is narrowed:
-                if old is None:
-                    del self.scope.env[name]
-                else:
-                    self.scope.env[name] = old
+        return with_binding(self.scope.env, name, n[0], n[1], lambda: self.ev(expr))
 
     def ev_NamedExpr(self, node: cst.NamedExpr) -> Val:
         v = self.ev(node.value)

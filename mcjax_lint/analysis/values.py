@@ -179,3 +179,18 @@ def join_all(vals) -> Val:
     for v in vals:
         out = out.join(v)
     return out
+
+
+def with_binding(env: dict, name: str, value, old, thunk):
+    """`thunk()` with `env[name]` bound to `value` (a narrowed value, e.g. a set known to hold one
+    element in a conditional's branch), then `old` restored (removed if None) unless the
+    evaluation rebound the name itself."""
+    env[name] = value
+    try:
+        return thunk()
+    finally:
+        if env.get(name) is value:
+            if old is None:
+                del env[name]
+            else:
+                env[name] = old
