@@ -33,10 +33,12 @@ from runtime_guard.settings import GuardSettings
 # What one published state carries. Sized for the coordinator: with N processes the comparator
 # reads N states per round (see docs/benchmarks.md); everything else is fetched on demand.
 RECENT = 16  # last records (call site text only on the newest)
-# Records in the state a process publishes as it leaves (~60 KB at most, once): the others may be
-# far behind it (asynchronous dispatch lets a process queue many steps), and once it is gone
-# nobody can ask it for the records where they parted.
+# Records in the state a process publishes as it leaves (~60 B each, once): the others may be far
+# behind it (asynchronous dispatch lets a process queue many steps), and once it is gone nobody can
+# ask it for the records where they parted. Fewer per process in large jobs, so that all of them
+# leaving together stays under ~16 MB in the coordination service.
 FINAL_RECENT = 1024
+FINAL_RECORDS_BUDGET = 1 << 18
 CHECKPOINTS = 8  # last rolling-hash checkpoints per stride
 HEARTBEAT = 0.5  # seconds between unchanged state publications
 # State writes per second the guard allows itself on the coordination service (all processes
@@ -181,7 +183,8 @@ class Exchange:
     # -- publishing ----------------------------------------------------------------------------
 
     def state(self) -> dict:
-        seq, h, tail, fine, coarse = self.recorder.snapshot(RECENT if self.status == compare.RUNNING else FINAL_RECENT)
+        final = max(RECENT, min(FINAL_RECENT, FINAL_RECORDS_BUDGET // max(1, self.n)))
+        seq, h, tail, fine, coarse = self.recorder.snapshot(RECENT if self.status == compare.RUNNING else final)
         recent = [[r.seq, r.key, r.h, r.exact, "", r.line, ""] for r in tail]
         if tail:
             recent[-1][4:] = list(_site(tail[-1]))
