@@ -119,6 +119,7 @@ class Exchange:
         self.hb = 0
         self.verdict: dict | None = None
         self.verdict_event = threading.Event()
+        self.verdict_handled = threading.Event()
         self.final_event = threading.Event()
         self.stop_event = threading.Event()
         self.interval = max(settings.interval, count / PUBLISH_BUDGET)
@@ -506,6 +507,8 @@ class Exchange:
             self.on_verdict(report)
         except Exception as e:
             self._note(f"verdict handler failed: {e!r}")
+        finally:
+            self.verdict_handled.set()  # the report is written and printed
 
     def _note(self, msg: str) -> None:
         self.errors.append(msg)

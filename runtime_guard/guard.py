@@ -537,6 +537,11 @@ class Guard:
         elif s.on_detect == "exit":
             threading.Thread(target=_exit_later, args=(0.0,), daemon=True).start()
 
+    def _exits_on(self, report: dict) -> bool:
+        """Does this verdict make an unsupervised process exit with EXIT_DETECTED (see `_on_verdict`)?"""
+        return (report.get("kind") not in ("hang", "missing", "snapshot") and not self.strict
+                and not os.environ.get("MCJAX_SUPERVISED") and self.settings.on_detect == "exit")
+
     def mark_exit(self, code: int, error: BaseException | None) -> None:
         """The program is leaving (normally, by sys.exit, or by an exception): tell the others."""
         ex = self.exchange
@@ -545,6 +550,12 @@ class Guard:
         info = _exit_point(code, error, self.program)
         failed = error is not None and not isinstance(error, SystemExit)
         ex.mark_exit("failed" if failed else "exited", info)
+        if isinstance(ex.verdict, dict) and self._exits_on(ex.verdict):
+            # A verdict that came while the program was ending (its final comparison): once its
+            # report is out, exit from this thread, since the interpreter may finish before
+            # `_on_verdict`'s thread runs.
+            ex.verdict_handled.wait(10.0)
+            _exit_later(0.0)
 
     def _say(self, msg: str) -> None:
         if not self.settings.quiet:
