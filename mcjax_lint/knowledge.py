@@ -210,6 +210,25 @@ def singleton_when(op: str, k: int) -> bool | None:
         return False
     return None
 
+
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+
+def singleton_test(op: str | None, left: tuple[str | None, int | None],
+                   right: tuple[str | None, int | None]) -> tuple[str | None, bool]:
+    """`len(s) <op> k` or `k <op> len(s)`, given each side as (name of `s` if it is `len(s)`,
+    the small int if it is one): (`s`, `singleton_when`) or (None, False). The summary and the
+    precise pass each read the two sides from their own tree."""
+    if op is None:
+        return None, False
+    name, k = left[0], right[1]
+    if name is None:
+        name, k, op = right[0], left[1], _FLIPPED[op]
+    if name is None or k is None:
+        return None, False
+    when = singleton_when(op, k)
+    return (name, when) if when is not None else (None, False)
+
 # --- Seeds (MCJ203 sinks). ----------------------------------------------------------------------------
 SEED_CALLS = {
     "jax.random.PRNGKey", "jax.random.key", "jax.random.fold_in", "numpy.random.seed",

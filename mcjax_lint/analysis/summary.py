@@ -1265,7 +1265,6 @@ def _is_range(node) -> bool:
 
 
 _CMP_OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
-_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
 
 def _singleton_test(test: ast.expr) -> tuple[str | None, bool]:
@@ -1273,17 +1272,9 @@ def _singleton_test(test: ast.expr) -> tuple[str | None, bool]:
     False) for one false only then (`len(s) != 1`), else (None, False); see K.singleton_when."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
         return None, False
-    o = _CMP_OPS.get(type(test.ops[0]))
-    if o is None:
-        return None, False
     left, right = test.left, test.comparators[0]
-    name, k = _len_of_name(left), _small_int(right)
-    if name is None:
-        name, k, o = _len_of_name(right), _small_int(left), _FLIPPED[o]
-    if name is None or k is None:
-        return None, False
-    when = K.singleton_when(o, k)
-    return (name, when) if when is not None else (None, False)
+    return K.singleton_test(_CMP_OPS.get(type(test.ops[0])), (_len_of_name(left), _small_int(left)),
+                            (_len_of_name(right), _small_int(right)))
 
 
 def _len_of_name(node: ast.expr) -> str | None:

@@ -1445,21 +1445,12 @@ def _singleton_test(test) -> tuple[str | None, bool]:
     if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
         return None, False
     left, op, right = test.left, test.comparisons[0].operator, test.comparisons[0].comparator
-    o = _CMP_OPS.get(type(op))
-    if o is None:
-        return None, False
-    name, k = _len_of_name(left), _small_int(right)
-    if name is None:
-        name, k, o = _len_of_name(right), _small_int(left), _FLIPPED[o]
-    if name is None or k is None:
-        return None, False
-    when = K.singleton_when(o, k)
-    return (name, when) if when is not None else (None, False)
+    return K.singleton_test(_CMP_OPS.get(type(op)), (_len_of_name(left), _small_int(left)),
+                            (_len_of_name(right), _small_int(right)))
 
 
 _CMP_OPS = {cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">=",
             cst.Equal: "==", cst.NotEqual: "!="}
-_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
 
 def _len_of_name(node) -> str | None:
