@@ -12,7 +12,10 @@ Layout, per tool version and code fingerprint (`v1-<version>-<code>/`):
 - `findings-<settings>.json` — per file: the raw engine findings and the key they were computed
   under (file digest + the project fingerprint). A record whose key differs is recomputed, so
   findings never depend on the cache's state.
-- `index-<settings>.pickle` — the last project index (rebuilding it is the costly global step).
+- `index-<settings>-<project>.pickle` — the last project indexes (rebuilding one is the costly
+  global step), each keyed by the position-free project fingerprint and stored with the summary
+  digests it was built from (its base), so that an edit that only moved lines is served by
+  moving the index's quoted lines (`analysis/relocate.py`) instead of a rebuild.
 
 A pickle from a cloned repository could run code when loaded, so every pickle is signed with an
 HMAC under a per-user key kept outside the project (`~/.cache/mcjax/cache-key`, mode 0600) and
@@ -42,7 +45,7 @@ from typing import Any
 
 from mcjax_lint import __version__
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3  # 3: files.json records the position-free summary digest; the index pickle its base
 _RACY_MARGIN_NS = 2_000_000_000  # files touched within 2 s of being hashed are re-read
 _GITIGNORE = "# Created by mcjax-lint; never commit this cache.\n*\n"
 
@@ -60,12 +63,16 @@ class FileRecord:
     summary_digest: str | None  # None when the file could not be summarised
     error: str | None  # why the file could not be summarised
     suppressions: list[list[Any]] = field(default_factory=list)
+    # Digest of the summary with its positions left out (relocate.position_free): an edit that
+    # only moves lines keeps it, and with it the project's fingerprint.
+    shape_digest: str | None = None
 
     def stat_trusted(self, st: os.stat_result) -> bool:
         return stat_signature(st) == self.sig and st.st_mtime_ns < self.checked_ns - _RACY_MARGIN_NS
 
     def to_json(self) -> list:
-        return [self.sig, self.checked_ns, self.digest, self.module, self.summary_digest, self.error, self.suppressions]
+        return [self.sig, self.checked_ns, self.digest, self.module, self.summary_digest, self.error, self.suppressions,
+                self.shape_digest]
 
     @classmethod
     def from_json(cls, v: list) -> "FileRecord":
@@ -186,7 +193,8 @@ class Cache:
                 setattr(self, attr, True)
 
     # -- the project index (signed pickle)
-    def load_index(self, project_fingerprint: str) -> Any | None:
+    def load_index(self, project_fingerprint: str) -> tuple[dict[str, str], Any] | None:
+        """(base: rel -> summary digest the index was built from, index), or None."""
         try:
             blob = self._index_path(project_fingerprint).read_bytes()
         except OSError:
@@ -198,11 +206,15 @@ class Cache:
         if fp.decode("ascii", "replace") != project_fingerprint:
             return None
         try:
-            return _loads(payload)
+            loaded = _loads(payload)
         except Exception:  # a stale class layout or a truncated file: rebuild
             return None
+        if not (isinstance(loaded, tuple) and len(loaded) == 2 and isinstance(loaded[0], dict)):
+            return None
+        return loaded
 
-    def save_index(self, project_fingerprint: str, index: Any, background: bool = False) -> None:
+    def save_index(self, project_fingerprint: str, index: Any, background: bool = False,
+                   base: dict[str, str] | None = None) -> None:
         """Keep the index for the next run (written by `save()`). `background`: pickle and write it
         in a forked child while this process goes on (Linux; `save()` waits for it) — the
         analysis needs the index in memory now, not on disk. Only from a single-threaded process:
@@ -217,7 +229,7 @@ class Cache:
                     import gc
 
                     gc.disable()  # the collector would touch (and copy) every shared page
-                    payload = pickle.dumps(index, protocol=pickle.HIGHEST_PROTOCOL)
+                    payload = pickle.dumps((base or {}, index), protocol=pickle.HIGHEST_PROTOCOL)
                     write_bytes(target, sign(project_fingerprint.encode() + b"\n" + payload))
                     code = 0
                 finally:
@@ -226,7 +238,7 @@ class Cache:
             self._pending_index_path = target
             return
         try:
-            payload = pickle.dumps(index, protocol=pickle.HIGHEST_PROTOCOL)
+            payload = pickle.dumps((base or {}, index), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception:  # an index that cannot be pickled is simply rebuilt next time
             return
         self._pending_index = sign(project_fingerprint.encode() + b"\n" + payload)

@@ -45,6 +45,7 @@ from mcjax_lint.cache import (
     single_threaded,
     stat_signature,
 )
+from mcjax_lint.analysis.relocate import position_free
 from mcjax_lint.config import LintConfig, RuleFilter
 from mcjax_lint.errors import AnalysisError
 from mcjax_lint.files import display_path
@@ -92,6 +93,8 @@ class RunStats:
     timings: dict[str, float] = field(default_factory=dict)  # seconds per phase
     slowest: list[tuple[float, str]] = field(default_factory=list)  # (seconds, file) per analysed file
     skipped: set[str] = field(default_factory=set)  # prefiltered in this run
+    relocated: int = 0  # files whose moved lines the cached index was moved to (no rebuild)
+    relocation_refused: str = ""  # why the cached index could not be moved (then rebuilt)
 
     def prefiltered_now(self, rel: str) -> bool:
         return rel in self.skipped
@@ -109,6 +112,7 @@ class LintResult:
     raw: dict[str, list[Finding]] = field(default_factory=dict)  # engine findings per engine path
     files: dict[str, SourceFile] = field(default_factory=dict)  # by display path
     stats: RunStats = field(default_factory=RunStats)
+    index: Any = None  # the project index when this run needed one (built, loaded or moved)
 
 
 # --- (de)serialisation of findings -----------------------------------------------------------
@@ -210,12 +214,13 @@ def _summarize_task(task: tuple[str, str, str]) -> tuple[str, Any, dict | None]:
         # summary's shared sub-objects shared (the index's memos depend on it; JSON would not).
         blob = pickle.dumps(summary, protocol=pickle.HIGHEST_PROTOCOL)
         sdig = _digest(blob)
+        shape = _digest(pickle.dumps(position_free(summary)[0], protocol=pickle.HIGHEST_PROTOCOL))
         if _W_SUMMARY_DIR is not None:
             store_summary(_W_SUMMARY_DIR, sdig, blob)
     except AnalysisError as e:
-        summary, sdig, error = None, None, describe_error(e)
+        summary, sdig, shape, error = None, None, None, describe_error(e)
     supp = [s.to_list() for s in sup.scan(text)]
-    rec = FileRecord(sig, checked, digest, module, sdig, error, supp)
+    rec = FileRecord(sig, checked, digest, module, sdig, error, supp, shape)
     return rel, rec.to_json(), summary
 
 
@@ -313,8 +318,15 @@ def lint_files(
     jobs: int | None = None,
     use_cache: bool = True,
     cwd: Path | None = None,
+    need_index: bool = False,
+    reference: bool = False,
 ) -> LintResult:
-    """Lint `targets` with cross-module facts from `targets` ∪ `project_files`."""
+    """Lint `targets` with cross-module facts from `targets` ∪ `project_files`.
+
+    For checks of the cache (benchmarks/lint_incremental_check.py): `need_index` gets the project
+    index (in `LintResult.index`) even when no target needs it; `reference` computes it and every
+    target's findings from scratch (summaries still come from the cache, which is left as it was
+    apart from them)."""
     import gc
 
     # Summaries and the index are millions of small long-lived objects and no cyclic garbage:
@@ -325,7 +337,7 @@ def lint_files(
     gc.set_threshold(100_000, 50, 1000)
     gc.disable()
     try:
-        return _lint_files_retrying(targets, project_files, config, jobs, use_cache, cwd)
+        return _lint_files_retrying(targets, project_files, config, jobs, use_cache, cwd, (need_index, reference))
     finally:
         gc.set_threshold(*thresholds)
         gc.unfreeze()
@@ -343,10 +355,10 @@ def _collect_again() -> None:
     gc.enable()
 
 
-def _lint_files_retrying(targets, project_files, config: LintConfig, jobs, use_cache, cwd) -> LintResult:
+def _lint_files_retrying(targets, project_files, config: LintConfig, jobs, use_cache, cwd, check) -> LintResult:
     for _ in range(3):
         try:
-            return _lint_files(targets, project_files, config, jobs, use_cache, cwd)
+            return _lint_files(targets, project_files, config, jobs, use_cache, cwd, check)
         except _CacheMiss as e:  # a summary file vanished: forget the records that named it
             if config.project_root is not None:
                 cache = Cache(config.project_root / config.cache_dir, code_fingerprint(), config.analysis_fingerprint())
@@ -354,10 +366,10 @@ def _lint_files_retrying(targets, project_files, config: LintConfig, jobs, use_c
                     del cache.files[rel]
                     cache._files_dirty = True
                 cache.save()
-    return _lint_files(targets, project_files, config, jobs, False, cwd)
+    return _lint_files(targets, project_files, config, jobs, False, cwd, check)
 
 
-def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd) -> LintResult:
+def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd, check=(False, False)) -> LintResult:
     global _W_SETTINGS, _W_INDEX, _W_MAX_SIZE, _W_SUMMARY_DIR
     cwd = cwd or Path.cwd()
     root = config.project_root
@@ -444,22 +456,29 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
             errors[rel] = rec.error
 
     t = stats.phase("summaries", t)
-    # 3. project fingerprint: every summary the index is built from, and the settings
+    # 3. project fingerprints: every summary the index is built from, and the settings. The
+    # index and the prefilter's answers depend on the summaries without their positions
+    # (`project_fp`: an edit that only moves lines keeps it; the cached index is then moved to
+    # the current lines); findings quote lines of other files, so they are keyed by the
+    # summaries with their positions (`lines_fp`).
     summarized = sorted((rel, r) for rel, r in records.items() if r.summary_digest is not None)
-    project_fp = _json_digest([repr(settings), [(rel, r.module, r.summary_digest) for rel, r in summarized]])
+    project_fp = _json_digest([repr(settings), [(rel, r.module, r.shape_digest) for rel, r in summarized]])
+    lines_fp = _json_digest([project_fp, [(rel, r.summary_digest) for rel, r in summarized]])
 
-    def summary_by_digest(digest: str):
+    def summary_dict(digest: str) -> dict:
         d = summaries.get(digest)
         if d is None and cache is not None:
             d = cache.summary(digest)
-            if d is not None:
-                try:
-                    return engine.ModuleSummary.from_dict(d)
-                except Exception:  # a cached summary the engine no longer reads: recompute
-                    raise _CacheMiss(digest) from None
         if d is None:
             raise _CacheMiss(digest)
-        return engine.ModuleSummary.from_dict(d)
+        return d
+
+    def summary_by_digest(digest: str):
+        d = summary_dict(digest)
+        try:
+            return engine.ModuleSummary.from_dict(d)
+        except Exception:  # a cached summary the engine no longer reads: recompute
+            raise _CacheMiss(digest) from None
 
     def summary_of(rec: FileRecord):
         return summary_by_digest(rec.summary_digest)
@@ -471,21 +490,28 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
         nonlocal index
         if index is None:
             t0 = time.perf_counter()
-            index = cache.load_index(project_fp) if cache is not None else None
+            loaded = cache.load_index(project_fp) if cache is not None and not reference else None
+            if loaded is not None:
+                index = _relocated(loaded, summarized, summary_dict, stats)
             if index is None:
                 index = engine.build_index([summary_of(r) for _, r in summarized], settings)
                 stats.index_built = True
-                if cache is not None:
-                    cache.save_index(project_fp, index, background=True)
+                if cache is not None and not reference:
+                    cache.save_index(project_fp, index, background=True,
+                                     base={rel: r.summary_digest for rel, r in summarized})
             stats.phase("index", t0)
         return index
 
     def key_for(f: SourceFile, rec: FileRecord) -> str:
-        return _json_digest([project_fp, f.rel, f.module, rec.digest])
+        return _json_digest([lines_fp, f.rel, f.module, rec.digest])
 
     def prefilter_key(rec: FileRecord) -> str:
-        return _json_digest([project_fp, rec.summary_digest])
+        # `needs_full_analysis` reads no position: the position-free summary decides.
+        return _json_digest([project_fp, rec.shape_digest])
 
+    need_index, reference = check
+    if need_index:
+        ensure_index()
     to_analyze: list[tuple[str, str, str, str, str]] = []
     pending_keys: dict[str, str] = {}
     for f in files:
@@ -493,7 +519,7 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
             continue
         rec = records[f.rel]
         key = key_for(f, rec)
-        hit = cache.findings.get(f.rel) if cache else None
+        hit = cache.findings.get(f.rel) if cache and not reference else None
         if hit is not None and hit.key == key:
             raw[f.rel] = [finding_from_dict(d) for d in hit.findings]
             stats.findings_cached += 1
@@ -520,7 +546,7 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
             stats.prefiltered += 1
             stats.skipped.add(rel)
             raw[rel] = []
-            if cache is not None:
+            if cache is not None and not reference:
                 cache.put_findings(rel, pending_keys[rel], [], prefilter_key(records[rel]))
         t = stats.phase("prefilter", t)
         _collect_again()
@@ -534,7 +560,7 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
                 errors[rel] = error
                 continue
             raw[rel] = [finding_from_dict(d) for d in found]
-            if cache is not None and digest is not None:
+            if cache is not None and digest is not None and not reference:
                 cache.put_findings(rel, pending_keys[rel], found, None)
         _W_INDEX = None
 
@@ -554,7 +580,7 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
         final.extend(postprocess(found, f, records[rel], rule_filter))
     final.sort(key=lambda x: (x.path, x.line, x.column, x.code))
     file_errors = [FileError(by_rel[rel].display, msg) for rel, msg in sorted(errors.items()) if by_rel[rel].target]
-    return LintResult(final, file_errors, raw, {f.display: f for f in files if f.target}, stats)
+    return LintResult(final, file_errors, raw, {f.display: f for f in files if f.target}, stats, index)
 
 
 def postprocess(found: list[Finding], f: SourceFile, rec: FileRecord, rule_filter: RuleFilter) -> list[Finding]:
@@ -579,6 +605,43 @@ def _replace(f: Finding, **kw: Any) -> Finding:
     from dataclasses import replace
 
     return replace(f, **kw)
+
+
+# Beyond this many files whose lines moved since the cached index was built, rebuilding it
+# (and caching the result) is better than moving every run's lines again.
+_MAX_RELOCATED = 64
+
+
+def _relocated(loaded, summarized, summary_dict, stats: RunStats):
+    """The cached index moved to the current lines of the files that changed only in positions
+    since it was built (same position-free project fingerprint), or None (rebuild): too many
+    moved files, a base summary gone from the cache, or a move `relocate_index` cannot do."""
+    from mcjax_lint.analysis.relocate import Unrelocatable, line_map, relocate_index
+
+    base, index = loaded
+    moved = [(rel, r) for rel, r in summarized if base.get(rel) != r.summary_digest]
+    if not moved:
+        return index
+    if len(moved) > _MAX_RELOCATED or len(base) != len(summarized):
+        return None
+    moves, current = {}, {}
+    for rel, r in moved:
+        try:
+            old, new = summary_dict(base[rel]), summary_dict(r.summary_digest)
+        except _CacheMiss:
+            return None
+        m = line_map(old, new)
+        if m is None:
+            return None
+        moves[rel] = m
+        current[rel] = engine.ModuleSummary.from_dict(new)
+    try:
+        relocate_index(index, moves, current)
+    except Unrelocatable as e:
+        stats.relocation_refused = str(e)
+        return None
+    stats.relocated = len(moves)
+    return index
 
 
 class _CacheMiss(Exception):

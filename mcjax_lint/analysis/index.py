@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from contextlib import contextmanager
+from typing import Any
 from dataclasses import replace
 
 from mcjax_lint import knowledge as K
+from mcjax_lint.analysis import values as _values
 from mcjax_lint.analysis.summary import ClassFacts, FunctionFacts, ModuleSummary, Sym
 from mcjax_lint.analysis.values import BOTTOM, Src, Val
 from mcjax_lint.settings import AnalysisSettings
@@ -137,8 +140,42 @@ class ProjectIndex:
         self._reexport_cache: dict[str, str] = {}
         self._dep_stack: list[set[str]] = []
         self._init_sites: dict[str, list[tuple[dict, str, bool]]] | None = None
-        self._solve()
+        # Which file each quoted origin (`utils.py:12`: basename -> line -> path, or a tuple of
+        # paths when files of the same name share it) came from, and the files whose sources a
+        # cap compared: what `relocate.relocate_index` needs to move lines without a rebuild.
+        self._origin_paths: dict[str, dict[int, Any]] = {}
+        self._capped_paths: set[str] = set()
+        with self._logging_caps():
+            self._solve()
         self._module_device_access = self._import_device_access()
+
+    def _note_origin(self, short: str, line: int, path: str) -> None:
+        table = self._origin_paths.setdefault(short, {})
+        prev = table.get(line)
+        if prev is None:
+            table[line] = path
+        elif prev != path and not (isinstance(prev, tuple) and path in prev):
+            table[line] = tuple(sorted({*(prev if isinstance(prev, tuple) else (prev,)), path}))
+
+    @contextmanager
+    def _logging_caps(self):
+        prev = _values.CAP_LOG
+        log: set[str] = set()
+        _values.CAP_LOG = log
+        try:
+            yield
+        finally:
+            _values.CAP_LOG = prev
+            for origin in log:
+                short, _, ln = origin.rpartition(":")
+                if not short:
+                    continue
+                owner = self._origin_paths.get(short, {}).get(int(ln)) if ln.isdigit() else None
+                if owner is None:
+                    # Not attributable: every file of that name counts as capped.
+                    self._capped_paths.update(p for p in set(self.fn_path.values()) if os.path.basename(p) == short)
+                else:
+                    self._capped_paths.update(owner if isinstance(owner, tuple) else (owner,))
 
     # ---------------------------------------------------------------- pickling
     _TRANSIENT = ("_memo", "_call_memo", "_coll_memo", "_static", "_attr_cache", "_global_cache")
@@ -148,11 +185,12 @@ class ProjectIndex:
         per-file analysis needs the resolved facts, not the summaries' symbolic values. Class
         attributes and module globals are resolved now (cached by name); memo tables keyed by
         object identity are dropped; summaries keep only what the analysis reads."""
-        for c, cf in self.classes.items():
-            for a in cf.attrs:
-                self.attr(c, a)
-        for g in self.globals:
-            self.ref(g)
+        with self._logging_caps():
+            for c, cf in self.classes.items():
+                for a in cf.attrs:
+                    self.attr(c, a)
+            for g in self.globals:
+                self.ref(g)
         state = dict(self.__dict__)
         for k in self._TRANSIENT:
             if k not in ("_attr_cache", "_global_cache"):
@@ -327,6 +365,9 @@ class ProjectIndex:
         if hit is not None and hit[0] is sym:
             return hit[1]
         short = os.path.basename(path)
+        for key in ("pd", "pdc", "order", "hash"):
+            for ln in sym.get(key, ()):
+                self._note_origin(short, ln[1], path)
 
         def srcs(key: str, code: str = "") -> frozenset[Src]:
             return frozenset(Src(ln[1], 0, ln[0], ln[2] if len(ln) > 2 else code, origin=f"{short}:{ln[1]}")
@@ -803,6 +844,7 @@ class ProjectIndex:
             return d[1]
         short = os.path.basename(path)
         if f.collective:
+            self._note_origin(short, f.collective[1], path)
             return f"{f.collective[0]} ({short}:{f.collective[1]})"
         for call in f.calls:
             c = self.call_collective(call, path)
@@ -816,7 +858,9 @@ class ProjectIndex:
 
     def _device_of(self, f: FunctionFacts) -> str | None:
         if f.device_access:
-            return f"{f.device_access[0]} ({os.path.basename(self.fn_path[f.name])}:{f.device_access[1]})"
+            path = self.fn_path[f.name]
+            self._note_origin(os.path.basename(path), f.device_access[1], path)
+            return f"{f.device_access[0]} ({os.path.basename(path)}:{f.device_access[1]})"
         for call in f.calls:
             n = call.get("n")
             if n:
@@ -831,6 +875,7 @@ class ProjectIndex:
         out: dict[str, str] = {}
         for m, s in self.modules.items():
             if s.import_device_access:
+                self._note_origin(os.path.basename(s.path), s.import_device_access[1], s.path)
                 out[m] = f"{s.import_device_access[0]} ({os.path.basename(s.path)}:{s.import_device_access[1]})"
         changed = True
         while changed:

@@ -51,9 +51,16 @@ class Src:
         return self.end_line > 0
 
 
+# The origins of the sources a cap compared, while the project index records them (a cap keeps
+# the smallest lines, so moving those lines could change what it keeps; see index.py).
+CAP_LOG: set[str] | None = None
+
+
 def _cap(s: frozenset[Src]) -> frozenset[Src]:
     if len(s) <= MAX_SOURCES:
         return s
+    if CAP_LOG is not None:
+        CAP_LOG.update(x.origin for x in s)
     return frozenset(sorted(s)[:MAX_SOURCES])
 
 
