@@ -204,7 +204,7 @@ def check(root: Path, edits: int, seed: int, kinds=KINDS, full_every: int = 0, l
     files = sorted(p for p in root.rglob("*.py") if ".mcjax_cache" not in p.parts)
     lint(root, None)  # cold: fills the cache
     time.sleep(0)
-    out = {"edits": 0, "by_kind": {}, "mismatches": [], "how": {}, "precommit_s": [], "full_checks": 0}
+    out = {"edits": 0, "by_kind": {}, "mismatches": [], "how": {}, "precommit_s": [], "full_checks": 0, "precommit_no_index": 0}
     n = 0
     attempts = 0
     while out["edits"] < edits and attempts < edits * 20:
@@ -219,18 +219,22 @@ def check(root: Path, edits: int, seed: int, kinds=KINDS, full_every: int = 0, l
         out["by_kind"][kind] = out["by_kind"].get(kind, 0) + 1
         rel = path.relative_to(root).as_posix()
         t0 = time.perf_counter()
-        inc_one, inc_err, _ = lint(root, [path])
+        inc_one, inc_err, pre = lint(root, [path])
         out["precommit_s"].append(time.perf_counter() - t0)
         _, _, inc = lint(root, [path], need_index=True)
-        st = inc.stats
-        how = ("rebuilt" if st.index_built else "re-solved" if getattr(st, "resolved", 0)
+        # How the pre-commit run got its index (or, when it needed none, the run that asks for it).
+        st = pre.stats if pre.index is not None else inc.stats
+        how = ("rebuilt" if st.index_built else "re-solved" if st.resolved
                else "moved" if st.relocated else "cached")
         out["how"][how] = out["how"].get(how, 0) + 1
+        if pre.index is None:
+            out["precommit_no_index"] += 1
+            how += " (pre-commit needed no index)"
         ref_one, ref_err, ref = lint(root, [path], need_index=True, reference=True)
         problems = []
         if inc_one != ref_one or inc_err != ref_err:
             problems.append(f"findings of {rel}: incremental {inc_one + inc_err} != rebuilt {ref_one + ref_err}")
-        problems += diff_facts(facts(shipped(inc.index) if st.index_built else inc.index), facts(shipped(ref.index)))
+        problems += diff_facts(facts(shipped(inc.index) if inc.stats.index_built else inc.index), facts(shipped(ref.index)))
         if full_every and out["edits"] % full_every == 0:
             out["full_checks"] += 1
             a, ae, _ = lint(root, None)
@@ -271,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     pc = out["precommit_s"]
     print(f"\n{out['edits']} edits ({', '.join(f'{k} {v}' for k, v in sorted(out['by_kind'].items()))}); "
           f"index: {', '.join(f'{k} {v}' for k, v in sorted(out['how'].items()))}; "
+          f"pre-commit runs that needed no index: {out['precommit_no_index']}; "
           f"{out['full_checks']} whole-project comparisons; {time.perf_counter() - t0:.0f} s")
     if pc:
         print(f"pre-commit run (in-process, edited file alone): median {statistics.median(pc):.2f} s, "

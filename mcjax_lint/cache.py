@@ -194,16 +194,28 @@ class Cache:
 
     # -- the project index (signed pickle)
     def load_index(self, project_fingerprint: str) -> tuple[dict[str, str], Any] | None:
-        """(base: rel -> summary digest the index was built from, index), or None."""
+        """(base: rel -> summary digest the index was built from, index), or None. The index
+        built for this fingerprint, else the newest one (the runner brings it up to date when
+        it can, see runner._relocated)."""
+        path = self._index_path(project_fingerprint)
+        if not path.exists():
+            try:
+                olds = sorted(self.dir.glob(f"index-{self.settings_fingerprint}-*.pickle"),
+                              key=lambda p: p.stat().st_mtime, reverse=True)
+            except OSError:
+                olds = []
+            if not olds:
+                return None
+            path = olds[0]
         try:
-            blob = self._index_path(project_fingerprint).read_bytes()
+            blob = path.read_bytes()
         except OSError:
             return None
         payload = unsign(blob)
         if payload is None:
             return None
         fp, _, payload = payload.partition(b"\n")
-        if fp.decode("ascii", "replace") != project_fingerprint:
+        if path.name != self._index_path(fp.decode("ascii", "replace")).name:
             return None
         try:
             loaded = _loads(payload)

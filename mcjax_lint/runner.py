@@ -8,12 +8,14 @@ Work per run, cheapest first:
 2. For each project file: trust the cached digest when the stat signature is unchanged (and not
    racy), else read and hash it. Files whose digest has no cached summary are summarised
    (stdlib `ast`, `engine.summarize`) — in worker processes when there are many.
-3. The project fingerprint is a hash over every file's (path, module, summary digest) and the
-   settings. A target whose cached findings were computed under the same project fingerprint
-   and content digest is done. Only otherwise is the index needed: loaded from the cache when
-   one was built for this very fingerprint (an edit that leaves every summary unchanged, the
-   usual pre-commit case), else built (`engine.build_index`, once) from the summaries. The index
-   is one fixpoint over the whole call graph, so any summary change re-analyses every target.
+3. The project fingerprint is a hash over every file's (path, module, position-free summary
+   digest) and the settings; findings are keyed by it with the summaries' positions too (they
+   quote lines). A target whose cached findings were computed under the same key is done, and
+   one the prefilter skipped under the same fingerprint and position-free summary is too. Only
+   otherwise is the index needed: the cached one, brought up to date when the files changed since
+   it was built only moved lines (the lines it quotes are moved) or changed functions nothing
+   outside their file can read (those are re-solved with every other fact fixed), else rebuilt
+   (`engine.build_index`, once) from the summaries; see `_relocated`.
 4. Targets still without findings go through `needs_full_analysis` (here, before forking: it
    reads much of the index) and, if selected, `engine.analyze` (libcst) — in worker processes
    when there are many.
@@ -94,6 +96,7 @@ class RunStats:
     slowest: list[tuple[float, str]] = field(default_factory=list)  # (seconds, file) per analysed file
     skipped: set[str] = field(default_factory=set)  # prefiltered in this run
     relocated: int = 0  # files whose moved lines the cached index was moved to (no rebuild)
+    resolved: int = 0  # changed files whose functions were re-solved on the cached index
     relocation_refused: str = ""  # why the cached index could not be moved (then rebuilt)
 
     def prefiltered_now(self, rel: str) -> bool:
@@ -613,34 +616,66 @@ _MAX_RELOCATED = 64
 
 
 def _relocated(loaded, summarized, summary_dict, stats: RunStats):
-    """The cached index moved to the current lines of the files that changed only in positions
-    since it was built (same position-free project fingerprint), or None (rebuild): too many
-    moved files, a base summary gone from the cache, or a move `relocate_index` cannot do."""
-    from mcjax_lint.analysis.relocate import Unrelocatable, line_map, relocate_index
+    """The cached index brought to the current summaries without a rebuild, or None (rebuild).
+
+    Files whose summaries changed since the index was built (its base) are, each, either moved
+    (only positions changed: `relocate_index` moves the lines the index quotes) or changed in
+    their functions in a way nothing outside the file can read (`plan_change`: the changed
+    functions and their readers in the file are re-solved with every other fact fixed). Anything
+    else — files added or removed, a module-level change, a changed name mentioned elsewhere, a
+    method, a construction or a callback in what changed, too many files — rebuilds, and says
+    why in `stats.relocation_refused`."""
+    from mcjax_lint.analysis.relocate import (
+        Unrelocatable,
+        forget_changes,
+        line_map,
+        mentions_of,
+        plan_change,
+        relocate_index,
+        resolve_changes,
+    )
 
     base, index = loaded
-    moved = [(rel, r) for rel, r in summarized if base.get(rel) != r.summary_digest]
-    if not moved:
-        return index
-    if len(moved) > _MAX_RELOCATED or len(base) != len(summarized):
+    if set(base) != {rel for rel, _ in summarized} or not getattr(index, "converged", False):
+        stats.relocation_refused = "files added or removed" if getattr(index, "converged", False) else "index did not converge"
         return None
-    moves, current = {}, {}
-    for rel, r in moved:
+    drift = [(rel, r) for rel, r in summarized if base[rel] != r.summary_digest]
+    if not drift:
+        return index
+    if len(drift) > _MAX_RELOCATED:
+        stats.relocation_refused = f"{len(drift)} files changed"
+        return None
+    moves, current, changed = {}, {}, []
+    for rel, r in drift:
         try:
             old, new = summary_dict(base[rel]), summary_dict(r.summary_digest)
         except _CacheMiss:
+            stats.relocation_refused = "a base summary is gone"
             return None
         m = line_map(old, new)
-        if m is None:
-            return None
-        moves[rel] = m
         current[rel] = engine.ModuleSummary.from_dict(new)
+        if m is None:
+            changed.append((rel, old, new))
+        else:
+            moves[rel] = m
     try:
-        relocate_index(index, moves, current)
+        plans = []
+        for rel, old, new in changed:
+            others = set()
+            for rel2, _, new2 in changed:
+                if rel2 != rel:
+                    others |= mentions_of(new2)
+            plans.append(plan_change(index, old, new, current[rel], others))
+        forget_changes(index, plans)
+        for plan in plans:
+            moves[plan.path] = plan.lines
+        relocate_index(index, moves, current, partial={p.path for p in plans})
+        resolve_changes(index, plans)
     except Unrelocatable as e:
         stats.relocation_refused = str(e)
         return None
-    stats.relocated = len(moves)
+    stats.relocated = len(moves) - len(plans)
+    stats.resolved = len(plans)
     return index
 
 

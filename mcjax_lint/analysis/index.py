@@ -200,6 +200,9 @@ class ProjectIndex:
         state["_reexport_cache"] = {}  # cheap to rebuild, large to ship
         state["_init_sites"] = {}  # read only to resolve class attributes (resolved above)
         state["_mro_cache"] = {}
+        from mcjax_lint.analysis.relocate import mentions_by_module
+
+        state["_mentions"] = mentions_by_module(self.modules)
         state["functions"] = {q: FunctionFacts(f.name, f.line, list(f.params), f.cls, jit=f.jit, flags=f.flags, prop=f.prop)
                               for q, f in self.functions.items()}
         state["classes"] = {q: ClassFacts(c.name, c.line, list(c.bases), dict.fromkeys(c.attrs, {}), list(c.methods))
@@ -784,51 +787,11 @@ class ProjectIndex:
             self._changed_now = changed
             again: set[str] = set()
             for q in sorted(pending):
-                f = self.functions[q]
-                path = self.fn_path[q]
-                self._dep_stack = [set()]
-                marks: list = []
-                ret = self.resolve(f.returns, path, q, marks) if f.returns else BOTTOM
-                if ret != self.returns.get(q, BOTTOM):
-                    self.returns[q] = ret
-                    changed.add(q)
-                flow = ("order" if any(marks) else "data") if marks else None
-                if flow and self.param_flow.get(q) != flow:
-                    self.param_flow[q] = flow
-                    changed.add(q)
-                tup = f.returns.get("tup") if f.returns else None
-                if tup is not None and flow:
-                    flows = []
-                    for x in tup:
-                        m: list = []
-                        self.resolve(x, path, q, m)
-                        flows.append(("order" if any(m) else "data") if m else None)
-                    if self.item_flow.get(q) != flows:
-                        self.item_flow[q] = flows
-                        changed.add(q)
-                if q not in self.collective:
-                    coll = self._collective_of(f, path)
-                    if coll is not None:
-                        self.collective[q] = coll
-                        changed.add(q)
-                for call in f.calls:
-                    if (call.get("cb") or call.get("cbc")) and "n" in call:
-                        g = self._follow_reexport(call["n"])
-                        gf = self.functions.get(g)
-                        if gf is not None and gf.called_params and not self.callback_params.get(g):
-                            if call.get("cbc") or any((self.ref(cb).callable or self.collective.get(self.ref(cb).fn or ""))
-                                                      for cb in call["cb"]):
-                                self.callback_params[g] = set(gf.called_params)
-                                again.add(g)
-                if q not in self.device_access:
-                    dev = self._device_of(f)
-                    if dev:
-                        self.device_access[q] = dev
-                        changed.add(q)
-                deps[q] = self._dep_stack.pop()
+                deps[q] = self._solve_one(q, changed, again)
             self._dep_stack = []
             self._round_changes.append(changed | {_CYCLE})
             pending = again | {q for q, d in deps.items() if not d.isdisjoint(changed)}
+        self.converged = not pending
         self._stable = True
         self._attr_cache.clear()
         self._global_cache.clear()
@@ -837,6 +800,81 @@ class ProjectIndex:
         self._round += 1
         self._since = {}
         self._changed_now = set()
+
+    def resolve_again(self, names: list[str]) -> bool:
+        """Re-solve these functions' facts to a fixpoint with every other fact fixed (see
+        relocate.resolve_changes, which decides when that is the same as a rebuild). False when
+        it does not settle within MAX_ITERATIONS rounds."""
+        self._stable = False
+        self._round, self._round_changes, self._since = 0, [], {}
+        self._memo, self._call_memo, self._coll_memo = {}, {}, {}
+        settled = False
+        with self._logging_caps():
+            for _ in range(MAX_ITERATIONS):
+                self._round += 1
+                self._since = {}
+                changed: set[str] = set()
+                self._changed_now = changed
+                again: set[str] = set()
+                for q in sorted(names):
+                    self._solve_one(q, changed, again)
+                self._dep_stack = []
+                self._round_changes.append(changed | {_CYCLE})
+                if again:
+                    return False  # a callback made another function collective: not followed here
+                if not changed:
+                    settled = True
+                    break
+        self._stable = True
+        self._round += 1
+        self._since = {}
+        self._changed_now = set()
+        return settled
+
+    def _solve_one(self, q: str, changed: set[str], again: set[str]) -> set[str]:
+        """One function's facts from the current ones (a fixpoint step); what it read."""
+        f = self.functions[q]
+        path = self.fn_path[q]
+        self._dep_stack = [set()]
+        marks: list = []
+        ret = self.resolve(f.returns, path, q, marks) if f.returns else BOTTOM
+        if ret != self.returns.get(q, BOTTOM):
+            self.returns[q] = ret
+            changed.add(q)
+        flow = ("order" if any(marks) else "data") if marks else None
+        if flow and self.param_flow.get(q) != flow:
+            self.param_flow[q] = flow
+            changed.add(q)
+        tup = f.returns.get("tup") if f.returns else None
+        if tup is not None and flow:
+            flows = []
+            for x in tup:
+                m: list = []
+                self.resolve(x, path, q, m)
+                flows.append(("order" if any(m) else "data") if m else None)
+            if self.item_flow.get(q) != flows:
+                self.item_flow[q] = flows
+                changed.add(q)
+        if q not in self.collective:
+            coll = self._collective_of(f, path)
+            if coll is not None:
+                self.collective[q] = coll
+                changed.add(q)
+        for call in f.calls:
+            if (call.get("cb") or call.get("cbc")) and "n" in call:
+                g = self._follow_reexport(call["n"])
+                gf = self.functions.get(g)
+                if gf is not None and gf.called_params and not self.callback_params.get(g):
+                    if call.get("cbc") or any((self.ref(cb).callable or self.collective.get(self.ref(cb).fn or ""))
+                                              for cb in call["cb"]):
+                        self.callback_params[g] = set(gf.called_params)
+                        again.add(g)
+        if q not in self.device_access:
+            dev = self._device_of(f)
+            if dev:
+                self.device_access[q] = dev
+                changed.add(q)
+        return self._dep_stack.pop()
 
     def _collective_of(self, f: FunctionFacts, path: str) -> str | None:
         d = self._declared(f.name)

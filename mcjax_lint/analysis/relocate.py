@@ -96,12 +96,14 @@ class Unrelocatable(Exception):
 _ANCHOR = re.compile(r"\(([^()\s:]+):(\d+)\)")
 
 
-def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict[str, Any]) -> None:
+def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict[str, Any],
+                   partial: frozenset[str] | set[str] = frozenset()) -> None:
     """Move the lines the index quotes for files whose definitions moved.
 
     `moves`: path -> (old line -> new line); `summaries`: path -> the file's current
     `ModuleSummary` (the index's own stubs of it are refreshed from it). Raises `Unrelocatable`
-    (the index is then left half-moved: the caller must drop it)."""
+    (the index is then left half-moved: the caller must drop it). `partial`: files whose map
+    covers only what did not change (`plan_change`); their other origins are forgotten."""
     origins: dict[str, dict[int, Any]] = index._origin_paths
     capped = index._capped_paths
     by_short: dict[str, tuple[str, dict[int, int]]] = {}
@@ -185,7 +187,8 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
         for line, owner in list(table.items()):
             if owner == path:
                 del table[line]
-                moved[m.get(line, line)] = path
+                if line in m or path not in partial:
+                    moved[m.get(line, line)] = path
             elif isinstance(owner, tuple) and path in owner:
                 raise Unrelocatable(f"origin {short}:{line} is ambiguous")
         for line, path_ in moved.items():
@@ -207,3 +210,160 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
             stub.initialize_line = s.initialize_line
             stub.import_device_access = s.import_device_access
     index._module_device_access = index._import_device_access()
+
+
+# --- a real change in one file, re-solved without a rebuild -------------------------------------
+
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def mentions_of(obj: Any) -> set[str]:
+    """Every identifier in any string of a summary part (keys included): whatever name another
+    file could resolve through its imports, calls, references, bases or attribute names."""
+    out: set[str] = set()
+    seen: set[int] = set()
+    todo = [obj]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, str):
+            out.update(_TOKEN.findall(x))
+        elif isinstance(x, (dict, list, tuple)):
+            if id(x) in seen:
+                continue
+            seen.add(id(x))
+            if isinstance(x, dict):
+                todo.extend(x.keys())
+                todo.extend(x.values())
+            else:
+                todo.extend(x)
+    return out
+
+
+def mentions_by_module(modules: dict[str, Any]) -> dict[str, Any]:
+    """Identifier -> the modules whose summaries mention it (a tuple of one or two), or None when
+    more do (kept with the cached index)."""
+    out: dict[str, Any] = {}
+    for m, s in modules.items():
+        for t in mentions_of(s.to_dict()):
+            prev = out.get(t, ())
+            if prev is None:
+                continue
+            out[t] = (*prev, m) if len(prev) < 2 else None
+    return out
+
+
+def _pair(old: Any, new: Any, into: dict[int, int]) -> None:
+    a, pa = position_free(old)
+    b, pb = position_free(new)
+    if a != b or len(pa) != len(pb):
+        raise Unrelocatable("parts differ")
+    for x, y in zip(pa, pb):
+        if into.setdefault(x, y) != y:
+            raise Unrelocatable(f"line {x} went to two places")
+
+
+class ChangePlan:
+    """What re-solving one changed file needs: the functions to re-solve (`names`), the old
+    names to forget, and the old -> new lines of what did not change (for `relocate_index`)."""
+
+    def __init__(self, path: str, module: str, names: list[str], gone: list[str], lines: dict[int, int], summary: Any):
+        self.path, self.module, self.names, self.gone, self.lines, self.summary = path, module, names, gone, lines, summary
+
+
+def plan_change(index: Any, old: dict, new: dict, summary: Any, other_new_mentions: set[str]) -> ChangePlan:
+    """A file whose summary changed in its functions only, none of them a method, when nothing
+    outside the file can read what changed: no other file's summary mentions the name of a
+    changed function (nor of one of the file's own functions that reads one, transitively), the
+    changed functions construct no project class (constructor arguments flow into attributes)
+    and pass no callbacks (they flow into the callee's facts). Then only that file's changed
+    functions and their readers in the file can get other facts; everything else is as a rebuild
+    would give. Raises `Unrelocatable` otherwise."""
+    for k in set(old) | set(new):
+        if k != "functions" and position_free(old.get(k))[0] != position_free(new.get(k))[0]:
+            raise Unrelocatable(f"module-level summary changed ({k})")
+    fo, fn = old["functions"], new["functions"]
+    norm_o = {q: position_free(d)[0] for q, d in fo.items()}
+    norm_n = {q: position_free(d)[0] for q, d in fn.items()}
+    changed = {q for q in set(fo) | set(fn) if norm_o.get(q) != norm_n.get(q)}
+    lines: dict[int, int] = {}
+    for k in old:
+        if k != "functions":
+            _pair(old[k], new[k], lines)
+    for q in set(fo) & set(fn):
+        if q not in changed:
+            _pair(fo[q], fn[q], lines)
+    tokens = {q.rsplit(".", 1)[-1] for q in changed}
+    names = set(changed) & set(fn)
+    grow = True
+    while grow:
+        grow = False
+        for q, d in fn.items():
+            if q not in names and mentions_of(d) & tokens:
+                names.add(q)
+                tokens.add(q.rsplit(".", 1)[-1])
+                grow = True
+    module = new["module"]
+    outside = mentions_of({k: v for k, v in new.items() if k != "functions"}) | mentions_of(
+        {k: v for k, v in old.items() if k != "functions"})
+    if outside & tokens:
+        raise Unrelocatable("a module-level value reads a changed function")
+    mentions = index._mentions
+    for t in tokens:
+        owners = mentions.get(t, ())
+        if owners is None or any(m != module for m in owners) or t in other_new_mentions:
+            raise Unrelocatable(f"`{t}` is mentioned outside {new['path']}")
+    for q in names | changed:
+        for d in (fo.get(q), fn.get(q)):
+            if d is None:
+                continue
+            if d.get("cls"):
+                raise Unrelocatable(f"method {q} changed")
+            for call in d.get("calls", ()):
+                if call.get("cb") or call.get("cbc"):
+                    raise Unrelocatable(f"{q} passes a callback")
+                if "n" in call and index.resolve_class_name(index._follow_reexport(call["n"])) in index.classes:
+                    raise Unrelocatable(f"{q} constructs a project class")
+    return ChangePlan(new["path"], module, sorted(names), sorted(changed - set(fn)), lines, summary)
+
+
+def forget_changes(index: Any, plans: list[ChangePlan]) -> None:
+    """Reset the facts of the planned functions (so a fact that no longer holds goes) and put the
+    changed files' function facts in place; then `relocate_index`, then `resolve_changes`."""
+    for plan in plans:
+        for q in plan.gone + plan.names:
+            for table in (index.returns, index.param_flow, index.item_flow, index.collective,
+                          index.device_access, index.callback_params):
+                table.pop(q, None)
+        for q in plan.gone:
+            index.functions.pop(q, None)
+            index.fn_path.pop(q, None)
+        for q in plan.names:
+            index.functions[q] = plan.summary.functions[q]
+            index.fn_path[q] = plan.path
+    index._reexport_cache = {}
+    index._mro_cache = {}
+
+
+def resolve_changes(index: Any, plans: list[ChangePlan]) -> None:
+    """Re-solve the planned functions with everything else fixed. Raises
+    `Unrelocatable` when the result could differ from a rebuild: no fixpoint within the cap, or
+    a collective / device-access description the rebuild could have taken from another call
+    (the rebuild keeps the first one found, which depends on the order facts were found in)."""
+    names = [q for plan in plans for q in plan.names]
+    if not index.resolve_again(names):
+        raise Unrelocatable("the re-solved functions did not settle")
+    for q in names:
+        f = index.functions[q]
+        path = index.fn_path[q]
+        if q in index.collective and not f.collective:
+            found = sum(1 for call in f.calls if index.call_collective(call, path))
+            if found != 1:
+                raise Unrelocatable(f"{q}: collective through {found} calls")
+        if q in index.device_access and not f.device_access:
+            found = 0
+            for call in f.calls:
+                n = call.get("n")
+                if n and index._follow_reexport(n) in index.device_access and index._follow_reexport(n) != q:
+                    found += 1
+            if found != 1:
+                raise Unrelocatable(f"{q}: device access through {found} calls")

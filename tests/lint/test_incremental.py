@@ -25,14 +25,17 @@ def test_line_moves_are_served_by_moving_the_cached_index(project):
     out = chk.check(project, edits=12, seed=7, kinds=("insert_lines",), full_every=4, log=lambda s: None)
     assert out["edits"] == 12 and out["full_checks"] == 3
     assert out["mismatches"] == []
-    # Moving lines never rebuilds the index (the position-free fingerprint is unchanged).
-    assert out["how"].get("rebuilt", 0) == 0 and out["how"].get("moved", 0) >= 8
+    # Moving lines does not rebuild the index (the position-free fingerprint is unchanged), except
+    # where an origin cannot be told apart (two `train.py` with a source on the same line).
+    assert out["how"].get("moved", 0) >= 9
 
 
 def test_random_edits_of_every_kind_match_a_rebuild(project):
     out = chk.check(project, edits=24, seed=11, full_every=6, log=lambda s: None)
     assert out["edits"] == 24 and len(out["by_kind"]) >= 5
     assert out["mismatches"] == []
+    # Some real changes were re-solved on the cached index rather than rebuilt.
+    assert out["how"].get("re-solved", 0) >= 3
 
 
 def test_the_check_sees_an_index_left_at_old_lines(project, monkeypatch):
