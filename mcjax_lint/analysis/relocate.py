@@ -209,6 +209,8 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
         if stub is not None:
             stub.initialize_line = s.initialize_line
             stub.import_device_access = s.import_device_access
+            stub.imported_modules = list(s.imported_modules)
+            stub.imports = dict(s.imports)
     index._module_device_access = index._import_device_access()
 
 
@@ -226,7 +228,11 @@ def mentions_of(obj: Any) -> set[str]:
     while todo:
         x = todo.pop()
         if isinstance(x, str):
-            out.update(_TOKEN.findall(x))
+            toks = _TOKEN.findall(x)
+            out.update(toks)
+            if "." in x:  # dotted pairs too: `types.jax` is how another file reaches an import of `types`
+                parts = x.split(".")
+                out.update(f"{a}.{b}" for a, b in zip(parts, parts[1:]) if a.isidentifier() and b.isidentifier())
         elif isinstance(x, (dict, list, tuple)):
             if id(x) in seen:
                 continue
@@ -250,6 +256,11 @@ def mentions_by_module(modules: dict[str, Any]) -> dict[str, Any]:
                 continue
             out[t] = (*prev, m) if len(prev) < 2 else None
     return out
+
+
+# Module-level summary fields neither the index nor the analysis reads (the summary's own
+# prefilter flags): a change there does not stop a re-solve.
+_UNREAD = frozenset({"direct_sources", "order_sources", "hash_calls", "refs_used"})
 
 
 def _pair(old: Any, new: Any, into: dict[int, int]) -> None:
@@ -279,6 +290,8 @@ def plan_change(index: Any, old: dict, new: dict, summary: Any, other_new_mentio
     functions and their readers in the file can get other facts; everything else is as a rebuild
     would give. Raises `Unrelocatable` otherwise."""
     for k in set(old) | set(new):
+        if k in _UNREAD or k in ("imported_modules", "imports"):
+            continue  # imported modules: only import-time device access reads them, recomputed after
         if k != "functions" and position_free(old.get(k))[0] != position_free(new.get(k))[0]:
             raise Unrelocatable(f"module-level summary changed ({k})")
     fo, fn = old["functions"], new["functions"]
@@ -287,27 +300,41 @@ def plan_change(index: Any, old: dict, new: dict, summary: Any, other_new_mentio
     changed = {q for q in set(fo) | set(fn) if norm_o.get(q) != norm_n.get(q)}
     lines: dict[int, int] = {}
     for k in old:
-        if k != "functions":
+        if k not in ("functions", "imported_modules", "imports") and k not in _UNREAD:
             _pair(old[k], new[k], lines)
     for q in set(fo) & set(fn):
         if q not in changed:
             _pair(fo[q], fn[q], lines)
     tokens = {q.rsplit(".", 1)[-1] for q in changed}
+    io, inew = old.get("imports", {}), new.get("imports", {})
+    imported = {k for k in set(io) | set(inew) if io.get(k) != inew.get(k)}
     names = set(changed) & set(fn)
+    # Summaries hold qualified names, so a changed import is read as `<this module>.<name>` only
+    # (a re-export); a changed function by its name. What the file's own functions must not read
+    # unless re-solved:
+    last = new["module"].rsplit(".", 1)[-1]
+    inside = tokens | {f"{last}.{name}" for name in imported}
     grow = True
     while grow:
         grow = False
         for q, d in fn.items():
-            if q not in names and mentions_of(d) & tokens:
+            if q not in names and mentions_of(d) & inside:
                 names.add(q)
                 tokens.add(q.rsplit(".", 1)[-1])
+                inside.add(q.rsplit(".", 1)[-1])
                 grow = True
     module = new["module"]
-    outside = mentions_of({k: v for k, v in new.items() if k != "functions"}) | mentions_of(
-        {k: v for k, v in old.items() if k != "functions"})
-    if outside & tokens:
-        raise Unrelocatable("a module-level value reads a changed function")
+    skip = {"functions", "imports", "imported_modules", *_UNREAD}
+    outside = mentions_of({k: v for k, v in new.items() if k not in skip}) | mentions_of(
+        {k: v for k, v in old.items() if k not in skip})
+    if outside & inside:
+        raise Unrelocatable("a module-level value reads a changed function or import")
     mentions = index._mentions
+    # Another file reaches this file's imports only as `<this module>.<name>` (re-exports).
+    for name in imported:
+        owners = mentions.get(f"{last}.{name}", ())
+        if owners is None or any(m != module for m in owners) or f"{last}.{name}" in other_new_mentions:
+            raise Unrelocatable(f"import `{name}` may be re-exported")
     for t in tokens:
         owners = mentions.get(t, ())
         if owners is None or any(m != module for m in owners) or t in other_new_mentions:
