@@ -108,6 +108,8 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
     capped = index._capped_paths
     by_short: dict[str, tuple[str, dict[int, int]]] = {}
     for path, m in moves.items():
+        if all(x == y for x, y in m.items()):
+            continue  # nothing of this file moved (a function added at its end): no fact to touch
         if path in capped:
             raise Unrelocatable(f"{path}: a capped source set compared its sources")
         short = os.path.basename(path)
@@ -169,12 +171,12 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
             return v
         return replace(v, pd=pd, pdc=pdc, order=order, hash=hsh, shape=shape, tree=tree, callable=callable_, items=items)
 
-    for table in (index.returns, index._attr_cache, index._global_cache):
+    for table in (index.returns, index._attr_cache, index._global_cache) if by_short else ():
         for k, v in table.items():
             nv = fix_val(v)
             if nv is not v:
                 table[k] = nv
-    for table in (index.collective, index.device_access):
+    for table in (index.collective, index.device_access) if by_short else ():
         for k, s in table.items():
             ns = fix_text(s)
             if ns != s:
