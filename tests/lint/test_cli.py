@@ -115,6 +115,9 @@ def test_suppressions_end_to_end(tmp_path):
         ("broken.py", b"def f(:\n    pass\n", "syntax error"),
         ("huge.py", b"x = 1\n" * 40_000, "file too large"),
     ],
+    # Named by file only: pytest puts the test id in $PYTEST_CURRENT_TEST, and an id holding the
+    # 240 kB content made every subprocess the test starts fail with E2BIG (seen under xdist).
+    ids=["binary", "latin1", "broken", "huge"],
 )
 def test_bad_files_are_one_line_each_exit_2_and_lose_nothing(tmp_path, name, content, message):
     demo_project(tmp_path, "[tool.mcjax]\nmax-file-size = 100000\n")
