@@ -3,7 +3,7 @@
 A real coordination service (as process 0 hosts it) and N real clients, spread over a few worker
 processes (threads inside them), exchanging exactly the guard's traffic: every client publishes a
 state of realistic size (built by the guard's own `Exchange.state()` after 1,000 dispatches) every
-100 ms, and client 0 reads all states in one `dir` call per round, as the comparator does.
+publish interval (the guard's default), and client 0 reads all states in one `dir` call per round, as the comparator does.
 
 For each N it prints: the achieved key-value operations per second, the latency of a state
 publication (p50/p99) and of the comparator's read of all N states (p50/p99), and the saturation
@@ -21,6 +21,10 @@ import multiprocessing as mp
 import sys
 import threading
 import time
+
+from runtime_guard.settings import GuardSettings
+
+INTERVAL = GuardSettings().interval  # the guard's default publish interval
 
 
 def realistic_state() -> str:
@@ -68,7 +72,7 @@ def worker(address: str, ids: list[int], n: int, seconds: float, saturate: bool,
                 c.key_value_dir_get("mcjax/v1/state/")  # type: ignore[attr-defined]
                 local_dir.append(time.perf_counter() - t)
             if not saturate:
-                nxt += 0.1
+                nxt += INTERVAL
                 time.sleep(max(0.0, nxt - time.monotonic()))
         with lock:
             stats["set"].extend(local_set)
@@ -118,7 +122,7 @@ def main() -> None:
     a = ap.parse_args()
     state = realistic_state()
     sizes = [int(x) for x in a.sizes.split(",")]
-    print(f"mcjax coordinator load: state {len(state)} bytes per process, publish every 100 ms, "
+    print(f"mcjax coordinator load: state {len(state)} bytes per process, publish every {INTERVAL * 1000:.0f} ms, "
           f"{a.seconds:.0f} s per point, clients in {a.workers} worker processes on this machine")
     print(f"{'N':>4} {'ops/s':>8} {'set p50 ms':>11} {'set p99 ms':>11} {'dir(N) p50 ms':>14} {'dir(N) p99 ms':>14} "
           f"{'saturation ops/s':>17}")

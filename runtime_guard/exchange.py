@@ -42,7 +42,7 @@ FINAL_RECORDS_BUDGET = 1 << 18
 CHECKPOINTS = 8  # last rolling-hash checkpoints per stride
 HEARTBEAT = 0.5  # seconds between unchanged state publications
 # State writes per second the guard allows itself on the coordination service (all processes
-# together). Up to 200 processes publish every `interval` (0.1 s); beyond, the interval grows with
+# together). Up to 500 processes publish every `interval` (0.25 s); beyond, the interval grows with
 # N so that the coordinator's load stays flat (see docs/benchmarks.md, coordinator load).
 PUBLISH_BUDGET = 2000.0
 DETAIL_WAIT = 2.0  # how long the comparator waits for detail answers
