@@ -15,7 +15,9 @@ Layout, per tool version and code fingerprint (`v1-<version>-<code>/`):
 - `index-<settings>-<project>.pickle` — the last project indexes (rebuilding one is the costly
   global step), each keyed by the position-free project fingerprint and stored with the summary
   digests it was built from (its base), so that an edit that only moved lines is served by
-  moving the index's quoted lines (`analysis/relocate.py`) instead of a rebuild.
+  moving the index's quoted lines (`analysis/relocate.py`) instead of a rebuild. Its big tables
+  are stored in buckets of keys, each unpickled when a key of it is first read
+  (`analysis/lazy_table.py`): a one-file run reads a few hundred facts of it, not all.
 
 A pickle from a cloned repository could run code when loaded, so every pickle is signed with an
 HMAC under a per-user key kept outside the project (`~/.cache/mcjax/cache-key`, mode 0600) and
@@ -45,7 +47,7 @@ from typing import Any
 
 from mcjax_lint import __version__
 
-CACHE_FORMAT = 3  # 3: files.json records the position-free summary digest; the index pickle its base
+CACHE_FORMAT = 4  # 3: files.json records the position-free summary digest; the index pickle its base. 4: index tables in buckets
 _RACY_MARGIN_NS = 2_000_000_000  # files touched within 2 s of being hashed are re-read
 _GITIGNORE = "# Created by mcjax-lint; never commit this cache.\n*\n"
 
@@ -214,11 +216,12 @@ class Cache:
         payload = unsign(blob)
         if payload is None:
             return None
-        fp, _, payload = payload.partition(b"\n")
-        if path.name != self._index_path(fp.decode("ascii", "replace")).name:
+        # Views, not copies: the index is tens of MB and a one-file run has ~0.5 s in all.
+        cut = bytes(payload[:100]).find(b"\n")
+        if cut < 0 or path.name != self._index_path(bytes(payload[:cut]).decode("ascii", "replace")).name:
             return None
         try:
-            loaded = _loads(payload)
+            loaded = _loads(payload[cut + 1:])
         except Exception:  # a stale class layout or a truncated file: rebuild
             return None
         if not (isinstance(loaded, tuple) and len(loaded) == 2 and isinstance(loaded[0], dict)):
@@ -368,13 +371,15 @@ def sign(payload: bytes) -> bytes:
     return hmac.new(key, payload, hashlib.sha256).hexdigest().encode() + b"\n" + payload
 
 
-def unsign(blob: bytes) -> bytes | None:
-    """The payload of a signed blob, or None if the signature does not match this user's key."""
+def unsign(blob: bytes) -> memoryview | None:
+    """The payload of a signed blob (a view into it), or None if the signature does not match
+    this user's key."""
     key = user_key()
-    mac, sep, payload = blob.partition(b"\n")
-    if key is None or not sep:
+    cut = blob.find(b"\n", 0, 80)
+    if key is None or cut < 0:
         return None
-    if not hmac.compare_digest(mac, hmac.new(key, payload, hashlib.sha256).hexdigest().encode()):
+    payload = memoryview(blob)[cut + 1:]
+    if not hmac.compare_digest(blob[:cut], hmac.new(key, payload, hashlib.sha256).hexdigest().encode()):
         return None
     return payload
 

@@ -179,12 +179,20 @@ class ProjectIndex:
 
     # ---------------------------------------------------------------- pickling
     _TRANSIENT = ("_memo", "_call_memo", "_coll_memo", "_static", "_attr_cache", "_global_cache")
+    # Tables stored by buckets of keys and unpickled when first read (lazy_table.LazyTable): a
+    # one-file run that loads the cached index reads a few hundred of its facts (the prefilter of
+    # one file, a re-solve of a few functions); unpickling all of it was most of its time.
+    _LAZY = ("functions", "returns", "_attr_cache", "_global_cache", "classes", "modules", "fn_path",
+             "attrs_by_name", "methods_by_name", "_suffix_map", "device_access", "globals", "param_flow",
+             "_origin_paths", "item_flow", "collective", "_mentions")
 
     def __getstate__(self) -> dict:
-        """A compact copy for the tooling (which ships the index to workers and caches it): the
-        per-file analysis needs the resolved facts, not the summaries' symbolic values. Class
-        attributes and module globals are resolved now (cached by name); memo tables keyed by
-        object identity are dropped; summaries keep only what the analysis reads."""
+        """A compact copy for the tooling (which caches it): the per-file analysis needs the
+        resolved facts, not the summaries' symbolic values. Class attributes and module globals
+        are resolved now (cached by name); memo tables keyed by object identity are dropped;
+        summaries keep only what the analysis reads; equal values are stored once; each table in
+        `_LAZY` is stored by buckets of keys, unpickled when first read."""
+        self._load_parts()
         with self._logging_caps():
             for c, cf in self.classes.items():
                 for a in cf.attrs:
@@ -200,9 +208,10 @@ class ProjectIndex:
         state["_reexport_cache"] = {}  # cheap to rebuild, large to ship
         state["_init_sites"] = {}  # read only to resolve class attributes (resolved above)
         state["_mro_cache"] = {}
-        from mcjax_lint.analysis.relocate import mentions_by_module
+        if "_mentions" not in state:
+            from mcjax_lint.analysis.relocate import mentions_by_module
 
-        state["_mentions"] = mentions_by_module(self.modules)
+            state["_mentions"] = mentions_by_module(self.modules)
         state["functions"] = {q: FunctionFacts(f.name, f.line, list(f.params), f.cls, jit=f.jit, flags=f.flags, prop=f.prop)
                               for q, f in self.functions.items()}
         state["classes"] = {q: ClassFacts(c.name, c.line, list(c.bases), dict.fromkeys(c.attrs, {}), list(c.methods))
@@ -212,10 +221,27 @@ class ProjectIndex:
                                              initialize_line=s.initialize_line, import_device_access=s.import_device_access,
                                              seeded_rngs=list(s.seeded_rngs))
                             for m, s in self.modules.items()}
+        # Most resolved values are one of a few (nothing, an unknown library value): one copy each.
+        same: dict[Val, Val] = {}
+        for k in ("returns", "_attr_cache", "_global_cache"):
+            state[k] = {q: same.setdefault(v, v) for q, v in state[k].items()}
+        from mcjax_lint.analysis.lazy_table import pack
+
+        state["_parts"] = {k: pack(state.pop(k)) for k in self._LAZY}
         return state
 
     def __setstate__(self, state: dict) -> None:
+        from mcjax_lint.analysis.lazy_table import LazyTable
+
+        for k, buckets in state.pop("_parts", {}).items():
+            state[k] = LazyTable(buckets)
         self.__dict__.update(state)
+
+    def _load_parts(self) -> None:
+        for k in self._LAZY:
+            v = self.__dict__.get(k)
+            if v is not None and not isinstance(v, dict):
+                self.__dict__[k] = dict(v.items())
 
     # ---------------------------------------------------------------- declarations
     def _declared(self, q: str) -> tuple[Val | None, str | None] | None:

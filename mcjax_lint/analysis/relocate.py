@@ -198,6 +198,7 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
             table[line] = path_ if prev is None else tuple(sorted({*(prev if isinstance(prev, tuple) else (prev,)), path_}))
 
     # The per-file stubs (lines of definitions, the MCJ401 facts) come from the current summaries.
+    imports_changed = False
     for path, s in summaries.items():
         for q, f in s.functions.items():
             stub = index.functions.get(q)
@@ -209,11 +210,16 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
                 stub.line = c.line
         stub = index.modules.get(s.module)
         if stub is not None:
+            if stub.import_device_access != s.import_device_access or stub.imported_modules != s.imported_modules:
+                imports_changed = True
             stub.initialize_line = s.initialize_line
             stub.import_device_access = s.import_device_access
             stub.imported_modules = list(s.imported_modules)
             stub.imports = dict(s.imports)
-    index._module_device_access = index._import_device_access()
+        else:
+            imports_changed = True
+    if imports_changed:  # import-time device access reads these only (it walks every module)
+        index._module_device_access = index._import_device_access()
 
 
 # --- a real change in one file, re-solved without a rebuild -------------------------------------
