@@ -196,9 +196,10 @@ _W_MAX_SIZE: int = 0
 _W_SUMMARY_DIR: Path | None = None  # where workers store the summaries they compute (the cache)
 
 
-def _summarize_task(task: tuple[str, str, str]) -> tuple[str, Any, dict | None]:
-    """(abs path, rel, module) -> (rel, FileRecord json or ("error", message, cacheable, ...), summary)."""
-    abs_path, rel, module = task
+def _summarize_task(task: tuple[str, str, str, str | None, str | None]) -> tuple[str, Any, dict | None]:
+    """(abs path, rel, module, previous summary digest, previous shape) -> (rel, FileRecord json
+    or ("error", message, cacheable, ...), summary)."""
+    abs_path, rel, module, old_digest, old_shape = task
     checked = now_ns()
     try:
         data, st = read_bytes(Path(abs_path), _W_MAX_SIZE)
@@ -217,7 +218,7 @@ def _summarize_task(task: tuple[str, str, str]) -> tuple[str, Any, dict | None]:
         # summary's shared sub-objects shared (the index's memos depend on it; JSON would not).
         blob = pickle.dumps(summary, protocol=pickle.HIGHEST_PROTOCOL)
         sdig = _digest(blob)
-        shape = _digest(pickle.dumps(position_free(summary)[0], protocol=pickle.HIGHEST_PROTOCOL))
+        shape = _shape(summary, sdig, old_digest, old_shape)
         if _W_SUMMARY_DIR is not None:
             store_summary(_W_SUMMARY_DIR, sdig, blob)
     except AnalysisError as e:
@@ -225,6 +226,23 @@ def _summarize_task(task: tuple[str, str, str]) -> tuple[str, Any, dict | None]:
     supp = [s.to_list() for s in sup.scan(text)]
     rec = FileRecord(sig, checked, digest, module, sdig, error, supp, shape)
     return rel, rec.to_json(), summary
+
+
+def _shape(summary: dict, digest: str, old_digest: str | None, old_shape: str | None) -> str:
+    """The summary's shape digest (see FileRecord.shape_digest): the previous one when the
+    previous summary differs from this one only in positions, else this summary's own digest.
+    Sound either way (one shape never names two position-free forms); only the first keeps the
+    project fingerprint, and with it the cached index and prefilter answers, across line moves."""
+    if old_shape is None or old_digest is None or _W_SUMMARY_DIR is None:
+        return digest
+    if old_digest == digest:
+        return old_shape
+    from mcjax_lint.cache import read_summary
+
+    old = read_summary(_W_SUMMARY_DIR, old_digest)
+    if old is not None and position_free(old)[0] == position_free(summary)[0]:
+        return old_shape
+    return digest
 
 
 def store_summary(directory: Path, digest: str, blob: bytes) -> None:
@@ -400,7 +418,7 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
 
     t = stats.phase("setup", t)
     # 2. digests and summaries
-    to_summarize: list[tuple[str, str, str]] = []
+    to_summarize: list[tuple[str, str, str, str | None, str | None]] = []
     todo_bytes = 0
     for f in files:
         rec = cache.files.get(f.rel) if cache else None
@@ -433,7 +451,8 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
                 todo_bytes += os.stat(f.path).st_size
             except OSError:
                 pass
-        to_summarize.append((str(f.path), f.rel, f.module))
+        prev = cache.files.get(f.rel) if cache else None
+        to_summarize.append((str(f.path), f.rel, f.module, prev and prev.summary_digest, prev and prev.shape_digest))
 
     if to_summarize:
         _W_SUMMARY_DIR = cache.summaries_dir() if cache is not None else None

@@ -224,32 +224,53 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
 
 # --- a real change in one file, re-solved without a rebuild -------------------------------------
 
-_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Identifiers (any letter, as Python's) and the dotted runs they form, in one pass over a file's
+# distinct strings joined by NUL (no string of a summary holds one).
+_DOTTED = re.compile(r"[^\W\d]\w*(?:\.[^\W\d]\w*)*")
+_CONTAINERS = (dict, list, tuple)
 
 
 def mentions_of(obj: Any) -> set[str]:
-    """Every identifier in any string of a summary part (keys included): whatever name another
-    file could resolve through its imports, calls, references, bases or attribute names."""
-    out: set[str] = set()
+    """Every identifier in any string of a summary part (keys included), and every pair of
+    identifiers joined by a dot (`types.jax` is how another file reaches an import of `types`):
+    whatever name another file could resolve through its imports, calls, references, bases or
+    attribute names. The distinct strings are collected first and scanned in one regex pass
+    (walking and scanning string by string took ~3 s on the 687 kLOC corpus, at every cold run)."""
+    strs: set[str] = set()
     seen: set[int] = set()
     todo = [obj]
     while todo:
         x = todo.pop()
-        if isinstance(x, str):
-            toks = _TOKEN.findall(x)
-            out.update(toks)
-            if "." in x:  # dotted pairs too: `types.jax` is how another file reaches an import of `types`
-                parts = x.split(".")
-                out.update(f"{a}.{b}" for a, b in zip(parts, parts[1:]) if a.isidentifier() and b.isidentifier())
-        elif isinstance(x, (dict, list, tuple)):
-            if id(x) in seen:
-                continue
-            seen.add(id(x))
-            if isinstance(x, dict):
-                todo.extend(x.keys())
-                todo.extend(x.values())
-            else:
-                todo.extend(x)
+        if type(x) is str:
+            strs.add(x)
+            continue
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if type(k) is str:
+                    strs.add(k)
+                elif isinstance(k, _CONTAINERS):
+                    todo.append(k)
+                if type(v) is str:
+                    strs.add(v)
+                elif isinstance(v, _CONTAINERS):
+                    todo.append(v)
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                if type(v) is str:
+                    strs.add(v)
+                elif isinstance(v, _CONTAINERS):
+                    todo.append(v)
+    out: set[str] = set()
+    for run in set(_DOTTED.findall("\0".join(strs))):
+        if "." in run:
+            parts = run.split(".")
+            out.update(parts)
+            out.update(f"{a}.{b}" for a, b in zip(parts, parts[1:]))
+        else:
+            out.add(run)
     return out
 
 
