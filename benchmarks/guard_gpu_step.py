@@ -126,6 +126,43 @@ def _enlist(guard) -> dict:
     return busy
 
 
+def _time_tiny(tiny, a, calls: int) -> float:
+    """Median µs per dispatch of `tiny(a)`, not waiting for it (the queue drained every 16)."""
+    clock = time.perf_counter_ns
+    ts = []
+    for i in range(calls):
+        t0 = clock()
+        t = tiny(a)
+        ts.append(clock() - t0)
+        if i % 16 == 15:
+            t.block_until_ready()
+    t.block_until_ready()
+    return statistics.median(ts) / 1e3
+
+
+def _time_step(step, p, o, x, y, steps: int) -> tuple[float, object, object]:
+    """Median µs of a training step called and waited for; the state it leaves."""
+    clock = time.perf_counter_ns
+    ts = []
+    for _i in range(steps):
+        t0 = clock()
+        p, o, loss = step(p, o, x, y)
+        loss.block_until_ready()
+        ts.append(clock() - t0)
+    return statistics.median(ts) / 1e3, p, o
+
+
+def _time_loop(step, p, o, x, y, steps: int) -> tuple[float, object, object]:
+    """Mean µs per step of `steps` chained asynchronously with one wait at the end."""
+    import jax
+
+    t0 = time.perf_counter_ns()
+    for _i in range(steps):
+        p, o, loss = step(p, o, x, y)
+    jax.block_until_ready((p, o, loss))
+    return (time.perf_counter_ns() - t0) / steps / 1e3, p, o
+
+
 def measure(blocks: int, steps: int, port: int, interval: float) -> dict:
     """Guarded and unguarded functions side by side in one guarded process, in alternating blocks
     (which one goes first alternates too), so that the machine's drift and the exchange threads'
@@ -159,33 +196,16 @@ def measure(blocks: int, steps: int, port: int, interval: float) -> dict:
             step._kind = tiny._kind = _MULTI  # record every call, as for a cross-process step
     seq0, t_start = g.recorder.seq, time.perf_counter()
     busy0, cpu0 = busy["busy"], busy["cpu"]
-    clock = time.perf_counter_ns
     res: dict[str, list[float]] = {}
     for b in range(blocks):
         for variant in (("unguarded", "fast") if b % 2 == 0 else ("fast", "unguarded")):
             step, tiny = fns[variant]
             p, o = state[variant]
-            ts = []
-            for i in range(steps * 4):
-                t0 = clock()
-                t = tiny(a)
-                ts.append(clock() - t0)
-                if i % 16 == 15:
-                    t.block_until_ready()
-            t.block_until_ready()
-            res.setdefault(f"tiny/{variant}", []).append(statistics.median(ts) / 1e3)
-            ts = []
-            for _i in range(steps):
-                t0 = clock()
-                p, o, loss = step(p, o, x, y)
-                loss.block_until_ready()
-                ts.append(clock() - t0)
-            res.setdefault(f"step/{variant}", []).append(statistics.median(ts) / 1e3)
-            t0 = clock()
-            for _i in range(steps):
-                p, o, loss = step(p, o, x, y)
-            jax.block_until_ready((p, o, loss))
-            res.setdefault(f"loop/{variant}", []).append((clock() - t0) / steps / 1e3)
+            res.setdefault(f"tiny/{variant}", []).append(_time_tiny(tiny, a, steps * 4))
+            t, p, o = _time_step(step, p, o, x, y, steps)
+            res.setdefault(f"step/{variant}", []).append(t)
+            t, p, o = _time_loop(step, p, o, x, y, steps)
+            res.setdefault(f"loop/{variant}", []).append(t)
             state[variant] = (p, o)
     wall = time.perf_counter() - t_start
     out = {k: statistics.median(v) for k, v in res.items()}
@@ -277,28 +297,14 @@ def wrappers(blocks: int, steps: int) -> dict:
         if isinstance(step, gmod.GuardedJit):
             step._kind = tiny._kind = gmod._MULTI
         fns[name] = [step, tiny, p, o]
-    clock = time.perf_counter_ns
     res: dict[str, list[float]] = {}
     names = list(variants)
     for b in range(blocks):
         for name in (names if b % 2 == 0 else names[::-1]):
             step, tiny, p, o = fns[name]
-            ts = []
-            for i in range(steps * 2):
-                t0 = clock()
-                t = tiny(a)
-                ts.append(clock() - t0)
-                if i % 16 == 15:
-                    t.block_until_ready()
-            t.block_until_ready()
-            res.setdefault(f"tiny/{name}", []).append(statistics.median(ts) / 1e3)
-            ts = []
-            for _i in range(steps):
-                t0 = clock()
-                p, o, loss = step(p, o, x, y)
-                loss.block_until_ready()
-                ts.append(clock() - t0)
-            res.setdefault(f"step/{name}", []).append(statistics.median(ts) / 1e3)
+            res.setdefault(f"tiny/{name}", []).append(_time_tiny(tiny, a, steps * 2))
+            t, p, o = _time_step(step, p, o, x, y, steps)
+            res.setdefault(f"step/{name}", []).append(t)
             fns[name][2:] = [p, o]
     out = {"names": names}
     for w in ("tiny", "step"):
