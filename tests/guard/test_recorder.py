@@ -58,3 +58,62 @@ def test_without_a_flight_file_the_ring_is_in_memory():
     s = rec.record(7, 0, code, 5)
     (r,) = rec.records(s, s)
     assert (r.seq, r.key, r.code, r.line) == (1, 7, code, 5) and r.t > 0
+
+
+def test_threads_recording_at_once_keep_one_consistent_stream(tmp_path):
+    """Several dispatching threads (a prefetch thread's device_put beside the training loop):
+    every record gets its own number and the rolling hash folds them in exactly that order. Under
+    the GIL few interleavings can break this even without the recorder's lock (seq and hash are
+    updated with no call between them); on free-threaded CPython this is what a missing lock
+    breaks."""
+    import threading
+
+    rec = Recorder(flight.FlightRecorder(tmp_path))
+    per_thread, threads = 5000, 4
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as CPython allows
+    try:
+        ts = [threading.Thread(target=lambda t=t: [rec.record_at(1000 * t + i % 7 + 1, 0, 0, t) for i in range(per_thread)])
+              for t in range(threads)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(60)
+    finally:
+        sys.setswitchinterval(old)
+    n = per_thread * threads
+    assert rec.seq == n
+    records = rec.records(1, n)
+    assert [r.seq for r in records] == list(range(1, n + 1))
+    h = 0
+    for r in records:
+        h = fold(h, r.key)
+        assert r.h == h
+    assert rec.h == h
+    assert sorted(sum(1 for r in records if r.line == t) for t in range(threads)) == [per_thread] * threads
+    # The hash checkpoints are taken under the same lock: in order, each the hash at its record.
+    fine = list(rec.fine)
+    assert [s for s, _ in fine] == sorted(s for s, _ in fine)
+    assert all(records[s - 1].h == hs for s, hs in fine)
+
+
+def test_a_record_that_fails_leaves_the_recorder_usable(tmp_path):
+    rec = Recorder(flight.FlightRecorder(tmp_path))
+    import struct
+
+    import pytest
+
+    with pytest.raises(struct.error):
+        rec.record_at(1, 0, 0, 2**40)  # a line number the 32-bit field cannot hold
+    assert threading_result(lambda: rec.record_at(2, 0, 0, 5)) is not None  # the lock was released
+
+
+def threading_result(fn, timeout: float = 5.0):
+    """fn() run in a thread; its result, or None if it did not finish (e.g. a lock left held)."""
+    import threading
+
+    out = []
+    t = threading.Thread(target=lambda: out.append(fn()), daemon=True)
+    t.start()
+    t.join(timeout)
+    return out[0] if out else None
