@@ -184,7 +184,7 @@ class ProjectIndex:
     # one file, a re-solve of a few functions); unpickling all of it was most of its time.
     _LAZY = ("functions", "returns", "_attr_cache", "_global_cache", "classes", "modules", "fn_path",
              "attrs_by_name", "methods_by_name", "_suffix_map", "device_access", "globals", "param_flow",
-             "_origin_paths", "item_flow", "collective", "_mentions")
+             "_origin_paths", "item_flow", "collective", "_mentions", "_quoting")
 
     def __getstate__(self) -> dict:
         """A compact copy for the tooling (which caches it): the per-file analysis needs the
@@ -226,7 +226,9 @@ class ProjectIndex:
         for k in ("returns", "_attr_cache", "_global_cache"):
             state[k] = {q: same.setdefault(v, v) for q, v in state[k].items()}
         from mcjax_lint.analysis.lazy_table import pack
+        from mcjax_lint.analysis.relocate import quoting_table
 
+        state["_quoting"] = quoting_table(self)
         state["_parts"] = {k: pack(state.pop(k)) for k in self._LAZY}
         return state
 

@@ -94,6 +94,38 @@ class Unrelocatable(Exception):
 
 
 _ANCHOR = re.compile(r"\(([^()\s:]+):(\d+)\)")
+_VAL_TABLES = ("returns", "_attr_cache", "_global_cache")  # resolved values: sources with origins
+_TEXT_TABLES = ("collective", "device_access")  # descriptions with `(file.py:line)` anchors
+
+
+def quoting_table(index: Any) -> dict[str, list[tuple[str, str]]]:
+    """File name (`utils.py`) -> the (table, key) of every fact that quotes a line of a file of
+    that name: what `relocate_index` must look at when such a file moved (kept with the cached
+    index, so a move touches a few facts instead of unpickling and walking all of them)."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    memo: dict[int, set[str]] = {}
+
+    def of_text(s: str | None) -> set[str]:
+        return {m.group(1) for m in _ANCHOR.finditer(s)} if s and "(" in s else set()
+
+    def of_val(v: Any) -> set[str]:
+        hit = memo.get(id(v))
+        if hit is None:
+            hit = of_text(v.callable)
+            for srcs in (v.pd, v.pdc, v.order, v.hash, v.shape, v.tree):
+                hit.update(x.origin.rpartition(":")[0] for x in srcs if x.origin)
+            for x in v.items or ():
+                hit |= of_val(x)
+            memo[id(v)] = hit
+        return hit
+
+    for name in (*_VAL_TABLES, *_TEXT_TABLES):
+        table = getattr(index, name)
+        of = of_val if name in _VAL_TABLES else of_text
+        for k, v in table.items():
+            for short in of(v):
+                out.setdefault(short, []).append((name, k))
+    return out
 
 
 def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict[str, Any],
@@ -171,16 +203,19 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
             return v
         return replace(v, pd=pd, pdc=pdc, order=order, hash=hsh, shape=shape, tree=tree, callable=callable_, items=items)
 
-    for table in (index.returns, index._attr_cache, index._global_cache) if by_short else ():
-        for k, v in table.items():
-            nv = fix_val(v)
-            if nv is not v:
-                table[k] = nv
-    for table in (index.collective, index.device_access) if by_short else ():
-        for k, s in table.items():
-            ns = fix_text(s)
-            if ns != s:
-                table[k] = ns
+    quoting = index.__dict__.get("_quoting")
+    if quoting is None:  # an index built in this process: look at every fact
+        todo = [(name, k) for name in (*_VAL_TABLES, *_TEXT_TABLES) if by_short for k in getattr(index, name)]
+    else:  # a cached one: only the facts that quote a file of a moved file's name
+        todo = sorted({entry for short in by_short for entry in quoting.get(short, ())})
+    for name, k in todo:
+        table = getattr(index, name)
+        v = table.get(k)
+        if v is None:
+            continue  # reset by `forget_changes`: re-solved after
+        nv = fix_val(v) if name in _VAL_TABLES else fix_text(v)
+        if nv is not v and nv != v:
+            table[k] = nv
 
     # Later relocations read the origins at their new lines.
     for short, (path, m) in by_short.items():

@@ -47,3 +47,13 @@ def test_the_check_sees_an_index_left_at_old_lines(project, monkeypatch):
     monkeypatch.setattr(relocate, "_ANCHOR", re.compile(r"(?!x)x"))
     out = chk.check(project, edits=10, seed=3, kinds=("insert_lines",), log=lambda s: None)
     assert out["mismatches"]
+
+
+def test_the_check_sees_facts_missing_from_the_quoting_table(project, monkeypatch):
+    """A cached index moves only the facts its quoting table lists: with an empty table the
+    facts keep their old lines, and the comparison with a rebuild must say so."""
+    from mcjax_lint.analysis import relocate
+
+    monkeypatch.setattr(relocate, "quoting_table", lambda index: {})
+    out = chk.check(project, edits=10, seed=3, kinds=("insert_lines",), log=lambda s: None)
+    assert out["mismatches"]
