@@ -347,8 +347,9 @@ class ChangePlan:
 
 def plan_change(index: Any, old: dict, new: dict, summary: Any, other_new_mentions: set[str]) -> ChangePlan:
     """A file whose summary changed in its functions only, none of them a method, when nothing
-    outside the file can read what changed: no other file's summary mentions the name of a
-    changed function (nor of one of the file's own functions that reads one, transitively), the
+    outside the file can read what changed: no other file's summary mentions a changed function
+    as `<module's last part>.<name>` (nor one of the file's own functions that reads one,
+    transitively), the
     changed functions construct no project class (constructor arguments flow into attributes)
     and pass no callbacks (they flow into the callee's facts). Then only that file's changed
     functions and their readers in the file can get other facts; everything else is as a rebuild
@@ -399,7 +400,13 @@ def plan_change(index: Any, old: dict, new: dict, summary: Any, other_new_mentio
         owners = mentions.get(f"{last}.{name}", ())
         if owners is None or any(m != module for m in owners) or f"{last}.{name}" in other_new_mentions:
             raise Unrelocatable(f"import `{name}` may be re-exported")
-    for t in tokens:
+    # Another file reaches a function of this file only through a name that ends in
+    # `<last part of its module>.<function>`: the qualified name, a namespace-package variant
+    # (`orbax.checkpoint.mod.f` for module `checkpoint.mod`), or an import that re-exports it
+    # (the re-exporting file's summary holds the qualified name). That pair must not be
+    # mentioned elsewhere; the bare name alone refused every common name (`save`, `main`).
+    for q in sorted(changed | names):
+        t = ".".join(q.split(".")[-2:])
         owners = mentions.get(t, ())
         if owners is None or any(m != module for m in owners) or t in other_new_mentions:
             raise Unrelocatable(f"`{t}` is mentioned outside {new['path']}")
