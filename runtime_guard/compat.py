@@ -24,8 +24,10 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
-# Versions whose internals we have checked. Others: hooks are attempted only if `check()` finds
-# every internal; otherwise the guard is disabled with a message naming the version.
+# Versions whose internals we have checked: 0.10 (the CI's CPU build) and 0.11 (0.11.2 with CUDA
+# on the GPU machine: the whole test suite on its CPU backend, the hot path on its GPU). Others:
+# hooks are attempted only if `check()` finds every internal; otherwise the guard is disabled with
+# a message naming the version.
 SUPPORTED = ((0, 10), (0, 11))
 
 
