@@ -38,7 +38,8 @@ HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "corpus"
 WORK = HERE / ".work"
 
-KINDS = ("insert_lines", "add_function", "add_pd_helper", "rename_helper", "delete_helper", "change_import")
+KINDS = ("insert_lines", "add_function", "add_pd_helper", "rename_helper", "delete_helper", "change_import",
+         "method_add_call", "add_method", "edit_init", "change_constant")
 
 
 # --- linting through the real runner -------------------------------------------------------------
@@ -102,6 +103,48 @@ def _top_functions(tree: ast.Module) -> list[ast.FunctionDef]:
     return [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
 
 
+def _methods(tree: ast.Module) -> list[tuple[ast.ClassDef, ast.FunctionDef]]:
+    """(class, method) for every method defined directly in a class body (nested classes too)."""
+    return [(c, f) for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
+            for f in c.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def _body_start(f: ast.FunctionDef, lines: list[str]) -> tuple[int, str] | None:
+    """(0-based line, indentation) before which a statement can go at the top of `f`'s body
+    (after its docstring); None for a one-line body (`def f(self): return 1`)."""
+    body = f.body
+    first = body[1] if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(
+        getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str) else body[0]
+    if first.lineno <= f.lineno or (first is not body[0] and first.lineno <= body[0].end_lineno):
+        return None
+    line = lines[first.lineno - 1]
+    indent = line[:len(line) - len(line.lstrip())]
+    if len(indent) != first.col_offset:
+        return None
+    return first.lineno - 1, indent
+
+
+def _self_name(f: ast.FunctionDef) -> str | None:
+    """The receiver parameter of a plain method (not a static method)."""
+    if any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in f.decorator_list):
+        return None
+    args = f.args.posonlyargs + f.args.args
+    return args[0].arg if args else None
+
+
+# Statements added at the top of a method's body by `method_add_call` (`{s}`: the receiver, `{n}`:
+# the edit number, `{m}`: another method of the class): what a pre-commit edit of a method
+# typically adds (a call of another method, a process-dependent value, an early return on one,
+# a collective).
+_METHOD_STMTS = (
+    "{s}.{m}()\n",
+    "import jax\n_chk_pd{n} = jax.process_index()\n",
+    "import jax\nif jax.process_index() == {k}:\n    return None\n",
+    "from jax.experimental import multihost_utils\nmultihost_utils.sync_global_devices('chk{n}')\n",
+    "print('chk{n}', {s})\n",
+)
+
+
 def edit(rng: random.Random, path: Path, kind: str, n: int) -> str | None:
     """Apply one edit of `kind` to `path`; a description, or None if this file has no place for it."""
     text = path.read_text(encoding="utf-8")
@@ -152,6 +195,64 @@ def edit(rng: random.Random, path: Path, kind: str, n: int) -> str | None:
             del lines[start:f.end_lineno]
             desc = f"deleted {f.name} (lines {start + 1}-{f.end_lineno})"
         new = "".join(lines)
+    elif kind == "method_add_call":
+        cands = [(c, f) for c, f in _methods(tree) if _self_name(f) and _body_start(f, lines)]
+        if not cands:
+            return None
+        c, f = rng.choice(cands)
+        at, indent = _body_start(f, lines)
+        s = _self_name(f)
+        others = [g.name for owner, g in _methods(tree) if owner is c and g.name != f.name and not g.name.startswith("__")
+                  and len(g.args.posonlyargs + g.args.args) == 1 and _self_name(g)]
+        stmts = _METHOD_STMTS if others else _METHOD_STMTS[1:]
+        stmt = rng.choice(stmts).format(s=s, n=n, k=n % 2, m=rng.choice(others) if others else "")
+        lines.insert(at, "".join(indent + x + "\n" for x in stmt.splitlines()))
+        new, desc = "".join(lines), f"{c.name}.{f.name}: {stmt.strip().splitlines()[-1]} at line {at + 1}"
+    elif kind == "add_method":
+        classes = [c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)]
+        if not classes:
+            return None
+        c = rng.choice(classes)
+        last = c.body[-1]
+        if lines and not lines[-1].endswith("\n"):
+            lines[-1] += "\n"
+        line = lines[c.body[0].lineno - 1]
+        indent = line[:len(line) - len(line.lstrip())]
+        if not indent or len(indent) != c.body[0].col_offset:
+            return None
+        body = rng.choice(("import jax\nreturn jax.process_index() == {k}\n", "return x + {n}\n",
+                           "from jax.experimental import multihost_utils\nmultihost_utils.sync_global_devices('chk{n}')\n"))
+        meth = f"def _chk_method{n}(self, x=None):\n" + "".join("    " + b + "\n" for b in body.format(n=n, k=n % 2).splitlines())
+        lines.insert(last.end_lineno, "\n" + "".join(indent + x + "\n" if x else "\n" for x in meth.splitlines()))
+        new, desc = "".join(lines), f"{c.name}._chk_method{n} after line {last.end_lineno}"
+    elif kind == "edit_init":
+        cands = [(c, f) for c, f in _methods(tree) if f.name == "__init__" and _self_name(f) and _body_start(f, lines)]
+        if not cands:
+            return None
+        c, f = rng.choice(cands)
+        at, indent = _body_start(f, lines)
+        s = _self_name(f)
+        params = [a.arg for a in f.args.posonlyargs + f.args.args + f.args.kwonlyargs][1:]
+        if params and rng.random() < 0.5:
+            p = rng.choice(params)
+            stmt, what = f"{s}._chk_attr{n} = {p}\n", f"self._chk_attr{n} = {p}"
+        else:
+            stmt, what = f"import jax\n{s}._chk_attr{n} = jax.process_index()\n", f"self._chk_attr{n} = jax.process_index()"
+        lines.insert(at, "".join(indent + x + "\n" for x in stmt.splitlines()))
+        new, desc = "".join(lines), f"{c.name}.__init__: {what} at line {at + 1}"
+    elif kind == "change_constant":
+        consts = [a for a in tree.body if isinstance(a, ast.Assign) and len(a.targets) == 1
+                  and isinstance(a.targets[0], ast.Name) and isinstance(a.value, ast.Constant)
+                  and a.lineno == a.end_lineno and isinstance(a.value.value, (int, float, str, bool))
+                  and lines[a.lineno - 1].strip() == ast.get_source_segment(text, a)]
+        if not consts:
+            return None
+        a = rng.choice(consts)
+        name = a.targets[0].id
+        value = rng.choice((repr(f"chk{n}"), str(n), "__import__('jax').process_index()",
+                            "sorted(__import__('os').listdir('.'))"))
+        lines[a.lineno - 1] = f"{name} = {value}\n"
+        new, desc = "".join(lines), f"{name} = {value} (line {a.lineno})"
     elif kind == "change_import":
         imps = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom)) and s.lineno == s.end_lineno]
         if not imps:
