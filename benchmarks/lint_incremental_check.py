@@ -73,6 +73,8 @@ def facts(index) -> dict:
         "globals": dict(index._global_cache),
         "function_lines": {q: (f.line, f.cls, tuple(f.params), f.jit, f.flags, f.prop) for q, f in index.functions.items()},
         "class_lines": {q: (c.line, tuple(c.bases), tuple(c.attrs), tuple(c.methods)) for q, c in index.classes.items()},
+        "methods_by_name": {k: tuple(v) for k, v in index.methods_by_name.items()},
+        "fn_path": dict(index.fn_path),
         "modules": {m: (s.path, s.initialize_line, s.import_device_access, tuple(sorted(s.imports.items())))
                     for m, s in index.modules.items()},
     }
@@ -367,12 +369,16 @@ def main(argv: list[str] | None = None) -> int:
         if args.packages != "all":
             pkgs = [p for p in pkgs if p.name in set(args.packages.split(","))]
         srcs = pkgs
-    root = fresh_copy(srcs, WORK / "check-tree")
+    # A directory of this run's own (two runs at once must not edit one copy), removed after.
+    root = fresh_copy(srcs, WORK / f"check-tree-{os.getpid()}")
     print(f"project: {', '.join(s.name for s in srcs)} ({sum(1 for _ in root.rglob('*.py'))} files), "
           f"{args.edits} edits, seed {args.seed}", flush=True)
     t0 = time.perf_counter()
-    out = check(root, args.edits, args.seed, tuple(args.kinds.split(",")), args.full_every,
-                log=lambda s: print(s, flush=True))
+    try:
+        out = check(root, args.edits, args.seed, tuple(args.kinds.split(",")), args.full_every,
+                    log=lambda s: print(s, flush=True))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
     pc = out["precommit_s"]
     print(f"\n{out['edits']} edits ({', '.join(f'{k} {v}' for k, v in sorted(out['by_kind'].items()))}); "
           f"index: {', '.join(f'{k} {v}' for k, v in sorted(out['how'].items()))}; "

@@ -341,23 +341,84 @@ class ChangePlan:
     """What re-solving one changed file needs: the functions to re-solve (`names`), the old
     names to forget, and the old -> new lines of what did not change (for `relocate_index`)."""
 
-    def __init__(self, path: str, module: str, names: list[str], gone: list[str], lines: dict[int, int], summary: Any):
+    def __init__(self, path: str, module: str, names: list[str], gone: list[str], lines: dict[int, int], summary: Any,
+                 added: list[str] = ()):
         self.path, self.module, self.names, self.gone, self.lines, self.summary = path, module, names, gone, lines, summary
+        self.added = list(added)
+
+
+def _without_methods(classes: dict | None) -> dict:
+    """A summary's classes without their method lists (a method added or removed changes the
+    list only: the method itself is judged with the functions)."""
+    return {q: {k: v for k, v in c.items() if k != "methods"} for q, c in (classes or {}).items()}
+
+
+def _is_special(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
+
+
+def _without_ip(obj: Any) -> Any:
+    """A copy of a summary part without its `"ip"` entries (see `summary._init_params`)."""
+    if isinstance(obj, dict):
+        return {k: _without_ip(v) for k, v in obj.items() if k != "ip"}
+    if isinstance(obj, list):
+        return [_without_ip(v) for v in obj]
+    return obj
+
+
+def _called_names(obj: Any) -> set[str]:
+    """The `"n"` (callee by name) of every call in a summary part, nested ones included."""
+    out: set[str] = set()
+    todo = [obj]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, dict):
+            n = x.get("n")
+            if type(n) is str:
+                out.add(n)
+            todo.extend(v for v in x.values() if isinstance(v, (dict, list)))
+        elif isinstance(x, list):
+            todo.extend(v for v in x if isinstance(v, (dict, list)))
+    return out
+
+
+def class_named_outside(classes: set[str], mentions: dict, module: str, other_new_mentions: set[str]) -> str | None:
+    """The bare name of one of `classes` that a file other than `module` mentions (every way to
+    construct a class names it so: the qualified name, a re-export, a subclass's bases), if any."""
+    for c in sorted(classes):
+        t = c.rsplit(".", 1)[-1]
+        owners = mentions.get(t, ())
+        if owners is None or any(m != module for m in owners) or t in other_new_mentions:
+            return t
+    return None
+
+
+def reached_as(q: str, facts: dict) -> str:
+    """What another file's summary must mention to read function `q`: `<module's last
+    part>.<name>` for a function; the bare name for a method (or a function nested in one)."""
+    return q.rsplit(".", 1)[-1] if facts.get("cls") else ".".join(q.split(".")[-2:])
 
 
 def plan_change(index: Any, old: dict, new: dict, summary: Any, other_new_mentions: set[str]) -> ChangePlan:
-    """A file whose summary changed in its functions only, none of them a method, when nothing
-    outside the file can read what changed: no other file's summary mentions a changed function
-    as `<module's last part>.<name>` (nor one of the file's own functions that reads one,
-    transitively), the
-    changed functions construct no project class (constructor arguments flow into attributes)
-    and pass no callbacks (they flow into the callee's facts). Then only that file's changed
-    functions and their readers in the file can get other facts; everything else is as a rebuild
-    would give. Raises `Unrelocatable` otherwise."""
+    """A file whose summary changed in its functions and methods only (a class's list of methods
+    aside), when nothing outside the file can read what changed: no other file's summary mentions
+    a changed function as `<module's last part>.<name>` (nor one of the file's own functions
+    that reads one, transitively), nor, for a method, its bare name (a method is reached by
+    name from any receiver: `x.save()`, a property `x.step`, a subclass's `self.save()`, the
+    resolution by name of an unknown receiver's method); no special method changed (`__init__`,
+    `__call__`, ... are run by constructions and calls that never name them, on instances that
+    reach other files through values); the changed functions construct no project class
+    (constructor arguments flow into attributes) and pass no callbacks (they flow into the
+    callee's facts); no module-level value (a class attribute, a global) reads a changed name.
+    Then only that file's changed functions and their readers in the file can get other facts;
+    everything else is as a rebuild would give. Raises `Unrelocatable` otherwise."""
     for k in set(old) | set(new):
         if k in _UNREAD or k in ("imported_modules", "imports"):
             continue  # imported modules: only import-time device access reads them, recomputed after
-        if k != "functions" and position_free(old.get(k))[0] != position_free(new.get(k))[0]:
+        if k == "classes":
+            if position_free(_without_methods(old.get(k)))[0] != position_free(_without_methods(new.get(k)))[0]:
+                raise Unrelocatable("module-level summary changed (classes)")
+        elif k != "functions" and position_free(old.get(k))[0] != position_free(new.get(k))[0]:
             raise Unrelocatable(f"module-level summary changed ({k})")
     fo, fn = old["functions"], new["functions"]
     norm_o = {q: position_free(d)[0] for q, d in fo.items()}
@@ -366,10 +427,18 @@ def plan_change(index: Any, old: dict, new: dict, summary: Any, other_new_mentio
     lines: dict[int, int] = {}
     for k in old:
         if k not in ("functions", "imported_modules", "imports") and k not in _UNREAD:
-            _pair(old[k], new[k], lines)
-    for q in set(fo) & set(fn):
+            _pair(_without_methods(old[k]) if k == "classes" else old[k],
+                  _without_methods(new[k]) if k == "classes" else new[k], lines)
+    for q in sorted(set(fo) & set(fn)):
         if q not in changed:
-            _pair(fo[q], fn[q], lines)
+            trial = dict(lines)
+            try:
+                _pair(fo[q], fn[q], trial)
+                lines = trial
+            except Unrelocatable:
+                # Equal but for positions that do not pair up (a statement added before the
+                # one whose line a fact quotes, quoting the same thing): facts quote other lines.
+                changed.add(q)
     tokens = {q.rsplit(".", 1)[-1] for q in changed}
     io, inew = old.get("imports", {}), new.get("imports", {})
     imported = {k for k in set(io) | set(inew) if io.get(k) != inew.get(k)}
@@ -379,22 +448,56 @@ def plan_change(index: Any, old: dict, new: dict, summary: Any, other_new_mentio
     # unless re-solved:
     last = new["module"].rsplit(".", 1)[-1]
     inside = tokens | {f"{last}.{name}" for name in imported}
+    # An `__init__` that changed or reads what changed (and exists before and after) is read by
+    # the constructions of its class and of the file's subclasses (its `collective`, the `g` flag
+    # of a configured process subset), by nothing that names it: `built` holds those classes;
+    # they must not be named outside the file, and the file's functions that construct one are
+    # re-solved (and so on, to a fixpoint).
+    built: set[str] = set()
+    inits: set[str] = set()
+    resolved_class: dict[str, str] = {}
+
+    def constructs(d: Any) -> bool:
+        for n in _called_names(d):
+            hit = resolved_class.get(n)
+            if hit is None:
+                hit = resolved_class[n] = index.resolve_class_name(index._follow_reexport(n))
+            if hit in built:
+                return True
+        return False
+
     grow = True
     while grow:
         grow = False
+        for q in sorted((changed | names) - inits):
+            cls = fn.get(q, fo.get(q, {})).get("cls")
+            if q.rsplit(".", 1)[-1] == "__init__" and cls and q == f"{cls}.__init__" and q in fo and q in fn:
+                inits.add(q)
+                built |= {c for c in new.get("classes", {}) if cls in index.mro(c)} | {cls}
         for q, d in fn.items():
-            if q not in names and mentions_of(d) & inside:
+            if q not in names and (mentions_of(d) & inside or (built and constructs(d))):
                 names.add(q)
                 tokens.add(q.rsplit(".", 1)[-1])
                 inside.add(q.rsplit(".", 1)[-1])
                 grow = True
     module = new["module"]
     skip = {"functions", "imports", "imported_modules", *_UNREAD}
-    outside = mentions_of({k: v for k, v in new.items() if k not in skip}) | mentions_of(
-        {k: v for k, v in old.items() if k not in skip})
+    # Module-level values (class attributes, bases, globals); a class's own list of methods is
+    # no reader, nor is the name of the `__init__` whose constructions' arguments an attribute
+    # holds (`"ip"`: the index reads the constructions, not that function's facts).
+    outside = mentions_of(_without_ip({k: _without_methods(v) if k == "classes" else v for k, v in new.items() if k not in skip})) | mentions_of(
+        _without_ip({k: _without_methods(v) if k == "classes" else v for k, v in old.items() if k not in skip}))
     if outside & inside:
         raise Unrelocatable("a module-level value reads a changed function or import")
     mentions = index._mentions
+    if built:
+        values = [new.get("globals"), old.get("globals")] + [c.get("attrs") for part in (old, new)
+                                                              for c in (part.get("classes") or {}).values()]
+        if any(constructs(v) for v in values):
+            raise Unrelocatable("a module-level value constructs a class whose __init__ changed")
+        t = class_named_outside(built, mentions, module, other_new_mentions)
+        if t:
+            raise Unrelocatable(f"class `{t}` (its __init__ changed) is mentioned outside {new['path']}")
     # Another file reaches this file's imports only as `<this module>.<name>` (re-exports).
     for name in imported:
         owners = mentions.get(f"{last}.{name}", ())
@@ -405,8 +508,13 @@ def plan_change(index: Any, old: dict, new: dict, summary: Any, other_new_mentio
     # (`orbax.checkpoint.mod.f` for module `checkpoint.mod`), or an import that re-exports it
     # (the re-exporting file's summary holds the qualified name). That pair must not be
     # mentioned elsewhere; the bare name alone refused every common name (`save`, `main`).
+    # A method (or a function nested in one), though, is reached by its bare name.
     for q in sorted(changed | names):
-        t = ".".join(q.split(".")[-2:])
+        t = reached_as(q, fn.get(q) or fo.get(q))
+        if q in inits:
+            continue  # judged by its classes above
+        if _is_special(t):
+            raise Unrelocatable(f"special method {q} changed")
         owners = mentions.get(t, ())
         if owners is None or any(m != module for m in owners) or t in other_new_mentions:
             raise Unrelocatable(f"`{t}` is mentioned outside {new['path']}")
@@ -414,14 +522,16 @@ def plan_change(index: Any, old: dict, new: dict, summary: Any, other_new_mentio
         for d in (fo.get(q), fn.get(q)):
             if d is None:
                 continue
-            if d.get("cls"):
-                raise Unrelocatable(f"method {q} changed")
             for call in d.get("calls", ()):
                 if call.get("cb") or call.get("cbc"):
                     raise Unrelocatable(f"{q} passes a callback")
                 if "n" in call and index.resolve_class_name(index._follow_reexport(call["n"])) in index.classes:
-                    raise Unrelocatable(f"{q} constructs a project class")
-    return ChangePlan(new["path"], module, sorted(names), sorted(changed - set(fn)), lines, summary)
+                    # Constructor arguments flow into attributes (resolved with the cached index):
+                    # a changed construction, or one whose arguments read what changed, is not
+                    # followed here. An unchanged one re-solved for its `__init__` is.
+                    if q in changed or mentions_of({k: v for k, v in call.items() if k not in ("n", "l")}) & inside:
+                        raise Unrelocatable(f"{q} constructs a project class")
+    return ChangePlan(new["path"], module, sorted(names), sorted(changed - set(fn)), lines, summary, sorted(set(fn) - set(fo)))
 
 
 def forget_changes(index: Any, plans: list[ChangePlan]) -> None:
@@ -438,6 +548,22 @@ def forget_changes(index: Any, plans: list[ChangePlan]) -> None:
         for q in plan.names:
             index.functions[q] = plan.summary.functions[q]
             index.fn_path[q] = plan.path
+        # Methods added or removed: the classes' lists and the methods by name (only this file
+        # mentions a changed method's name, so only its methods are listed under it).
+        for q, c in plan.summary.classes.items():
+            stub = index.classes.get(q)
+            if stub is not None and stub.methods != c.methods:
+                stub.methods = list(c.methods)
+        for name in {q.rsplit(".", 1)[-1] for q in plan.gone + plan.added}:
+            was = [m for m in index.methods_by_name.get(name, ()) if index.fn_path.get(m) != plan.path and m not in plan.gone]
+            own = [q for q, f in plan.summary.functions.items()
+                   if f.cls and q.count(".") == f.cls.count(".") + 1 and q.rsplit(".", 1)[1] == name]
+            if was and own:
+                raise Unrelocatable(f"methods named {name} in other files")
+            if own or was:
+                index.methods_by_name[name] = was or own
+            else:
+                index.methods_by_name.pop(name, None)
     index._reexport_cache = {}
     index._mro_cache = {}
 

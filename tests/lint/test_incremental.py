@@ -95,3 +95,160 @@ def test_a_helper_another_file_reads_is_not_re_solved_in_place(tmp_path, reader)
                           chk.facts(chk.shipped(ref[2].index))) == []
     if reader != "pkg/__init__.py":
         assert inc[0], "the reader's divergent collective is found once the helper is process-dependent"
+
+
+_METHODS = "import jax\n\n\nclass Helper:\n    def meth(self):\n        return {body}\n\n    @property\n    def is_main(self):\n        return {body}\n"
+_METHOD_READERS = {
+    # every way another file reads a method without naming `utils.Helper.meth`: a call on an
+    # instance it builds, a property read, a subclass's `self.meth()`, the resolution by name of
+    # an unknown receiver's method
+    "pkg/a.py": ("import jax\nfrom pkg.utils import Helper\n\n\ndef f(x):\n    if Helper().meth():\n        jax.lax.psum(x, 'i')\n\n\n"
+                 "def r():\n    return Helper().meth()\n", "pkg.a.r"),
+    "pkg/b.py": ("import jax\nfrom pkg.utils import Helper\n\n\ndef f(x, h: Helper):\n    if h.is_main:\n        jax.lax.psum(x, 'i')\n\n\n"
+                 "def r(h: Helper):\n    return h.is_main\n", "pkg.b.r"),
+    "pkg/c.py": ("import jax\nfrom pkg.utils import Helper\n\n\nclass Sub(Helper):\n    def f(self, x):\n        if self.meth():\n"
+                 "            jax.lax.psum(x, 'i')\n\n    def r(self):\n        return self.meth()\n", "pkg.c.Sub.r"),
+    "pkg/d.py": ("import jax\n\n\ndef f(x, obj):\n    if obj.meth():\n        jax.lax.psum(x, 'i')\n\n\n"
+                 "def r(obj):\n    return obj.meth()\n", "pkg.d.r"),
+}
+
+
+def _edit_method_read_elsewhere(tmp_path, reader):
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[tool.mcjax]\n")
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / reader).write_text(_METHOD_READERS[reader][0])
+    utils = root / "pkg" / "utils.py"
+    utils.write_text(_METHODS.format(body="True"))
+    chk.lint(root, None)
+    utils.write_text(_METHODS.format(body="jax.process_index() == 0"))
+    pre = chk.lint(root, [utils], need_index=True)
+    inc = chk.lint(root, [root / reader], need_index=True)
+    ref = chk.lint(root, [root / reader], need_index=True, reference=True)
+    diff = chk.diff_facts(chk.facts(chk.shipped(inc[2].index) if inc[2].stats.index_built else inc[2].index),
+                          chk.facts(chk.shipped(ref[2].index)))
+    assert ref[2].index.returns[_METHOD_READERS[reader][1]].pd, "the edit makes the reader's result process-dependent"
+    return pre[2].stats, inc, ref, diff
+
+
+@pytest.mark.parametrize("reader", sorted(_METHOD_READERS))
+def test_a_method_another_file_reads_is_not_re_solved_in_place(tmp_path, reader):
+    """A method body edited (its result becomes process-dependent) that another file reads
+    through an instance, a property, a subclass or by name is not re-solved on the cached index
+    alone; the facts and the reader's findings equal a rebuild."""
+    pre, inc, ref, diff = _edit_method_read_elsewhere(tmp_path, reader)
+    assert pre.index_built and "mentioned outside" in pre.relocation_refused
+    assert not inc[2].stats.resolved, "a method read by another file was re-solved in place"
+    assert diff == [] and inc[0] == ref[0]
+    assert inc[0], "the reader's divergent collective is found once the method is process-dependent"
+
+
+@pytest.mark.parametrize("reader", sorted(_METHOD_READERS))
+def test_the_check_sees_a_method_judged_by_its_qualified_name(tmp_path, reader, monkeypatch):
+    """The check by bare name is what keeps each reader above right: judged by
+    `<class>.<method>` as a function is, the method is re-solved in place and the reader keeps its
+    old facts, which the comparison with a rebuild must see."""
+    from mcjax_lint.analysis import relocate
+
+    monkeypatch.setattr(relocate, "reached_as", lambda q, facts: ".".join(q.split(".")[-2:]))
+    pre, inc, ref, diff = _edit_method_read_elsewhere(tmp_path, reader)
+    assert pre.resolved
+    assert diff
+
+
+def test_random_method_edits_match_a_rebuild(project):
+    """Method bodies edited, methods added, `__init__` and module-level constants changed: each
+    through the cache equals a rebuild, and methods nothing else names are re-solved in place."""
+    out = chk.check(project, edits=16, seed=2, kinds=("method_add_call", "add_method", "edit_init", "change_constant"),
+                    full_every=8, log=lambda s: None)
+    assert out["edits"] == 16 and len(out["by_kind"]) >= 3
+    assert out["mismatches"] == []
+    assert out["how"].get("re-solved", 0) >= 4
+
+
+@pytest.mark.parametrize("special_rule", [True, False])
+def test_a_special_method_is_not_re_solved_in_place(tmp_path, special_rule, monkeypatch):
+    """`__call__` runs when an instance is called, and the instance reaches another file as a
+    value (a module-level instance) that never names the class or the method: a special method is
+    never re-solved in place. Without that rule the reader keeps its old facts, and the check
+    must see it."""
+    from mcjax_lint.analysis import relocate
+
+    if not special_rule:
+        monkeypatch.setattr(relocate, "_is_special", lambda name: False)
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[tool.mcjax]\n")
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "b.py").write_text("from pkg.utils import model\n\n\ndef r():\n    return model()\n")
+    utils = root / "pkg" / "utils.py"
+    src = "import jax\n\n\nclass Helper:\n    def __call__(self):\n        return {body}\n\n\nmodel = Helper()\n"
+    utils.write_text(src.format(body="True"))
+    chk.lint(root, None)
+    utils.write_text(src.format(body="jax.process_index() == 0"))
+    pre = chk.lint(root, [utils], need_index=True)
+    inc = chk.lint(root, [root / "pkg" / "b.py"], need_index=True)
+    ref = chk.lint(root, [root / "pkg" / "b.py"], need_index=True, reference=True)
+    assert ref[2].index.returns["pkg.b.r"].pd
+    diff = chk.diff_facts(chk.facts(chk.shipped(inc[2].index) if inc[2].stats.index_built else inc[2].index),
+                          chk.facts(chk.shipped(ref[2].index)))
+    if special_rule:
+        assert not pre[2].stats.resolved and "special method" in pre[2].stats.relocation_refused
+        assert diff == []
+    else:
+        assert pre[2].stats.resolved and diff
+
+
+@pytest.mark.parametrize("class_rule", [True, False])
+def test_an_init_whose_class_another_file_builds_is_not_re_solved_in_place(tmp_path, class_rule, monkeypatch):
+    """A changed `__init__` body is read by every construction of its class, which never names
+    `__init__`: another file that builds the class (or a subclass of it) keeps the old facts
+    unless the class's name is checked. The check must see it without that rule."""
+    from mcjax_lint.analysis import relocate
+
+    if not class_rule:
+        monkeypatch.setattr(relocate, "class_named_outside", lambda *a: None)
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[tool.mcjax]\n")
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "b.py").write_text("from pkg.utils import Helper\n\n\ndef f():\n    Helper()\n")
+    utils = root / "pkg" / "utils.py"
+    src = ("from jax.experimental import multihost_utils\n\n\nclass Helper:\n    def __init__(self):\n"
+           "        {stmt}\n\n\nclass Sub(Helper):\n    pass\n\n\ndef local():\n    return Sub()\n")
+    utils.write_text(src.format(stmt="pass"))
+    chk.lint(root, None)
+    utils.write_text(src.format(stmt="multihost_utils.sync_global_devices('x')"))
+    pre = chk.lint(root, [utils], need_index=True)
+    inc = chk.lint(root, [root / "pkg" / "b.py"], need_index=True)
+    ref = chk.lint(root, [root / "pkg" / "b.py"], need_index=True, reference=True)
+    assert "pkg.b.f" in ref[2].index.collective and "pkg.utils.local" in ref[2].index.collective
+    diff = chk.diff_facts(chk.facts(chk.shipped(inc[2].index) if inc[2].stats.index_built else inc[2].index),
+                          chk.facts(chk.shipped(ref[2].index)))
+    if class_rule:
+        assert not pre[2].stats.resolved and "`Helper`" in pre[2].stats.relocation_refused
+        assert diff == []
+    else:
+        assert pre[2].stats.resolved and diff
+
+
+def test_an_init_of_a_class_only_its_file_builds_is_re_solved_in_place(tmp_path):
+    """The same edit when only the class's own file builds it (through a subclass, in a
+    function): re-solved in place, the constructing function included, equal to a rebuild."""
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[tool.mcjax]\n")
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "b.py").write_text("def f():\n    return 1\n")
+    utils = root / "pkg" / "utils.py"
+    src = ("from jax.experimental import multihost_utils\n\n\nclass Helper:\n    def __init__(self):\n"
+           "        {stmt}\n\n\nclass Sub(Helper):\n    pass\n\n\ndef local():\n    Sub()\n")
+    utils.write_text(src.format(stmt="pass"))
+    chk.lint(root, None)
+    utils.write_text(src.format(stmt="multihost_utils.sync_global_devices('x')"))
+    pre = chk.lint(root, [utils], need_index=True)
+    ref = chk.lint(root, [utils], need_index=True, reference=True)
+    assert pre[2].stats.resolved, pre[2].stats.relocation_refused
+    assert "pkg.utils.local" in ref[2].index.collective
+    assert chk.diff_facts(chk.facts(pre[2].index), chk.facts(chk.shipped(ref[2].index))) == []
