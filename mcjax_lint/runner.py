@@ -639,11 +639,12 @@ def _relocated(loaded, summarized, summary_dict, stats: RunStats):
 
     Files whose summaries changed since the index was built (its base) are, each, either moved
     (only positions changed: `relocate_index` moves the lines the index quotes) or changed in
-    their functions in a way nothing outside the file can read (`plan_change`: the changed
-    functions and their readers in the file are re-solved with every other fact fixed). Anything
-    else — files added or removed, a module-level change, a changed name mentioned elsewhere, a
-    method, a construction or a callback in what changed, too many files — rebuilds, and says
-    why in `stats.relocation_refused`."""
+    their functions and methods in a way nothing outside the file can read (`plan_change`: the
+    changed functions and their readers in the file are re-solved with every other fact fixed).
+    Anything else — files added or removed, a module-level change (a class's attributes, a
+    global), a changed name mentioned elsewhere (a method's bare name; the class of a changed
+    `__init__`), another special method, a changed construction or a callback in what changed,
+    too many files — rebuilds, and says why in `stats.relocation_refused`."""
     from mcjax_lint.analysis.relocate import (
         Unrelocatable,
         forget_changes,
