@@ -21,6 +21,15 @@ def project(tmp_path):
     return chk.fresh_copy([REPO / "fixtures" / "lint"], tmp_path / "proj")
 
 
+
+def _pkg_project(tmp_path):
+    """An empty project with one package `pkg`; its root."""
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[tool.mcjax]\n")
+    (root / "pkg" / "__init__.py").write_text("")
+    return root
+
 def test_line_moves_are_served_by_moving_the_cached_index(project):
     out = chk.check(project, edits=12, seed=7, kinds=("insert_lines",), full_every=4, log=lambda s: None)
     assert out["edits"] == 12 and out["full_checks"] == 3
@@ -114,10 +123,7 @@ _METHOD_READERS = {
 
 
 def _edit_method_read_elsewhere(tmp_path, reader):
-    root = tmp_path / "proj"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pyproject.toml").write_text("[tool.mcjax]\n")
-    (root / "pkg" / "__init__.py").write_text("")
+    root = _pkg_project(tmp_path)
     (root / reader).write_text(_METHOD_READERS[reader][0])
     utils = root / "pkg" / "utils.py"
     utils.write_text(_METHODS.format(body="True"))
@@ -177,10 +183,7 @@ def test_a_special_method_is_not_re_solved_in_place(tmp_path, special_rule, monk
 
     if not special_rule:
         monkeypatch.setattr(relocate, "_is_special", lambda name: False)
-    root = tmp_path / "proj"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pyproject.toml").write_text("[tool.mcjax]\n")
-    (root / "pkg" / "__init__.py").write_text("")
+    root = _pkg_project(tmp_path)
     (root / "pkg" / "b.py").write_text("from pkg.utils import model\n\n\ndef r():\n    return model()\n")
     utils = root / "pkg" / "utils.py"
     src = "import jax\n\n\nclass Helper:\n    def __call__(self):\n        return {body}\n\n\nmodel = Helper()\n"
@@ -209,10 +212,7 @@ def test_an_init_whose_class_another_file_builds_is_not_re_solved_in_place(tmp_p
 
     if not class_rule:
         monkeypatch.setattr(relocate, "class_named_outside", lambda *a: None)
-    root = tmp_path / "proj"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pyproject.toml").write_text("[tool.mcjax]\n")
-    (root / "pkg" / "__init__.py").write_text("")
+    root = _pkg_project(tmp_path)
     (root / "pkg" / "b.py").write_text("from pkg.utils import Helper\n\n\ndef f():\n    Helper()\n")
     utils = root / "pkg" / "utils.py"
     src = ("from jax.experimental import multihost_utils\n\n\nclass Helper:\n    def __init__(self):\n"
@@ -236,10 +236,7 @@ def test_an_init_whose_class_another_file_builds_is_not_re_solved_in_place(tmp_p
 def test_an_init_of_a_class_only_its_file_builds_is_re_solved_in_place(tmp_path):
     """The same edit when only the class's own file builds it (through a subclass, in a
     function): re-solved in place, the constructing function included, equal to a rebuild."""
-    root = tmp_path / "proj"
-    (root / "pkg").mkdir(parents=True)
-    (root / "pyproject.toml").write_text("[tool.mcjax]\n")
-    (root / "pkg" / "__init__.py").write_text("")
+    root = _pkg_project(tmp_path)
     (root / "pkg" / "b.py").write_text("def f():\n    return 1\n")
     utils = root / "pkg" / "utils.py"
     src = ("from jax.experimental import multihost_utils\n\n\nclass Helper:\n    def __init__(self):\n"
