@@ -30,6 +30,21 @@ def _pkg_project(tmp_path):
     (root / "pkg" / "__init__.py").write_text("")
     return root
 
+
+def _edit_init(tmp_path, b_src: str, local_body: str):
+    """A project whose `pkg/utils.py` defines `Helper`, its subclass `Sub` and `local()` (body
+    `local_body`), with `pkg/b.py` = `b_src`; linted, then `Helper.__init__` made collective and
+    the edited file linted alone through the cache. Returns (root, that run)."""
+    root = _pkg_project(tmp_path)
+    (root / "pkg" / "b.py").write_text(b_src)
+    utils = root / "pkg" / "utils.py"
+    src = ("from jax.experimental import multihost_utils\n\n\nclass Helper:\n    def __init__(self):\n"
+           "        {stmt}\n\n\nclass Sub(Helper):\n    pass\n\n\ndef local():\n    " + local_body + "\n")
+    utils.write_text(src.format(stmt="pass"))
+    chk.lint(root, None)
+    utils.write_text(src.format(stmt="multihost_utils.sync_global_devices('x')"))
+    return root, chk.lint(root, [utils], need_index=True)
+
 def test_line_moves_are_served_by_moving_the_cached_index(project):
     out = chk.check(project, edits=12, seed=7, kinds=("insert_lines",), full_every=4, log=lambda s: None)
     assert out["edits"] == 12 and out["full_checks"] == 3
@@ -212,15 +227,7 @@ def test_an_init_whose_class_another_file_builds_is_not_re_solved_in_place(tmp_p
 
     if not class_rule:
         monkeypatch.setattr(relocate, "class_named_outside", lambda *a: None)
-    root = _pkg_project(tmp_path)
-    (root / "pkg" / "b.py").write_text("from pkg.utils import Helper\n\n\ndef f():\n    Helper()\n")
-    utils = root / "pkg" / "utils.py"
-    src = ("from jax.experimental import multihost_utils\n\n\nclass Helper:\n    def __init__(self):\n"
-           "        {stmt}\n\n\nclass Sub(Helper):\n    pass\n\n\ndef local():\n    return Sub()\n")
-    utils.write_text(src.format(stmt="pass"))
-    chk.lint(root, None)
-    utils.write_text(src.format(stmt="multihost_utils.sync_global_devices('x')"))
-    pre = chk.lint(root, [utils], need_index=True)
+    root, pre = _edit_init(tmp_path, "from pkg.utils import Helper\n\n\ndef f():\n    Helper()\n", "return Sub()")
     inc = chk.lint(root, [root / "pkg" / "b.py"], need_index=True)
     ref = chk.lint(root, [root / "pkg" / "b.py"], need_index=True, reference=True)
     assert "pkg.b.f" in ref[2].index.collective and "pkg.utils.local" in ref[2].index.collective
@@ -236,16 +243,8 @@ def test_an_init_whose_class_another_file_builds_is_not_re_solved_in_place(tmp_p
 def test_an_init_of_a_class_only_its_file_builds_is_re_solved_in_place(tmp_path):
     """The same edit when only the class's own file builds it (through a subclass, in a
     function): re-solved in place, the constructing function included, equal to a rebuild."""
-    root = _pkg_project(tmp_path)
-    (root / "pkg" / "b.py").write_text("def f():\n    return 1\n")
-    utils = root / "pkg" / "utils.py"
-    src = ("from jax.experimental import multihost_utils\n\n\nclass Helper:\n    def __init__(self):\n"
-           "        {stmt}\n\n\nclass Sub(Helper):\n    pass\n\n\ndef local():\n    Sub()\n")
-    utils.write_text(src.format(stmt="pass"))
-    chk.lint(root, None)
-    utils.write_text(src.format(stmt="multihost_utils.sync_global_devices('x')"))
-    pre = chk.lint(root, [utils], need_index=True)
-    ref = chk.lint(root, [utils], need_index=True, reference=True)
+    root, pre = _edit_init(tmp_path, "def f():\n    return 1\n", "Sub()")
+    ref = chk.lint(root, [root / "pkg" / "utils.py"], need_index=True, reference=True)
     assert pre[2].stats.resolved, pre[2].stats.relocation_refused
     assert "pkg.utils.local" in ref[2].index.collective
     assert chk.diff_facts(chk.facts(pre[2].index), chk.facts(chk.shipped(ref[2].index))) == []
