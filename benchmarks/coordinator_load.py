@@ -3,7 +3,8 @@
 A real coordination service (as process 0 hosts it) and N real clients, spread over a few worker
 processes (threads inside them), exchanging exactly the guard's traffic: every client publishes a
 state of realistic size (built by the guard's own `Exchange.state()` after 1,000 dispatches) every
-publish interval (the guard's default), and client 0 reads all states in one `dir` call per round, as the comparator does.
+publish interval (the guard's default), and client 0 reads all states in one `dir` call per
+round, as the comparator does.
 
 For each N it prints: the achieved key-value operations per second, the latency of a state
 publication (p50/p99) and of the comparator's read of all N states (p50/p99), and the saturation
