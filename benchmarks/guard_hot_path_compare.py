@@ -1,6 +1,6 @@
 """The guard's hot path now vs at another git revision, side by side in one process.
 
-    python benchmarks/guard_hot_path_compare.py --against 26eed83 [--rounds 7] [--calls 20000]
+    python benchmarks/guard_hot_path_compare.py --against 26eed83 [--rounds 7] [--calls 20000] [--no-dispatch]
 
 Extracts `runtime_guard/` at the given revision into a temporary directory under another package
 name, then times, alternating call by call in one loop: a cached jit call on JAX's C++ fast path
@@ -8,6 +8,11 @@ name, then times, alternating call by call in one loop: a cached jit call on JAX
 recording the call exactly as a cross-process dispatch, with a flight file, as `mcjax-guard` runs
 it. Prints the median per call for every round and the median added cost of each. Ratios between
 the two guards are what to read: this machine's speed drifts by ±30% within minutes.
+
+`--no-dispatch` puts a Python stand-in that returns a ready array where the jit call would be, in
+the raw column and inside both wrappers: what is left is the guard's own Python cost, without
+JAX's asynchronous execution running on the other core beside it (which makes any Python work
+in a tight dispatch loop cost more than it does alone).
 """
 
 from __future__ import annotations
@@ -44,7 +49,7 @@ def extract(rev: str, dest: Path) -> str:
     return name
 
 
-def wrapper(guard_mod, settings_mod, x):
+def wrapper(guard_mod, settings_mod, x, stand_in=None):
     import jax
 
     g = guard_mod.Guard(settings_mod.GuardSettings(quiet=True, state_dir=tempfile.mkdtemp()))
@@ -52,6 +57,8 @@ def wrapper(guard_mod, settings_mod, x):
     w = guard_mod.GuardedJit(jax.jit(lambda a: a * 2.0 + 1.0), g)
     jax.block_until_ready(w(x))
     w._kind = guard_mod._MULTI  # record every call, as for a cross-process computation
+    if stand_in is not None:
+        w._jitted = stand_in
     return w
 
 
@@ -60,6 +67,7 @@ def main() -> None:
     ap.add_argument("--against", required=True, help="git revision to compare with")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--calls", type=int, default=20000)
+    ap.add_argument("--no-dispatch", action="store_true", help="time the wrappers around a stand-in, not a jit call")
     a = ap.parse_args()
 
     import importlib
@@ -76,8 +84,11 @@ def main() -> None:
 
     x = jnp.ones((64, 32), jnp.float32)
     raw = jax.jit(lambda a: a * 2.0 + 1.0)
-    raw(x)
-    fs = [raw, wrapper(old_guard, old_settings, x), wrapper(new_guard, new_settings, x)]
+    out = raw(x)
+    stand_in = (lambda *args, **kwargs: out) if a.no_dispatch else None
+    if stand_in is not None:
+        raw = stand_in
+    fs = [raw, wrapper(old_guard, old_settings, x, stand_in), wrapper(new_guard, new_settings, x, stand_in)]
     clock = time.perf_counter_ns
     rounds = []
     print(f"hot path per dispatch, µs (median per call; {a.calls} calls a round, calls alternating)")

@@ -364,6 +364,13 @@ def in_trace_or_disabled_jit() -> bool:
 _array_type: Any = None
 
 
+def array_type() -> type:
+    """The concrete `jax.Array` class (what a dispatched jit call returns)."""
+    from jax._src.array import ArrayImpl
+
+    return ArrayImpl
+
+
 def concrete_result(out: Any) -> bool:
     """Is this jit call's result (or its first element) a concrete jax.Array, i.e. did the call
     dispatch rather than trace? Cheap for the common result shapes; False means "look closer"."""

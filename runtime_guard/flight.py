@@ -5,7 +5,8 @@ process on a size mismatch within milliseconds; a user may `kill -9`), its last 
 still on disk, so the supervisor can compare what every process did up to the end, even though the
 coordination service (which lives in process 0) may have died with it.
 
-Layout: a 64-byte header (magic, capacity, pid, process index) then `capacity` fixed 48-byte
+Layout: a 64-byte header (magic, capacity, pid, process index, last seq whose rolling hash is
+filled in: the recorder folds the hash in batches, so a reader folds the records after it) then `capacity` fixed 48-byte
 records at slot `seq % capacity`, written in place by the `Recorder` (this mapping is its ring, so
 the file costs the hot path nothing). The last dispatch is the slot with the highest seq (an undone
 record's slot is zeroed). Names of computations, call sites and signatures are rare and go to a
@@ -22,10 +23,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from runtime_guard.recorder import RECORD, RING
+from runtime_guard.recorder import RECORD, RING, fold
 
-MAGIC = b"MCJXFR01"
-HEADER = struct.Struct("<8sqqqq24x")  # magic, capacity, pid, process index, (unused)
+MAGIC = b"MCJXFR02"  # 02: polynomial rolling hash, folded in batches
+HEADER = struct.Struct("<8sqqqq24x")  # magic, capacity, pid, process index, last folded seq
+_FOLDED = struct.Struct("<q")
+_FOLDED_OFFSET = 32
 CAPACITY = RING
 
 
@@ -50,6 +53,10 @@ class FlightRecorder:
     def set_process(self, index: int) -> None:
         struct.pack_into("<q", self._map, 24, index)
 
+    def set_folded(self, seq: int) -> None:
+        """Records up to `seq` carry their rolling hash; a reader folds the ones after it."""
+        _FOLDED.pack_into(self._map, _FOLDED_OFFSET, seq)
+
     def side(self, entry: dict) -> None:
         with self._side_lock:
             self._side.write(json.dumps(entry, separators=(",", ":")) + "\n")
@@ -60,7 +67,7 @@ def read(path: str | os.PathLike[str]) -> dict[str, Any]:
     in seq order, from a flight file (of a live or dead process)."""
     p = Path(path)
     data = p.read_bytes()
-    magic, capacity, pid, process, _ = HEADER.unpack_from(data, 0)
+    magic, capacity, pid, process, folded = HEADER.unpack_from(data, 0)
     if magic != MAGIC:
         raise ValueError(f"{p} is not an mcjax flight record")
     slots = list(RECORD.iter_unpack(data[HEADER.size:HEADER.size + capacity * RECORD.size]))
@@ -83,10 +90,15 @@ def read(path: str | os.PathLike[str]) -> dict[str, Any]:
             elif "fields" in e:
                 fields[int(e["exact"])] = e["fields"]
     recs = []
+    # Records after the last fold carry no hash yet: continue the fold from the one before.
+    prev: tuple[int, int | None] = (0, 0)  # (seq, rolling hash after it)
     for seq in range(max(1, last - capacity + 1), last + 1):
         s, key, h, exact, site, line, t = slots[seq % capacity]
         if s != seq:
             continue
+        if seq > folded:
+            h = fold(prev[1], key) if prev[0] == seq - 1 and prev[1] is not None else None
+        prev = (seq, h)
         if exact:
             exact_for_key[key] = exact
         st = sites.get(site, {})

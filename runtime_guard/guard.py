@@ -23,7 +23,7 @@ from typing import Any, Callable
 from runtime_guard import compat
 from runtime_guard.exchange import Exchange, Registry, strict_barrier_id
 from runtime_guard.kv import KV, KVError
-from runtime_guard.recorder import Recorder
+from runtime_guard.recorder import _FOLD_MASK, _RING_MASK, _SIZE, Recorder
 from runtime_guard.settings import EXIT_DETECTED, GuardSettings
 from runtime_guard.signature import exec_fields, exec_key, function_identity, stable_hash
 
@@ -50,6 +50,7 @@ _UNKNOWN, _LOCAL, _MULTI, _MIXED = 0, 1, 2, 3
 _tl = compat.thread_state()
 _in_trace = compat.in_trace_or_disabled_jit
 _concrete = compat.concrete_result
+_Array: type = type(None)  # jax.Array's class (a jit call's usual result), bound by the first GuardedJit
 _arg_shapes: Callable[[tuple], int] = None  # type: ignore[assignment]  # bound by the first GuardedJit
 
 
@@ -94,9 +95,9 @@ class GuardedJit:
     __slots__ = ("_jitted", "_guard", "_key", "_kind", "_sites", "_names", "_rec", "__weakref__")
 
     def __init__(self, jitted: Any, guard: "Guard") -> None:
-        global _arg_shapes
+        global _arg_shapes, _Array
         if _arg_shapes is None:
-            _arg_shapes = compat.make_arg_shapes()
+            _arg_shapes, _Array = compat.make_arg_shapes(), compat.array_type()
         self._jitted = jitted
         self._guard = guard
         self._sites, self._names, self._rec = guard._sites, guard.registry.names, guard.recorder
@@ -123,10 +124,18 @@ class GuardedJit:
         key = self._key ^ _arg_shapes(args)  # this call's variant: the function and its argument shapes
         if key not in self._names:
             self._name_variant(key)
+        # `Recorder.record_at`, inlined: a method call is a tenth of the hot path.
         rec = self._rec
-        pre = rec.record_at(key, 0, site, line)
+        rec._acquire()
+        try:
+            pre = rec.seq = rec.seq + 1
+            rec._pack(rec._buf, rec._base + (pre & _RING_MASK) * _SIZE, pre, key, 0, 0, site, line, rec.now)
+            if not pre & _FOLD_MASK:
+                rec._fold()
+        finally:
+            rec._release()
         out = self._jitted(*args, **kwargs)
-        if not _concrete(out) and _in_trace():
+        if type(out) is not _Array and not _concrete(out) and _in_trace():
             rec.undo(pre)  # traced, not dispatched
         else:
             rec.settled = pre  # a cache hit (or compiled: its signature is attached)

@@ -117,3 +117,62 @@ def threading_result(fn, timeout: float = 5.0):
     t.start()
     t.join(timeout)
     return out[0] if out else None
+
+
+def test_vectorized_fold_is_the_sequential_fold():
+    """The readers' numpy fold gives the hash of folding one record at a time, from any start."""
+    import numpy as np
+
+    from runtime_guard.recorder import fold_keys
+
+    rng = np.random.default_rng(0)
+    keys = rng.integers(0, 2**64, size=5000, dtype=np.uint64)
+    for start in (0, 1, 2**64 - 1, 0x1234567890ABCDEF):
+        h, want = start, []
+        for k in keys.tolist():
+            h = fold(h, k)
+            want.append(h)
+        assert fold_keys(start, keys).tolist() == want
+
+
+def test_hashes_fold_across_the_ring_end_and_undo_after_a_fold(tmp_path):
+    """Records folded in batches that wrap around the ring's end (the hot path folds every
+    RING/4 records, readers whenever they look) carry the sequential hash; a record taken back
+    after a reader folded it steps the hash back."""
+    fr = flight.FlightRecorder(tmp_path)
+    rec = Recorder(fr)
+    h, hs = 0, {}
+    n = RING + RING // 2 + 7
+    for i in range(1, n + 1):
+        rec.record_at(i * 7919, 0, 0, 1)
+        h = hs[i] = fold(h, i * 7919)
+        if i % 9999 == 0:
+            rec.records(i, i)  # a reader folds in between, at a point unaligned with the ring
+    got = rec.records(1, n)
+    assert [r.h for r in got] == [hs[r.seq] for r in got] and got[-1].seq == n
+    assert all(hs[s] == v for s, v in rec.fine) and all(hs[s] == v for s, v in rec.coarse)
+    assert rec.h == hs[n]
+    # n is not a multiple of FINE; take back one that is, after a fold saw it.
+    last = (n // 16) * 16
+    while rec.seq > last:
+        assert rec.undo(rec.seq)
+    assert rec.fine[-1][0] == last and rec.h == hs[last]
+    assert rec.undo(last) and rec.h == hs[last - 1] and rec.fine[-1][0] == last - 16
+    rec.record_at(5, 0, 0, 1)
+    assert rec.h == fold(hs[last - 1], 5)
+
+
+def test_a_dead_process_file_gets_hashes_for_records_not_yet_folded(tmp_path):
+    """Records written after the last fold (a process killed between two publishes) have no
+    hash in their slots; reading the file folds them from the last folded record."""
+    fr = flight.FlightRecorder(tmp_path)
+    rec = Recorder(fr)
+    h = 0
+    for i in range(1, 41):
+        rec.record_at(i, 0, 0, 1)
+        h = fold(h, i)
+        if i == 25:
+            folded_h = rec.h  # folds up to 25
+    data = flight.read(fr.path)
+    assert [r["seq"] for r in data["records"]] == list(range(1, 41))
+    assert data["records"][24]["h"] == folded_h and data["records"][-1]["h"] == h
