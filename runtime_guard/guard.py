@@ -134,7 +134,7 @@ class GuardedJit:
                 rec._fold()
         finally:
             rec._release()
-        out = self._jitted(*args, **kwargs)
+        out = self._jitted(*args, **kwargs) if kwargs else self._jitted(*args)
         if type(out) is not _Array and not _concrete(out) and _in_trace():
             rec.undo(pre)  # traced, not dispatched
         else:

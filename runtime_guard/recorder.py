@@ -93,6 +93,10 @@ def fold_keys(h: int, keys: np.ndarray) -> np.ndarray:
 
 
 class Recorder:
+    # Slots: the jit wrapper's hot path reads eight of these per dispatch.
+    __slots__ = ("flight", "lock", "_acquire", "_release", "seq", "_h", "_folded", "now", "_buf", "_base",
+                 "_view", "_pack", "_codes", "_site_ids", "fine", "coarse", "settled")
+
     def __init__(self, flight: "FlightRecorder | None" = None) -> None:
         self.flight = flight
         self.lock = threading.Lock()
