@@ -7,7 +7,12 @@ Each state is the dict a process publishes (see `exchange.Publisher.state`):
      "exit": None | {"code": 0, "file": ..., "line": ..., "function": ..., "error": ...},
      "compiling": False, "pending": None | [seq, exact_key],
      "recent": [[seq, key, h, exact, file, line, function], ...],
-     "fine": [[seq, h], ...], "coarse": [[seq, h], ...]}
+     "fine": [[seq, h], ...], "coarse": [[seq, h], ...],
+     "subsets": {"0,1": {"seq", "h", "recent", "fine", "coarse"}, ...}}
+
+`subsets` holds one stream per subset of the processes that this process has run a computation
+over (a sub-mesh: a pipeline stage). Each is numbered and hashed on its own and compared among
+the subset's members only; a member that has published no such stream is at #0 of it.
 
 Verdict kinds follow PyTorch's desync debug: `divergence` (processes dispatched different
 computations at #N), `exited` (a process left the program after #N while others went on),
@@ -35,6 +40,28 @@ def hash_points(state: dict) -> dict[int, int]:
     if state.get("seq"):
         pts[state["seq"]] = state["h"]
     return pts
+
+
+def subset_name(subset: tuple[int, ...]) -> str:
+    return ",".join(map(str, subset))
+
+
+def subset_text(subset: tuple[int, ...]) -> str:
+    return f"processes {_plist(list(subset))}"
+
+
+def subset_states(states: dict[int, dict]) -> dict[tuple[int, ...], dict[int, dict]]:
+    """Per subset any process has published a stream for: each member's state of that stream
+    (members that published a state but nothing over that subset are at #0). Members that have
+    published no state at all are left out, as in the main stream."""
+    names = {name for st in states.values() for name in (st.get("subsets") or {})}
+    out: dict[tuple[int, ...], dict[int, dict]] = {}
+    for name in sorted(names):
+        sub = tuple(int(x) for x in name.split(","))
+        out[sub] = {p: dict((states[p].get("subsets") or {}).get(name) or {"seq": 0, "h": 0},
+                            status=states[p].get("status"))
+                    for p in sub if p in states}
+    return out
 
 
 def recent_by_seq(state: dict) -> dict[int, list]:
@@ -142,7 +169,9 @@ class Tracker:
             prev = self.last_hb.get(p)
             if prev is None or prev[0] != hb:
                 self.last_hb[p] = (hb, now)
-        total = sum(st.get("seq", 0) for st in states.values())
+        # Progress in any stream, subsets included: a pipeline may run mostly on sub-meshes.
+        total = sum(st.get("seq", 0) + sum(int(sub.get("seq", 0)) for sub in (st.get("subsets") or {}).values())
+                    for st in states.values())
         compiling = any(st.get("compiling") for st in states.values())
         if total != self.last_total or compiling:
             if self.last_total >= 0 and total != self.last_total:
@@ -198,6 +227,19 @@ def liveness(states: dict[int, dict], tracker: Tracker, expected: int, now: floa
         limit = min(tracker.threshold(), FAILED_GRACE) if st.get("status") == FAILED else tracker.threshold()
         stuck = running and tracker.idle(now) > limit
         how = "raised an exception and exited" if st.get("status") == FAILED else "exited"
+        if not beyond:
+            # Or past its last computation over a subset of the processes that includes it.
+            for sub, sub_states in subset_states(states).items():
+                if p not in sub_states:
+                    continue
+                mine = int(sub_states[p].get("seq", 0))
+                ahead = [q for q, s in sub_states.items() if q in running and int(s.get("seq", 0)) > mine]
+                if ahead:
+                    return Finding("exited", mine + 1, [p],
+                                   f"process {p} {how} after dispatch #{mine} over {subset_text(sub)}; "
+                                   f"process{'es' if len(ahead) > 1 else ''} {_plist(ahead)} went on to "
+                                   f"#{mine + 1} over {subset_text(sub)}, which process {p} will never join",
+                                   detail={"subset": list(sub)})
         if beyond:
             return Finding("exited", st.get("seq", 0) + 1, [p],
                            f"process {p} {how} after dispatch #{st.get('seq', 0)}; "
@@ -227,6 +269,20 @@ def liveness(states: dict[int, dict], tracker: Tracker, expected: int, now: floa
             return Finding("missing", None, missing_procs,
                            f"process{'es' if len(missing_procs) > 1 else ''} {_plist(missing_procs)} never "
                            f"published any state; the others have made no progress for {tracker.idle(now):.0f} s")
+        if not behind:
+            # Everyone is at the same place in the main stream: is someone behind in a subset's?
+            for sub, sub_states in subset_states(running).items():
+                sseq = {p: int(s.get("seq", 0)) for p, s in sub_states.items()}
+                stop = max(sseq.values(), default=0)
+                lag = sorted(p for p, s in sseq.items() if s < stop)
+                if lag:
+                    first = min(sseq[p] for p in lag) + 1
+                    return Finding("missing", first, lag,
+                                   f"no progress for {tracker.idle(now):.0f} s: process{'es' if len(lag) > 1 else ''} "
+                                   f"{_plist(lag)} never joined dispatch #{first} over {subset_text(sub)} that "
+                                   f"process{'es' if len(sseq) - len(lag) > 1 else ''} "
+                                   f"{_plist(sorted(set(sseq) - set(lag)))} dispatched",
+                                   detail={"subset": list(sub)})
         if behind:
             return Finding("missing", min(seqs[p] for p in behind) + 1, behind,
                            f"no progress for {tracker.idle(now):.0f} s: process{'es' if len(behind) > 1 else ''} "

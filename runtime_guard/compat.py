@@ -320,15 +320,17 @@ def is_multiprocess_mesh_executable(ex: Any) -> bool:
         return False
 
 
-def args_span_processes(args: tuple, kwargs: dict) -> bool:
-    """Per-call test used only when a jit wrapper has run both local and global executables."""
+def args_processes(args: tuple, kwargs: dict) -> frozenset[int] | None:
+    """The processes a call's arguments span: those of the first argument not fully addressable
+    from this process, or None when every argument is local. Per-call test, used only when a jit
+    wrapper has run executables over different sets of processes."""
     import jax
 
     for leaf in jax.tree_util.tree_leaves((args, kwargs)):
         sh = getattr(leaf, "sharding", None)
         if sh is not None and not getattr(sh, "is_fully_addressable", True):
-            return True
-    return False
+            return frozenset(d.process_index for d in sh.device_set)
+    return None
 
 
 def call_signature(key: int, args: tuple, kwargs: dict) -> int:

@@ -104,9 +104,13 @@ def _source(file: str, line: int) -> str:
 
 class Exchange:
     def __init__(self, kv: KV, recorder: Recorder, registry: Registry, process: int, count: int,
-                 settings: GuardSettings, on_verdict: Callable[[dict], None]) -> None:
+                 settings: GuardSettings, on_verdict: Callable[[dict], None],
+                 streams: dict[tuple[int, ...], Recorder] | None = None) -> None:
         self.kv = kv
         self.recorder = recorder
+        # Streams of computations over subsets of the processes (replaced, never mutated, by the
+        # guard when a new subset appears).
+        self.streams: dict[tuple[int, ...], Recorder] = streams if streams is not None else {}
         self.registry = registry
         self.p = process
         self.n = count
@@ -194,17 +198,18 @@ class Exchange:
                 "pending": list(self.pending) if self.pending else None, "recent": recent,
                 "fine": [list(x) for x in fine[-CHECKPOINTS:]], "coarse": [list(x) for x in coarse[-CHECKPOINTS:]],
                 "t": time.time(),
-                "settled": self.recorder.settled}
+                "settled": self.recorder.settled,
+                "subsets": {compare.subset_name(sub): _stream_state(rec) for sub, rec in self.streams.items()}}
 
     def publish(self, force: bool = False) -> None:
         now = time.monotonic()
         seq, status, pending, last = self._last_pub
-        changed = (self.recorder.seq, self.status, self.pending) != (seq, status, pending)
+        changed = (self._progress(), self.status, self.pending) != (seq, status, pending)
         if not (force or changed or now - last >= self.heartbeat):
             return
         self.hb += 1
         st = self.state()
-        self._last_pub = (st["seq"], self.status, self.pending, now)
+        self._last_pub = (self._progress(), self.status, self.pending, now)
         if self._state_dir is not None:
             # Local copy first: the supervisor still gets it when the coordination service is gone.
             _atomic_json(self._state_dir / f"p{self.p}.json",
@@ -216,6 +221,10 @@ class Exchange:
         if sigs is not None:
             self.kv.set(f"sigs/{self.p}", sigs)
         self.kv.set(f"state/{self.p}", st)
+
+    def _progress(self) -> int:
+        """Dispatches so far in every stream: what changes when this process makes progress."""
+        return self.recorder.seq + sum(rec.seq for rec in self.streams.values())
 
     def _relay_collector(self) -> None:
         """Process 0's supervisor runs the cross-host stack collector and leaves its address in
@@ -299,6 +308,11 @@ class Exchange:
             return
         if self._pending_mismatch(states):
             return
+        for sub, sub_states in compare.subset_states(states).items():
+            suspect = compare.find_suspect(sub_states)
+            if suspect is not None:
+                self._resolve_divergence(states, suspect.lo, suspect.hi, subset=sub)
+                return
         finding = compare.liveness(states, self.tracker, self.n)
         if finding is not None and not self._parted_before(states, finding):
             self._resolve_liveness(states, finding)
@@ -335,30 +349,41 @@ class Exchange:
                 return True
         return False
 
-    def request_details(self, lo: int, hi: int) -> dict[int, dict]:
-        """Ask every process for its records lo..hi; returns what came back within DETAIL_WAIT."""
+    def request_details(self, lo: int, hi: int, subset: tuple[int, ...] | None = None) -> dict[int, dict]:
+        """Ask every process (every member of `subset`) for its records lo..hi (in that subset's
+        stream); returns what came back within DETAIL_WAIT."""
+        members = list(subset) if subset is not None else list(range(self.n))
         rid = f"{time.time():.6f}"
-        for p in range(self.n):
+        for p in members:
             try:
                 self.kv.delete(f"details/{p}")
             except KVError:
                 pass
-        self._send_ctl({"type": "details", "lo": lo, "hi": hi, "id": rid})
+        msg = {"type": "details", "lo": lo, "hi": hi, "id": rid}
+        if subset is not None:
+            msg["subset"] = list(subset)
+        self._send_ctl(msg)
         deadline = time.monotonic() + DETAIL_WAIT
         got: dict[int, dict] = {}
         while time.monotonic() < deadline:
             for k, v in self.kv.dir("details/").items():
-                if isinstance(v, dict) and v.get("id") == rid:
+                if isinstance(v, dict) and v.get("id") == rid and int(k) in members:
                     got[int(k)] = v
-            if len(got) >= self.n:
+            if len(got) >= len(members):
                 break
             time.sleep(0.05)
         return got
 
     def answer_details(self, msg: dict) -> None:
         lo, hi = int(msg["lo"]), int(msg["hi"])
+        rec = self.recorder
+        if msg.get("subset") is not None:
+            sub = tuple(msg["subset"])
+            if self.p not in sub:
+                return
+            rec = self.streams.get(sub) or Recorder(None)  # a member with nothing dispatched there yet
         recs = []
-        for r in self.recorder.records(lo, hi) + self.recorder.records(self.recorder.seq, self.recorder.seq):
+        for r in rec.records(lo, hi) + rec.records(rec.seq, rec.seq):
             f, ln, fn = _site(r)
             name = self.registry.names.get(r.key, "?")
             exact = r.exact or self.registry.exact_for_key.get(r.key, 0)
@@ -366,12 +391,13 @@ class Exchange:
                          "function": fn, "source": _source(f, ln),
                          "fields": self.registry.fields.get(exact, {}),
                          "cached": not r.exact and bool(exact)})
-        self.kv.set(f"details/{self.p}", {"id": msg["id"], "records": recs, "seq": self.recorder.seq,
+        self.kv.set(f"details/{self.p}", {"id": msg["id"], "records": recs, "seq": rec.seq,
                                           "status": self.status, "exit": self.exit_info, "pid": os.getpid(),
                                           "host": self.host})
 
-    def _resolve_divergence(self, states: dict[int, dict], lo: int, hi: int, exact: bool = False) -> None:
-        details = self.request_details(max(1, lo), hi)
+    def _resolve_divergence(self, states: dict[int, dict], lo: int, hi: int, exact: bool = False,
+                            subset: tuple[int, ...] | None = None) -> None:
+        details = self.request_details(max(1, lo), hi, subset)
         records = {p: {r["seq"]: r for r in d["records"]} for p, d in details.items()}
         keyed = {p: {s: [s, r["key"]] for s, r in recs.items()} for p, recs in records.items()}
         seq = compare.first_difference(keyed, max(1, lo), hi)
@@ -380,9 +406,29 @@ class Exchange:
             seq = lo
         if seq is None:
             return  # the difference is older than every ring: nothing precise to say (very rare)
+        others = {p: st for p, st in states.items() if subset is not None and p not in subset}
+        if subset is not None:  # the members' states, numbered in the subset's stream
+            states = {p: dict(st, seq=int((st.get("subsets") or {}).get(compare.subset_name(subset), {}).get("seq", 0)))
+                      for p, st in states.items() if p in subset}
         info = {p: dict(st, **{k: v for k, v in details.get(p, {}).items() if k in ("pid", "host", "seq", "status")})
                 for p, st in states.items()}
-        self._publish_verdict(verdict.divergence_report(seq, info, records, self._guard_info()))
+        rep = verdict.divergence_report(seq, info, records, self._guard_info())
+        if subset is not None:
+            where = compare.subset_text(subset)
+            prefix = f"processes dispatched different computations at #{seq}"
+            if rep.summary.startswith(prefix):
+                rep.summary = (f"{where} (a sub-mesh) dispatched different computations at #{seq} of their "
+                               f"shared ones{rep.summary[len(prefix):]}")
+            else:
+                rep.summary = f"{rep.summary} (among {where})"
+            rep.notes.append(f"A computation over a subset of the processes: {where} (a sub-mesh). Dispatch "
+                             f"numbers count only the computations over exactly these processes.")
+            for p, st in sorted(others.items()):  # the rest of the job, for the whole picture
+                rep.processes.append(ProcessReport(process_index=p, status="ok", pid=st.get("pid"),
+                                                   host=st.get("host", ""), last_seq=int(st.get("seq", 0)),
+                                                   location=_loc_recent(st), note=f"not one of {where}"))
+            rep.processes.sort(key=lambda pr: pr.process_index)
+        self._publish_verdict(rep)
 
     def _resolve_liveness(self, states: dict[int, dict], finding: compare.Finding) -> None:
         top = max((s.get("seq", 0) for s in states.values()), default=0)
@@ -538,6 +584,14 @@ def _dispatch_recent(st: dict, registry: Registry) -> Dispatch | None:
     name = registry.names.get(key, "?")
     return Dispatch(seq=seq, name=name, fields=dict(registry.fields.get(exact or registry.exact_for_key.get(key, 0), {})),
                     location=Location(file=f, line=ln, function=fn, source=_source(f, ln)) if f else None)
+
+
+def _stream_state(rec: Recorder) -> dict:
+    """What a process publishes of one subset stream: as the main state, but every recent
+    record carries its call site (the comparator may not be a member: it cannot ask later)."""
+    seq, h, tail, fine, coarse = rec.snapshot(RECENT)
+    return {"seq": seq, "h": h, "recent": [[r.seq, r.key, r.h, r.exact, *_site(r)] for r in tail],
+            "fine": [list(x) for x in fine[-CHECKPOINTS:]], "coarse": [list(x) for x in coarse[-CHECKPOINTS:]]}
 
 
 def _atomic_json(path: Path, data: Any) -> None:

@@ -46,7 +46,10 @@ def _one_line(report: dict) -> str:
         return str(report.get("summary", report))
 
 
-_UNKNOWN, _LOCAL, _MULTI, _MIXED = 0, 1, 2, 3
+# What a jit wrapper has been seen to run (bits): executables local to this process, over every
+# process, over a subset of the processes (a sub-mesh: a pipeline stage, say).
+_UNKNOWN, _LOCAL, _MULTI, _SUBSET = 0, 1, 2, 4
+_SEVERAL: tuple = ()  # GuardedJit._subset when the wrapper has run over more than one subset
 _tl = compat.thread_state()
 _in_trace = compat.in_trace_or_disabled_jit
 _concrete = compat.concrete_result
@@ -56,8 +59,8 @@ _arg_shapes: Callable[[tuple], int] = None  # type: ignore[assignment]  # bound 
 
 # The guarded call in progress on this thread, as a plain list (cheaper than an object on the hot
 # path): [wrapper or None, code, line, seq recorded before the call or 0, recorded during the call,
-# the key its records carry].
-_WRAPPER, _CODE, _LINE, _PRE, _RECORDED, _KEY = range(6)
+# the key its records carry, seq recorded before the call in a subset's stream or 0, that stream].
+_WRAPPER, _CODE, _LINE, _PRE, _RECORDED, _KEY, _SPRE, _STREAM = range(8)
 _getframe = sys._getframe
 
 
@@ -75,7 +78,7 @@ def _current_call() -> list | None:
             w = loc.get("self")
             if "pre" not in loc or w is None:
                 return None  # not recording yet (cannot happen: the hooks run inside the call)
-            return [w, w._guard.recorder.code_of(loc["site"]), loc["line"], loc["pre"], False, loc["key"]]
+            return [w, w._guard.recorder.code_of(loc["site"]), loc["line"], loc["pre"], False, loc["key"], 0, None]
         if published is not None and (code is _SLOW_CODE or code is _AOT_CODE):
             return published
         f = f.f_back
@@ -92,7 +95,7 @@ class GuardedJit:
 
     # `_sites`, `_names` and `_rec` are the guard's call-site cache, registry names and recorder,
     # held here so that the hot path reads one slot for each rather than a chain of attributes.
-    __slots__ = ("_jitted", "_guard", "_key", "_kind", "_sites", "_names", "_rec", "__weakref__")
+    __slots__ = ("_jitted", "_guard", "_key", "_kind", "_subset", "_sites", "_names", "_rec", "__weakref__")
 
     def __init__(self, jitted: Any, guard: "Guard") -> None:
         global _arg_shapes, _Array
@@ -106,6 +109,7 @@ class GuardedJit:
         self._key = stable_hash("jit", ident, compat.jit_options_text(jitted))
         guard.registry.name(self._key, f"jit({name})")
         self._kind = _UNKNOWN
+        self._subset: tuple | None = None  # the subset of processes it runs over (_SUBSET), or _SEVERAL
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         guard = self._guard
@@ -153,25 +157,39 @@ class GuardedJit:
         if key not in guard.registry.names:
             self._name_variant(key)
         kind = self._kind
-        pre = 0
+        pre = spre = 0
+        stream = None
         if kind == _MULTI and not guard.strict:
             pre = guard.recorder.record(key, 0, code, line)  # exact mode's hot path, as above
-        call = [self, code, line, pre, False, key]
+        elif kind == _SUBSET and self._subset:
+            # Runs over one subset of the processes: recorded before the call in that subset's
+            # stream, compared among its members only.
+            stream = guard.stream(self._subset)
+            spre = stream.record(key, 0, code, line)
+        call = [self, code, line, pre, False, key, spre, stream]
         outer = getattr(_tl, "call", None)
         _tl.call = call
         try:
             out = self._jitted(*args, **kwargs)
         finally:
             _tl.call = outer
-        if pre:
+        if pre or call[_SPRE]:
+            rec = guard.recorder if pre else call[_STREAM]
+            seq = pre or call[_SPRE]
             if not _concrete(out) and _in_trace():
-                guard.recorder.undo(pre)
+                rec.undo(seq)
             else:
-                guard.recorder.settled = pre
-        elif (not call[_RECORDED] and kind != _LOCAL and not guard.strict and not _in_trace()
-              and compat.args_span_processes(args, kwargs)):
-            # A cache hit of a function seen running both locally and across processes.
-            guard.recorder.record(key, 0, code, line)
+                rec.settled = seq
+        elif not call[_RECORDED] and kind != _LOCAL and not _in_trace():
+            # A cache hit of a function seen running over different sets of processes: where did
+            # this one run?
+            procs = compat.args_processes(args, kwargs)
+            if procs is not None and len(procs) > 1:
+                if len(procs) >= guard.num_processes:
+                    if not guard.strict:
+                        guard.recorder.record(key, 0, code, line)
+                elif guard.process_index in procs:
+                    guard.stream(tuple(sorted(procs))).record(key, 0, code, line)
         return out
 
     def _name_variant(self, key: int) -> None:
@@ -221,6 +239,9 @@ class Guard:
             except Exception as e:  # the flight recorder is an extra; the guard works without it
                 self._say(f"no flight recorder: {e!r}")
         self.recorder = Recorder(self.flight)
+        # Computations over a subset of the processes: one stream (numbering, rolling hash) per
+        # subset this process belongs to, compared among the subset's members.
+        self.streams: dict[tuple[int, ...], Recorder] = {}
         self.registry = Registry(self.flight.side if self.flight is not None else None)
         self.hooks = compat.DispatchHooks()
         self.exchange: Exchange | None = None
@@ -338,7 +359,7 @@ class Guard:
             self._say(f"guard disabled: coordination service not usable ({e})")
             return
         self.exchange = Exchange(kv, self.recorder, self.registry, self.process_index, self.num_processes,
-                                 self.settings, self._on_verdict)
+                                 self.settings, self._on_verdict, streams=self.streams)
         self.exchange.coordinator = compat.coordinator_address()
         self.exchange.start()
         self.active = True
@@ -379,18 +400,40 @@ class Guard:
         # Cross-process: the C++ path may run it only where a wrapper sees each call.
         return not self.strict and _current_call() is not None
 
-    def _exec_entry(self, er: Any, args: tuple) -> tuple[int, bool]:
+    def _exec_entry(self, er: Any, args: tuple) -> tuple[int, bool, tuple[int, ...] | None]:
+        """(exact signature, spans every process, the subset of processes it spans or None)."""
         entry = self._er_info.get(er)
         if entry is None:
             info = compat.exec_info_from_replicated(er, args)
             exact = exec_key(info)
-            # Only computations spanning every process are one stream; subsets are not checked.
-            spans_all = info.multiprocess and len(info.processes) == self.num_processes
-            entry = (exact, spans_all)
+            entry = (exact, *self._scope(info.processes))
             self._er_info[er] = entry
             self.registry.name(exact, info.name)
             self.registry.exact(exact, exact, exec_fields(info))
         return entry
+
+    def _scope(self, processes: tuple[int, ...]) -> tuple[bool, tuple[int, ...] | None]:
+        """(spans every process, the proper subset it spans): a computation over every process is
+        the main stream; one over a subset that includes this process is that subset's stream."""
+        procs = tuple(sorted(set(processes)))
+        if len(procs) < 2:
+            return False, None
+        if len(procs) >= self.num_processes:
+            return True, None
+        return False, procs if self.process_index in procs else None
+
+    def stream(self, subset: tuple[int, ...]) -> Recorder:
+        """The dispatch stream of computations over exactly `subset` (created on first use)."""
+        rec = self.streams.get(subset)
+        if rec is None:
+            with self._lock:
+                rec = self.streams.get(subset)
+                if rec is None:
+                    rec = Recorder(None, sites=self.recorder)  # one call-site table for all streams
+                    self.streams = {**self.streams, subset: rec}  # readers iterate without the lock
+                    if self.exchange is not None:
+                        self.exchange.streams = self.streams
+        return rec
 
     def fields_of(self, exact: int) -> dict[str, str]:
         return self.registry.fields.get(exact, {})
@@ -400,14 +443,20 @@ class Guard:
         if not self.active:
             return
         try:
-            exact, multi = self._exec_entry(er, args)
+            exact, multi, subset = self._exec_entry(er, args)
         except Exception as e:  # never let a signature problem stop the computation
             self._say(f"could not read executable signature: {e!r}")
             return
         call = _current_call()
         w = call[_WRAPPER] if call is not None else None
+        if subset is not None:
+            self._on_subset_execute(call, w, exact, subset)
+            return
         if w is not None and not self.strict:
             w._kind |= _MULTI if multi else _LOCAL
+            if call[_SPRE]:  # recorded as over a subset, but this call runs elsewhere
+                call[_STREAM].undo(call[_SPRE])
+                call[_SPRE] = 0
             if not multi:
                 if call[_PRE]:  # recorded as cross-process, but this call runs locally only
                     self.recorder.undo(call[_PRE])
@@ -432,6 +481,39 @@ class Guard:
         if self.strict:
             self._strict_wait(seq, exact)
 
+    def _on_subset_execute(self, call: list | None, w: GuardedJit | None, exact: int, subset: tuple[int, ...]) -> None:
+        """A computation over a subset of the processes that includes this one: recorded in that
+        subset's stream (in strict mode too, where it is compared as in fast mode: no barrier)."""
+        stream = self.stream(subset)
+        if w is not None:
+            w._kind |= _SUBSET
+            if w._subset is None:
+                w._subset = subset
+            elif w._subset != subset:
+                w._subset = _SEVERAL
+            if call[_PRE]:  # recorded as over every process: it is not
+                self.recorder.undo(call[_PRE])
+                call[_PRE] = 0
+            key = call[_KEY]
+            self.registry.exact(key, exact, self.fields_of(exact))
+        elif call is not None and call[_RECORDED]:
+            return  # an AOT call, already recorded before it ran
+        else:
+            key = exact
+        if call is not None:
+            code, line = call[_CODE], call[_LINE]
+            call[_RECORDED] = True
+        else:
+            code, line = self.user_site(sys._getframe(2))
+        if call is not None and call[_SPRE] and call[_STREAM] is stream:
+            stream.set_exact(call[_SPRE], exact)
+            call[_SPRE] = 0
+            return
+        if call is not None and call[_SPRE]:
+            call[_STREAM].undo(call[_SPRE])
+            call[_SPRE] = 0
+        stream.record(key, exact, code, line)
+
     def _on_compiled_call(self, compiled: Any, orig: Callable, args: tuple, kwargs: dict) -> Any:
         """AOT `Compiled.__call__`: the executable is known exactly, so record before it runs."""
         if not self.active or self.strict:
@@ -439,10 +521,14 @@ class Guard:
         ex = compat.compiled_mesh_executable(compiled)
         if ex is None or not self._allow_fastpath_multi(ex):
             return orig(compiled, *args, **kwargs)
-        exact = self._compiled_exact(compiled, ex)
+        exact, subset = self._compiled_exact(compiled, ex)
         code, line = self.user_site(sys._getframe(1))
-        seq = self.recorder.record(exact, exact, code, line)
-        call = [None, code, line, seq, True, exact]
+        if subset is None:
+            seq = self.recorder.record(exact, exact, code, line)
+            call = [None, code, line, seq, True, exact, 0, None]
+        else:
+            stream = self.stream(subset)
+            call = [None, code, line, 0, True, exact, stream.record(exact, exact, code, line), stream]
         outer = getattr(_tl, "call", None)
         _tl.call = call  # the Python fallback path, if taken, must not record it again
         try:
@@ -457,18 +543,19 @@ class Guard:
             self._me_multi[ex] = multi
         return multi
 
-    _compiled_keys: "weakref.WeakKeyDictionary[Any, int]"
+    _compiled_keys: "weakref.WeakKeyDictionary[Any, tuple[int, tuple[int, ...] | None]]"
 
-    def _compiled_exact(self, compiled: Any, ex: Any) -> int:
+    def _compiled_exact(self, compiled: Any, ex: Any) -> tuple[int, tuple[int, ...] | None]:
+        """(exact signature, the subset of processes it runs over or None for all of them)."""
         cache = self.__dict__.setdefault("_compiled_keys", weakref.WeakKeyDictionary())
-        exact = cache.get(ex)
-        if exact is None:
+        entry = cache.get(ex)
+        if entry is None:
             info = compat.exec_info_from_mesh_executable(ex, compat.compiled_name(compiled))
             exact = exec_key(info)
-            cache[ex] = exact
+            entry = cache[ex] = (exact, self._scope(info.processes)[1])
             self.registry.name(exact, info.name)
             self.registry.exact(exact, exact, exec_fields(info))
-        return exact
+        return entry
 
     def _on_compile(self, started: bool) -> None:
         if self.exchange is not None:

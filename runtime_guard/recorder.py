@@ -95,9 +95,11 @@ def fold_keys(h: int, keys: np.ndarray) -> np.ndarray:
 class Recorder:
     # Slots: the jit wrapper's hot path reads eight of these per dispatch.
     __slots__ = ("flight", "lock", "_acquire", "_release", "seq", "_h", "_folded", "now", "_buf", "_base",
-                 "_view", "_pack", "_codes", "_site_ids", "fine", "coarse", "settled")
+                 "_view", "_pack", "_codes", "_site_ids", "_site_owner", "fine", "coarse", "settled")
 
-    def __init__(self, flight: "FlightRecorder | None" = None) -> None:
+    def __init__(self, flight: "FlightRecorder | None" = None, sites: "Recorder | None" = None) -> None:
+        """`sites`: another recorder whose call-site numbering this one shares (a stream of
+        dispatches over a subset of the processes beside the main one)."""
         self.flight = flight
         self.lock = threading.Lock()
         # The hot path takes the lock by its bound methods in a try/finally: `with lock:` costs
@@ -118,6 +120,9 @@ class Recorder:
         # Keyed by id(): a code object's own hash walks its bytecode and constants on every
         # lookup (0.1-0.5 µs); `_codes` keeps each one alive, so its id stays its own.
         self._site_ids: dict[int, int] = {}
+        self._site_owner = sites
+        if sites is not None:
+            self._codes, self._site_ids = sites._codes, sites._site_ids
         self.fine: deque[tuple[int, int]] = deque(maxlen=CHECKPOINTS)
         self.coarse: deque[tuple[int, int]] = deque(maxlen=CHECKPOINTS)
         # Records up to here are settled: a record with no exact signature at or below this seq
@@ -128,6 +133,8 @@ class Recorder:
         return self._base + (seq & _RING_MASK) * _SIZE
 
     def _new_site(self, code: CodeType) -> int:
+        if self._site_owner is not None:
+            return self._site_owner._new_site(code)
         with self.lock:
             sid = self._site_ids.get(id(code))
             if sid is None:

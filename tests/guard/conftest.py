@@ -57,6 +57,12 @@ def site_markers(program: Path, kind: str = "site") -> dict[int, int]:
     return sites
 
 
+def process_count(program: Path) -> int:
+    """`processes: N` in the docstring: how many processes the program needs (default 2)."""
+    m = re.search(r"^processes: (\d+)$", program.read_text(), re.MULTILINE)
+    return int(m.group(1)) if m else 2
+
+
 def expected_kind(program: Path) -> str:
     m = re.search(r"guard: (\w+)", program.read_text())
     assert m, f"{program.name} has no `guard: <kind>` line in its docstring"
@@ -65,7 +71,9 @@ def expected_kind(program: Path) -> str:
 
 @pytest.fixture
 def guard_run(tmp_path: Path):
-    def run(program: Path, *args: str, n: int = 2, timeout: float = 150, program_args: tuple[str, ...] = ()) -> GuardRun:
+    def run(program: Path, *args: str, n: int | None = None, timeout: float = 150,
+            program_args: tuple[str, ...] = ()) -> GuardRun:
+        n = process_count(program) if n is None else n
         return run_guard(program, tmp_path, *args, n=n, timeout=timeout, program_args=program_args)
 
     return run

@@ -90,7 +90,7 @@ def test_python_path_hooks_find_the_fast_path_call():
     # A new shape takes JAX's Python path, whose hook must find the fast-path call on the stack
     # (it publishes no thread state): here it learns the executable runs on this process only,
     # takes the record back and marks the function as run both ways.
-    from runtime_guard.guard import _MIXED
+    from runtime_guard.guard import _LOCAL
 
     g = _guard()
     w = _cross_process(g, lambda a: a * 3)
@@ -100,7 +100,7 @@ def test_python_path_hooks_find_the_fast_path_call():
         before = g.recorder.seq
         w(jnp.ones(5))  # compiles: the Python path
         assert g.recorder.seq == before
-        assert w._kind == _MIXED
+        assert w._kind == _MULTI | _LOCAL
     finally:
         g.hooks.uninstall()
 

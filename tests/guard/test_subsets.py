@@ -1,0 +1,78 @@
+"""Computations over a subset of the processes (sub-meshes: pipeline stages), in real 4-process
+JAX programs under mcjax-guard. Each subset's computations are numbered and compared among its
+members only: stages that run different programs are correct, a stage whose members disagree is
+not, whatever the rest of the job does.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from runtime_guard.settings import EXIT_DETECTED
+
+HEADER = '''
+import sys, time
+import jax, jax.numpy as jnp, numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+jax.distributed.initialize()
+me = jax.process_index()
+stage = me // 2
+stage_mesh = Mesh(np.array([d for d in jax.devices() if d.process_index // 2 == stage]), ("data",))
+stage_sharding = NamedSharding(mesh=stage_mesh, spec=P("data"))
+world = NamedSharding(Mesh(np.array(jax.devices()), ("data",)), P("data"))
+
+encode = jax.jit(lambda x: jnp.sum(jnp.tanh(x)))       # stage 0's program
+decode = jax.jit(lambda x: jnp.max(x * 2) + 1.0)       # stage 1's program
+sync = jax.jit(lambda x: jnp.mean(x))                  # every process
+
+def local(v, sharding):
+    return jax.make_array_from_process_local_data(sharding, np.full((1, 4), v, np.float32))
+'''
+
+
+def _program(tmp_path, body: str):
+    p = tmp_path / "pipeline.py"
+    p.write_text(HEADER + textwrap.dedent(body))
+    return p
+
+
+def test_stages_running_different_programs_are_not_a_divergence(tmp_path, guard_run):
+    # Stage 0 runs `encode`, stage 1 `decode`, both between whole-job `sync`s: every stream agrees
+    # among its own members.
+    prog = _program(tmp_path, """
+        for step in range(12):
+            x = local(step, stage_sharding)
+            r = encode(x) if stage == 0 else decode(x)
+            jax.block_until_ready(r)
+            if step % 4 == 3:
+                jax.block_until_ready(sync(local(step, world)))
+        print("done", me, flush=True)
+    """)
+    run = guard_run(prog, n=4)
+    assert run.code == 0, run.stderr[-4000:]
+    assert run.stdout.count("done") == 4
+    assert not run.report_dir.exists(), run.report
+    assert "mcjax-guard:" not in run.stderr, run.stderr[-3000:]
+
+
+def test_a_process_leaving_its_stage_early_is_named(tmp_path, guard_run):
+    # Process 3 leaves the loop after 3 steps; process 2, its only partner, goes on to its 4th
+    # computation over processes 2 and 3 (and would wait there for the collective timeout). Stage 0
+    # and the whole-job stream are fine.
+    prog = _program(tmp_path, """
+        for step in range(20):
+            if me == 3 and step == 3:
+                break
+            x = local(step, stage_sharding)
+            r = encode(x) if stage == 0 else decode(x)
+            jax.block_until_ready(r)
+            time.sleep(0.05)
+    """)
+    run = guard_run(prog, n=4)
+    assert run.code == EXIT_DETECTED, run.stderr[-4000:]
+    rep = run.report
+    assert rep is not None and rep["kind"] == "exited", rep and rep["summary"]
+    assert "process 3" in rep["summary"] and "processes 2 and 3" in rep["summary"], rep["summary"]
+    assert rep["seq"] == 4, rep["summary"]
+    assert run.process(3)["status"] == "exited"
