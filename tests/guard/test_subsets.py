@@ -76,3 +76,24 @@ def test_a_process_leaving_its_stage_early_is_named(tmp_path, guard_run):
     assert "process 3" in rep["summary"] and "processes 2 and 3" in rep["summary"], rep["summary"]
     assert rep["seq"] == 4, rep["summary"]
     assert run.process(3)["status"] == "exited"
+
+
+def test_a_stage_member_that_never_joins_is_missing(tmp_path, guard_run):
+    # Process 3 gets stuck (a dead mount, say) before its 4th computation over processes 2 and 3;
+    # process 2 dispatches it and waits in the collective. Stage 0 finishes normally, and no
+    # computation spans every process: only the subset's stream tells who is behind.
+    prog = _program(tmp_path, """
+        for step in range(6):
+            if me == 3 and step == 3:
+                time.sleep(600)
+            x = local(step, stage_sharding)
+            r = encode(x) if stage == 0 else decode(x)
+            jax.block_until_ready(r)
+    """)
+    run = guard_run(prog, "--timeout", "4", n=4)
+    assert run.code == EXIT_DETECTED, run.stderr[-4000:]
+    rep = run.report
+    assert rep is not None and rep["kind"] == "missing", rep and rep["summary"]
+    assert "process 3 never joined dispatch #4 over processes 2 and 3" in rep["summary"], rep["summary"]
+    assert run.process(3)["status"] == "never-joined"
+    assert run.seconds < 60
