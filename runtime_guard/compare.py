@@ -5,7 +5,7 @@ Each state is the dict a process publishes (see `exchange.Publisher.state`):
 
     {"p": 0, "pid": 123, "host": "...", "seq": 42, "h": ..., "hb": 7, "status": "running",
      "exit": None | {"code": 0, "file": ..., "line": ..., "function": ..., "error": ...},
-     "compiling": False, "pending": None | [seq, exact_key],
+     "compiling": False, "pending": None | [seq, exact_key] | [seq, exact_key, "0,1"] (a subset's stream),
      "recent": [[seq, key, h, exact, file, line, function], ...],
      "fine": [[seq, h], ...], "coarse": [[seq, h], ...],
      "subsets": {"0,1": {"seq", "h", "recent", "fine", "coarse"}, ...}}

@@ -118,7 +118,8 @@ class Exchange:
         self.on_verdict = on_verdict
         self.status = compare.RUNNING
         self.exit_info: dict | None = None
-        self.pending: tuple[int, int] | None = None
+        # Strict mode: (seq, exact) this process waits at; (seq, exact, "0,1") in a subset's stream.
+        self.pending: tuple | None = None
         self.compiling = 0
         self.hb = 0
         self.verdict: dict | None = None
@@ -339,13 +340,15 @@ class Exchange:
 
     def _pending_mismatch(self, states: dict[int, dict]) -> bool:
         """Strict mode: processes waiting to run different things at the same seq."""
-        pend = {p: tuple(s["pending"]) for p, s in states.items() if s.get("pending")}
-        by_seq: dict[int, set[int]] = {}
-        for seq, exact in pend.values():
-            by_seq.setdefault(seq, set()).add(exact)
-        for seq in sorted(by_seq):
-            if len(by_seq[seq]) > 1:
-                self._resolve_divergence(states, seq, seq, exact=True)
+        by_seq: dict[tuple[str, int], set[int]] = {}
+        for s in states.values():
+            if s.get("pending"):
+                seq, exact, *sub = s["pending"]
+                by_seq.setdefault((sub[0] if sub else "", int(seq)), set()).add(exact)
+        for sub, seq in sorted(by_seq):
+            if len(by_seq[(sub, seq)]) > 1:
+                subset = tuple(int(x) for x in sub.split(",")) if sub else None
+                self._resolve_divergence(states, seq, seq, exact=True, subset=subset)
                 return True
         return False
 
@@ -507,9 +510,9 @@ class Exchange:
             return
         ids = {tuple(s["pending"]) for p, s in states.items()
                if isinstance(s, dict) and s.get("pending") and int(p) != self.p}
-        for seq, exact in ids:
+        for seq, exact, *sub in ids:
             try:
-                self.kv.barrier(strict_barrier_id(seq, exact), 0.05, processes=[self.p])
+                self.kv.barrier(strict_barrier_id(seq, exact, sub[0] if sub else ""), 0.05, processes=[self.p])
             except KVError:
                 pass
 
@@ -562,10 +565,11 @@ class Exchange:
             print(f"mcjax-guard: {msg}", file=sys.stderr)
 
 
-def strict_barrier_id(seq: int, exact: int) -> str:
+def strict_barrier_id(seq: int, exact: int, subset: str = "") -> str:
     # Sig in the id: agreeing processes meet in one round trip; different computations never meet.
     # Parity in the id: consecutive dispatches of the same executable use alternate barriers.
-    return f"x/{exact:x}/{seq % 2}"
+    # A subset's stream ("0,1") has barriers of its own, among its members.
+    return f"x/{exact:x}/{seq % 2}" if not subset else f"x/{subset}/{exact:x}/{seq % 2}"
 
 
 def _loc_recent(st: dict) -> Location | None:

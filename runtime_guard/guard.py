@@ -483,7 +483,7 @@ class Guard:
 
     def _on_subset_execute(self, call: list | None, w: GuardedJit | None, exact: int, subset: tuple[int, ...]) -> None:
         """A computation over a subset of the processes that includes this one: recorded in that
-        subset's stream (in strict mode too, where it is compared as in fast mode: no barrier)."""
+        subset's stream; in strict mode its members then meet at a barrier of that stream."""
         stream = self.stream(subset)
         if w is not None:
             w._kind |= _SUBSET
@@ -506,13 +506,16 @@ class Guard:
         else:
             code, line = self.user_site(sys._getframe(2))
         if call is not None and call[_SPRE] and call[_STREAM] is stream:
-            stream.set_exact(call[_SPRE], exact)
+            seq = call[_SPRE]
+            stream.set_exact(seq, exact)
             call[_SPRE] = 0
-            return
-        if call is not None and call[_SPRE]:
-            call[_STREAM].undo(call[_SPRE])
-            call[_SPRE] = 0
-        stream.record(key, exact, code, line)
+        else:
+            if call is not None and call[_SPRE]:
+                call[_STREAM].undo(call[_SPRE])
+                call[_SPRE] = 0
+            seq = stream.record(key, exact, code, line)
+        if self.strict:
+            self._strict_wait(seq, exact, subset)
 
     def _on_compiled_call(self, compiled: Any, orig: Callable, args: tuple, kwargs: dict) -> Any:
         """AOT `Compiled.__call__`: the executable is known exactly, so record before it runs."""
@@ -591,15 +594,16 @@ class Guard:
     def record(self, key: int, exact: int, frame: Any) -> int:
         return self.recorder.record(key, exact, *self.user_site(frame))
 
-    def _strict_wait(self, seq: int, exact: int) -> None:
+    def _strict_wait(self, seq: int, exact: int, subset: tuple[int, ...] | None = None) -> None:
         ex = self.exchange
         if ex is None:
             return
         if ex.verdict is not None:
             raise DivergenceError(ex.verdict)
-        ex.pending = (seq, exact)
+        sub = ",".join(map(str, subset)) if subset else ""
+        ex.pending = (seq, exact, sub) if sub else (seq, exact)
         try:
-            ex.kv.barrier(strict_barrier_id(seq, exact), 24 * 3600.0)
+            ex.kv.barrier(strict_barrier_id(seq, exact, sub), 24 * 3600.0, processes=list(subset) if subset else None)
         except KVError as e:
             if ex.verdict_event.wait(5.0) and ex.verdict is not None:
                 raise DivergenceError(ex.verdict) from None

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from runtime_guard.settings import EXIT_DETECTED
 
 HEADER = '''
@@ -37,9 +39,10 @@ def _program(tmp_path, body: str):
     return p
 
 
-def test_stages_running_different_programs_are_not_a_divergence(tmp_path, guard_run):
+@pytest.mark.parametrize("mode", ["fast", "strict"])
+def test_stages_running_different_programs_are_not_a_divergence(tmp_path, guard_run, mode):
     # Stage 0 runs `encode`, stage 1 `decode`, both between whole-job `sync`s: every stream agrees
-    # among its own members.
+    # among its own members (in strict mode, each stage's members meet at their own barriers).
     prog = _program(tmp_path, """
         for step in range(12):
             x = local(step, stage_sharding)
@@ -49,7 +52,7 @@ def test_stages_running_different_programs_are_not_a_divergence(tmp_path, guard_
                 jax.block_until_ready(sync(local(step, world)))
         print("done", me, flush=True)
     """)
-    run = guard_run(prog, n=4)
+    run = guard_run(prog, "--mode", mode, n=4)
     assert run.code == 0, run.stderr[-4000:]
     assert run.stdout.count("done") == 4
     assert not run.report_dir.exists(), run.report
@@ -97,3 +100,20 @@ def test_a_stage_member_that_never_joins_is_missing(tmp_path, guard_run):
     assert "process 3 never joined dispatch #4 over processes 2 and 3" in rep["summary"], rep["summary"]
     assert run.process(3)["status"] == "never-joined"
     assert run.seconds < 60
+
+
+def test_strict_mode_stops_a_stage_before_its_mismatched_collective(guard_run):
+    # Strict mode: the members of a subset meet at a barrier of their own stream before each
+    # computation over it; processes 0 and 1 about to run different ones never meet, and raise.
+    from tests.guard.conftest import PROGRAMS, site_markers
+
+    program = PROGRAMS / "hazard_stage_divergence.py"
+    run = guard_run(program, "--mode", "strict")
+    assert run.code == EXIT_DETECTED, run.stderr[-4000:]
+    assert run.stderr.count("runtime_guard.guard.DivergenceError") >= 2, run.stderr[-6000:]
+    rep = run.report
+    assert rep["kind"] == "divergence" and rep["guard"]["mode"] == "strict", rep["summary"]
+    assert rep["summary"].startswith("processes 0 and 1 (a sub-mesh)"), rep["summary"]
+    for index, line in site_markers(program).items():
+        assert run.process(index)["location"]["line"] == line
+        assert run.process(index)["status"] == "diverged"
