@@ -46,6 +46,10 @@ HEARTBEAT = 0.5  # seconds between unchanged state publications
 # N so that the coordinator's load stays flat (see docs/benchmarks.md, coordinator load).
 PUBLISH_BUDGET = 2000.0
 DETAIL_WAIT = 2.0  # how long the comparator waits for detail answers
+# The local copy of the state (for this host's supervisor, which reads it only to write a report)
+# is rewritten at most this often while only the dispatch count moves: each write is ~0.4 ms of
+# file system calls. A change of status or of a strict-mode wait is written at once.
+LOCAL_STATE_EVERY = 1.0
 
 
 class Registry:
@@ -136,6 +140,7 @@ class Exchange:
         self.coordinator = ""
         self._collector_published = False
         self._last_pub = (-1, None, None, 0.0)
+        self._last_local = (None, None, -LOCAL_STATE_EVERY)  # status, pending, time of the last local write
         self._kv_fail_since: float | None = None
         self._threads: list[threading.Thread] = []
         self._state_dir = Path(settings.state_dir) if settings.state_dir else None
@@ -213,8 +218,11 @@ class Exchange:
         self._last_pub = (self._progress(), self.status, self.pending, now)
         if self._state_dir is not None:
             # Local copy first: the supervisor still gets it when the coordination service is gone.
-            _atomic_json(self._state_dir / f"p{self.p}.json",
-                         dict(st, last=self._last_dispatch(), n=self.n, coordinator=self.coordinator))
+            status, pend, written = self._last_local
+            if force or (self.status, self.pending) != (status, pend) or now - written >= LOCAL_STATE_EVERY:
+                _atomic_json(self._state_dir / f"p{self.p}.json",
+                             dict(st, last=self._last_dispatch(), n=self.n, coordinator=self.coordinator))
+                self._last_local = (self.status, self.pending, now)
             self._relay_collector()
         items, sigs = self.registry.take()
         for key, value in items:
