@@ -95,7 +95,7 @@ class GuardedJit:
 
     # `_sites`, `_names` and `_rec` are the guard's call-site cache, registry names and recorder,
     # held here so that the hot path reads one slot for each rather than a chain of attributes.
-    __slots__ = ("_jitted", "_guard", "_key", "_kind", "_subset", "_sites", "_names", "_rec", "__weakref__")
+    __slots__ = ("_jitted", "_guard", "_key", "_kind", "_subset", "_sites", "_names", "_rec", "_hp", "__weakref__")
 
     def __init__(self, jitted: Any, guard: "Guard") -> None:
         global _arg_shapes, _Array
@@ -104,6 +104,7 @@ class GuardedJit:
         self._jitted = jitted
         self._guard = guard
         self._sites, self._names, self._rec = guard._sites, guard.registry.names, guard.recorder
+        self._hp = guard.hot_path()
         fun = compat.jit_function(jitted)
         name, ident = function_identity(fun) if fun is not None else (repr(jitted), repr(jitted))
         self._key = stable_hash("jit", ident, compat.jit_options_text(jitted))
@@ -120,24 +121,28 @@ class GuardedJit:
         # transformation) rather than dispatched is checked after it, from the result (cheaper
         # than asking JAX's trace state first). Its locals are what the Python-path hooks see of
         # this call, should JAX take that path (see `_current_call`).
-        frame = _getframe(1)
-        hit = self._sites.get((id(frame.f_code) << 32) | frame.f_lasti)
-        if hit is None:
-            hit = guard.site_of_frame(frame)
-        site, line = hit
-        key = self._key ^ _arg_shapes(args)  # this call's variant: the function and its argument shapes
-        if key not in self._names:
-            self._name_variant(key)
-        # `Recorder.record_at`, inlined: a method call is a tenth of the hot path.
         rec = self._rec
-        rec._acquire()
-        try:
-            pre = rec.seq = rec.seq + 1
-            rec._pack(rec._buf, rec._base + (pre & _RING_MASK) * _SIZE, pre, key, 0, 0, site, line, rec.now)
-            if not pre & _FOLD_MASK:
-                rec._fold()
-        finally:
-            rec._release()
+        hot = self._hp.record(self._key, args) if self._hp is not None else None
+        if hot is not None:
+            pre, site, line, key = hot  # recorded in C (see hotpath.py)
+        else:
+            frame = _getframe(1)
+            hit = self._sites.get((id(frame.f_code) << 32) | frame.f_lasti)
+            if hit is None:
+                hit = guard.site_of_frame(frame)
+            site, line = hit
+            key = self._key ^ _arg_shapes(args)  # this call's variant: the function and its argument shapes
+            if key not in self._names:
+                self._name_variant(key)
+            # `Recorder.record_at`, inlined: a method call is a tenth of the hot path.
+            rec._acquire()
+            try:
+                pre = rec.seq = rec.seq + 1
+                rec._pack(rec._buf, rec._base + (pre & _RING_MASK) * _SIZE, pre, key, 0, 0, site, line, rec.now)
+                if not pre & _FOLD_MASK:
+                    rec._fold()
+            finally:
+                rec._release()
         out = self._jitted(*args, **kwargs) if kwargs else self._jitted(*args)
         if type(out) is not _Array and not _concrete(out) and _in_trace():
             rec.undo(pre)  # traced, not dispatched
@@ -254,6 +259,7 @@ class Guard:
         # recorder's site table keeps the code objects alive, so their ids stay theirs.
         self._sites: dict[int, tuple[int, int]] = {}
         self._fast = False  # active, fast mode, not exact: GuardedJit's hot path applies (see `active`)
+        self._hp: Any = False  # the C hot path, made on first use (None: not available)
         self._undo_init: Callable[[], None] | None = None
         self._undo_shutdown: Callable[[], None] | None = None
         self.disabled_reason: str | None = None
@@ -421,6 +427,18 @@ class Guard:
         if len(procs) >= self.num_processes:
             return True, None
         return False, procs if self.process_index in procs else None
+
+    def hot_path(self) -> Any | None:
+        """The C hot path over this guard's caches and recorder (None: the Python path)."""
+        if self._hp is False:
+            from runtime_guard import hotpath
+
+            try:
+                self._hp = hotpath.make(self._sites, self.registry.names, self.recorder)
+            except Exception as e:  # the Python path does the same work
+                self._say(f"C hot path unavailable: {e!r}")
+                self._hp = None
+        return self._hp
 
     def stream(self, subset: tuple[int, ...]) -> Recorder:
         """The dispatch stream of computations over exactly `subset` (created on first use)."""

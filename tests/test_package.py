@@ -45,3 +45,6 @@ def test_wheel_ships_every_module_and_rule_page(tmp_path):
     assert sources - names == set(), "modules missing from the wheel (list their package in pyproject)"
     pages = {f"mcjax_lint/rule_docs/{code}.md" for code in [*RULES, "MCJ900"]}
     assert pages - names == set()
+    if sys.implementation.name == "cpython" and sys.version_info >= (3, 11):
+        # The C hot path is compiled into the wheel (optional: a failed build leaves the Python path).
+        assert any(n.startswith("runtime_guard/_hotpath") and n.endswith((".so", ".pyd")) for n in names), names
