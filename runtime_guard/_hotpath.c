@@ -21,27 +21,28 @@ typedef struct {
     PyObject *rec;       /* the Recorder */
     PyObject *acquire, *release, *fold;
     PyObject *arr_type, *nd_type;
+    PyObject *dtype_codes; /* dict: id(dtype) -> (dtype, code), compat.DTYPE_CODES */
     Py_buffer view;
     Py_ssize_t base;
     uint64_t ring_mask, fold_mask;
     int have_view;
 } HotPath;
 
-static PyObject *s_seq, *s_now, *s_aval, *s_shape, *s_32;
+static PyObject *s_seq, *s_now, *s_aval, *s_shape, *s_dtype, *s_32;
 
 static void hp_dealloc(HotPath *self) {
     if (self->have_view) PyBuffer_Release(&self->view);
     Py_XDECREF(self->sites); Py_XDECREF(self->names); Py_XDECREF(self->rec);
     Py_XDECREF(self->acquire); Py_XDECREF(self->release); Py_XDECREF(self->fold);
-    Py_XDECREF(self->arr_type); Py_XDECREF(self->nd_type);
+    Py_XDECREF(self->arr_type); Py_XDECREF(self->nd_type); Py_XDECREF(self->dtype_codes);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static int hp_init(HotPath *self, PyObject *args, PyObject *kw) {
-    PyObject *sites, *names, *rec, *buf, *arr, *nd;
+    PyObject *sites, *names, *rec, *buf, *arr, *nd, *codes;
     Py_ssize_t base; unsigned long long ring_mask, fold_mask;
-    if (!PyArg_ParseTuple(args, "O!O!OOnKKOO", &PyDict_Type, &sites, &PyDict_Type, &names, &rec, &buf, &base,
-                          &ring_mask, &fold_mask, &arr, &nd))
+    if (!PyArg_ParseTuple(args, "O!O!OOnKKOOO!", &PyDict_Type, &sites, &PyDict_Type, &names, &rec, &buf, &base,
+                          &ring_mask, &fold_mask, &arr, &nd, &PyDict_Type, &codes))
         return -1;
     if (PyObject_GetBuffer(buf, &self->view, PyBUF_WRITABLE) < 0) return -1;
     self->have_view = 1;
@@ -50,6 +51,7 @@ static int hp_init(HotPath *self, PyObject *args, PyObject *kw) {
     Py_INCREF(rec); self->rec = rec;
     Py_INCREF(arr); self->arr_type = arr;
     Py_INCREF(nd); self->nd_type = nd;
+    Py_INCREF(codes); self->dtype_codes = codes;
     self->acquire = PyObject_GetAttrString(rec, "_acquire");
     self->release = PyObject_GetAttrString(rec, "_release");
     self->fold = PyObject_GetAttrString(rec, "_fold");
@@ -58,42 +60,63 @@ static int hp_init(HotPath *self, PyObject *args, PyObject *kw) {
     return 0;
 }
 
+/* The code compat.dtype_code gave this dtype object, or -1 when it has none yet (the Python path
+   then computes it: this call is handed back). */
+static long long dtype_code(HotPath *self, PyObject *dt) {
+    PyObject *k = PyLong_FromVoidPtr((void *)dt);
+    if (!k) return -2;
+    PyObject *hit = PyDict_GetItemWithError(self->dtype_codes, k);
+    Py_DECREF(k);
+    if (!hit) return PyErr_Occurred() ? -2 : -1;
+    if (!PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 2 || PyTuple_GET_ITEM(hit, 0) != dt) return -1;
+    return PyLong_AsLongLong(PyTuple_GET_ITEM(hit, 1));
+}
+
+/* Fold one argument's shape and dtype into *h, as compat.make_arg_shapes does. Returns 0, 1 when
+   the Python path must handle the call, -1 with an exception set. */
 static int shape_hash(HotPath *self, PyObject *a, uint64_t *h) {
-    PyObject *shape;
+    PyObject *shape, *dt;
     if (Py_TYPE(a) == (PyTypeObject *)self->arr_type) {
         PyObject *aval = PyObject_GetAttr(a, s_aval);
         if (!aval) return -1;
         shape = PyObject_GetAttr(aval, s_shape);
+        dt = shape ? PyObject_GetAttr(aval, s_dtype) : NULL;
         Py_DECREF(aval);
     } else if (Py_TYPE(a) == (PyTypeObject *)self->nd_type) {
         shape = PyObject_GetAttr(a, s_shape);
+        dt = shape ? PyObject_GetAttr(a, s_dtype) : NULL;
     } else {
         return 0;
     }
-    if (!shape) return -1;
+    if (!dt) { Py_XDECREF(shape); return -1; }
+    long long code = dtype_code(self, dt);
+    Py_DECREF(dt);
+    if (code < 0) { Py_DECREF(shape); return code == -1 ? 1 : -1; }
     Py_hash_t hs = PyObject_Hash(shape);
     Py_DECREF(shape);
     if (hs == -1 && PyErr_Occurred()) return -1;
-    *h = (*h * 1000003ULL) ^ (uint64_t)hs;
+    *h = (*h * 1000003ULL) ^ (uint64_t)hs ^ (uint64_t)code;
     return 0;
 }
 
+/* compat.make_arg_shapes over the positional arguments: 0, 1 (hand the call to Python), -1 (error). */
 static int arg_shapes(HotPath *self, PyObject *args, uint64_t *h) {
+    int r;
     Py_ssize_t n = PyTuple_GET_SIZE(args);
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *a = PyTuple_GET_ITEM(args, i);
         PyTypeObject *t = Py_TYPE(a);
         if (t == (PyTypeObject *)self->arr_type || t == (PyTypeObject *)self->nd_type) {
-            if (shape_hash(self, a, h) < 0) return -1;
+            if ((r = shape_hash(self, a, h)) != 0) return r;
         } else if (t == &PyDict_Type && PyDict_GET_SIZE(a) <= 8) {
             Py_ssize_t pos = 0; PyObject *k, *v;
             while (PyDict_Next(a, &pos, &k, &v))
-                if (shape_hash(self, v, h) < 0) return -1;
+                if ((r = shape_hash(self, v, h)) != 0) return r;
         } else if ((t == &PyTuple_Type && PyTuple_GET_SIZE(a) <= 8) || (t == &PyList_Type && PyList_GET_SIZE(a) <= 8)) {
             Py_ssize_t m = PySequence_Fast_GET_SIZE(a);
             PyObject **items = PySequence_Fast_ITEMS(a);
             for (Py_ssize_t j = 0; j < m; j++)
-                if (shape_hash(self, items[j], h) < 0) return -1;
+                if ((r = shape_hash(self, items[j], h)) != 0) return r;
         }
     }
     return 0;
@@ -134,7 +157,9 @@ static PyObject *hp_record(HotPath *self, PyObject *const *argv, Py_ssize_t narg
     long site = PyLong_AsLong(PyTuple_GET_ITEM(hit, 0));
     long line = PyLong_AsLong(PyTuple_GET_ITEM(hit, 1));
     uint64_t h = 0;
-    if (arg_shapes(self, argv[1], &h) < 0) return NULL;
+    int shaped = arg_shapes(self, argv[1], &h);
+    if (shaped < 0) return NULL;
+    if (shaped > 0) Py_RETURN_NONE;
     uint64_t key = key0 ^ h;
     PyObject *pkey = PyLong_FromUnsignedLongLong(key);
     if (!pkey) return NULL;
@@ -195,6 +220,7 @@ PyMODINIT_FUNC PyInit__hotpath(void) {
     s_seq = PyUnicode_InternFromString("seq"); s_now = PyUnicode_InternFromString("now");
     s_aval = PyUnicode_InternFromString("aval"); s_shape = PyUnicode_InternFromString("shape");
     s_32 = PyLong_FromLong(32);
+    s_dtype = PyUnicode_InternFromString("dtype");
     if (PyType_Ready(&HotPathType) < 0) return NULL;
     PyObject *m = PyModule_Create(&mod);
     if (!m) return NULL;

@@ -395,33 +395,63 @@ def concrete_result(out: Any) -> bool:
     return type(out) is _array_type
 
 
+# Stable dtype codes for the argument-shape hash, keyed by id() with the dtype kept alive beside
+# its code (the C hot path reads this dict too). A dtype's own hash mixes in strings, whose hashes
+# differ between processes (PYTHONHASHSEED); a CRC of its name does not.
+DTYPE_CODES: dict[int, tuple[Any, int]] = {}
+
+
+def dtype_code(dt: Any) -> int:
+    hit = DTYPE_CODES.get(id(dt))
+    if hit is not None and hit[0] is dt:
+        return hit[1]
+    import zlib
+
+    code = zlib.crc32(f"{getattr(dt, 'str', '')}|{getattr(dt, 'name', dt)}".encode())
+    if len(DTYPE_CODES) >= 4096:  # dtypes made afresh on every call: do not grow without end
+        DTYPE_CODES.clear()
+    DTYPE_CODES[id(dt)] = (dt, code)
+    return code
+
+
 def make_arg_shapes() -> Callable[[tuple], int]:
-    """A function: a call's positional arguments -> a hash of the shapes of its array arguments,
-    top level and one level into small dicts, tuples and lists (a `batch` dict), 0 when there are
-    none. Hot path: catches a batch of a process-local size passed to a function whose executables
-    for both sizes are already cached (fast mode compares executables only where they compile).
-    Shapes only, and ints only: hashes of strings (a dtype's kind) differ between processes
-    (PYTHONHASHSEED). Built once JAX is imported, with the types bound in the closure."""
+    """A function: a call's positional arguments -> a hash of the shapes and dtypes of its array
+    arguments, top level and one level into small dicts, tuples and lists (a `batch` dict), 0 when
+    there are none. Hot path: catches a batch of a process-local size or dtype passed to a
+    function whose executables for both are already cached (fast mode compares executables only
+    where they compile). Ints only: shape tuples hash the same in every process, dtypes go
+    through `dtype_code`. Built once JAX is imported, with the types bound in the closure; the C
+    hot path (`_hotpath.c`, `shape_hash`) computes the same value."""
     import numpy as np
     from jax._src.array import ArrayImpl
 
-    arr, nd = ArrayImpl, np.ndarray
+    arr, nd, codes, code_of = ArrayImpl, np.ndarray, DTYPE_CODES, dtype_code
 
     def arg_shapes(args: tuple) -> int:
         h = 0
         for a in args:
             t = type(a)
             if t is arr:
-                h = (h * 1000003) ^ hash(a.aval.shape)  # C++ attributes: half of `a.shape`'s cost
+                av = a.aval  # C++ attributes: half of `a.shape`'s cost
+                dt = av.dtype
+                c = codes.get(id(dt))
+                h = (h * 1000003) ^ hash(av.shape) ^ (c[1] if c is not None and c[0] is dt else code_of(dt))
             elif t is nd:
-                h = (h * 1000003) ^ hash(a.shape)
+                dt = a.dtype
+                c = codes.get(id(dt))
+                h = (h * 1000003) ^ hash(a.shape) ^ (c[1] if c is not None and c[0] is dt else code_of(dt))
             elif (t is dict or t is tuple or t is list) and len(a) <= 8:
                 for b in (a.values() if t is dict else a):
                     tb = type(b)
                     if tb is arr:
-                        h = (h * 1000003) ^ hash(b.aval.shape)
+                        av = b.aval
+                        dt = av.dtype
+                        c = codes.get(id(dt))
+                        h = (h * 1000003) ^ hash(av.shape) ^ (c[1] if c is not None and c[0] is dt else code_of(dt))
                     elif tb is nd:
-                        h = (h * 1000003) ^ hash(b.shape)
+                        dt = b.dtype
+                        c = codes.get(id(dt))
+                        h = (h * 1000003) ^ hash(b.shape) ^ (c[1] if c is not None and c[0] is dt else code_of(dt))
         return h & 0xFFFFFFFFFFFFFFFF
 
     return arg_shapes

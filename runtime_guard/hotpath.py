@@ -3,7 +3,7 @@
 `_hotpath.HotPath.record(key, args)` does what `GuardedJit.__call__` does in Python between
 taking the caller's frame and calling JAX: the call-site lookup (without `sys._getframe` and
 `frame.f_code`, which an audit hook makes dear), the argument-shape hash (`compat.make_arg_shapes`'
-twin), the registry check and the record into the ring under the recorder's lock. It returns
+twin: shapes and dtypes), the registry check and the record into the ring under the recorder's lock. It returns
 (seq, site, line, key), or None when the Python path must handle the call (a call site or a
 shape variant seen for the first time). About half the wrapper's cost around a real dispatch
 (docs/benchmarks.md). Set MCJAX_PURE_PYTHON=1 to use the Python path only.
@@ -34,4 +34,4 @@ def make(sites: dict, names: dict, recorder: Recorder) -> Any | None:
     import numpy as np
 
     return _hotpath.HotPath(sites, names, recorder, recorder._buf, recorder._base, _RING_MASK, _FOLD_MASK,
-                            compat.array_type(), np.ndarray)
+                            compat.array_type(), np.ndarray, compat.DTYPE_CODES)

@@ -754,9 +754,12 @@ class FileAnalysis:
     def _shaped_result(self, name: str | None, node: cst.Call, args, result: Val) -> Val:
         """Shape sources of a call's result: `shape=`/`size=`/`dtype=` from a process-dependent
         value, and arrays computed from a container whose length differs."""
+        # The dtype given positionally to numpy / jax.numpy constructors (`np.ones(shape, dtype)`).
+        mod, _, fn = (name or "").rpartition(".")
+        dtype_at = _DTYPE_POSITION.get(fn) if mod in ("numpy", "jax.numpy") else None
         for k, v in args:
-            if k in _SHAPE_KWS and v.pd:
-                what = "a dtype chosen by" if k == "dtype" else "a shape computed from"
+            if (k in _SHAPE_KWS or (dtype_at is not None and k == dtype_at)) and v.pd:
+                what = "a dtype chosen by" if k in ("dtype", dtype_at) else "a shape computed from"
                 result = replace(result, shape=_cap(result.shape | frozenset({self.src(node, f"{what} {_why(v.pd)}")})))
         if result.shape and (name or "") not in _CONTAINER_BUILTINS and any(x.code == "len" for x in result.shape):
             result = replace(result, shape=frozenset(replace(x, code="") if x.code == "len" else x for x in result.shape))
@@ -1392,6 +1395,9 @@ class _LoopBody:
 
 _MUTATORS = {"append", "extend", "insert", "add", "update", "appendleft", "extendleft", "setdefault"}
 _SHAPE_KWS = ("dtype", "shape", "size", "new_shape", "newshape", "global_shape")
+# Position of the dtype argument of numpy / jax.numpy array constructors.
+_DTYPE_POSITION = {"zeros": 1, "ones": 1, "empty": 1, "full": 2, "array": 1, "asarray": 1,
+                   "ascontiguousarray": 1, "frombuffer": 1, "fromfile": 1, "fromiter": 1, "identity": 1, "eye": 3}
 # Calls whose result is still a container of the same elements (its length, not an array shape).
 _CONTAINER_BUILTINS = {"list", "tuple", "sorted", "reversed", "enumerate", "zip", "map", "filter", "iter", "set",
                        "frozenset", "dict", "itertools.chain", "itertools.islice", "collections.deque"}

@@ -119,7 +119,8 @@ def test_arg_shapes_agree_across_processes_and_tell_shapes_apart():
     from runtime_guard import compat
 
     f = compat.make_arg_shapes()
-    assert f((jnp.ones((2, 3)),)) == f((np.ones((2, 3)),))  # a numpy batch and a jax one agree
+    assert f((jnp.ones((2, 3)),)) == f((np.ones((2, 3), np.float32),))  # a numpy batch and a jax one agree
+    assert f((jnp.ones((2, 3)),)) != f((np.ones((2, 3)),))  # float64: another dtype
     assert f((jnp.ones((2, 3)),)) != f((jnp.ones((4, 3)),))
     assert f(({"x": jnp.ones((2, 3))},)) != f(({"x": jnp.ones((4, 3))},))
     assert f((1, "a", None)) == 0

@@ -34,6 +34,7 @@ ARGS = [
     lambda: ([jnp.ones(2), jnp.ones((7,))], (np.ones(3),)),
     lambda: (tuple(jnp.ones(i + 1) for i in range(9)),),  # more than 8: not looked into
     lambda: (jnp.ones((1, 2, 3)), 2.5, None, 7),
+    lambda: (jnp.ones(3, jnp.int32), {"a": jnp.ones(2, jnp.bfloat16), "b": np.ones(2, np.float16)}, [np.ones(1, bool)]),
 ]
 
 
@@ -98,3 +99,17 @@ def test_c_path_releases_the_lock_and_folds_the_hash(monkeypatch):
     assert g.recorder.h == h
     assert g.recorder.lock.acquire(timeout=1)  # not left held
     g.recorder.lock.release()
+
+
+def test_dtypes_tell_cached_variants_apart():
+    """Same shapes, another dtype: another identity, on both paths (a process that reads its
+    batch in half precision picks another cached executable)."""
+    from runtime_guard import compat
+
+    shapes = compat.make_arg_shapes()
+    f32, f16 = jnp.ones((2, 4), jnp.float32), jnp.ones((2, 4), jnp.float16)
+    assert shapes((f32,)) != shapes((f16,))
+    assert shapes(({"x": f32},)) != shapes(({"x": f16},))
+    assert shapes((np.ones(3, np.int32),)) != shapes((np.ones(3, np.int64),))
+    # Stable across processes: the code comes from the dtype's name, not from hash().
+    assert compat.dtype_code(np.dtype(np.float32)) == __import__("zlib").crc32(b"<f4|float32")
