@@ -99,7 +99,9 @@ static int shape_hash(HotPath *self, PyObject *a, uint64_t *h) {
     return 0;
 }
 
-/* compat.make_arg_shapes over the positional arguments: 0, 1 (hand the call to Python), -1 (error). */
+/* compat.make_arg_shapes over the positional arguments: 0, 1 (hand the call to Python), -1 (error).
+   Items of a dict or list are held while they are looked at: an attribute lookup may allocate,
+   and a finalizer run by the garbage collector could change the container meanwhile. */
 static int arg_shapes(HotPath *self, PyObject *args, uint64_t *h) {
     int r;
     Py_ssize_t n = PyTuple_GET_SIZE(args);
@@ -108,15 +110,17 @@ static int arg_shapes(HotPath *self, PyObject *args, uint64_t *h) {
         PyTypeObject *t = Py_TYPE(a);
         if (t == (PyTypeObject *)self->arr_type || t == (PyTypeObject *)self->nd_type) {
             if ((r = shape_hash(self, a, h)) != 0) return r;
-        } else if (t == &PyDict_Type && PyDict_GET_SIZE(a) <= 8) {
-            Py_ssize_t pos = 0; PyObject *k, *v;
-            while (PyDict_Next(a, &pos, &k, &v))
-                if ((r = shape_hash(self, v, h)) != 0) return r;
-        } else if ((t == &PyTuple_Type && PyTuple_GET_SIZE(a) <= 8) || (t == &PyList_Type && PyList_GET_SIZE(a) <= 8)) {
-            Py_ssize_t m = PySequence_Fast_GET_SIZE(a);
-            PyObject **items = PySequence_Fast_ITEMS(a);
-            for (Py_ssize_t j = 0; j < m; j++)
-                if ((r = shape_hash(self, items[j], h)) != 0) return r;
+        } else if ((t == &PyDict_Type && PyDict_GET_SIZE(a) <= 8) || (t == &PyList_Type && PyList_GET_SIZE(a) <= 8)) {
+            PyObject *items = t == &PyDict_Type ? PyDict_Values(a) : PyList_GetSlice(a, 0, PY_SSIZE_T_MAX);
+            if (!items) return -1;
+            r = 0;
+            for (Py_ssize_t j = 0; j < PyList_GET_SIZE(items) && r == 0; j++)
+                r = shape_hash(self, PyList_GET_ITEM(items, j), h);
+            Py_DECREF(items);
+            if (r != 0) return r;
+        } else if (t == &PyTuple_Type && PyTuple_GET_SIZE(a) <= 8) {
+            for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(a); j++)  /* immutable, and held by args */
+                if ((r = shape_hash(self, PyTuple_GET_ITEM(a, j), h)) != 0) return r;
         }
     }
     return 0;

@@ -140,6 +140,7 @@ class Exchange:
         self.coordinator = ""
         self._collector_published = False
         self._last_pub = (-1, None, None, 0.0)
+        self._publish_lock = threading.Lock()
         self._last_local = (None, None, -LOCAL_STATE_EVERY)  # status, pending, time of the last local write
         self._kv_fail_since: float | None = None
         self._threads: list[threading.Thread] = []
@@ -208,6 +209,11 @@ class Exchange:
                 "subsets": {compare.subset_name(sub): _stream_state(rec) for sub, rec in self.streams.items()}}
 
     def publish(self, force: bool = False) -> None:
+        # The publisher thread and the main thread leaving the program (mark_exit) both publish.
+        with self._publish_lock:
+            self._publish(force)
+
+    def _publish(self, force: bool) -> None:
         now = time.monotonic()
         seq, status, pending, last = self._last_pub
         changed = (self._progress(), self.status, self.pending) != (seq, status, pending)
@@ -231,9 +237,10 @@ class Exchange:
             self.kv.set(f"sigs/{self.p}", sigs)
         self.kv.set(f"state/{self.p}", st)
 
-    def _progress(self) -> int:
-        """Dispatches so far in every stream: what changes when this process makes progress."""
-        return self.recorder.seq + sum(rec.seq for rec in self.streams.values())
+    def _progress(self) -> tuple:
+        """Dispatches so far in every stream: what changes when this process makes progress (a
+        record moved from one stream to another changes it too)."""
+        return (self.recorder.seq, *(rec.seq for rec in self.streams.values()))
 
     def _relay_collector(self) -> None:
         """Process 0's supervisor runs the cross-host stack collector and leaves its address in
@@ -403,6 +410,7 @@ class Exchange:
                          "fields": self.registry.fields.get(exact, {}),
                          "cached": not r.exact and bool(exact)})
         self.kv.set(f"details/{self.p}", {"id": msg["id"], "records": recs, "seq": rec.seq,
+                                          "settled": rec.settled, "compiling": self.compiling > 0,
                                           "status": self.status, "exit": self.exit_info, "pid": os.getpid(),
                                           "host": self.host})
 
@@ -417,6 +425,13 @@ class Exchange:
             seq = lo
         if seq is None:
             return  # the difference is older than every ring: nothing precise to say (very rare)
+        for p, d in details.items():
+            r = records.get(p, {}).get(seq)
+            if (r is not None and not r.get("exact") and d.get("compiling") and seq > int(d.get("settled") or 0)
+                    and seq == int(d.get("seq") or 0)):
+                # Its call is still on JAX's Python path, compiling: a hook may yet find that it runs
+                # on this process only or over a subset, and take the record back. Look again.
+                return
         others = {p: st for p, st in states.items() if subset is not None and p not in subset}
         if subset is not None:  # the members' states, numbered in the subset's stream
             states = {p: dict(st, seq=int((st.get("subsets") or {}).get(compare.subset_name(subset), {}).get("seq", 0)))
@@ -607,6 +622,6 @@ def _stream_state(rec: Recorder) -> dict:
 
 
 def _atomic_json(path: Path, data: Any) -> None:
-    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    tmp = path.with_name(path.name + f".{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(json.dumps(data, default=str))
     os.replace(tmp, path)

@@ -111,6 +111,11 @@ class GuardedJit:
         guard.registry.name(self._key, f"jit({name})")
         self._kind = _UNKNOWN
         self._subset: tuple | None = None  # the subset of processes it runs over (_SUBSET), or _SEVERAL
+        siblings = guard._by_key.setdefault(self._key, weakref.WeakSet())
+        for v in siblings:  # a new jit object of a function already seen: it may hit the same executables
+            self._kind, self._subset = v._kind, v._subset
+            break
+        siblings.add(self)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         guard = self._guard
@@ -134,19 +139,18 @@ class GuardedJit:
             key = self._key ^ _arg_shapes(args)  # this call's variant: the function and its argument shapes
             if key not in self._names:
                 self._name_variant(key)
-            # `Recorder.record_at`, inlined: a method call is a tenth of the hot path.
-            rec._acquire()
-            try:
+            # `Recorder.record_at`, inlined (the C path's twin). `with`, not acquire() and a
+            # try/finally: a KeyboardInterrupt raised as acquire() returns would leave the lock
+            # held, and the next dispatch, and the exchange thread at exit, waiting for ever.
+            with rec.lock:
                 pre = rec.seq = rec.seq + 1
                 rec._pack(rec._buf, rec._base + (pre & _RING_MASK) * _SIZE, pre, key, 0, 0, site, line, rec.now)
                 if not pre & _FOLD_MASK:
                     rec._fold()
-            finally:
-                rec._release()
         out = self._jitted(*args, **kwargs) if kwargs else self._jitted(*args)
         if type(out) is not _Array and not _concrete(out) and _in_trace():
             rec.undo(pre)  # traced, not dispatched
-        else:
+        elif rec.seq >= pre:  # (not taken back by a hook: it ran locally or over a subset)
             rec.settled = pre  # a cache hit (or compiled: its signature is attached)
         return out
 
@@ -183,7 +187,7 @@ class GuardedJit:
             seq = pre or call[_SPRE]
             if not _concrete(out) and _in_trace():
                 rec.undo(seq)
-            else:
+            elif rec.seq >= seq:
                 rec.settled = seq
         elif not call[_RECORDED] and kind != _LOCAL and not _in_trace():
             # A cache hit of a function seen running over different sets of processes: where did
@@ -260,6 +264,7 @@ class Guard:
         self._sites: dict[int, tuple[int, int]] = {}
         self._fast = False  # active, fast mode, not exact: GuardedJit's hot path applies (see `active`)
         self._hp: Any = False  # the C hot path, made on first use (None: not available)
+        self._by_key: dict[int, weakref.WeakSet] = {}  # GuardedJit._key -> its wrappers (see `_mark`)
         self._undo_init: Callable[[], None] | None = None
         self._undo_shutdown: Callable[[], None] | None = None
         self.disabled_reason: str | None = None
@@ -440,6 +445,15 @@ class Guard:
                 self._hp = None
         return self._hp
 
+    def _mark(self, w: GuardedJit, kind: int, subset: tuple[int, ...] | None = None) -> None:
+        """What a wrapper was seen to run, told to every wrapper of the same function and options:
+        JAX shares compiled executables between `jax.jit` objects of one function, so a sibling's
+        call may hit an executable this one compiled without any hook seeing it."""
+        for v in tuple(self._by_key.get(w._key, ())) or (w,):
+            v._kind |= kind
+            if subset is not None:
+                v._subset = subset if v._subset in (None, subset) else _SEVERAL
+
     def stream(self, subset: tuple[int, ...]) -> Recorder:
         """The dispatch stream of computations over exactly `subset` (created on first use)."""
         rec = self.streams.get(subset)
@@ -470,11 +484,12 @@ class Guard:
         if subset is not None:
             self._on_subset_execute(call, w, exact, subset)
             return
-        if w is not None and not self.strict:
-            w._kind |= _MULTI if multi else _LOCAL
+        if w is not None:
+            self._mark(w, _MULTI if multi else _LOCAL)
             if call[_SPRE]:  # recorded as over a subset, but this call runs elsewhere
                 call[_STREAM].undo(call[_SPRE])
                 call[_SPRE] = 0
+        if w is not None and not self.strict:
             if not multi:
                 if call[_PRE]:  # recorded as cross-process, but this call runs locally only
                     self.recorder.undo(call[_PRE])
@@ -504,11 +519,7 @@ class Guard:
         subset's stream; in strict mode its members then meet at a barrier of that stream."""
         stream = self.stream(subset)
         if w is not None:
-            w._kind |= _SUBSET
-            if w._subset is None:
-                w._subset = subset
-            elif w._subset != subset:
-                w._subset = _SEVERAL
+            self._mark(w, _SUBSET, subset)
             if call[_PRE]:  # recorded as over every process: it is not
                 self.recorder.undo(call[_PRE])
                 call[_PRE] = 0
