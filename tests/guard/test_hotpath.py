@@ -113,3 +113,44 @@ def test_dtypes_tell_cached_variants_apart():
     assert shapes((np.ones(3, np.int32),)) != shapes((np.ones(3, np.int64),))
     # Stable across processes: the code comes from the dtype's name, not from hash().
     assert compat.dtype_code(np.dtype(np.float32)) == __import__("zlib").crc32(b"<f4|float32")
+
+
+@needs_c
+def test_threads_dispatching_through_the_c_path_keep_one_consistent_stream(monkeypatch):
+    """Several threads calling guarded functions at once through the C path: every record gets
+    its own number, in its own slot, and the rolling hash folds them in that order."""
+    import threading
+
+    from runtime_guard.recorder import fold
+
+    g = _guard()
+    ws = [_cross_process(g, f) for f in (lambda a: a + 1, lambda a: a * 2, lambda a: a - 3, lambda a: a / 4)]
+    x = jnp.ones(3)
+    for w in ws:  # cache each thread's call site and variant (the Python path does that)
+        w(x)
+
+    def work(w, n=400):
+        for _ in range(n):
+            _call(w, (x,))
+
+    for w in ws:
+        _call(w, (x,))
+    monkeypatch.setattr(gmod, "_arg_shapes", None)  # from here only the C path can record
+    start = g.recorder.seq
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        ts = [threading.Thread(target=work, args=(w,)) for w in ws]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(120)
+    finally:
+        sys.setswitchinterval(old)
+    recs = g.recorder.records(start + 1, g.recorder.seq)
+    assert [r.seq for r in recs] == list(range(start + 1, start + 1 + 4 * 400))
+    assert sorted(sum(1 for r in recs if r.key == k) for k in {r.key for r in recs}) == [400] * 4
+    h = g.recorder.records(start, start)[0].h
+    for r in recs:
+        h = fold(h, r.key)
+        assert r.h == h
