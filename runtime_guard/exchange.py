@@ -394,14 +394,14 @@ class Exchange:
 
     def answer_details(self, msg: dict) -> None:
         lo, hi = int(msg["lo"]), int(msg["hi"])
-        rec = self.recorder
+        rec: Recorder | None = self.recorder
         if msg.get("subset") is not None:
             sub = tuple(msg["subset"])
             if self.p not in sub:
                 return
-            rec = self.streams.get(sub) or Recorder(None)  # a member with nothing dispatched there yet
+            rec = self.streams.get(sub)  # None: a member with nothing dispatched there yet
         recs = []
-        for r in rec.records(lo, hi) + rec.records(rec.seq, rec.seq):
+        for r in (rec.records(lo, hi) + rec.records(rec.seq, rec.seq)) if rec is not None else ():
             f, ln, fn = _site(r)
             name = self.registry.names.get(r.key, "?")
             exact = r.exact or self.registry.exact_for_key.get(r.key, 0)
@@ -409,8 +409,8 @@ class Exchange:
                          "function": fn, "source": _source(f, ln),
                          "fields": self.registry.fields.get(exact, {}),
                          "cached": not r.exact and bool(exact)})
-        self.kv.set(f"details/{self.p}", {"id": msg["id"], "records": recs, "seq": rec.seq,
-                                          "settled": rec.settled, "compiling": self.compiling > 0,
+        self.kv.set(f"details/{self.p}", {"id": msg["id"], "records": recs, "seq": rec.seq if rec else 0,
+                                          "settled": rec.settled if rec else 0, "compiling": self.compiling > 0,
                                           "status": self.status, "exit": self.exit_info, "pid": os.getpid(),
                                           "host": self.host})
 
