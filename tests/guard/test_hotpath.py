@@ -119,9 +119,8 @@ def test_dtypes_tell_cached_variants_apart():
 def test_threads_dispatching_through_the_c_path_keep_one_consistent_stream(monkeypatch):
     """Several threads calling guarded functions at once through the C path: every record gets
     its own number, in its own slot, and the rolling hash folds them in that order."""
-    import threading
-
     from runtime_guard.recorder import fold
+    from tests.guard.test_recorder import run_threads_switching_often
 
     g = _guard()
     ws = [_cross_process(g, f) for f in (lambda a: a + 1, lambda a: a * 2, lambda a: a - 3, lambda a: a / 4)]
@@ -137,16 +136,7 @@ def test_threads_dispatching_through_the_c_path_keep_one_consistent_stream(monke
         _call(w, (x,))
     monkeypatch.setattr(gmod, "_arg_shapes", None)  # from here only the C path can record
     start = g.recorder.seq
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        ts = [threading.Thread(target=work, args=(w,)) for w in ws]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join(120)
-    finally:
-        sys.setswitchinterval(old)
+    run_threads_switching_often([lambda w=w: work(w) for w in ws])
     recs = g.recorder.records(start + 1, g.recorder.seq)
     assert [r.seq for r in recs] == list(range(start + 1, start + 1 + 4 * 400))
     assert sorted(sum(1 for r in recs if r.key == k) for k in {r.key for r in recs}) == [400] * 4

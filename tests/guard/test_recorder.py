@@ -63,24 +63,13 @@ def test_without_a_flight_file_the_ring_is_in_memory():
 def test_threads_recording_at_once_keep_one_consistent_stream(tmp_path):
     """Several dispatching threads (a prefetch thread's device_put beside the training loop):
     every record gets its own number and the rolling hash folds them in exactly that order. Under
-    the GIL few interleavings can break this even without the recorder's lock (seq and hash are
-    updated with no call between them); on free-threaded CPython this is what a missing lock
-    breaks."""
-    import threading
-
+    the GIL few interleavings can break this even without the recorder's lock (the seq update and
+    the slot write have no call between them); on free-threaded CPython this is what a missing
+    lock breaks."""
     rec = Recorder(flight.FlightRecorder(tmp_path))
     per_thread, threads = 5000, 4
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads as often as CPython allows
-    try:
-        ts = [threading.Thread(target=lambda t=t: [rec.record_at(1000 * t + i % 7 + 1, 0, 0, t) for i in range(per_thread)])
-              for t in range(threads)]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join(60)
-    finally:
-        sys.setswitchinterval(old)
+    run_threads_switching_often([lambda t=t: [rec.record_at(1000 * t + i % 7 + 1, 0, 0, t) for i in range(per_thread)]
+                                 for t in range(threads)])
     n = per_thread * threads
     assert rec.seq == n
     records = rec.records(1, n)
@@ -106,6 +95,22 @@ def test_a_record_that_fails_leaves_the_recorder_usable(tmp_path):
     with pytest.raises(struct.error):
         rec.record_at(1, 0, 0, 2**40)  # a line number the 32-bit field cannot hold
     assert threading_result(lambda: rec.record_at(2, 0, 0, 5)) is not None  # the lock was released
+
+
+def run_threads_switching_often(targets, timeout: float = 120.0) -> None:
+    """Run each target in its own thread, CPython switching between them as often as it allows."""
+    import threading
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        ts = [threading.Thread(target=f) for f in targets]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(timeout)
+    finally:
+        sys.setswitchinterval(old)
 
 
 def threading_result(fn, timeout: float = 5.0):
