@@ -217,13 +217,14 @@ class ExecInfo:
     """What the guard needs to know about one loaded executable, read once."""
 
     name: str
-    program: str  # hash of the HLO printed without source locations (stable across processes)
+    program: str  # hash of the program without source locations (stable across processes)
     in_avals: tuple[str, ...]
     in_shardings: tuple[str, ...]
     out_avals: tuple[str, ...]
     out_shardings: tuple[str, ...]
     processes: tuple[int, ...]
     platform: str = "cpu"
+    traced: bool = False  # `program` hashes the traced program (else the optimized HLO)
 
     @property
     def multiprocess(self) -> bool:
@@ -256,6 +257,79 @@ def _aval_text(a: Any) -> str:
     return f"{dtype}[{','.join(str(d) for d in shape)}]"
 
 
+# Hashes of the programs as traced (before XLA optimizes them), by executable, taken when they are
+# compiled. Keyed by id() with the executable's fingerprint to check against: a `LoadedExecutable`
+# takes no weak reference, and holding it would keep device memory alive.
+_TRACED: dict[int, tuple[Any, str]] = {}
+_TRACED_MAX = 1 << 16
+_TRACED_LOCK = threading.Lock()
+
+
+def traced_program_hash(computation: Any) -> str | None:
+    """Hash of an `ir.Module` about to be compiled, identical on every process tracing the same
+    program: no source locations, and the pointers some custom calls carry blanked out (as JAX's
+    own persistent-cache key does). Unlike the optimized HLO it does not depend on per-process
+    autotuning, so it identifies the program on accelerators too. ~0.3 ms per 10k lines of IR."""
+    try:
+        import io
+
+        from jax._src.lib.mlir import ir, passmanager
+
+        with computation.context:
+            m = computation.operation.clone()
+            passmanager.PassManager.parse("builtin.module(strip-debuginfo)").run(m)
+            out = io.BytesIO()
+            m.write_bytecode(file=out)
+            data = out.getvalue()
+            if b"CustomSPMDPartitioning" in data or b"callback" in data:
+                # Python callbacks and custom partitioning may carry a process-local pointer in
+                # `backend_config` (FFI callbacks carry an index, which is kept).
+                def blank(op: Any) -> Any:
+                    target = op.attributes["call_target_name"] if "call_target_name" in op.attributes else None
+                    if target is not None and op.name == "stablehlo.custom_call":
+                        name = ir.StringAttr(target).value
+                        if name == "CustomSPMDPartitioning" or name.endswith("callback"):
+                            cfg = op.attributes["backend_config"] if "backend_config" in op.attributes else None
+                            if isinstance(cfg, ir.StringAttr):
+                                op.attributes["backend_config"] = ir.StringAttr.get("")
+                    return ir.WalkResult.ADVANCE
+
+                m.operation.walk(blank)
+                out = io.BytesIO()
+                m.write_bytecode(file=out)
+                data = out.getvalue()
+    except Exception:
+        return None
+    return hashlib.blake2b(data, digest_size=8).hexdigest()
+
+
+def remember_traced(xla_executable: Any, computation: Any) -> None:
+    h = traced_program_hash(computation)
+    if h is None:
+        return
+    with _TRACED_LOCK:
+        if len(_TRACED) >= _TRACED_MAX:  # executables freed long ago; the newest are in use
+            for k in list(_TRACED)[: _TRACED_MAX // 2]:
+                del _TRACED[k]
+        _TRACED[id(xla_executable)] = (_fingerprint(xla_executable), h)
+
+
+def _fingerprint(xla_executable: Any) -> Any:
+    try:
+        return xla_executable.fingerprint
+    except Exception:
+        return None
+
+
+def traced_program(xla_executable: Any) -> str | None:
+    """The traced-program hash remembered for this executable, if it went through the compiler
+    hook (AOT-deserialized executables do not)."""
+    entry = _TRACED.get(id(xla_executable))
+    if entry is None or entry[0] != _fingerprint(xla_executable):
+        return None
+    return entry[1]
+
+
 def program_fingerprint(xla_executable: Any) -> str:
     """Hash of the optimized HLO printed without metadata: identical on every process running the
     same program, independent of file paths and line numbers (~100 µs, once per executable)."""
@@ -276,18 +350,20 @@ def program_fingerprint(xla_executable: Any) -> str:
 def exec_info_from_replicated(er: Any, args: tuple) -> ExecInfo:
     """ExecInfo of an `ExecuteReplicated` about to run on `args` (flat, before DCE)."""
     kept = er.kept_var_idx
+    traced = traced_program(er.xla_executable)
     in_avals = tuple(_aval_text(getattr(a, "aval", a)) for i, a in enumerate(args) if i in kept)
     in_sh = tuple(er.in_handler.in_shardings)
     out_sh = tuple(er.out_handler.out_shardings)
     return ExecInfo(
         name=str(er.name),
-        program=program_fingerprint(er.xla_executable),
+        program=traced or program_fingerprint(er.xla_executable),
         in_avals=in_avals,
         in_shardings=tuple(_sharding_text(s) for s in in_sh),
         out_avals=tuple(_aval_text(a) for a in er.out_handler.out_avals),
         out_shardings=tuple(_sharding_text(s) for s in out_sh),
         processes=_device_processes(in_sh + out_sh),
         platform=_platform(er.xla_executable),
+        traced=traced is not None,
     )
 
 
@@ -301,15 +377,17 @@ def _platform(xla_executable: Any) -> str:
 def exec_info_from_mesh_executable(ex: Any, name: str) -> ExecInfo:
     in_sh = tuple(ex._in_shardings)
     out_sh = tuple(ex._out_shardings)
+    traced = traced_program(ex.xla_executable)
     return ExecInfo(
         name=name,
-        program=program_fingerprint(ex.xla_executable),
+        program=traced or program_fingerprint(ex.xla_executable),
         in_avals=tuple(_aval_text(a) for a in ex.in_avals),
         in_shardings=tuple(_sharding_text(s) for s in in_sh),
         out_avals=tuple(_aval_text(a) for a in ex.out_avals),
         out_shardings=tuple(_sharding_text(s) for s in out_sh),
         processes=_device_processes(in_sh + out_sh),
         platform=_platform(ex.xla_executable),
+        traced=traced is not None,
     )
 
 
@@ -550,15 +628,21 @@ class DispatchHooks:
             jax.jit = jit
             self._undo.append(lambda: (setattr(api, "jit", orig_jit), setattr(jax, "jit", orig_jit)))
 
-        if on_compile is not None and hasattr(compiler, "compile_or_get_cached"):
+        if hasattr(compiler, "compile_or_get_cached"):
             orig_cc = compiler.compile_or_get_cached
 
             def compile_or_get_cached(*a: Any, **k: Any) -> Any:
-                on_compile(True)
+                if on_compile is not None:
+                    on_compile(True)
                 try:
-                    return orig_cc(*a, **k)
+                    ex = orig_cc(*a, **k)
+                    computation = a[1] if len(a) > 1 else k.get("computation")
+                    if computation is not None:
+                        remember_traced(ex, computation)
+                    return ex
                 finally:
-                    on_compile(False)
+                    if on_compile is not None:
+                        on_compile(False)
 
             compiler.compile_or_get_cached = compile_or_get_cached  # pxla looks it up at call time
             self._undo.append(lambda: setattr(compiler, "compile_or_get_cached", orig_cc))
@@ -597,6 +681,15 @@ def jit_options_text(jitted: Any) -> str:
     for k in ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames", "keep_unused"):
         parts.append(f"{k}={getattr(info, k, None)!r}")
     return ";".join(parts)
+
+
+def jit_statics(jitted: Any) -> tuple[tuple[int, ...], tuple[str, ...]] | None:
+    """(static_argnums, static_argnames) of a jit object, None when it has none: static values
+    pick the executable, so they are part of a call's identity."""
+    info = getattr(jitted, "_jit_info", None)
+    nums = tuple(getattr(info, "static_argnums", None) or ())
+    names = tuple(getattr(info, "static_argnames", None) or ())
+    return (nums, names) if nums or names else None
 
 
 _local = threading.local()

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import threading
@@ -25,7 +26,7 @@ from runtime_guard.exchange import Exchange, Registry, strict_barrier_id
 from runtime_guard.kv import KV, KVError
 from runtime_guard.recorder import _FOLD_MASK, _RING_MASK, _SIZE, Recorder
 from runtime_guard.settings import EXIT_DETECTED, GuardSettings
-from runtime_guard.signature import exec_fields, exec_key, function_identity, stable_hash
+from runtime_guard.signature import bound_values, exec_fields, exec_key, function_identity, stable_hash, value_identity
 
 
 class DivergenceError(RuntimeError):
@@ -55,6 +56,32 @@ _in_trace = compat.in_trace_or_disabled_jit
 _concrete = compat.concrete_result
 _Array: type = type(None)  # jax.Array's class (a jit call's usual result), bound by the first GuardedJit
 _arg_shapes: Callable[[tuple], int] = None  # type: ignore[assignment]  # bound by the first GuardedJit
+
+
+@functools.lru_cache(maxsize=4096)
+def _kw_layout(names: tuple[str, ...]) -> tuple[int, tuple[str, ...]]:
+    """(stable hash, order) of a call's keyword names, in the order they were passed: sorted, so
+    `f(x, a=1, b=2)` and `f(x, b=2, a=1)` agree, and hashed stably (`hash()` of strings differs
+    between processes)."""
+    order = tuple(sorted(names))
+    return stable_hash("kw", *order), order
+
+
+_STATICS: dict[tuple, int] = {}
+
+
+def _statics_hash(vals: tuple) -> int:
+    """Stable hash of static argument values, cached by value: JAX requires them hashable and
+    picks executables by their equality, so equal values may share an entry."""
+    try:
+        h = _STATICS.get(vals)
+    except TypeError:  # unhashable: JAX itself will refuse the call
+        return stable_hash("static", *map(value_identity, vals))
+    if h is None:
+        if len(_STATICS) > 4096:
+            _STATICS.clear()
+        h = _STATICS[vals] = stable_hash("static", *map(value_identity, vals))
+    return h
 
 
 # The guarded call in progress on this thread, as a plain list (cheaper than an object on the hot
@@ -95,7 +122,8 @@ class GuardedJit:
 
     # `_sites`, `_names` and `_rec` are the guard's call-site cache, registry names and recorder,
     # held here so that the hot path reads one slot for each rather than a chain of attributes.
-    __slots__ = ("_jitted", "_guard", "_key", "_kind", "_subset", "_sites", "_names", "_rec", "_hp", "__weakref__")
+    __slots__ = ("_jitted", "_guard", "_key", "_kind", "_subset", "_sites", "_names", "_rec", "_hp", "_statics",
+                 "__weakref__")
 
     def __init__(self, jitted: Any, guard: "Guard") -> None:
         global _arg_shapes, _Array
@@ -108,7 +136,9 @@ class GuardedJit:
         fun = compat.jit_function(jitted)
         name, ident = function_identity(fun) if fun is not None else (repr(jitted), repr(jitted))
         self._key = stable_hash("jit", ident, compat.jit_options_text(jitted))
-        guard.registry.name(self._key, f"jit({name})")
+        self._statics = compat.jit_statics(jitted)
+        bound = bound_values(fun) if fun is not None else ""
+        guard.registry.name(self._key, f"jit({name}) [{bound}]" if bound else f"jit({name})")
         self._kind = _UNKNOWN
         self._subset: tuple | None = None  # the subset of processes it runs over (_SUBSET), or _SEVERAL
         siblings = guard._by_key.setdefault(self._key, weakref.WeakSet())
@@ -127,7 +157,8 @@ class GuardedJit:
         # than asking JAX's trace state first). Its locals are what the Python-path hooks see of
         # this call, should JAX take that path (see `_current_call`).
         rec = self._rec
-        hot = self._hp.record(self._key, args) if self._hp is not None else None
+        key0 = self._key if not kwargs and self._statics is None else self._key ^ self._bound_key(args, kwargs)
+        hot = self._hp.record(key0, args) if self._hp is not None else None
         if hot is not None:
             pre, site, line, key = hot  # recorded in C (see hotpath.py)
         else:
@@ -136,9 +167,9 @@ class GuardedJit:
             if hit is None:
                 hit = guard.site_of_frame(frame)
             site, line = hit
-            key = self._key ^ _arg_shapes(args)  # this call's variant: the function and its argument shapes
+            key = key0 ^ _arg_shapes(args)  # this call's variant: the function and its argument shapes
             if key not in self._names:
-                self._name_variant(key)
+                self._name_variant(key, self._statics_text(args, kwargs) if self._statics is not None else "")
             # `Recorder.record_at`, inlined (the C path's twin). `with`, not acquire() and a
             # try/finally: a KeyboardInterrupt raised as acquire() returns would leave the lock
             # held, and the next dispatch, and the exchange thread at exit, waiting for ever.
@@ -163,8 +194,10 @@ class GuardedJit:
         site, line = hit if hit is not None else guard.site_of_frame(frame)
         code = guard.recorder.code_of(site)
         key = compat.call_signature(self._key, args, kwargs) if guard._exact else self._key ^ _arg_shapes(args)
+        if kwargs or self._statics is not None:
+            key ^= self._bound_key(args, kwargs)
         if key not in guard.registry.names:
-            self._name_variant(key)
+            self._name_variant(key, self._statics_text(args, kwargs) if self._statics is not None else "")
         kind = self._kind
         pre = spre = 0
         stream = None
@@ -201,9 +234,36 @@ class GuardedJit:
                     guard.stream(tuple(sorted(procs))).record(key, 0, code, line)
         return out
 
-    def _name_variant(self, key: int) -> None:
+    def _bound_key(self, args: tuple, kwargs: dict) -> int:
+        """What keyword and static arguments add to a call's identity: the shapes and dtypes of
+        arrays passed by keyword, and the values of static arguments, which pick the executable
+        (`step(state, batch, train=is_chief)` runs another program on one process)."""
+        h = 0
+        if kwargs:
+            h, order = _kw_layout(tuple(kwargs))
+            h ^= _arg_shapes(tuple(map(kwargs.__getitem__, order)))
+        if self._statics is not None:
+            nums, names = self._statics
+            n = len(args)
+            vals = tuple(args[i] for i in nums if -n <= i < n) + tuple(kwargs[k] for k in names if k in kwargs)
+            if vals:
+                h ^= _statics_hash(vals)
+        return h
+
+    def _statics_text(self, args: tuple, kwargs: dict) -> str:
+        nums, names = self._statics
+        n = len(args)
+        parts = [f"arg{i % n}={value_identity(args[i])}" for i in nums if -n <= i < n]
+        parts += [f"{k}={value_identity(kwargs[k])}" for k in names if k in kwargs]
+        text = ", ".join(parts)
+        return text if len(text) <= 80 else text[:79] + "…"
+
+    def _name_variant(self, key: int, statics: str = "") -> None:
+        """Name a call's variant after its function (and the values of its static arguments,
+        which the report then compares field by field)."""
         reg = self._guard.registry
-        reg.name(key, reg.names.get(self._key, "?"))
+        name = reg.names.get(self._key, "?")
+        reg.name(key, f"{name} static({statics})" if statics else name)
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:

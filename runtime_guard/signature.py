@@ -6,9 +6,14 @@ paths, no line numbers, no `hash()` of strings (randomized per process by PYTHON
 
 from __future__ import annotations
 
+import dataclasses
+import enum
+import functools
 import hashlib
-from types import CodeType
+from types import CodeType, FunctionType, MethodType
 from typing import Any
+
+import numpy as np
 
 from runtime_guard.compat import ExecInfo
 
@@ -23,11 +28,11 @@ def stable_hash(*parts: object) -> int:
 
 
 def exec_key(info: ExecInfo) -> int:
-    # The optimized program is deterministic on the CPU. On accelerators per-process autotuning can
-    # choose different kernels (and so different optimized HLO) for the same computation, so there
-    # the identity is the name, shapes, dtypes, shardings and process set; the program hash is
-    # still reported as a field.
-    program = info.program if info.platform == "cpu" else ""
+    # The traced program (before optimization) is the same on every process that traced the same
+    # computation. Where only the optimized HLO is known (an executable that did not go through the
+    # compiler hook), it counts on the CPU alone: on accelerators per-process autotuning can choose
+    # different kernels, and so different optimized HLO, for one computation; it is still reported.
+    program = info.program if info.traced or info.platform == "cpu" else ""
     return stable_hash("exec", info.name, program, info.in_avals, info.in_shardings, info.out_avals,
                        info.out_shardings, info.processes)
 
@@ -46,13 +51,101 @@ def exec_fields(info: ExecInfo) -> dict[str, str]:
 
 
 def function_identity(fun: Any) -> tuple[str, str]:
-    """(display name, stable identity) of a Python function: module, qualname and a hash of the
-    bytecode (so two lambdas in one module differ, while paths and line numbers do not count)."""
-    name = getattr(fun, "__qualname__", None) or getattr(fun, "__name__", None) or type(fun).__name__
-    module = getattr(fun, "__module__", None) or ""
+    """(display name, stable identity) of a Python callable: module, qualname and a hash of the
+    bytecode (so two lambdas in one module differ, while paths and line numbers do not count), and
+    the values it was bound to: closure cells, defaults, `functools.partial` arguments. Between
+    cached calls these identities are all fast mode sees of which function ran, and two closures
+    of one code over different constants (a process-dependent learning rate, flag or callee) are
+    different programs."""
+    return _display_name(fun), _identity(fun, 3)
+
+
+def bound_values(fun: Any, limit: int = 80) -> str:
+    """The numbers and short strings a function is bound to (closure cells, `functools.partial`
+    arguments), as `name=value` text for reports: what tells two closures of one code apart."""
+    items: list[str] = []
+    while isinstance(fun, functools.partial):
+        items += [_value(a, 0) for a in fun.args if isinstance(a, (*_NUMBERS, str, enum.Enum))]
+        items += [f"{k}={_value(v, 0)}" for k, v in fun.keywords.items() if isinstance(v, (*_NUMBERS, str, enum.Enum))]
+        fun = fun.func
+    fun = getattr(fun, "__func__", fun)
     code = getattr(fun, "__code__", None)
-    code_id = _code_identity(code) if isinstance(code, CodeType) else ""
-    return f"{module}.{name}" if module and module != "__main__" else str(name), f"{module}|{name}|{code_id}"
+    if isinstance(code, CodeType):
+        for name, cell in zip(code.co_freevars, getattr(fun, "__closure__", None) or ()):
+            try:
+                v = cell.cell_contents
+            except ValueError:
+                continue
+            if isinstance(v, (*_NUMBERS, str, enum.Enum)):
+                items.append(f"{name}={_value(v, 0)}")
+    text = ", ".join(items)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _display_name(fun: Any) -> str:
+    if isinstance(fun, functools.partial):
+        return f"partial({_display_name(fun.func)})"
+    name = getattr(fun, "__qualname__", None) or getattr(fun, "__name__", None)
+    if not isinstance(name, str):
+        name = type(fun).__qualname__
+    module = getattr(fun, "__module__", None) or ""
+    return f"{module}.{name}" if module and module != "__main__" else name
+
+
+def _identity(fun: Any, depth: int) -> str:
+    if isinstance(fun, functools.partial):
+        args = ",".join(_value(a, depth - 1) for a in fun.args)
+        kw = ",".join(f"{k}={_value(v, depth - 1)}" for k, v in sorted(fun.keywords.items()))
+        return f"partial({_identity(fun.func, depth - 1)};{args};{kw})"
+    if isinstance(fun, MethodType):  # the instance counts by its type: its state is the caller's
+        return f"method({type(fun.__self__).__qualname__};{_identity(fun.__func__, depth)})"
+    if not isinstance(fun, FunctionType):
+        call = getattr(type(fun), "__call__", None)
+        if isinstance(call, FunctionType):  # a callable object (a model, a loss class)
+            return f"callable({type(fun).__module__}.{type(fun).__qualname__};{_identity(call, depth)})"
+        name = getattr(fun, "__qualname__", None) or type(fun).__qualname__
+        return f"{getattr(fun, '__module__', '')}|{name}|"
+    parts = [fun.__module__ or "", fun.__qualname__, _code_identity(fun.__code__)]
+    if depth > 0:
+        for v in fun.__defaults__ or ():
+            parts.append(_value(v, depth - 1))
+        for k, v in sorted((fun.__kwdefaults__ or {}).items()):
+            parts.append(f"{k}={_value(v, depth - 1)}")
+        for name, cell in zip(fun.__code__.co_freevars, fun.__closure__ or ()):
+            try:
+                parts.append(f"{name}={_value(cell.cell_contents, depth - 1)}")
+            except ValueError:  # a cell not filled yet
+                parts.append(f"{name}=<empty>")
+    return "|".join(parts)
+
+
+_NUMBERS = (bool, int, float, complex, type(None))
+
+
+def value_identity(v: Any) -> str:
+    """A value's text for an identity, the same in every process (see `_value`)."""
+    return _value(v, 3)
+
+
+def _value(v: Any, depth: int) -> str:
+    """What a bound value contributes: numbers and short strings by value (they steer tracing or
+    become constants), callables by identity, containers of those item by item; any other object
+    by its type only, since its repr may hold a memory address that differs between processes."""
+    if isinstance(v, _NUMBERS) or isinstance(v, enum.Enum):
+        return repr(v)
+    if isinstance(v, (str, bytes)):
+        return repr(v) if len(v) <= 200 else f"{type(v).__name__}#{stable_hash(v)}"
+    if isinstance(v, (tuple, list)) and depth > 0 and len(v) <= 32:
+        return "(" + ",".join(_value(x, depth - 1) for x in v) + ")"
+    if isinstance(v, (FunctionType, MethodType, functools.partial)) and depth > 0:
+        return _identity(v, depth - 1)
+    if isinstance(v, np.generic) or isinstance(v, np.dtype):
+        return repr(v)
+    if dataclasses.is_dataclass(v) and not isinstance(v, type) and depth > 0:  # a config as a static arg
+        return f"{type(v).__qualname__}(" + ",".join(
+            f"{f.name}={_value(getattr(v, f.name, None), depth - 1)}" for f in dataclasses.fields(v)) + ")"
+    t = type(v)
+    return f"<{t.__module__}.{t.__qualname__}>"
 
 
 def _code_identity(code: CodeType) -> str:

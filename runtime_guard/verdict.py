@@ -23,6 +23,10 @@ def location(rec: dict | None) -> Location | None:
 def dispatch(rec: dict) -> Dispatch:
     fields = dict(rec.get("fields") or {})
     fields.setdefault("name", rec.get("name", "?"))
+    if rec.get("name") and rec["name"] != fields["name"]:
+        # The Python function dispatched, with the values it is bound to: two closures of one
+        # code over different constants differ here while the computation's name does not.
+        fields["function"] = rec["name"]
     if rec.get("cached"):
         fields["executable"] = "cached (signature of its last compilation)"
     return Dispatch(seq=int(rec["seq"]), name=rec.get("name", "?"), fields=fields, location=location(rec))

@@ -124,3 +124,58 @@ def test_arg_shapes_agree_across_processes_and_tell_shapes_apart():
     assert f((jnp.ones((2, 3)),)) != f((jnp.ones((4, 3)),))
     assert f(({"x": jnp.ones((2, 3))},)) != f(({"x": jnp.ones((4, 3))},))
     assert f((1, "a", None)) == 0
+
+
+TRACED = '''
+import jax, jax.numpy as jnp, numpy as np
+from runtime_guard import compat
+hooks = compat.DispatchHooks()
+hooks.install(on_execute=lambda er, args: None, allow_fastpath=lambda ex: True, on_compiled_call=None,
+              wrap_jit=None)
+{pad}
+def step(w, x):
+    # a Python callback and a debug print: their IR carries per-executable callback indices
+    y = jax.pure_callback(lambda a: np.asarray(a) * 2, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+    jax.debug.print("loss {{}}", y.sum())
+    return jnp.tanh(y @ w).sum() * {scale}
+c = jax.jit(step).lower(jnp.ones((3, 2)), jnp.ones((4, 3))).compile()
+ex = compat.compiled_mesh_executable(c)
+info = compat.exec_info_from_mesh_executable(ex, "jit(step)")
+print(info.traced, info.program)
+'''
+
+
+def test_traced_program_hash_is_the_same_in_every_process_and_tells_constants_apart(tmp_path):
+    """The program as traced identifies executables on accelerators (where autotuning changes the
+    optimized HLO per process): it must not depend on the process (paths, lines, hash seed, the
+    addresses of Python callbacks) and must tell a different constant apart."""
+    import os
+
+    def run(name, pad="", scale="1.0", seed="1"):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "prog.py").write_text(textwrap.dedent(TRACED.format(pad=pad, scale=scale)))
+        env = dict(os.environ, PYTHONHASHSEED=seed, JAX_PLATFORMS="cpu")
+        out = subprocess.run([sys.executable, str(d / "prog.py")], capture_output=True, text=True, timeout=120,
+                             env=env)
+        assert out.returncode == 0, out.stderr
+        return out.stdout.split()
+
+    a = run("a")
+    b = run("elsewhere", pad="\n" * 9 + "x = [object() for _ in range(1000)]  # other addresses\n", seed="7")
+    c = run("c", scale="2.0")
+    assert a[0] == "True" and a == b
+    assert c[0] == "True" and c[1] != a[1]
+
+
+def test_traced_program_is_only_used_for_the_executable_it_was_taken_from():
+    """Entries are keyed by id(): an executable that did not go through the hook (or reuses a freed
+    one's address) must not inherit another program's hash."""
+    compiled = jax.jit(lambda x: x + 1).lower(jnp.ones(3)).compile()  # no hook installed here
+    ex = compat.compiled_mesh_executable(compiled).xla_executable
+    assert compat.traced_program(ex) is None
+    compat._TRACED[id(ex)] = (b"another executable's fingerprint", "0123456789abcdef")
+    try:
+        assert compat.traced_program(ex) is None
+    finally:
+        del compat._TRACED[id(ex)]

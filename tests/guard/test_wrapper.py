@@ -131,3 +131,44 @@ def test_argument_shapes_tell_cached_variants_apart():
     a, b, c = g.recorder.records(before + 1, g.recorder.seq)
     assert a.key == c.key != b.key
     assert g.registry.names[a.key] == g.registry.names[b.key] == g.registry.names[w._key]
+
+
+def test_keyword_arrays_tell_cached_variants_apart():
+    g = _guard()
+    w = GuardedJit(jax.jit(lambda a, batch: a.sum() + batch.sum()), g)
+    w(jnp.ones(3), batch=jnp.ones((4, 2)))
+    w._kind = _MULTI
+    w(jnp.ones(3), batch=jnp.ones((8, 2)))
+    before = g.recorder.seq
+    for n in (4, 8, 4):
+        w(jnp.ones(3), batch=jnp.ones((n, 2)))
+    w(jnp.ones(3), jnp.ones((4, 2)))  # the same array by position is another call signature
+    a, b, c, d = g.recorder.records(before + 1, g.recorder.seq)
+    assert a.key == c.key != b.key
+    assert d.key != a.key
+
+
+def test_static_argument_values_tell_cached_variants_apart():
+    """A static argument picks the executable: `step(x, train=is_chief)` runs another program on
+    one process even though every array has the same shape."""
+    import dataclasses
+    import functools
+
+    @dataclasses.dataclass(frozen=True)
+    class Cfg:
+        depth: int
+
+    g = _guard()
+    f = functools.partial(jax.jit, static_argnums=(1,), static_argnames=("train",))(
+        lambda x, cfg, train=False: x * cfg.depth + (1 if train else 0))
+    w = GuardedJit(f, g)
+    for cfg in (Cfg(1), Cfg(2)):
+        for train in (False, True):
+            w(jnp.ones(3), cfg, train=train)
+    w._kind = _MULTI
+    before = g.recorder.seq
+    calls = [(Cfg(1), False), (Cfg(1), True), (Cfg(2), False), (Cfg(1), False)]
+    for cfg, train in calls:
+        w(jnp.ones(3), cfg, train=train)
+    keys = [r.key for r in g.recorder.records(before + 1, g.recorder.seq)]
+    assert len(keys) == 4 and keys[0] == keys[3] and len(set(keys[:3])) == 3, keys

@@ -1,0 +1,131 @@
+"""Stable identities of jitted functions: what fast mode compares between cached calls.
+
+Closures of one code over different constants, or `functools.partial` objects over different
+arguments, are different programs; the identity must tell them apart, yet be identical in every
+process (no addresses, no string hashes)."""
+
+from __future__ import annotations
+
+import enum
+import functools
+import os
+import subprocess
+import sys
+
+from runtime_guard.compat import ExecInfo
+from runtime_guard.signature import bound_values, exec_key, function_identity
+
+
+def make_step(scale, callee=None):
+    def step(x):
+        return (callee or abs)(x) * scale
+
+    return step
+
+
+def loss(x, weight=1.0, *, mode="train"):
+    return x * weight
+
+
+class Mode(enum.Enum):
+    TRAIN = 1
+    EVAL = 2
+
+
+def ident(f):
+    return function_identity(f)[1]
+
+
+def test_closures_over_different_constants_differ():
+    assert ident(make_step(0.1)) == ident(make_step(0.1))
+    assert ident(make_step(0.1)) != ident(make_step(0.2))
+    assert ident(make_step(1, Mode.TRAIN)) != ident(make_step(1, Mode.EVAL))
+
+
+def test_closures_over_different_callees_differ():
+    def a(x):
+        return x
+
+    def b(x):
+        return -x
+
+    assert ident(make_step(1, a)) != ident(make_step(1, b))
+    assert ident(make_step(1, a)) == ident(make_step(1, a))
+
+
+def test_partials_and_defaults_count():
+    assert ident(functools.partial(loss, weight=2.0)) != ident(functools.partial(loss, weight=3.0))
+    assert ident(functools.partial(loss, weight=2.0)) == ident(functools.partial(loss, weight=2.0))
+    assert ident(functools.partial(loss)) != ident(functools.partial(make_step(1)))
+    assert function_identity(functools.partial(loss, weight=2.0))[0] == f"partial({__name__}.loss)"
+
+    def with_default(x, k=1):
+        return x + k
+
+    def with_other_default(x, k=1):
+        return x + k
+
+    with_other_default.__defaults__ = (2,)
+    assert ident(with_default).replace("with_default", "f") != ident(with_other_default).replace(
+        "with_other_default", "f")
+
+
+def test_objects_count_by_type_only():
+    """An object's repr may hold its address: only its type may enter an identity."""
+    class Model:
+        pass
+
+    m1, m2 = Model(), Model()
+    assert ident(make_step(m1)) == ident(make_step(m2))
+    assert "0x" not in ident(make_step(m1))
+
+
+def test_recursive_closures_end():
+    def outer():
+        def inner(x):
+            return inner(x)
+
+        return inner
+
+    assert ident(outer()) == ident(outer())
+
+
+def test_identity_is_the_same_in_every_process():
+    code = (
+        "import functools\n"
+        "junk = [object() for _ in range(777)]  # other addresses\n"
+        "from tests.guard.test_signature import make_step, loss, Mode\n"
+        "from runtime_guard.signature import function_identity\n"
+        "class Cfg: pass\n"
+        "fs = [make_step(0.5, functools.partial(loss, weight=Cfg())), make_step(Mode.EVAL), "
+        "functools.partial(loss, 3, mode='eval')]\n"
+        "print([function_identity(f)[1] for f in fs])\n"
+    )
+    outs = set()
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed, JAX_PLATFORMS="cpu")
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
+                           check=True, cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+        outs.add(r.stdout.strip())
+    assert len(outs) == 1, outs
+
+
+def test_bound_values_name_the_constants():
+    assert bound_values(make_step(0.01)) == "callee=None, scale=0.01"
+    assert bound_values(functools.partial(loss, 2, mode="eval")) == "2, mode='eval'"
+    assert bound_values(loss) == ""
+    assert len(bound_values(make_step("x" * 70))) == 80  # cut, with an ellipsis
+    assert "str#" in bound_values(make_step("x" * 500))  # long strings by hash
+
+
+def test_exec_key_uses_the_traced_program_on_every_platform():
+    def info(program, platform, traced):
+        return ExecInfo(name="jit(f)", program=program, in_avals=("f32[2]",), in_shardings=("s",),
+                        out_avals=("f32[2]",), out_shardings=("s",), processes=(0, 1), platform=platform,
+                        traced=traced)
+
+    # Optimized HLO off the CPU may differ per process (autotuning): not part of the key.
+    assert exec_key(info("aaaa", "gpu", False)) == exec_key(info("bbbb", "gpu", False))
+    # The traced program does not: part of the key everywhere.
+    assert exec_key(info("aaaa", "gpu", True)) != exec_key(info("bbbb", "gpu", True))
+    assert exec_key(info("aaaa", "cpu", False)) != exec_key(info("bbbb", "cpu", False))
