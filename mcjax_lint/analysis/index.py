@@ -212,7 +212,8 @@ class ProjectIndex:
             from mcjax_lint.analysis.relocate import mentions_by_module
 
             state["_mentions"] = mentions_by_module(self.modules)
-        state["functions"] = {q: FunctionFacts(f.name, f.line, list(f.params), f.cls, jit=f.jit, flags=f.flags, prop=f.prop)
+        state["functions"] = {q: FunctionFacts(f.name, f.line, list(f.params), f.cls, jit=f.jit, flags=f.flags, prop=f.prop,
+                                           statics=list(f.statics))
                               for q, f in self.functions.items()}
         state["classes"] = {q: ClassFacts(c.name, c.line, list(c.bases), dict.fromkeys(c.attrs, {}), list(c.methods))
                             for q, c in self.classes.items()}

@@ -99,6 +99,24 @@ def sym_element(a: Sym) -> Sym:
     return out
 
 
+def _static_params(keywords: list[ast.keyword], positional: list[str]) -> list[str]:
+    """The parameters a jit decorator's `static_argnums` / `static_argnames` name (literals only)."""
+    out: list[str] = []
+    for kw in keywords:
+        if kw.arg not in ("static_argnums", "static_argnames"):
+            continue
+        items = kw.value.elts if isinstance(kw.value, (ast.Tuple, ast.List)) else [kw.value]
+        for it in items:
+            if not isinstance(it, ast.Constant):
+                continue
+            if kw.arg == "static_argnames" and isinstance(it.value, str):
+                out.append(it.value)
+            elif kw.arg == "static_argnums" and isinstance(it.value, int) and not isinstance(it.value, bool):
+                if -len(positional) <= it.value < len(positional):
+                    out.append(positional[it.value])
+    return sorted(set(out))
+
+
 @dataclass
 class FunctionFacts:
     name: str  # qualified
@@ -117,11 +135,12 @@ class FunctionFacts:
     flags: str = ""
     refs: list[str] = field(default_factory=list)  # project refs read (attributes, other modules' globals)
     prop: bool = False  # a @property: reading the attribute calls it
+    statics: list[str] = field(default_factory=list)  # parameters a jit decorator makes static
 
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"name": self.name, "line": self.line}
         for k in ("params", "cls", "returns", "collective", "jit", "calls", "called_params", "device_access", "flags", "refs",
-                  "prop"):
+                  "prop", "statics"):
             v = getattr(self, k)
             if v:
                 d[k] = v
@@ -133,6 +152,7 @@ class FunctionFacts:
             d["name"], d["line"], list(d.get("params", [])), d.get("cls"), dict(d.get("returns", {})),
             d.get("collective"), d.get("jit"), list(d.get("calls", [])), list(d.get("called_params", [])),
             d.get("device_access"), d.get("flags", ""), list(d.get("refs", [])), bool(d.get("prop")),
+            list(d.get("statics", [])),
         )
 
 
@@ -1047,14 +1067,17 @@ class _Summarizer:
         qual = self._qualname(node.name)
         deco_jit = None
         is_property = False
+        static_kw: list[ast.keyword] = []
         for d in node.decorator_list:
             dq = self.qualify(d.func if isinstance(d, ast.Call) else d)
             if dq in ("property", "functools.cached_property", "cached_property"):
                 is_property = True
             elif dq in K.JIT_WRAPPERS:
                 deco_jit = K.JIT_WRAPPERS[dq]
+                static_kw = d.keywords if isinstance(d, ast.Call) else []
             elif dq in ("functools.partial", "partial") and isinstance(d, ast.Call) and d.args and self.qualify(d.args[0]) in K.JIT_WRAPPERS:
                 deco_jit = K.JIT_WRAPPERS[self.qualify(d.args[0])]
+                static_kw = d.keywords
             else:
                 self.ev(d)
         defaults = {}
@@ -1067,7 +1090,7 @@ class _Summarizer:
                 defaults[p.arg] = sym_taint(self.ev(dflt))
         params = [p.arg for p in pos + a.kwonlyargs] + ([a.vararg.arg] if a.vararg else []) + ([a.kwarg.arg] if a.kwarg else [])
         facts = FunctionFacts(qual, node.lineno, params=params, cls=self.class_stack[-1].name if self.class_stack else None,
-                              jit=deco_jit, prop=is_property)
+                              jit=deco_jit, prop=is_property, statics=_static_params(static_kw, [p.arg for p in pos]))
         self.summary.functions[qual] = facts
         in_class_body = bool(self.class_stack) and self.class_stack[-1].name == qual.rsplit(".", 1)[0]
         if in_class_body:

@@ -27,6 +27,7 @@ from mcjax_lint.analysis.positions import Range
 
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis.index import ProjectIndex, short_name
+from mcjax_lint.analysis.summary import FunctionFacts
 from mcjax_lint.analysis.values import BOTTOM, SANITIZED, Src, Val, _cap, join_all, with_binding
 from mcjax_lint.model import Edit, Fix
 from mcjax_lint.settings import AnalysisSettings
@@ -54,6 +55,7 @@ class Sink:
     src: Src  # the divergence source (for order/hash: where the finding goes)
     node: cst.CSTNode  # where the value is used
     what: str  # e.g. "collective `train_step` (jit)"
+    static: bool = False  # a static argument of a jitted function (its value picks the program)
 
 
 @dataclass
@@ -568,6 +570,8 @@ class FileAnalysis:
             res = self.anchor(res, node, short_name(q), unlocated_only=res.ext)
         # Same-file functions: remember tainted arguments to analyse the callee with them.
         fn = self.index.functions.get(target)
+        if fn is not None and fn.jit and fn.statics:
+            self._static_args(fn, target, node)
         if coll and ((fn is not None and not fn.jit) or target in self.index.classes):
             self.calls[node].via_project = True
             name = f"`{short_name(target)}()`"
@@ -578,6 +582,22 @@ class FileAnalysis:
             if argu.divergent or (info and any(self._callable_desc(v) for _, v in info.args)):
                 self._record_param_taint(target, node)
         return res, coll
+
+    def _static_args(self, fn: FunctionFacts, target: str, node: cst.Call) -> None:
+        """A process-dependent value passed as a static argument of a jitted function: every value
+        compiles another program, so the processes run different computations (MCJ301)."""
+        info = self.calls.get(node)
+        if info is None:
+            return
+        params = list(fn.params)
+        if fn.cls and params and params[0] in ("self", "cls") and isinstance(node.func, cst.Attribute):
+            params = params[1:]  # called through an instance: its first positional is the next one
+        for k, v in info.args:
+            name = params[k] if isinstance(k, int) and k < len(params) else k if isinstance(k, str) else None
+            if name in fn.statics and v.pd:
+                what = f"static argument `{name}` of `{short_name(target)}` ({fn.jit})"
+                for s in sorted(v.pd):
+                    self._add_sink(Sink("MCJ301", s, node, what, static=True))
 
     def _record_param_taint(self, q: str, node: cst.Call) -> None:
         fdef, _, _ = self.fn_nodes[q]
@@ -891,6 +911,8 @@ class FileAnalysis:
             target = self.index.method(recv.cls, meth)
             info.name = target or info.name
             fn = self.index.functions.get(target or "")
+            if fn is not None and fn.jit and fn.statics:
+                self._static_args(fn, target, node)
             if fn is not None and not fn.jit:
                 info.via_project = True
                 name = f"`{short_name(target)}()`"

@@ -16,6 +16,12 @@ class ProcessDependentShape(Rule):
                 continue
             s = sink.src
             where = f" (line {s.line})" if s.located and s.line != self.line(node) else ""
+            if sink.static:
+                self.report(node, (
+                    f"{s.describe()}{where} is passed as the {sink.what}: its value differs between processes, "
+                    f"and each value of a static argument compiles another program"),
+                    related=(related_source(s, "value source"),))
+                continue
             self.report(node, (
                 f"{s.describe()}{where} is passed into {sink.what}: its shape/dtype differs between processes, "
                 f"so they build different global arrays or programs"),

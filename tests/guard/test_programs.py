@@ -18,8 +18,6 @@ from tests.guard.conftest import PROGRAMS, expected_kind, site_markers
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "report.schema.json").read_text())
 HAZARDS = sorted(p for p in PROGRAMS.glob("*.py") if p.name.startswith(("hazard_", "event_")))
-# Hazards the linter does not find yet (so not lint fixtures), reported by the guard all the same.
-HAZARDS += sorted((Path(__file__).parent / "programs").glob("hazard_*.py"))
 CLEAN = sorted(PROGRAMS.glob("clean_*.py"))
 
 # Extra options per program: a stuck process is found by the hang threshold.
