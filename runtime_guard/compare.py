@@ -213,8 +213,26 @@ class Finding:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-def liveness(states: dict[int, dict], tracker: Tracker, expected: int, now: float | None = None) -> Finding | None:
-    """Exits, deaths, and hangs. Divergence is checked first by the caller."""
+def liveness(states: dict[int, dict], tracker: Tracker, expected: int, now: float | None = None,
+             alive: dict[int, float] | None = None) -> Finding | None:
+    """Exits, deaths, and hangs. Divergence is checked first by the caller. `alive`: seconds since
+    each process's supervisor last saw its OS process running, where known."""
+    f = _liveness(states, tracker, expected, now, alive)
+    if f is not None and f.kind in ("missing", "hang") and alive:
+        # Say which of the processes the others wait for are frozen rather than dead.
+        now = time.monotonic() if now is None else now
+        frozen = [p for p, st in sorted(states.items()) if st.get("status") == RUNNING
+                  and tracker.stale(p, now) > tracker.died_after and alive.get(p, float("inf")) < tracker.died_after]
+        if frozen:
+            f.summary += "; " + "; ".join(
+                f"process {p} is frozen: no heartbeat for {tracker.stale(p, now):.0f} s while its OS process runs "
+                f"(a long C call holding the GIL, or stopped in a debugger)" for p in frozen)
+            f.detail["frozen"] = frozen
+    return f
+
+
+def _liveness(states: dict[int, dict], tracker: Tracker, expected: int, now: float | None,
+              alive: dict[int, float] | None) -> Finding | None:
     now = time.monotonic() if now is None else now
     running = {p: s for p, s in states.items() if s.get("status") == RUNNING}
     gone = {p: s for p, s in states.items() if s.get("status") in (EXITED, FAILED)}
@@ -257,6 +275,12 @@ def liveness(states: dict[int, dict], tracker: Tracker, expected: int, now: floa
     for p in sorted(running):
         stale = tracker.stale(p, now)
         if stale > tracker.died_after:
+            seen = (alive or {}).get(p)
+            if seen is not None and seen < min(tracker.died_after, stale):
+                # Silent, yet its supervisor sees it running: frozen (a long C call holding the
+                # GIL, a debugger), not dead. If the others end up waiting for it, the hang
+                # threshold reports it, stacks included.
+                continue
             return Finding("died", states[p].get("seq", 0) + 1, [p],
                            f"process {p} stopped sending heartbeats {stale:.1f} s ago (killed, crashed or "
                            f"frozen) after dispatch #{states[p].get('seq', 0)}")

@@ -139,6 +139,7 @@ class Exchange:
         self.host = socket.gethostname()
         self.coordinator = ""
         self._collector_published = False
+        self._collector_fetched = self.p == 0
         self._last_pub = (-1, None, None, 0.0)
         self._publish_lock = threading.Lock()
         self._last_local = (None, None, -LOCAL_STATE_EVERY)  # status, pending, time of the last local write
@@ -230,6 +231,8 @@ class Exchange:
                              dict(st, last=self._last_dispatch(), n=self.n, coordinator=self.coordinator))
                 self._last_local = (self.status, self.pending, now)
             self._relay_collector()
+            if not self._collector_fetched:
+                self._fetch_collector()
         items, sigs = self.registry.take()
         for key, value in items:
             self.kv.set(key, value)
@@ -256,7 +259,8 @@ class Exchange:
                 pass
 
     def _fetch_collector(self) -> None:
-        """Other hosts: hand the collector's address to the local supervisor, before the verdict."""
+        """Other hosts: hand the collector's address to the local supervisor, as soon as process 0
+        published it (the supervisor reports liveness there) and again before a verdict."""
         if self.p == 0 or self._state_dir is None:
             return
         try:
@@ -265,6 +269,7 @@ class Exchange:
             return
         if isinstance(info, dict):
             _atomic_json(self._state_dir / "collector.json", info)
+            self._collector_fetched = True
 
     def _last_dispatch(self) -> dict | None:
         """The last dispatch with its name and fields, for the local supervisor's own reports."""
@@ -329,9 +334,22 @@ class Exchange:
             if suspect is not None:
                 self._resolve_divergence(states, suspect.lo, suspect.hi, subset=sub)
                 return
-        finding = compare.liveness(states, self.tracker, self.n)
+        finding = compare.liveness(states, self.tracker, self.n, alive=self._supervised_alive())
         if finding is not None and not self._parted_before(states, finding):
             self._resolve_liveness(states, finding)
+
+    def _supervised_alive(self) -> dict[int, float] | None:
+        """Seconds since each process's supervisor last saw its OS process running (`alive.json`,
+        written by the supervisor on this host; see `Supervisor._liveness_tick`). None when not
+        supervised: heartbeats alone then tell whether a process died."""
+        if self._state_dir is None:
+            return None
+        try:
+            data = json.loads((self._state_dir / "alive.json").read_text())
+            now = time.time()
+            return {int(p): max(0.0, now - float(t)) for p, t in data["alive"].items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
 
     def _parted_before(self, states: dict[int, dict], finding: compare.Finding) -> bool:
         """A process stuck behind the others may be stuck because it dispatched something else

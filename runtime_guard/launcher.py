@@ -38,6 +38,7 @@ from runtime_guard.settings import ENV, EXIT_DETECTED, GuardSettings
 # Strict mode stops every process with DivergenceError before the collective; they get this long to
 # unwind and exit by themselves before being killed.
 STRICT_EXIT_GRACE = 10.0
+ALIVE_EVERY = 0.5  # s between the supervisor's "these processes are running" notes
 
 
 class UsageError(ValueError):
@@ -149,6 +150,8 @@ class Supervisor:
         self._pumps: list[threading.Thread] = []
         self._collector: Any = None
         self._collector_failed = False
+        self._alive_at = 0.0
+        self._alive_sender: Any = None
         self._stop = False
         self._snapshot = False
         self.report_paths: dict[str, Path] = {}
@@ -238,6 +241,8 @@ class Supervisor:
                 signal.signal(s, h)
             if self._collector is not None:
                 self._collector.stop()
+            if self._alive_sender is not None:
+                self._alive_sender.close()
             shutil.rmtree(self.state_dir, ignore_errors=True)
 
     def _on_stop(self, signum: int, frame: Any) -> None:
@@ -254,6 +259,11 @@ class Supervisor:
                 if verdict is not None:
                     return self._handle_verdict(Report.from_dict(verdict))
             self._maybe_start_collector()
+            self._liveness_tick()
+            if self._alive_sender is not None and self._alive_sender.verdict is not None:
+                # Process 0's host has a verdict that this host's process did not deliver (frozen,
+                # or its guard cannot reach the coordination service): act on it here.
+                return self._handle_verdict(Report.from_dict(self._alive_sender.verdict))
             running = 0
             for c in self.children:
                 if c.exited is None:
@@ -329,6 +339,11 @@ class Supervisor:
         from runtime_guard.report.writer import print_report, write_report
         from runtime_guard.stacks.collect import collect_stacks
 
+        if self._collector is not None:  # tell the other hosts now, so they take stacks meanwhile
+            try:
+                self._collector.set_verdict(rep.to_dict())
+            except Exception:
+                pass
         states = self._states()
         for p in rep.processes:
             st = states.get(p.process_index)
@@ -384,6 +399,46 @@ class Supervisor:
         except Exception as e:  # without it, each host still writes its own report
             self._collector_failed = True
             print(f"mcjax-guard: no cross-host stack collector: {e!r}", file=sys.stderr)
+
+    def _liveness_tick(self) -> None:
+        """Say which processes are running, for process 0's comparator: a process whose guard
+        threads stop publishing while its OS process runs on is frozen (a C call holding the GIL,
+        a debugger), not dead, and must not be reported as `died` (which stops the job).
+
+        Process 0's host (and a local group) writes `alive.json` to the state directory that
+        process 0's guard reads; other hosts' supervisors send theirs to process 0's collector.
+        All times are process 0's host's clock."""
+        now = time.monotonic()
+        if now - self._alive_at < ALIVE_EVERY:
+            return
+        self._alive_at = now
+        try:
+            from runtime_guard.procutil import pid_running
+
+            pids = {int(st["pid"]): p for p, st in self._states().items() if st.get("pid")}
+            local = [pids.get(c.proc.pid, c.index if self.options.processes is not None else None)
+                     for c in self.children if c.exited is None and pid_running(c.proc.pid)]
+            local = [p for p in local if p is not None]
+            if self.options.processes is not None or self._collector is not None:
+                wall = time.time()
+                alive = dict(self._collector.alive_times()) if self._collector is not None else {}
+                alive.update({p: wall for p in local})
+                from runtime_guard.exchange import _atomic_json
+
+                _atomic_json(Path(self.state_dir) / "alive.json", {"alive": {str(p): t for p, t in alive.items()}})
+            elif local:
+                if self._alive_sender is None:
+                    info = _read_json(Path(self.state_dir) / "collector.json")
+                    if not isinstance(info, dict):
+                        return
+                    from runtime_guard.stacks.remote import AliveSender
+
+                    self._alive_sender = AliveSender(info["address"], info["token"])
+                self._alive_sender.send(local)
+        except Exception as e:  # liveness is an extra: without it a frozen process may be called dead
+            if not getattr(self, "_alive_warned", False):
+                self._alive_warned = True
+                print(f"mcjax-guard: cannot report process liveness: {e!r}", file=sys.stderr)
 
     def _exchange_stacks(self, rep: Report, stacks: dict, notes: list[str]) -> list[str]:
         """Process 0's host waits for the other hosts' stacks; the others send theirs. Returns the

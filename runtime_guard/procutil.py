@@ -14,3 +14,17 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True  # it exists; we may not signal it
     return True
+
+
+def pid_running(pid: int) -> bool:
+    """Exists and is not a zombie (a process that died but was not reaped yet). Running,
+    sleeping, in uninterruptible I/O or stopped (a debugger) all count: it may still go on."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return pid_alive(pid)  # no /proc (not Linux): existence is all we can tell
+    state = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3]  # the field after "(comm)"
+    return state not in (b"Z", b"X", b"x")

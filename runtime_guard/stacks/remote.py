@@ -41,6 +41,7 @@ from runtime_guard.report.model import ProcessReport
 
 SERVICE = "mcjax.StackCollector"
 SUBMIT = f"/{SERVICE}/Submit"
+ALIVE = f"/{SERVICE}/Alive"
 TOKEN_KEY = "mcjax-token"
 MAX_MESSAGE = 64 << 20  # native stacks of many processes stay far below this
 
@@ -73,12 +74,15 @@ class StackCollectorServer:
         self._token = token.encode()
         self._lock = threading.Condition()
         self._received: dict[str, dict[str, list[ProcessReport]]] = {}  # report_id -> host -> processes
+        self._alive: dict[int, float] = {}  # process index -> when its host's supervisor last saw it running
+        self._verdict = b"{}"  # the reply to liveness notes: the job's verdict once there is one
         self._server = grpc.server(
             ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="mcjax-collector"),
             options=[("grpc.max_receive_message_length", MAX_MESSAGE), ("grpc.max_send_message_length", MAX_MESSAGE)],
         )
         handler = grpc.method_handlers_generic_handler(
-            SERVICE, {"Submit": grpc.unary_unary_rpc_method_handler(self._submit)}  # raw bytes in and out
+            SERVICE, {"Submit": grpc.unary_unary_rpc_method_handler(self._submit),  # raw bytes in and out
+                      "Alive": grpc.unary_unary_rpc_method_handler(self._alive_ping)}
         )
         self._server.add_generic_rpc_handlers((handler,))
         self.port = self._server.add_insecure_port(f"{_bracket(bind_host)}:{port}")
@@ -87,10 +91,39 @@ class StackCollectorServer:
         self.address = f"{_bracket(bind_host)}:{self.port}"
         self._server.start()
 
-    def _submit(self, request: bytes, context: grpc.ServicerContext) -> bytes:
+    def _check_token(self, context: grpc.ServicerContext) -> None:
         meta = dict(context.invocation_metadata())
         if not hmac.compare_digest(str(meta.get(TOKEN_KEY, "")).encode(), self._token):
             context.abort(grpc.StatusCode.PERMISSION_DENIED, "wrong or missing job token")
+
+    def _alive_ping(self, request: bytes, context: grpc.ServicerContext) -> bytes:
+        """Another host's supervisor: these processes of mine are running (their OS processes
+        exist and are not zombies), whether or not their guard threads can publish."""
+        self._check_token(context)
+        try:
+            indices = [int(p) for p in json.loads(request)["alive"]]
+        except (ValueError, KeyError, TypeError) as e:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed liveness message: {e}")
+        now = time.time()  # this host's clock: the reader compares on the same host
+        with self._lock:
+            for p in indices:
+                self._alive[p] = now
+            return self._verdict
+
+    def set_verdict(self, report: dict) -> None:
+        """From now on, answer every liveness note with this report: a host whose process cannot
+        deliver it (frozen, its guard broken) learns it from here and sends its stacks."""
+        data = json.dumps({"verdict": report}, default=str).encode()
+        with self._lock:
+            self._verdict = data
+
+    def alive_times(self) -> dict[int, float]:
+        """Process index -> wall-clock time (this host's) its supervisor last reported it running."""
+        with self._lock:
+            return dict(self._alive)
+
+    def _submit(self, request: bytes, context: grpc.ServicerContext) -> bytes:
+        self._check_token(context)
         try:
             msg = json.loads(request)
             host = str(msg["host"])
@@ -152,6 +185,43 @@ def send_stacks(address: str, token: str, host: str, report_id: str, processes: 
         call = channel.unary_unary(SUBMIT)  # raw bytes in and out
         reply = call(payload, timeout=timeout, metadata=((TOKEN_KEY, token),), wait_for_ready=True)
     return int(json.loads(reply).get("processes", 0))
+
+
+class AliveSender:
+    """Another host's supervisor tells process 0's collector which of its processes are running,
+    on one long-lived channel, from a background thread: a slow or absent collector never
+    stalls the supervisor, and a send still in flight is not repeated."""
+
+    def __init__(self, address: str, token: str) -> None:
+        self._channel = grpc.insecure_channel(address)
+        self._call = self._channel.unary_unary(ALIVE)
+        self._token = token
+        self._busy = threading.Lock()
+        self.last_error: str | None = None
+        self.verdict: dict | None = None  # the job's verdict, when the collector has one
+
+    def send(self, indices: Iterable[int], timeout: float = 2.0) -> None:
+        if not self._busy.acquire(blocking=False):
+            return
+        payload = json.dumps({"alive": sorted(indices)}).encode()
+
+        def run() -> None:
+            try:
+                reply = json.loads(self._call(payload, timeout=timeout, metadata=((TOKEN_KEY, self._token),)))
+                if isinstance(reply, dict) and isinstance(reply.get("verdict"), dict):
+                    self.verdict = reply["verdict"]
+                self.last_error = None
+            except ValueError as e:
+                self.last_error = f"malformed reply: {e}"
+            except grpc.RpcError as e:
+                self.last_error = f"{e.code().name}: {e.details()}"
+            finally:
+                self._busy.release()
+
+        threading.Thread(target=run, name="mcjax-alive", daemon=True).start()
+
+    def close(self) -> None:
+        self._channel.close()
 
 
 def _main(argv: list[str] | None = None) -> int:

@@ -7,23 +7,25 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 
 from runtime_guard.launcher import free_port
 from runtime_guard.settings import EXIT_DETECTED
 from tests.guard.conftest import PROGRAMS, site_markers
 
 
-def test_stacks_of_every_host_reach_process_0s_report(tmp_path):
-    program = PROGRAMS / "event_stuck_process.py"
+def _hosts(program, tmp_path, *options: str, n: int = 2, args: tuple[str, ...] = ()) -> tuple[list[int], list[str]]:
+    """Run `program` as `n` "hosts": one `mcjax-guard [options] python program [args]` supervisor
+    each, wrapping one process, as under Slurm. Returns their exit codes and stderr."""
     port = free_port()
     procs = []
-    for i in range(2):
+    for i in range(n):
         # What a cluster launcher provides; the guard fills num_processes/process_id from these.
-        env = dict(os.environ, JAX_COORDINATOR_ADDRESS=f"127.0.0.1:{port}", MCJAX_NUM_PROCESSES="2",
+        env = dict(os.environ, JAX_COORDINATOR_ADDRESS=f"127.0.0.1:{port}", MCJAX_NUM_PROCESSES=str(n),
                    MCJAX_PROCESS_ID=str(i), JAX_PLATFORMS="cpu", JAX_NUM_CPU_DEVICES="1",
                    XLA_FLAGS="--xla_cpu_collective_timeout_seconds=60")
-        cmd = [sys.executable, "-m", "runtime_guard", "--timeout", "4", "--report-dir", str(tmp_path / f"host{i}"),
-               "python", str(program)]
+        cmd = [sys.executable, "-m", "runtime_guard", *options, "--report-dir", str(tmp_path / f"host{i}"),
+               "python", str(program), *args]
         procs.append(subprocess.Popen(cmd, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                       text=True))
     outs = []
@@ -33,7 +35,13 @@ def test_stacks_of_every_host_reach_process_0s_report(tmp_path):
         except subprocess.TimeoutExpired:
             p.kill()
             outs.append(p.communicate())
-    assert [p.returncode for p in procs] == [EXIT_DETECTED, EXIT_DETECTED], [o[1][-3000:] for o in outs]
+    return [p.returncode for p in procs], [o[1] for o in outs]
+
+
+def test_stacks_of_every_host_reach_process_0s_report(tmp_path):
+    program = PROGRAMS / "event_stuck_process.py"
+    codes, errs = _hosts(program, tmp_path, "--timeout", "4")
+    assert codes == [EXIT_DETECTED, EXIT_DETECTED], [e[-3000:] for e in errs]
 
     merged = json.loads((tmp_path / "host0" / "report.json").read_text())
     assert merged["kind"] == "missing"
@@ -45,3 +53,49 @@ def test_stacks_of_every_host_reach_process_0s_report(tmp_path):
 
     local = json.loads((tmp_path / "host1" / "report.json").read_text())
     assert any("sent to process 0's host" in n for n in local["notes"]), local["notes"]
+
+
+# Process 1 holds the GIL in one long C call (as a big unpickle or a C extension can): its guard
+# threads cannot publish, so its heartbeats stop, but its OS process runs on.
+FROZEN = textwrap.dedent('''
+    import ctypes, sys, time
+    import jax, numpy as np
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    jax.distributed.initialize()
+    mesh = Mesh(np.array(jax.devices()), ("d",))
+    x = jax.make_array_from_process_local_data(NamedSharding(mesh, P("d")), np.ones((1,), np.float32))
+    f = jax.jit(lambda a: a.sum())
+    for step in range(16):
+        if step == 10 and jax.process_index() == 1:
+            ctypes.PyDLL(None).sleep(int(sys.argv[1]))  # PyDLL: the GIL stays held during the call
+        float(f(x))
+        time.sleep(0.25)
+    print("done", flush=True)
+''')
+
+
+def test_a_process_holding_the_gil_is_not_called_dead(tmp_path):
+    """7 s without heartbeats (--died-after is 4 s) while its supervisor sees it running: frozen,
+    not dead. Before, this stopped a healthy job with a `died` report."""
+    program = tmp_path / "frozen.py"
+    program.write_text(FROZEN)
+    codes, errs = _hosts(program, tmp_path, "--died-after", "4", args=("7",))  # (the default, named)
+    assert codes == [0, 0], [e[-3000:] for e in errs]
+    assert not (tmp_path / "host0").exists() and not (tmp_path / "host1").exists(), errs[0][-3000:]
+
+
+def test_a_process_that_stays_frozen_is_reported_as_frozen_by_the_hang_threshold(tmp_path):
+    program = tmp_path / "frozen.py"
+    program.write_text(FROZEN)
+    codes, errs = _hosts(program, tmp_path, "--timeout", "4", args=("300",))  # frozen far beyond the test
+    assert codes == [EXIT_DETECTED, EXIT_DETECTED], [e[-3000:] for e in errs]
+    report = json.loads((tmp_path / "host0" / "report.json").read_text())
+    assert report["kind"] == "missing", report["summary"]
+    assert "process 1 is frozen" in report["summary"], report["summary"]
+    frozen = next(p for p in report["processes"] if p["process_index"] == 1)
+    assert frozen["status"] == "never-joined", frozen
+    # Host 1's supervisor learned the verdict from process 0's collector (its own process, frozen,
+    # could not deliver it) and sent stacks showing where it is stuck.
+    line = next(i for i, text in enumerate(FROZEN.splitlines(), 1) if "PyDLL" in text)
+    frames = [f for snap in frozen["snapshots"] for t in snap["threads"] if t["is_main"] for f in t["frames"]]
+    assert any(f["file"].endswith("frozen.py") and f["line"] == line for f in frames), frames

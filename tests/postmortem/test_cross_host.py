@@ -80,3 +80,38 @@ def test_wrong_token_is_refused_and_unreachable_collector_fails_fast():
         send_stacks(f"127.0.0.1:{free_port()}", TOKEN, "host-x", "r2", [ProcessReport(0)], timeout=1.5)
     assert e.value.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
     assert time.monotonic() - t0 < 5
+
+
+def test_liveness_notes_reach_the_collector_and_bring_back_the_verdict():
+    """Other hosts' supervisors note which of their processes run; once process 0's host has a
+    verdict, the reply carries it (a host whose own process is frozen learns it this way)."""
+    from runtime_guard.stacks.remote import AliveSender
+
+    server = StackCollectorServer(bind_host_for("127.0.0.1:1234"), TOKEN)
+    good, bad = AliveSender(server.address, TOKEN), AliveSender(server.address, "not-the-token")
+    try:
+        def settle(sender):
+            deadline = time.monotonic() + 10
+            while sender._busy.locked() and time.monotonic() < deadline:
+                time.sleep(0.02)
+
+        before = time.time()
+        good.send([1, 3])
+        settle(good)
+        assert good.last_error is None and good.verdict is None
+        seen = server.alive_times()
+        assert set(seen) == {1, 3} and all(before <= t <= time.time() for t in seen.values()), seen
+
+        bad.send([2])
+        settle(bad)
+        assert bad.last_error is not None and bad.last_error.startswith("PERMISSION_DENIED"), bad.last_error
+        assert 2 not in server.alive_times()
+
+        server.set_verdict({"kind": "missing", "seq": 11, "summary": "process 1 never joined #11"})
+        good.send([1, 3])
+        settle(good)
+        assert good.verdict is not None and good.verdict["kind"] == "missing" and good.verdict["seq"] == 11
+    finally:
+        good.close()
+        bad.close()
+        server.stop()

@@ -1,0 +1,38 @@
+"""The comparator's liveness verdicts on published states (pure functions: the multi-process
+tests in test_cross_host.py and test_heartbeats.py show the same with real processes)."""
+
+from __future__ import annotations
+
+from runtime_guard.compare import RUNNING, Tracker, liveness
+
+
+def _states(hb0: int, hb1: int, seq0: int = 11, seq1: int = 10) -> dict[int, dict]:
+    return {0: {"status": RUNNING, "seq": seq0, "hb": hb0}, 1: {"status": RUNNING, "seq": seq1, "hb": hb1}}
+
+
+def _tracker_after_silence(silence: float) -> Tracker:
+    """Process 1's heartbeat stopped `silence` s ago; process 0's goes on; nobody progressed."""
+    t = Tracker(died_after=4.0, timeout=20.0)
+    t.observe(_states(1, 1), now=100.0)
+    t.observe(_states(2, 1), now=100.0 + silence)
+    return t
+
+
+def test_silent_process_is_dead_without_word_from_its_supervisor():
+    t = _tracker_after_silence(5.0)
+    f = liveness(_states(2, 1), t, 2, now=105.0)
+    assert f is not None and f.kind == "died" and f.culprits == [1], f
+    # Its supervisor last saw it 6 s ago: gone with its host, too.
+    f = liveness(_states(2, 1), t, 2, now=105.0, alive={1: 6.0})
+    assert f is not None and f.kind == "died", f
+
+
+def test_silent_process_its_supervisor_sees_running_is_frozen_not_dead():
+    t = _tracker_after_silence(5.0)
+    assert liveness(_states(2, 1), t, 2, now=105.0, alive={0: 0.2, 1: 0.3}) is None
+    # Still frozen once the others have waited past the hang threshold: reported as the process
+    # they wait for, and said to be frozen.
+    t = _tracker_after_silence(25.0)
+    f = liveness(_states(2, 1), t, 2, now=125.0, alive={0: 0.2, 1: 0.3})
+    assert f is not None and f.kind == "missing" and f.culprits == [1], f
+    assert "process 1 is frozen" in f.summary and f.detail["frozen"] == [1], f.summary
