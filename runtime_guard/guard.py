@@ -328,6 +328,7 @@ class Guard:
         self._undo_init: Callable[[], None] | None = None
         self._undo_shutdown: Callable[[], None] | None = None
         self.disabled_reason: str | None = None
+        self.adopted = 0  # references to jit objects made before install() that were wrapped
         self.program = ""  # the script being run (set by the bootstrap), for exit points
         self.num_processes = 0
         self.process_index = 0
@@ -361,6 +362,10 @@ class Guard:
             self._undo_init = compat.patch_initialize(self._after_initialize, self._fill_initialize_args)
             self._undo_shutdown = compat.patch_shutdown(lambda: self.mark_exit(0, None), self.stop_threads)
             self._chain_excepthook()
+            try:
+                self.adopted = self._adopt_existing_jits()
+            except Exception as e:  # an optimization: unadopted jit objects are still checked
+                self._say(f"could not wrap jit objects made before the guard: {e!r}")
         except Exception as e:
             self.hooks.uninstall()
             self.disabled_reason = f"could not install hooks: {e!r}"
@@ -372,6 +377,67 @@ class Guard:
             compat.clear_dispatch_caches()
             self._after_initialize()
         return True
+
+    def _adopt_existing_jits(self) -> int:
+        """Wrap the jit objects the program made before the guard was installed.
+
+        An in-code `install()` usually comes after the program's imports, so its module-level
+        `@jax.jit` functions are plain jit objects: every cross-process call of theirs would take
+        JAX's Python dispatch path, where the guard sees it, at ~12x the cost of a cached call
+        (measured: 180 µs against 14.5 µs a call on 2 CPU processes). Module globals and the
+        attributes of classes defined in those modules are swapped for wrappers (one per jit
+        object, wherever it is referenced); `from jax import jit` names and `partial(jax.jit,
+        ...)` decorators get the guard's `jax.jit`. JAX's own modules are left alone. Returns
+        how many references were replaced."""
+        import functools
+
+        import jax
+
+        patched = jax.jit
+        orig = getattr(patched, "__wrapped__", None)
+        if orig is None:
+            return 0
+        jit_type = type(orig(lambda: None))
+        wrappers: dict[int, GuardedJit] = {}
+
+        def swap(v: Any) -> Any:
+            if type(v) is jit_type:
+                w = wrappers.get(id(v))
+                if w is None:
+                    w = wrappers[id(v)] = GuardedJit(v, self)
+                return w
+            if v is orig:
+                return patched
+            if type(v) is functools.partial and v.func is orig:
+                return functools.partial(patched, *v.args, **v.keywords)
+            return None
+
+        n = 0
+        for name, mod in list(sys.modules.items()):
+            if mod is None or name == "jax" or name.startswith(("jax.", "jaxlib", "runtime_guard")):
+                continue
+            try:
+                items = list(vars(mod).items())
+            except TypeError:
+                continue
+            for k, v in items:
+                new = swap(v)
+                if new is not None:
+                    try:
+                        setattr(mod, k, new)
+                        n += 1
+                    except (AttributeError, TypeError):
+                        pass
+                elif isinstance(v, type) and getattr(v, "__module__", None) == name:
+                    for ak, av in list(vars(v).items()):
+                        new = swap(av)
+                        if new is not None:
+                            try:
+                                setattr(v, ak, new)
+                                n += 1
+                            except (AttributeError, TypeError):
+                                pass
+        return n
 
     def _chain_excepthook(self) -> None:
         # In-code installs have no bootstrap to see an uncaught exception: record it on the way out.
