@@ -19,10 +19,12 @@ Meant for the GPU machine (it runs on the CPU too, as a smoke test). Needs flax 
    The exchange threads' time (publishing, comparing) is measured apart, as busy ms per second.
 2. Fingerprints (`--skip-fingerprints` to leave out): two processes started at the same time on
    the same device each compile the same programs (the MLP step, a conv net step, a large
-   matmul), with autotuning as configured, and print the optimized program's fingerprint and the
-   guard's identity of each. The guard leaves the fingerprint out of a computation's identity
-   off the CPU (`runtime_guard.signature.exec_key`) on the grounds that per-process autotuning can
-   pick different kernels; this measures whether it does here.
+   matmul), with autotuning as configured, and print for each the optimized program's
+   fingerprint, the traced program's hash (taken by the guard's compiler hook) and the guard's
+   identity. Per-process autotuning can pick different kernels, so the optimized fingerprints may
+   differ (measured on an H100 with JAX 0.11.2: they did); the guard's identity uses the traced
+   program (`runtime_guard.signature.exec_key`), which must be the same in both processes, and so
+   must the identity: a correct program must stay silent.
 """
 
 from __future__ import annotations
@@ -322,17 +324,23 @@ def fingerprints() -> dict:
     from runtime_guard import compat
     from runtime_guard.signature import exec_key
 
+    hooks = compat.DispatchHooks()  # the compiler hook takes the traced program's hash
+    hooks.install(on_execute=lambda er, args: None, allow_fastpath=lambda ex: True, on_compiled_call=None,
+                  wrap_jit=None)
+
+    def row(c, name: str) -> dict:
+        ex = compat.compiled_mesh_executable(c)
+        info = compat.exec_info_from_mesh_executable(ex, name)
+        return {"optimized": compat.program_fingerprint(ex.xla_executable), "traced": info.program if info.traced else "-",
+                "identity": f"{exec_key(info):016x}", "platform": info.platform}
+
     (mlp, x, y), (conv, xi, yi) = _models()
     out = {}
     for name, (make, params, opt), xs, ys in (("mlp_step", mlp, x, y), ("conv_step", conv, xi, yi)):
-        c = jax.jit(make()).lower(params, opt, xs, ys).compile()
-        ex = compat.compiled_mesh_executable(c)
-        info = compat.exec_info_from_mesh_executable(ex, name)
-        out[name] = {"program": info.program, "identity": f"{exec_key(info):016x}", "platform": info.platform}
+        out[name] = row(jax.jit(make()).lower(params, opt, xs, ys).compile(), name)
     a = jax.random.normal(jax.random.PRNGKey(2), (4096, 4096), jax.numpy.bfloat16)
-    c = jax.jit(lambda u, v: u @ v).lower(a, a).compile()
-    info = compat.exec_info_from_mesh_executable(compat.compiled_mesh_executable(c), "matmul")
-    out["matmul_bf16"] = {"program": info.program, "identity": f"{exec_key(info):016x}", "platform": info.platform}
+    out["matmul_bf16"] = row(jax.jit(lambda u, v: u @ v).lower(a, a).compile(), "matmul")
+    hooks.uninstall()
     return out
 
 
@@ -411,9 +419,9 @@ def main() -> None:
     print("fingerprints of the same programs compiled by two processes at once:")
     for name in fps[0]:
         f0, f1 = fps[0][name], fps[1][name]
-        same = "same" if f0["program"] == f1["program"] else "DIFFERENT"
-        print(f"  {name:<12} {f0['platform']}: program {f0['program']} / {f1['program']} ({same}); "
-              f"identity {f0['identity']} / {f1['identity']}")
+        print(f"  {name:<12} {f0['platform']}: " + "; ".join(
+            f"{k} {f0[k]} / {f1[k]} ({'same' if f0[k] == f1[k] else 'DIFFERENT'})"
+            for k in ("optimized", "traced", "identity")))
 
 
 if __name__ == "__main__":
