@@ -261,6 +261,10 @@ def _aval_text(a: Any) -> str:
 # compiled. Keyed by id() with the executable's fingerprint to check against: a `LoadedExecutable`
 # takes no weak reference, and holding it would keep device memory alive.
 _TRACED: dict[int, tuple[Any, str]] = {}
+# Custom calls whose configuration is a serialized kernel (Mosaic TPU, Pallas Triton, jax-triton,
+# Mosaic GPU): identified by name and shapes only.
+_KERNEL_CALLS = (b"tpu_custom_call", b"__gpu$xla.gpu.triton", b"triton_kernel_call", b"triton_kernel_call_ffi",
+                 b"mosaic_gpu", b"mosaic_gpu_v2")
 _TRACED_MAX = 1 << 16
 _TRACED_LOCK = threading.Lock()
 
@@ -281,17 +285,22 @@ def traced_program_hash(computation: Any) -> str | None:
             out = io.BytesIO()
             m.write_bytecode(file=out)
             data = out.getvalue()
-            if b"CustomSPMDPartitioning" in data or b"callback" in data:
+            if any(t in data for t in (b"CustomSPMDPartitioning", b"callback", *_KERNEL_CALLS)):
                 # Python callbacks and custom partitioning may carry a process-local pointer in
-                # `backend_config` (FFI callbacks carry an index, which is kept).
+                # `backend_config` (FFI callbacks carry an index, which is kept); kernels (Pallas,
+                # Mosaic, Triton) carry their own serialized module, with source locations that
+                # strip-debuginfo does not reach: a checkout at another path would differ.
                 def blank(op: Any) -> Any:
                     target = op.attributes["call_target_name"] if "call_target_name" in op.attributes else None
                     if target is not None and op.name == "stablehlo.custom_call":
                         name = ir.StringAttr(target).value
-                        if name == "CustomSPMDPartitioning" or name.endswith("callback"):
+                        kernel = name.encode() in _KERNEL_CALLS
+                        if name == "CustomSPMDPartitioning" or name.endswith("callback") or kernel:
                             cfg = op.attributes["backend_config"] if "backend_config" in op.attributes else None
                             if isinstance(cfg, ir.StringAttr):
                                 op.attributes["backend_config"] = ir.StringAttr.get("")
+                        if kernel and "mhlo.backend_config" in op.attributes:
+                            op.attributes["mhlo.backend_config"] = ir.DictAttr.get({})
                     return ir.WalkResult.ADVANCE
 
                 m.operation.walk(blank)

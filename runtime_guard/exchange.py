@@ -140,6 +140,7 @@ class Exchange:
         self.coordinator = ""
         self._collector_published = False
         self._collector_fetched = self.p == 0
+        self._collector_tried = -1.0
         self._last_pub = (-1, None, None, 0.0)
         self._publish_lock = threading.Lock()
         self._last_local = (None, None, -LOCAL_STATE_EVERY)  # status, pending, time of the last local write
@@ -231,7 +232,9 @@ class Exchange:
                              dict(st, last=self._last_dispatch(), n=self.n, coordinator=self.coordinator))
                 self._last_local = (self.status, self.pending, now)
             self._relay_collector()
-            if not self._collector_fetched:
+            if not self._collector_fetched and now - self._collector_tried >= 1.0:
+                # (with -n there is no collector: one try a second costs nothing)
+                self._collector_tried = now
                 self._fetch_collector()
         items, sigs = self.registry.take()
         for key, value in items:
@@ -346,7 +349,7 @@ class Exchange:
             return None
         try:
             data = json.loads((self._state_dir / "alive.json").read_text())
-            now = time.time()
+            now = time.monotonic()  # the supervisor's clock too (system-wide on Linux)
             return {int(p): max(0.0, now - float(t)) for p, t in data["alive"].items()}
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None

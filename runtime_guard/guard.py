@@ -67,20 +67,20 @@ def _kw_layout(names: tuple[str, ...]) -> tuple[int, tuple[str, ...]]:
     return stable_hash("kw", *order), order
 
 
-_STATICS: dict[tuple, int] = {}
+_KW_MIX = 0x9E3779B97F4A7C15  # odd: multiplying by it is a bijection on 64-bit hashes
 
 
-def _statics_hash(vals: tuple) -> int:
-    """Stable hash of static argument values, cached by value: JAX requires them hashable and
-    picks executables by their equality, so equal values may share an entry."""
+def _statics_hash(cache: dict, vals: tuple) -> int:
+    """Stable hash of one function's static argument values, cached by value as JAX caches its
+    executables (per function, by equality: `value_identity` gives equal values one text)."""
     try:
-        h = _STATICS.get(vals)
+        h = cache.get(vals)
     except TypeError:  # unhashable: JAX itself will refuse the call
         return stable_hash("static", *map(value_identity, vals))
     if h is None:
-        if len(_STATICS) > 4096:
-            _STATICS.clear()
-        h = _STATICS[vals] = stable_hash("static", *map(value_identity, vals))
+        if len(cache) > 1024:
+            cache.clear()
+        h = cache[vals] = stable_hash("static", *map(value_identity, vals))
     return h
 
 
@@ -122,8 +122,8 @@ class GuardedJit:
 
     # `_sites`, `_names` and `_rec` are the guard's call-site cache, registry names and recorder,
     # held here so that the hot path reads one slot for each rather than a chain of attributes.
-    __slots__ = ("_jitted", "_guard", "_key", "_kind", "_subset", "_sites", "_names", "_rec", "_hp", "_statics",
-                 "__weakref__")
+    __slots__ = ("_jitted", "_guard", "_key", "_base", "_learned", "_kind", "_subset", "_sites", "_names", "_rec",
+                 "_hp", "_statics", "_static_cache", "__weakref__")
 
     def __init__(self, jitted: Any, guard: "Guard") -> None:
         global _arg_shapes, _Array
@@ -135,13 +135,18 @@ class GuardedJit:
         self._hp = guard.hot_path()
         fun = compat.jit_function(jitted)
         name, ident = function_identity(fun) if fun is not None else (repr(jitted), repr(jitted))
-        self._key = stable_hash("jit", ident, compat.jit_options_text(jitted))
+        # The function's code and options; at its first compilation the traced program is folded
+        # in (`Guard._learn_program`), which tells apart closures of one code over constants that
+        # reach the program, and only those.
+        self._key = self._base = stable_hash("jit", ident, compat.jit_options_text(jitted))
+        self._learned = False
         self._statics = compat.jit_statics(jitted)
+        self._static_cache: dict = {}
         bound = bound_values(fun) if fun is not None else ""
         guard.registry.name(self._key, f"jit({name}) [{bound}]" if bound else f"jit({name})")
         self._kind = _UNKNOWN
         self._subset: tuple | None = None  # the subset of processes it runs over (_SUBSET), or _SEVERAL
-        siblings = guard._by_key.setdefault(self._key, weakref.WeakSet())
+        siblings = guard._by_key.setdefault(self._base, weakref.WeakSet())
         for v in siblings:  # a new jit object of a function already seen: it may hit the same executables
             self._kind, self._subset = v._kind, v._subset
             break
@@ -241,13 +246,15 @@ class GuardedJit:
         h = 0
         if kwargs:
             h, order = _kw_layout(tuple(kwargs))
-            h ^= _arg_shapes(tuple(map(kwargs.__getitem__, order)))
+            # Mixed, not XORed as is: the positional shape hash is XORed into the same key, and
+            # `f(x, y=z)` with x and z of one shape would cancel out.
+            h ^= (_arg_shapes(tuple(map(kwargs.__getitem__, order))) * _KW_MIX) & 0xFFFFFFFFFFFFFFFF
         if self._statics is not None:
             nums, names = self._statics
             n = len(args)
             vals = tuple(args[i] for i in nums if -n <= i < n) + tuple(kwargs[k] for k in names if k in kwargs)
             if vals:
-                h ^= _statics_hash(vals)
+                h ^= _statics_hash(self._static_cache, vals)
         return h
 
     def _statics_text(self, args: tuple, kwargs: dict) -> str:
@@ -275,6 +282,16 @@ class GuardedJit:
 
     def __repr__(self) -> str:
         return f"<guarded {self._jitted!r}>"
+
+    # Equal to (and hashed as) the jit object it stands for: a table keyed by a jit object made
+    # before an in-code install still finds it through the wrapper that replaced it.
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, GuardedJit):
+            return other._jitted is self._jitted
+        return other is self._jitted
+
+    def __hash__(self) -> int:
+        return hash(self._jitted)
 
 
 class _BoundGuarded:
@@ -315,6 +332,7 @@ class Guard:
         self.hooks = compat.DispatchHooks()
         self.exchange: Exchange | None = None
         self._er_info: "weakref.WeakKeyDictionary[Any, tuple[int, bool]]" = weakref.WeakKeyDictionary()
+        self._programs: dict[int, str] = {}  # exact signature -> traced program hash ("" unknown)
         self._me_multi: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
         self._user_code: dict[CodeType, bool] = {}
         # Hot-path call-site cache: (id(code) << 32 | instruction offset) -> (site id, line), for
@@ -324,11 +342,12 @@ class Guard:
         self._sites: dict[int, tuple[int, int]] = {}
         self._fast = False  # active, fast mode, not exact: GuardedJit's hot path applies (see `active`)
         self._hp: Any = False  # the C hot path, made on first use (None: not available)
-        self._by_key: dict[int, weakref.WeakSet] = {}  # GuardedJit._key -> its wrappers (see `_mark`)
+        self._by_key: dict[int, weakref.WeakSet] = {}  # GuardedJit._base -> its wrappers (see `_mark`)
         self._undo_init: Callable[[], None] | None = None
         self._undo_shutdown: Callable[[], None] | None = None
         self.disabled_reason: str | None = None
         self.adopted = 0  # references to jit objects made before install() that were wrapped
+        self._adopted_refs: list[tuple[Any, str, Any, Any]] = []  # (owner, name, jit object, wrapper)
         self.program = ""  # the script being run (set by the bootstrap), for exit points
         self.num_processes = 0
         self.process_index = 0
@@ -413,6 +432,7 @@ class Guard:
             return None
 
         n = 0
+        restore = self._adopted_refs
         for name, mod in list(sys.modules.items()):
             if mod is None or name == "jax" or name.startswith(("jax.", "jaxlib", "runtime_guard")):
                 continue
@@ -425,6 +445,7 @@ class Guard:
                 if new is not None:
                     try:
                         setattr(mod, k, new)
+                        restore.append((mod, k, v, new))
                         n += 1
                     except (AttributeError, TypeError):
                         pass
@@ -434,10 +455,22 @@ class Guard:
                         if new is not None:
                             try:
                                 setattr(v, ak, new)
+                                restore.append((v, ak, av, new))
                                 n += 1
                             except (AttributeError, TypeError):
                                 pass
         return n
+
+    def _restore_adopted(self) -> None:
+        """Put back the jit objects `_adopt_existing_jits` replaced (where nothing else has been
+        assigned since)."""
+        for owner, name, orig, new in reversed(self._adopted_refs):
+            try:
+                if owner.__dict__.get(name) is new:
+                    setattr(owner, name, orig)
+            except (AttributeError, TypeError):
+                pass
+        self._adopted_refs.clear()
 
     def _chain_excepthook(self) -> None:
         # In-code installs have no bootstrap to see an uncaught exception: record it on the way out.
@@ -464,6 +497,7 @@ class Guard:
             if undo is not None:
                 undo()
         self._undo_init = self._undo_shutdown = None
+        self._restore_adopted()
 
     def _fill_initialize_args(self, kwargs: dict) -> dict:
         # `mcjax-guard -n N` tells each process who it is; JAX itself only reads the address.
@@ -545,9 +579,31 @@ class Guard:
             exact = exec_key(info)
             entry = (exact, *self._scope(info.processes))
             self._er_info[er] = entry
+            self._programs[exact] = info.program if info.traced else ""
             self.registry.name(exact, info.name)
             self.registry.exact(exact, exact, exec_fields(info))
         return entry
+
+    def _learn_program(self, w: GuardedJit, call: list, exact: int) -> None:
+        """A wrapper's first compiled call: fold the traced program into its identity, and into
+        this call's key. Two closures of one code over constants that reach the program (a
+        process-dependent learning rate, both cached) differ from then on; closures over values
+        that do not (a per-host directory in a config) keep one identity. Every process compiles a
+        wrapper's first call at the same point of the program, so they re-key alike. (A record
+        made before the call, on the hot path, keeps the key it was made with: alike too.)"""
+        w._learned = True
+        program = self._programs.get(exact, "")
+        if not program:
+            return
+        old = w._key
+        new = stable_hash(w._base, "traced", program)
+        names = self.registry.names
+        self.registry.name(new, names.get(old, "?"))
+        w._key = new
+        variant = call[_KEY] ^ old ^ new
+        if variant not in names:
+            self.registry.name(variant, names.get(call[_KEY], names.get(new, "?")))
+        call[_KEY] = variant
 
     def _scope(self, processes: tuple[int, ...]) -> tuple[bool, tuple[int, ...] | None]:
         """(spans every process, the proper subset it spans): a computation over every process is
@@ -575,7 +631,7 @@ class Guard:
         """What a wrapper was seen to run, told to every wrapper of the same function and options:
         JAX shares compiled executables between `jax.jit` objects of one function, so a sibling's
         call may hit an executable this one compiled without any hook seeing it."""
-        for v in tuple(self._by_key.get(w._key, ())) or (w,):
+        for v in tuple(self._by_key.get(w._base, ())) or (w,):
             v._kind |= kind
             if subset is not None:
                 v._subset = subset if v._subset in (None, subset) else _SEVERAL
@@ -611,6 +667,8 @@ class Guard:
             self._on_subset_execute(call, w, exact, subset)
             return
         if w is not None:
+            if not w._learned:
+                self._learn_program(w, call, exact)
             self._mark(w, _MULTI if multi else _LOCAL)
             if call[_SPRE]:  # recorded as over a subset, but this call runs elsewhere
                 call[_STREAM].undo(call[_SPRE])
@@ -645,6 +703,8 @@ class Guard:
         subset's stream; in strict mode its members then meet at a barrier of that stream."""
         stream = self.stream(subset)
         if w is not None:
+            if not w._learned:
+                self._learn_program(w, call, exact)
             self._mark(w, _SUBSET, subset)
             if call[_PRE]:  # recorded as over every process: it is not
                 self.recorder.undo(call[_PRE])

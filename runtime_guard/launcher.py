@@ -407,7 +407,8 @@ class Supervisor:
 
         Process 0's host (and a local group) writes `alive.json` to the state directory that
         process 0's guard reads; other hosts' supervisors send theirs to process 0's collector.
-        All times are process 0's host's clock."""
+        All times are process 0's host's monotonic clock (system-wide on Linux: a wall-clock step
+        must not make a dead process look alive)."""
         now = time.monotonic()
         if now - self._alive_at < ALIVE_EVERY:
             return
@@ -420,9 +421,8 @@ class Supervisor:
                      for c in self.children if c.exited is None and pid_running(c.proc.pid)]
             local = [p for p in local if p is not None]
             if self.options.processes is not None or self._collector is not None:
-                wall = time.time()
                 alive = dict(self._collector.alive_times()) if self._collector is not None else {}
-                alive.update({p: wall for p in local})
+                alive.update({p: now for p in local})
                 from runtime_guard.exchange import _atomic_json
 
                 _atomic_json(Path(self.state_dir) / "alive.json", {"alive": {str(p): t for p, t in alive.items()}})

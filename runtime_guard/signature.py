@@ -53,10 +53,12 @@ def exec_fields(info: ExecInfo) -> dict[str, str]:
 def function_identity(fun: Any) -> tuple[str, str]:
     """(display name, stable identity) of a Python callable: module, qualname and a hash of the
     bytecode (so two lambdas in one module differ, while paths and line numbers do not count), and
-    the values it was bound to: closure cells, defaults, `functools.partial` arguments. Between
-    cached calls these identities are all fast mode sees of which function ran, and two closures
-    of one code over different constants (a process-dependent learning rate, flag or callee) are
-    different programs."""
+    the code it is bound to: functions in its closure cells and defaults, a `functools.partial`'s
+    function (so the wrappers a library's `jit` decorator makes tell their users' functions
+    apart). Bound *data* (numbers, configs) is left out: a value that differs between processes
+    without reaching the program (a per-host directory, a trace-time logging flag) must not
+    count. What does reach it is in the traced program, which the guard folds into a wrapper's
+    identity at its first compilation (`GuardedJit._learn_program`)."""
     return _display_name(fun), _identity(fun, 3)
 
 
@@ -94,8 +96,8 @@ def _display_name(fun: Any) -> str:
 
 def _identity(fun: Any, depth: int) -> str:
     if isinstance(fun, functools.partial):
-        args = ",".join(_value(a, depth - 1) for a in fun.args)
-        kw = ",".join(f"{k}={_value(v, depth - 1)}" for k, v in sorted(fun.keywords.items()))
+        args = ",".join(_code_value(a, depth - 1) for a in fun.args)
+        kw = ",".join(f"{k}={_code_value(v, depth - 1)}" for k, v in sorted(fun.keywords.items()))
         return f"partial({_identity(fun.func, depth - 1)};{args};{kw})"
     if isinstance(fun, MethodType):  # the instance counts by its type: its state is the caller's
         return f"method({type(fun.__self__).__qualname__};{_identity(fun.__func__, depth)})"
@@ -108,15 +110,23 @@ def _identity(fun: Any, depth: int) -> str:
     parts = [fun.__module__ or "", fun.__qualname__, _code_identity(fun.__code__)]
     if depth > 0:
         for v in fun.__defaults__ or ():
-            parts.append(_value(v, depth - 1))
+            parts.append(_code_value(v, depth - 1))
         for k, v in sorted((fun.__kwdefaults__ or {}).items()):
-            parts.append(f"{k}={_value(v, depth - 1)}")
+            parts.append(f"{k}={_code_value(v, depth - 1)}")
         for name, cell in zip(fun.__code__.co_freevars, fun.__closure__ or ()):
             try:
-                parts.append(f"{name}={_value(cell.cell_contents, depth - 1)}")
+                parts.append(f"{name}={_code_value(cell.cell_contents, depth - 1)}")
             except ValueError:  # a cell not filled yet
                 parts.append(f"{name}=<empty>")
     return "|".join(parts)
+
+
+def _code_value(v: Any, depth: int) -> str:
+    """A bound value's part in a function's identity: functions by their identity, data not at
+    all (see `function_identity`)."""
+    if isinstance(v, (FunctionType, MethodType, functools.partial)) and depth > 0:
+        return _identity(v, depth - 1)
+    return "·"
 
 
 _NUMBERS = (bool, int, float, complex, type(None))
@@ -131,6 +141,13 @@ def _value(v: Any, depth: int) -> str:
     """What a bound value contributes: numbers and short strings by value (they steer tracing or
     become constants), callables by identity, containers of those item by item; any other object
     by its type only, since its repr may hold a memory address that differs between processes."""
+    if isinstance(v, np.generic) and v.ndim == 0 and isinstance(v.item(), (bool, int, float)):
+        v = v.item()
+    if isinstance(v, (bool, int, float)):
+        # Values equal under `==` get one text, as JAX picks executables by equality of static
+        # arguments (`True`, `1`, `1.0` and an IntEnum of 1 run the same program).
+        f = float(v)
+        return str(int(f)) if f.is_integer() and abs(f) < 2**63 else repr(f)
     if isinstance(v, _NUMBERS) or isinstance(v, enum.Enum):
         return repr(v)
     if isinstance(v, (str, bytes)):
@@ -142,8 +159,9 @@ def _value(v: Any, depth: int) -> str:
     if isinstance(v, np.generic) or isinstance(v, np.dtype):
         return repr(v)
     if dataclasses.is_dataclass(v) and not isinstance(v, type) and depth > 0:  # a config as a static arg
+        # The fields its equality compares, as JAX's cache of static arguments does.
         return f"{type(v).__qualname__}(" + ",".join(
-            f"{f.name}={_value(getattr(v, f.name, None), depth - 1)}" for f in dataclasses.fields(v)) + ")"
+            f"{f.name}={_value(getattr(v, f.name, None), depth - 1)}" for f in dataclasses.fields(v) if f.compare) + ")"
     t = type(v)
     return f"<{t.__module__}.{t.__qualname__}>"
 

@@ -590,8 +590,9 @@ class FileAnalysis:
         if info is None:
             return
         params = list(fn.params)
-        if fn.cls and params and params[0] in ("self", "cls") and isinstance(node.func, cst.Attribute):
-            params = params[1:]  # called through an instance: its first positional is the next one
+        if fn.cls and params and params[0] in ("self", "cls") and isinstance(node.func, cst.Attribute) \
+                and self.qualify(node.func.value) not in self.index.classes:
+            params = params[1:]  # called through an instance (not `Class.method(obj, ...)`)
         for k, v in info.args:
             name = params[k] if isinstance(k, int) and k < len(params) else k if isinstance(k, str) else None
             if name in fn.statics and v.pd:

@@ -104,7 +104,7 @@ class StackCollectorServer:
             indices = [int(p) for p in json.loads(request)["alive"]]
         except (ValueError, KeyError, TypeError) as e:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed liveness message: {e}")
-        now = time.time()  # this host's clock: the reader compares on the same host
+        now = time.monotonic()  # system-wide on Linux: the reader, on this host, compares with its own
         with self._lock:
             for p in indices:
                 self._alive[p] = now
@@ -118,7 +118,7 @@ class StackCollectorServer:
             self._verdict = data
 
     def alive_times(self) -> dict[int, float]:
-        """Process index -> wall-clock time (this host's) its supervisor last reported it running."""
+        """Process index -> when (this host's monotonic clock) its supervisor last reported it running."""
         with self._lock:
             return dict(self._alive)
 

@@ -179,3 +179,23 @@ def test_traced_program_is_only_used_for_the_executable_it_was_taken_from():
         assert compat.traced_program(ex) is None
     finally:
         del compat._TRACED[id(ex)]
+
+
+def test_traced_program_hash_ignores_kernel_payloads_but_not_other_custom_calls():
+    """Kernels (Mosaic, Pallas Triton) carry their serialized module, with source paths, in the
+    custom call's configuration: another checkout path must not make another program."""
+    from jax._src.interpreters import mlir
+    from jax._src.lib.mlir import ir
+
+    def hashed(target: str, config: str, n: int = 4) -> str:
+        src = f"""
+        func.func public @main(%arg0: tensor<{n}xf32>) -> tensor<{n}xf32> {{
+          %0 = stablehlo.custom_call @{target}(%arg0) {{backend_config = "{config}"}} : (tensor<{n}xf32>) -> tensor<{n}xf32>
+          return %0 : tensor<{n}xf32>
+        }}"""
+        with mlir.make_ir_context():
+            return compat.traced_program_hash(ir.Module.parse(src))
+
+    assert hashed("tpu_custom_call", "kernel at /home/a/model.py:3") == hashed("tpu_custom_call", "kernel at /srv/b/model.py:3")
+    assert hashed("tpu_custom_call", "k") != hashed("tpu_custom_call", "k", n=8)
+    assert hashed("my_op", "mode=1") != hashed("my_op", "mode=2")  # a plain custom call's config counts

@@ -27,6 +27,8 @@ LIB = textwrap.dedent('''
         @functools.partial(jax.jit, static_argnums=0)
         def apply(self, x):
             return x + 1
+
+    TABLE = {step: "step"}
 ''')
 
 MAIN = textwrap.dedent('''
@@ -50,7 +52,10 @@ MAIN = textwrap.dedent('''
     assert mylib.scaled(x, 3).tolist() == [0.0, 3.0, 6.0]
     assert mylib.Model().apply(x).tolist() == [1.0, 2.0, 3.0]
     assert "mul" in mylib.step.lower(x).as_text()
+    assert mylib.TABLE[mylib.step] == "step"  # a table keyed by the jit object still finds it
     print("adopted", g.adopted)
+    runtime_guard.uninstall()  # puts the jit objects back
+    assert type(mylib.step).__name__ == "PjitFunction" and type(mylib.Model.__dict__["apply"]) is not GuardedJit
 ''')
 
 
