@@ -26,7 +26,7 @@ from runtime_guard.exchange import Exchange, Registry, strict_barrier_id
 from runtime_guard.kv import KV, KVError
 from runtime_guard.recorder import _FOLD_MASK, _RING_MASK, _SIZE, Recorder
 from runtime_guard.settings import EXIT_DETECTED, GuardSettings
-from runtime_guard.signature import bound_values, exec_fields, exec_key, function_identity, stable_hash, value_identity
+from runtime_guard.signature import exec_fields, exec_key, function_identity, stable_hash, value_identity
 
 
 class DivergenceError(RuntimeError):
@@ -122,8 +122,8 @@ class GuardedJit:
 
     # `_sites`, `_names` and `_rec` are the guard's call-site cache, registry names and recorder,
     # held here so that the hot path reads one slot for each rather than a chain of attributes.
-    __slots__ = ("_jitted", "_guard", "_key", "_base", "_learned", "_kind", "_subset", "_sites", "_names", "_rec",
-                 "_hp", "_statics", "_static_cache", "__weakref__")
+    __slots__ = ("_jitted", "_guard", "_key", "_kind", "_subset", "_sites", "_names", "_rec", "_hp", "_statics",
+                 "_static_cache", "__weakref__")
 
     def __init__(self, jitted: Any, guard: "Guard") -> None:
         global _arg_shapes, _Array
@@ -135,18 +135,15 @@ class GuardedJit:
         self._hp = guard.hot_path()
         fun = compat.jit_function(jitted)
         name, ident = function_identity(fun) if fun is not None else (repr(jitted), repr(jitted))
-        # The function's code and options; at its first compilation the traced program is folded
-        # in (`Guard._learn_program`), which tells apart closures of one code over constants that
-        # reach the program, and only those.
-        self._key = self._base = stable_hash("jit", ident, compat.jit_options_text(jitted))
-        self._learned = False
+        # The function's code and options (see `function_identity`: data it is bound to is not
+        # in it; what of that data reaches the program is in the program's hash at compile time).
+        self._key = stable_hash("jit", ident, compat.jit_options_text(jitted))
         self._statics = compat.jit_statics(jitted)
         self._static_cache: dict = {}
-        bound = bound_values(fun) if fun is not None else ""
-        guard.registry.name(self._key, f"jit({name}) [{bound}]" if bound else f"jit({name})")
+        guard.registry.name(self._key, f"jit({name})")
         self._kind = _UNKNOWN
         self._subset: tuple | None = None  # the subset of processes it runs over (_SUBSET), or _SEVERAL
-        siblings = guard._by_key.setdefault(self._base, weakref.WeakSet())
+        siblings = guard._by_key.setdefault(self._key, weakref.WeakSet())
         for v in siblings:  # a new jit object of a function already seen: it may hit the same executables
             self._kind, self._subset = v._kind, v._subset
             break
@@ -332,7 +329,6 @@ class Guard:
         self.hooks = compat.DispatchHooks()
         self.exchange: Exchange | None = None
         self._er_info: "weakref.WeakKeyDictionary[Any, tuple[int, bool]]" = weakref.WeakKeyDictionary()
-        self._programs: dict[int, str] = {}  # exact signature -> traced program hash ("" unknown)
         self._me_multi: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
         self._user_code: dict[CodeType, bool] = {}
         # Hot-path call-site cache: (id(code) << 32 | instruction offset) -> (site id, line), for
@@ -342,7 +338,7 @@ class Guard:
         self._sites: dict[int, tuple[int, int]] = {}
         self._fast = False  # active, fast mode, not exact: GuardedJit's hot path applies (see `active`)
         self._hp: Any = False  # the C hot path, made on first use (None: not available)
-        self._by_key: dict[int, weakref.WeakSet] = {}  # GuardedJit._base -> its wrappers (see `_mark`)
+        self._by_key: dict[int, weakref.WeakSet] = {}  # GuardedJit._key -> its wrappers (see `_mark`)
         self._undo_init: Callable[[], None] | None = None
         self._undo_shutdown: Callable[[], None] | None = None
         self.disabled_reason: str | None = None
@@ -579,31 +575,9 @@ class Guard:
             exact = exec_key(info)
             entry = (exact, *self._scope(info.processes))
             self._er_info[er] = entry
-            self._programs[exact] = info.program if info.traced else ""
             self.registry.name(exact, info.name)
             self.registry.exact(exact, exact, exec_fields(info))
         return entry
-
-    def _learn_program(self, w: GuardedJit, call: list, exact: int) -> None:
-        """A wrapper's first compiled call: fold the traced program into its identity, and into
-        this call's key. Two closures of one code over constants that reach the program (a
-        process-dependent learning rate, both cached) differ from then on; closures over values
-        that do not (a per-host directory in a config) keep one identity. Every process compiles a
-        wrapper's first call at the same point of the program, so they re-key alike. (A record
-        made before the call, on the hot path, keeps the key it was made with: alike too.)"""
-        w._learned = True
-        program = self._programs.get(exact, "")
-        if not program:
-            return
-        old = w._key
-        new = stable_hash(w._base, "traced", program)
-        names = self.registry.names
-        self.registry.name(new, names.get(old, "?"))
-        w._key = new
-        variant = call[_KEY] ^ old ^ new
-        if variant not in names:
-            self.registry.name(variant, names.get(call[_KEY], names.get(new, "?")))
-        call[_KEY] = variant
 
     def _scope(self, processes: tuple[int, ...]) -> tuple[bool, tuple[int, ...] | None]:
         """(spans every process, the proper subset it spans): a computation over every process is
@@ -631,7 +605,7 @@ class Guard:
         """What a wrapper was seen to run, told to every wrapper of the same function and options:
         JAX shares compiled executables between `jax.jit` objects of one function, so a sibling's
         call may hit an executable this one compiled without any hook seeing it."""
-        for v in tuple(self._by_key.get(w._base, ())) or (w,):
+        for v in tuple(self._by_key.get(w._key, ())) or (w,):
             v._kind |= kind
             if subset is not None:
                 v._subset = subset if v._subset in (None, subset) else _SEVERAL
@@ -667,8 +641,6 @@ class Guard:
             self._on_subset_execute(call, w, exact, subset)
             return
         if w is not None:
-            if not w._learned:
-                self._learn_program(w, call, exact)
             self._mark(w, _MULTI if multi else _LOCAL)
             if call[_SPRE]:  # recorded as over a subset, but this call runs elsewhere
                 call[_STREAM].undo(call[_SPRE])
@@ -703,8 +675,6 @@ class Guard:
         subset's stream; in strict mode its members then meet at a barrier of that stream."""
         stream = self.stream(subset)
         if w is not None:
-            if not w._learned:
-                self._learn_program(w, call, exact)
             self._mark(w, _SUBSET, subset)
             if call[_PRE]:  # recorded as over every process: it is not
                 self.recorder.undo(call[_PRE])

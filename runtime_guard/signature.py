@@ -57,31 +57,10 @@ def function_identity(fun: Any) -> tuple[str, str]:
     function (so the wrappers a library's `jit` decorator makes tell their users' functions
     apart). Bound *data* (numbers, configs) is left out: a value that differs between processes
     without reaching the program (a per-host directory, a trace-time logging flag) must not
-    count. What does reach it is in the traced program, which the guard folds into a wrapper's
-    identity at its first compilation (`GuardedJit._learn_program`)."""
+    count. What does reach the program is in its traced hash, compared where it compiles; two
+    cached closures over different constants are therefore not told apart between compilations
+    (see docs/guard.md, Limits)."""
     return _display_name(fun), _identity(fun, 3)
-
-
-def bound_values(fun: Any, limit: int = 80) -> str:
-    """The numbers and short strings a function is bound to (closure cells, `functools.partial`
-    arguments), as `name=value` text for reports: what tells two closures of one code apart."""
-    items: list[str] = []
-    while isinstance(fun, functools.partial):
-        items += [_value(a, 0) for a in fun.args if isinstance(a, (*_NUMBERS, str, enum.Enum))]
-        items += [f"{k}={_value(v, 0)}" for k, v in fun.keywords.items() if isinstance(v, (*_NUMBERS, str, enum.Enum))]
-        fun = fun.func
-    fun = getattr(fun, "__func__", fun)
-    code = getattr(fun, "__code__", None)
-    if isinstance(code, CodeType):
-        for name, cell in zip(code.co_freevars, getattr(fun, "__closure__", None) or ()):
-            try:
-                v = cell.cell_contents
-            except ValueError:
-                continue
-            if isinstance(v, (*_NUMBERS, str, enum.Enum)):
-                items.append(f"{name}={_value(v, 0)}")
-    text = ", ".join(items)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _display_name(fun: Any) -> str:

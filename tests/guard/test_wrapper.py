@@ -172,32 +172,3 @@ def test_static_argument_values_tell_cached_variants_apart():
         w(jnp.ones(3), cfg, train=train)
     keys = [r.key for r in g.recorder.records(before + 1, g.recorder.seq)]
     assert len(keys) == 4 and keys[0] == keys[3] and len(set(keys[:3])) == 3, keys
-
-
-def test_the_first_compilation_folds_the_traced_program_into_the_identity():
-    """Closures of one code: over constants that reach the program they differ once compiled (a
-    process-dependent choice between two cached ones is a divergence); over values that do not
-    (a trace-time logging flag, a per-host path) they keep one identity (no false report)."""
-    g = _guard()
-    hooks = compat.DispatchHooks()
-    hooks.install(on_execute=g._on_execute, allow_fastpath=g._allow_fastpath, on_compiled_call=None,
-                  wrap_jit=None)
-    try:
-        def make(scale, verbose, workdir):
-            def step(x):
-                if verbose:
-                    print("tracing step", workdir)
-                return x * scale
-
-            return GuardedJit(jax.jit(step), g)
-
-        a, b = make(0.01, True, "/host0"), make(0.01, False, "/host1")
-        c = make(0.02, False, "/host1")
-        assert a._key == b._key == c._key  # before compiling: the same code
-        for w in (a, b, c):
-            w(jnp.ones(3))
-        assert a._learned and a._key != a._base
-        assert a._key == b._key  # the same program
-        assert c._key != a._key  # another constant in the program
-    finally:
-        hooks.uninstall()
