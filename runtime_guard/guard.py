@@ -427,35 +427,31 @@ class Guard:
                 return functools.partial(patched, *v.args, **v.keywords)
             return None
 
-        n = 0
-        restore = self._adopted_refs
-        for name, mod in list(sys.modules.items()):
-            if mod is None or name == "jax" or name.startswith(("jax.", "jaxlib", "runtime_guard")):
+        before = len(self._adopted_refs)
+
+        def adopt(owner: Any, name: str, value: Any) -> None:
+            new = swap(value)
+            if new is None:
+                return
+            try:
+                setattr(owner, name, new)
+            except (AttributeError, TypeError):
+                return
+            self._adopted_refs.append((owner, name, value, new))
+
+        for modname, mod in list(sys.modules.items()):
+            if mod is None or modname == "jax" or modname.startswith(("jax.", "jaxlib", "runtime_guard")):
                 continue
             try:
                 items = list(vars(mod).items())
             except TypeError:
                 continue
             for k, v in items:
-                new = swap(v)
-                if new is not None:
-                    try:
-                        setattr(mod, k, new)
-                        restore.append((mod, k, v, new))
-                        n += 1
-                    except (AttributeError, TypeError):
-                        pass
-                elif isinstance(v, type) and getattr(v, "__module__", None) == name:
+                adopt(mod, k, v)
+                if isinstance(v, type) and getattr(v, "__module__", None) == modname:
                     for ak, av in list(vars(v).items()):
-                        new = swap(av)
-                        if new is not None:
-                            try:
-                                setattr(v, ak, new)
-                                restore.append((v, ak, av, new))
-                                n += 1
-                            except (AttributeError, TypeError):
-                                pass
-        return n
+                        adopt(v, ak, av)
+        return len(self._adopted_refs) - before
 
     def _restore_adopted(self) -> None:
         """Put back the jit objects `_adopt_existing_jits` replaced (where nothing else has been
