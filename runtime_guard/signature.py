@@ -112,14 +112,15 @@ _NUMBERS = (bool, int, float, complex, type(None))
 
 
 def value_identity(v: Any) -> str:
-    """A value's text for an identity, the same in every process (see `_value`)."""
+    """A static argument value's text for a call's identity, the same in every process (see
+    `_value`)."""
     return _value(v, 3)
 
 
 def _value(v: Any, depth: int) -> str:
-    """What a bound value contributes: numbers and short strings by value (they steer tracing or
-    become constants), callables by identity, containers of those item by item; any other object
-    by its type only, since its repr may hold a memory address that differs between processes."""
+    """Numbers, strings and enums by value, callables by identity, tuples, lists and dataclasses
+    item by item; any other object by its type only, since its repr may hold a memory address
+    that differs between processes."""
     if isinstance(v, np.generic) and v.ndim == 0 and isinstance(v.item(), (bool, int, float)):
         v = v.item()
     if isinstance(v, (bool, int, float)):

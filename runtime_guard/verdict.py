@@ -24,8 +24,8 @@ def dispatch(rec: dict) -> Dispatch:
     fields = dict(rec.get("fields") or {})
     fields.setdefault("name", rec.get("name", "?"))
     if rec.get("name") and rec["name"] != fields["name"]:
-        # The Python function dispatched, with the values it is bound to: two closures of one
-        # code over different constants differ here while the computation's name does not.
+        # The Python function dispatched, with its static arguments' values: two cached variants
+        # of one function differ here while the computation's name does not.
         fields["function"] = rec["name"]
     if rec.get("cached"):
         fields["executable"] = "cached (signature of its last compilation)"
