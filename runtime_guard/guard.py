@@ -171,7 +171,7 @@ class GuardedJit:
             site, line = hit
             key = key0 ^ _arg_shapes(args)  # this call's variant: the function and its argument shapes
             if key not in self._names:
-                self._name_variant(key, self._statics_text(args, kwargs) if self._statics is not None else "")
+                self._name_variant(key, args, kwargs)
             # `Recorder.record_at`, inlined (the C path's twin). `with`, not acquire() and a
             # try/finally: a KeyboardInterrupt raised as acquire() returns would leave the lock
             # held, and the next dispatch, and the exchange thread at exit, waiting for ever.
@@ -199,7 +199,7 @@ class GuardedJit:
         if kwargs or self._statics is not None:
             key ^= self._bound_key(args, kwargs)
         if key not in guard.registry.names:
-            self._name_variant(key, self._statics_text(args, kwargs) if self._statics is not None else "")
+            self._name_variant(key, args, kwargs)
         kind = self._kind
         pre = spre = 0
         stream = None
@@ -254,20 +254,21 @@ class GuardedJit:
                 h ^= _statics_hash(self._static_cache, vals)
         return h
 
-    def _statics_text(self, args: tuple, kwargs: dict) -> str:
-        nums, names = self._statics
-        n = len(args)
-        parts = [f"arg{i % n}={value_identity(args[i])}" for i in nums if -n <= i < n]
-        parts += [f"{k}={value_identity(kwargs[k])}" for k in names if k in kwargs]
-        text = ", ".join(parts)
-        return text if len(text) <= 80 else text[:79] + "…"
-
-    def _name_variant(self, key: int, statics: str = "") -> None:
-        """Name a call's variant after its function (and the values of its static arguments,
-        which the report then compares field by field)."""
+    def _name_variant(self, key: int, args: tuple = (), kwargs: dict | None = None) -> None:
+        """Name a call's variant after its function, and the values of its static arguments,
+        which the report then compares field by field (the labelled twin of `_bound_key`'s
+        values, built once per variant)."""
         reg = self._guard.registry
         name = reg.names.get(self._key, "?")
-        reg.name(key, f"{name} static({statics})" if statics else name)
+        if self._statics is not None:
+            nums, names = self._statics
+            n, kwargs = len(args), kwargs or {}
+            parts = [f"arg{i % n}={value_identity(args[i])}" for i in nums if -n <= i < n]
+            parts += [f"{k}={value_identity(kwargs[k])}" for k in names if k in kwargs]
+            text = ", ".join(parts)
+            if text:
+                name += f" static({text if len(text) <= 80 else text[:79] + '…'})"
+        reg.name(key, name)
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
@@ -404,8 +405,6 @@ class Guard:
         object, wherever it is referenced); `from jax import jit` names and `partial(jax.jit,
         ...)` decorators get the guard's `jax.jit`. JAX's own modules are left alone. Returns
         how many references were replaced."""
-        import functools
-
         import jax
 
         patched = jax.jit
