@@ -308,11 +308,13 @@ class Supervisor:
                 out[int(st["p"])] = st
         return out
 
-    def _index_of(self, child: Child, states: dict[int, dict]) -> int:
+    def _index_of(self, child: Child, states: dict[int, dict], guess: bool = True) -> int | None:
+        """The child's process index, from the state it published; else its launch index (right
+        with `-n`; wrapping one process it is 0 whatever the index), or None without `guess`."""
         for p, st in states.items():
             if st.get("pid") == child.proc.pid:
                 return p
-        return child.index
+        return child.index if guess else None
 
     def _targets(self, states: dict[int, dict]) -> list[tuple[int, int, str | None]]:
         out = []
@@ -416,8 +418,8 @@ class Supervisor:
         try:
             from runtime_guard.procutil import pid_running
 
-            pids = {int(st["pid"]): p for p, st in self._states().items() if st.get("pid")}
-            local = [pids.get(c.proc.pid, c.index if self.options.processes is not None else None)
+            states, local_group = self._states(), self.options.processes is not None
+            local = [self._index_of(c, states, guess=local_group)
                      for c in self.children if c.exited is None and pid_running(c.proc.pid)]
             local = [p for p in local if p is not None]
             if self.options.processes is not None or self._collector is not None:
