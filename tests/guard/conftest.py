@@ -15,6 +15,20 @@ ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = ROOT / "fixtures" / "programs"
 
 
+def outputs_under_hash_seeds(code: str, seeds: tuple[str, ...] = ("1", "2")) -> set[str]:
+    """What `python -c code` prints in fresh interpreters with different PYTHONHASHSEEDs (run
+    from the repository root): one element when the printed value is the same in every process."""
+    import os
+
+    outs = set()
+    for seed in seeds:
+        env = dict(os.environ, PYTHONHASHSEED=seed, JAX_PLATFORMS="cpu")
+        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
+                           check=True, cwd=ROOT)
+        outs.add(r.stdout.strip())
+    return outs
+
+
 @dataclass
 class GuardRun:
     code: int

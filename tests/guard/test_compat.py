@@ -96,9 +96,7 @@ def test_version_gate(monkeypatch, version, ok):
 def test_arg_shapes_agree_across_processes_and_tell_shapes_apart():
     """The shape hash is compared between processes: it must not depend on PYTHONHASHSEED (a hash of
     a dtype's kind string would), and must tell shapes apart, one level into a batch dict."""
-    import os
-    import subprocess
-    import sys
+    from tests.guard.conftest import outputs_under_hash_seeds
 
     code = (
         "import jax.numpy as jnp, numpy as np\n"
@@ -106,11 +104,7 @@ def test_arg_shapes_agree_across_processes_and_tell_shapes_apart():
         "f = compat.make_arg_shapes()\n"
         "print(f(({'w': jnp.ones((3, 2))}, jnp.ones((4, 2), jnp.bfloat16), {'x': np.ones((4, 8)), 'n': 3})))\n"
     )
-    outs = set()
-    for seed in ("1", "2"):
-        env = dict(os.environ, PYTHONHASHSEED=seed, JAX_PLATFORMS="cpu")
-        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, check=True)
-        outs.add(r.stdout.strip())
+    outs = outputs_under_hash_seeds(code)
     assert len(outs) == 1 and outs != {"0"}
 
     import jax.numpy as jnp

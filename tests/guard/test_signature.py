@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import enum
 import functools
-import os
-import subprocess
-import sys
 
 from runtime_guard.compat import ExecInfo
 from runtime_guard.signature import exec_key, function_identity, value_identity
+from tests.guard.conftest import outputs_under_hash_seeds
 
 
 def make_step(scale, callee=None):
@@ -111,12 +109,7 @@ def test_identity_is_the_same_in_every_process():
         "functools.partial(loss, 3, mode='eval')]\n"
         "print([function_identity(f)[1] for f in fs])\n"
     )
-    outs = set()
-    for seed in ("1", "2"):
-        env = dict(os.environ, PYTHONHASHSEED=seed, JAX_PLATFORMS="cpu")
-        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
-                           check=True, cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
-        outs.add(r.stdout.strip())
+    outs = outputs_under_hash_seeds(code)
     assert len(outs) == 1, outs
 
 
