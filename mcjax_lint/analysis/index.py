@@ -412,6 +412,7 @@ class ProjectIndex:
             hash=srcs("hash", "MCJ203"),
             unordered=bool(sym.get("u")),
             callable=sym.get("callable"),
+            statics=tuple(tuple(x) for x in sym.get("statics", ())) if sym.get("callable") else (),
             ckpt=bool(sym.get("ckpt")),
             sharding=bool(sym.get("sharding")),
             glob=bool(sym.get("glob")),

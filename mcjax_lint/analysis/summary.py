@@ -25,7 +25,7 @@ from mcjax_lint import knowledge as K
 from mcjax_lint.analysis.values import with_binding
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 18
+SUMMARY_VERSION = 19
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -99,9 +99,26 @@ def sym_element(a: Sym) -> Sym:
     return out
 
 
-def _static_params(keywords: list[ast.keyword], positional: list[str]) -> list[str]:
-    """The parameters a jit decorator's `static_argnums` / `static_argnames` name (literals only)."""
-    out: list[str] = []
+def jit_statics(argnums: list[int], argnames: list[str], positional: list[str] | None) -> list[list]:
+    """What `static_argnums` / `static_argnames` make static, as [position, name] pairs (either may be
+    None). Where the function's positional parameters are known each names the other, as JAX infers
+    one from the other: a call may pass a static argument either way."""
+    out: set[tuple] = set()
+    n = len(positional) if positional is not None else None
+    for k in argnums:
+        if n is not None and -n <= k < n:
+            out.add((k % n, positional[k]))
+        elif k >= 0:
+            out.add((k, None))
+    for name in argnames:
+        out.add((positional.index(name), name) if positional and name in positional else (None, name))
+    return [list(t) for t in sorted(out, key=lambda t: (t[0] if t[0] is not None else -1, t[1] or ""))]
+
+
+def literal_statics(keywords: list[ast.keyword]) -> tuple[list[int], list[str]]:
+    """The literal `static_argnums` / `static_argnames` of a jit call or decorator."""
+    nums: list[int] = []
+    names: list[str] = []
     for kw in keywords:
         if kw.arg not in ("static_argnums", "static_argnames"):
             continue
@@ -110,11 +127,15 @@ def _static_params(keywords: list[ast.keyword], positional: list[str]) -> list[s
             if not isinstance(it, ast.Constant):
                 continue
             if kw.arg == "static_argnames" and isinstance(it.value, str):
-                out.append(it.value)
+                names.append(it.value)
             elif kw.arg == "static_argnums" and isinstance(it.value, int) and not isinstance(it.value, bool):
-                if -len(positional) <= it.value < len(positional):
-                    out.append(positional[it.value])
-    return sorted(set(out))
+                nums.append(it.value)
+    return nums, names
+
+
+def _static_params(keywords: list[ast.keyword], positional: list[str]) -> list[str]:
+    """The parameters a jit decorator's `static_argnums` / `static_argnames` name (literals only)."""
+    return sorted({name for _, name in jit_statics(*literal_statics(keywords), positional) if name})
 
 
 @dataclass
@@ -329,8 +350,14 @@ class _Summarizer:
         self._refs: set[str] = set()
         self._loop_taints: list[Sym] = []
         self._main_guard = False
+        self._positional: dict[str, list[str]] = {}  # function -> positional parameters (static_argnums)
 
     # ---- names
+    def _positional_params(self, target: ast.expr | None) -> list[str] | None:
+        """The positional parameters of a function of this module (defined above `target`)."""
+        q = self.qualify(target) if target is not None else None
+        return self._positional.get(q) if q else None
+
     def qualify(self, node: ast.expr) -> str | None:
         """Static dotted name of a Name/Attribute chain through imports and module defs, else None."""
         if isinstance(node, ast.Name):
@@ -737,7 +764,11 @@ class _Summarizer:
             target = node.args[0] if q in K.JIT_WRAPPERS and node.args else (node.args[1] if len(node.args) > 1 else None)
             name = _expr_name(target) if target is not None else "function"
             kind = K.JIT_WRAPPERS.get(q) or K.JIT_WRAPPERS[self.qualify(node.args[0])]
-            return {"callable": f"`{name}` ({kind})"}
+            out: Sym = {"callable": f"`{name}` ({kind})"}
+            statics = jit_statics(*literal_statics(node.keywords), self._positional_params(target))
+            if statics:
+                out["statics"] = statics
+            return out
         if q in ("functools.partial", "partial") and args:
             out = dict(args[0])
             return out
@@ -1089,6 +1120,7 @@ class _Summarizer:
             if dflt is not None:
                 defaults[p.arg] = sym_taint(self.ev(dflt))
         params = [p.arg for p in pos + a.kwonlyargs] + ([a.vararg.arg] if a.vararg else []) + ([a.kwarg.arg] if a.kwarg else [])
+        self._positional[qual] = [p.arg for p in pos]
         facts = FunctionFacts(qual, node.lineno, params=params, cls=self.class_stack[-1].name if self.class_stack else None,
                               jit=deco_jit, prop=is_property, statics=_static_params(static_kw, [p.arg for p in pos]))
         self.summary.functions[qual] = facts

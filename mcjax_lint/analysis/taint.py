@@ -27,7 +27,7 @@ from mcjax_lint.analysis.positions import Range
 
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis.index import ProjectIndex, short_name
-from mcjax_lint.analysis.summary import FunctionFacts
+from mcjax_lint.analysis.summary import FunctionFacts, jit_statics
 from mcjax_lint.analysis.values import BOTTOM, SANITIZED, Src, Val, _cap, join_all, with_binding
 from mcjax_lint.model import Edit, Fix
 from mcjax_lint.settings import AnalysisSettings
@@ -531,6 +531,7 @@ class FileAnalysis:
                     if v is not None and v.callable:
                         info.name = f"{cls}.{meth}"
                         result, coll = Val(glob=True), v.callable
+                        self._bound_statics(v, node)
                     else:
                         result = argu
             else:
@@ -540,6 +541,7 @@ class FileAnalysis:
             fv = self.ev(func)
             if fv.callable:
                 result, coll = Val(glob=True), fv.callable
+                self._bound_statics(fv, node)
                 # Two names for callables from one factory are still two programs.
                 info.token = f"{_code(self.module, func)}: {fv.callable}"
             elif fv.fn:
@@ -572,6 +574,8 @@ class FileAnalysis:
         fn = self.index.functions.get(target)
         if fn is not None and fn.jit and fn.statics:
             self._static_args(fn, target, node)
+        elif fn is None and coll:
+            self._bound_statics(self._bound_callable(target), node)
         if coll and ((fn is not None and not fn.jit) or target in self.index.classes):
             self.calls[node].via_project = True
             name = f"`{short_name(target)}()`"
@@ -584,21 +588,66 @@ class FileAnalysis:
         return res, coll
 
     def _static_args(self, fn: FunctionFacts, target: str, node: cst.Call) -> None:
-        """A process-dependent value passed as a static argument of a jitted function: every value
-        compiles another program, so the processes run different computations (MCJ301)."""
-        info = self.calls.get(node)
-        if info is None:
-            return
+        """A process-dependent value passed as a static argument of a jit-decorated function."""
         params = list(fn.params)
         if fn.cls and params and params[0] in ("self", "cls") and isinstance(node.func, cst.Attribute) \
                 and self.qualify(node.func.value) not in self.index.classes:
             params = params[1:]  # called through an instance (not `Class.method(obj, ...)`)
+        statics = tuple((params.index(n) if n in params else None, n) for n in fn.statics)
+        self._check_statics(statics, f"`{short_name(target)}` ({fn.jit})", node)
+
+    def _bound_callable(self, target: str) -> Val | None:
+        """The value of a project global or class attribute that `target` names (e.g. a
+        `jax.jit(f, static_argnums=...)` bound at module level), None for anything else."""
+        if target in self.index.globals:
+            return self.index.ref(target)
+        owner, _, name = target.rpartition(".")
+        return self.index.attr(owner, name) if owner in self.index.classes else None
+
+    def _bound_statics(self, v: Val | None, node: cst.Call) -> None:
+        if v is not None and v.callable and v.statics:
+            self._check_statics(v.statics, v.callable, node)
+
+    def _check_statics(self, statics: tuple, label: str, node: cst.Call) -> None:
+        """A process-dependent value passed as a static argument of a jitted function: every value
+        compiles another program, so the processes run different computations (MCJ301).
+        `statics`: (position, name) pairs, either may be None."""
+        info = self.calls.get(node)
+        if info is None:
+            return
         for k, v in info.args:
-            name = params[k] if isinstance(k, int) and k < len(params) else k if isinstance(k, str) else None
-            if name in fn.statics and v.pd:
-                what = f"static argument `{name}` of `{short_name(target)}` ({fn.jit})"
-                for s in sorted(v.pd):
-                    self._add_sink(Sink("MCJ301", s, node, what, static=True))
+            if not v.pd:
+                continue
+            hit = next((st for st in statics if (st[0] == k if isinstance(k, int) else st[1] == k)), None)
+            if hit is None:
+                continue
+            name = f"`{hit[1]}`" if hit[1] else f"at position {hit[0]}"
+            for s in sorted(v.pd):
+                self._add_sink(Sink("MCJ301", s, node, f"static argument {name} of {label}", static=True))
+
+    def _jit_statics(self, node: cst.Call, target: cst.BaseExpression | None) -> tuple:
+        """(position, name) pairs that a `jax.jit(f, static_argnums=..., static_argnames=...)` call's
+        literal keywords make static; named both ways where `f` is a project function."""
+        nums: list[int] = []
+        names: list[str] = []
+        for a in node.args:
+            if a.keyword is None or a.keyword.value not in ("static_argnums", "static_argnames"):
+                continue
+            items = [e.value for e in a.value.elements] if isinstance(a.value, (cst.Tuple, cst.List)) else [a.value]
+            for it in items:
+                if a.keyword.value == "static_argnums" and isinstance(it, cst.Integer):
+                    nums.append(int(it.evaluated_value))
+                elif a.keyword.value == "static_argnames" and _const_str(it) is not None:
+                    names.append(_const_str(it))
+        if not nums and not names:
+            return ()
+        positional = None
+        q = self.qualify(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+        if q is not None:
+            fdef = self.fn_nodes.get(self.index._follow_reexport(q), (None,))[0]
+            if fdef is not None:
+                positional = [p.name.value for p in fdef.params.posonly_params + fdef.params.params]
+        return tuple(tuple(x) for x in jit_statics(nums, names, positional))
 
     def _record_param_taint(self, q: str, node: cst.Call) -> None:
         fdef, _, _ = self.fn_nodes[q]
@@ -739,7 +788,7 @@ class FileAnalysis:
                 return Val(callable=f.callable, fn=f.fn, cls=None), None
         if jit_target is not None:
             kind, target = jit_target
-            return Val(callable=f"`{_expr_name(target)}` ({kind})"), None
+            return Val(callable=f"`{_expr_name(target)}` ({kind})", statics=self._jit_statics(node, target)), None
         if q in K.SANITIZERS:
             return SANITIZED, K.COLLECTIVE_CALLS.get(q)
         if q in K.COLLECTIVE_CALLS:
@@ -914,6 +963,8 @@ class FileAnalysis:
             fn = self.index.functions.get(target or "")
             if fn is not None and fn.jit and fn.statics:
                 self._static_args(fn, target, node)
+            elif target is None:
+                self._bound_statics(self.index.attr(recv.cls, meth), node)
             if fn is not None and not fn.jit:
                 info.via_project = True
                 name = f"`{short_name(target)}()`"

@@ -85,6 +85,8 @@ class Val:
     sanitized: bool = False  # the direct result of a sanitizer (broadcast, allgather, ...)
     subgroup: bool = False  # configured for a subset of processes (`active_processes=...`)
     ext: bool = False  # made by a library call: its methods are the library's, not the project's
+    # With `callable`: the (position, name) pairs its `static_argnums` / `static_argnames` make static.
+    statics: tuple = ()
 
     def join(self, other: Val) -> Val:
         if other is self or other == BOTTOM:
@@ -112,6 +114,7 @@ class Val:
             self.sanitized and other.sanitized,
             self.subgroup or other.subgroup,
             self.ext or other.ext,
+            self.statics if self.callable else other.statics,
         )
 
     # Taint only (drops object kinds): what flows into a value computed from this one.
