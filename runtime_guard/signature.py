@@ -10,10 +10,12 @@ import dataclasses
 import enum
 import functools
 import hashlib
+from collections.abc import Mapping
 from types import CodeType, FunctionType, MethodType
 from typing import Any
 
 import numpy as np
+from jax.sharding import Mesh, PartitionSpec, Sharding
 
 from runtime_guard.compat import ExecInfo
 
@@ -118,9 +120,10 @@ def value_identity(v: Any) -> str:
 
 
 def _value(v: Any, depth: int) -> str:
-    """Numbers, strings and enums by value, callables by identity, tuples, lists and dataclasses
-    item by item; any other object by its type only, since its repr may hold a memory address
-    that differs between processes."""
+    """Numbers, strings and enums by value; callables and classes by identity; tuples, lists, sets,
+    mappings and dataclasses item by item; meshes, shardings and partition specs by what their
+    equality compares; any other object by its type only, since its repr may hold a memory address
+    (or a per-host value its equality ignores) that differs between processes."""
     if isinstance(v, np.generic) and v.ndim == 0 and isinstance(v.item(), (bool, int, float)):
         v = v.item()
     if isinstance(v, (bool, int, float)):
@@ -138,12 +141,37 @@ def _value(v: Any, depth: int) -> str:
         return _identity(v, depth - 1)
     if isinstance(v, np.generic) or isinstance(v, np.dtype):
         return repr(v)
+    if isinstance(v, type):  # a class compares by identity: `dtype=jnp.bfloat16`, a model class
+        return f"class {v.__module__}.{v.__qualname__}"
+    if isinstance(v, (frozenset, set)) and depth > 0 and len(v) <= 32:
+        # Sorted texts: a set's iteration order follows PYTHONHASHSEED, its equality does not.
+        return "{" + ",".join(sorted(_value(x, depth - 1) for x in v)) + "}"
+    if isinstance(v, Mapping) and depth > 0 and len(v) <= 32:  # a FrozenDict of options
+        return "{" + ",".join(sorted(f"{_value(k, depth - 1)}:{_value(x, depth - 1)}" for k, x in v.items())) + "}"
+    if isinstance(v, (Mesh, Sharding, PartitionSpec)):
+        return _sharding_value(v)
     if dataclasses.is_dataclass(v) and not isinstance(v, type) and depth > 0:  # a config as a static arg
         # The fields its equality compares, as JAX's cache of static arguments does.
         return f"{type(v).__qualname__}(" + ",".join(
             f"{f.name}={_value(getattr(v, f.name, None), depth - 1)}" for f in dataclasses.fields(v) if f.compare) + ")"
     t = type(v)
     return f"<{t.__module__}.{t.__qualname__}>"
+
+
+def _sharding_value(v: Any) -> str:
+    """A mesh, sharding or partition spec by what its equality compares: axes, device ids (the
+    same numbering on every process), spec and memory kind."""
+    if isinstance(v, PartitionSpec):
+        return "P(" + ",".join(_value(x, 2) for x in v) + ")"
+    if isinstance(v, Mesh):
+        ids = tuple(int(d.id) for d in v.devices.flat)
+        return f"Mesh({dict(v.shape)!r},{getattr(v, 'axis_types', None)!r},devices#{stable_hash(ids)})"
+    spec, mesh = getattr(v, "spec", None), getattr(v, "mesh", None)
+    if isinstance(mesh, Mesh):
+        inner = f"{_sharding_value(mesh)},{_value(spec, 3)}"
+    else:
+        inner = f"devices#{stable_hash(sorted(int(d.id) for d in v.device_set))}"
+    return f"{type(v).__name__}({inner},{getattr(v, 'memory_kind', None)!r})"
 
 
 def _code_identity(code: CodeType) -> str:

@@ -78,6 +78,40 @@ def test_equal_static_values_get_one_text():
     assert value_identity(Cfg(0.1)) != value_identity(Cfg(0.2))
 
 
+def test_static_classes_sets_mappings_and_meshes_count_by_value():
+    """Hashable static values JAX compares by equality (or identity, for classes): a dtype class
+    chosen per process, a set of options, a FrozenDict, a mesh or sharding must tell programs apart
+    where JAX would compile another one, and agree where it would not."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P, SingleDeviceSharding
+
+    assert value_identity(jnp.bfloat16) != value_identity(jnp.float32) != value_identity(np.float32)
+    assert value_identity(frozenset({"a", "b"})) == value_identity(frozenset({"b", "a"}))
+    assert value_identity(frozenset({"a"})) != value_identity(frozenset({"a", "b"}))
+    assert value_identity({"b": 2, "a": 1}) == value_identity({"a": 1, "b": 2}) != value_identity({"a": 2, "b": 1})
+    devs = np.array(jax.devices())
+    m1, m2 = Mesh(devs, ("data",)), Mesh(devs, ("data",))
+    assert m1 == m2 and value_identity(m1) == value_identity(m2)
+    assert value_identity(m1) != value_identity(Mesh(devs, ("model",)))
+    assert value_identity(NamedSharding(m1, P("data"))) == value_identity(NamedSharding(m2, P("data")))
+    assert value_identity(NamedSharding(m1, P("data"))) != value_identity(NamedSharding(m1, P()))
+    assert value_identity(P("data", None)) != value_identity(P(None, "data"))
+    assert value_identity(SingleDeviceSharding(jax.devices()[0])) == value_identity(SingleDeviceSharding(jax.devices()[0]))
+    assert "0x" not in value_identity(m1) + value_identity(NamedSharding(m1, P("data")))
+
+
+def test_static_sets_agree_across_hash_seeds():
+    """A set's iteration order follows PYTHONHASHSEED: its text must not."""
+    code = (
+        "from runtime_guard.signature import value_identity as v\n"
+        "print(v(frozenset(['w', 'b', 'kernel', 'bias', 'scale'])), v({'x': frozenset('abcdef')}))\n"
+    )
+    outs = outputs_under_hash_seeds(code, ("1", "2", "3"))
+    assert len(outs) == 1, outs
+
+
 def test_objects_count_by_type_only():
     """An object's repr may hold its address: only its type may enter an identity."""
     class Model:
