@@ -63,6 +63,7 @@ class BranchPoint:
     val: Val
     collective: Tok  # first collective issued on one side and not the other
     cond_node: cst.CSTNode | None = field(default=None, repr=False)
+    chosen: bool = False  # a conditional expression that picked the function `collective` runs
 
 
 @dataclass
@@ -344,6 +345,12 @@ class Divergence:
                     a, b = self.seq_expr(n.body), self.seq_expr(n.orelse)
                     if a != b:
                         self._branch(n, cond, a, b, n.test)
+                    elif n in self.fa.chosen_calls and id(n) not in self._branch_done:
+                        # `f = a if rank == 0 else b`, then `f(x)`: another program per process.
+                        t = self.tok(self.fa.chosen_calls[n])
+                        if t is not None:
+                            self._branch_done.add(id(n))
+                            self.branches.append(BranchPoint(n, cond, t, n.test, chosen=True))
             elif isinstance(n, cst.BooleanOperation):
                 cond = self.fa.conds.get(n, BOTTOM)
                 if cond.divergent:

@@ -82,6 +82,9 @@ class FileAnalysis:
         self.settings = settings
         self.imports = imports
         self.conds: dict[cst.CSTNode, Val] = {}
+        # A conditional expression on a process-dependent value that chose between functions ->
+        # the first call that runs the chosen one as collective work.
+        self.chosen_calls: dict[cst.IfExp, cst.Call] = {}
         self.iters: dict[cst.CSTNode, Val] = {}
         self.calls: dict[cst.Call, CallInfo] = {}
         self.sinks: list[Sink] = []
@@ -381,6 +384,10 @@ class FileAnalysis:
         a = self._ev_singleton(node.body, name if when else None)
         b = self._ev_singleton(node.orelse, name if not when else None)
         out = a.join(b).join(c)
+        if c.divergent and _picks_function(self.module, node, a, b):
+            if not self._callable_desc(a) and self._callable_desc(b):
+                out = b.join(a).join(c)  # a value keeps one function: the one that does collective work
+            out = replace(out, chosen=out.chosen | {node})
         if c.process_dependent and a.struct != b.struct and ("none" in (a.struct, b.struct) or (a.struct and b.struct)):
             out = replace(out, tree=_cap(out.tree | frozenset({self.src(node, f"a value whose structure depends on {_why(c.pd | c.pdc)}")})))
         return replace(out, struct=a.struct if a.struct == b.struct else None)
@@ -542,11 +549,14 @@ class FileAnalysis:
             if fv.callable:
                 result, coll = Val(glob=True), fv.callable
                 self._bound_statics(fv, node)
+                self._chosen_call(fv, node)
                 # Two names for callables from one factory are still two programs.
                 info.token = f"{_code(self.module, func)}: {fv.callable}"
             elif fv.fn:
                 info.name = fv.fn
                 result, coll = self._project_call(fv.fn, argu, node, exact=False)  # maybe a partial()
+                if coll:
+                    self._chosen_call(fv, node)
             else:
                 result = argu
         if coll is None:
@@ -595,6 +605,10 @@ class FileAnalysis:
             params = params[1:]  # called through an instance (not `Class.method(obj, ...)`)
         statics = tuple((params.index(n) if n in params else None, n) for n in fn.statics)
         self._check_statics(statics, f"`{short_name(target)}` ({fn.jit})", node)
+
+    def _chosen_call(self, fv: Val, node: cst.Call) -> None:
+        for n in fv.chosen:
+            self.chosen_calls.setdefault(n, node)
 
     def _bound_callable(self, target: str) -> Val | None:
         """The value of a project global or class attribute that `target` names (e.g. a
@@ -788,7 +802,10 @@ class FileAnalysis:
                 return Val(callable=f.callable, fn=f.fn, cls=None), None
         if jit_target is not None:
             kind, target = jit_target
-            return Val(callable=f"`{_expr_name(target)}` ({kind})", statics=self._jit_statics(node, target)), None
+            # A function chosen per process stays chosen once jitted (`jax.jit(fn)(x)`).
+            chosen = next((v.chosen for k, v in args if k == (0 if q in K.JIT_WRAPPERS else 1)), frozenset())
+            return Val(callable=f"`{_expr_name(target)}` ({kind})", statics=self._jit_statics(node, target),
+                       chosen=chosen), None
         if q in K.SANITIZERS:
             return SANITIZED, K.COLLECTIVE_CALLS.get(q)
         if q in K.COLLECTIVE_CALLS:
@@ -1486,6 +1503,14 @@ def _partition(base: Val, idx: Val) -> bool:
     e.g. `text[text.index(x):]` for this process's text) is not split by process: its order is as
     local as its content."""
     return bool(base.order) and bool(idx.pd) and not base.process_dependent
+
+
+def _picks_function(module: cst.Module, node: cst.IfExp, a: Val, b: Val) -> bool:
+    """`a if cond else b` chooses between two different functions (collective callables or project
+    functions; two names count as two programs, as for calls)."""
+    if not ((a.callable or a.fn) and (b.callable or b.fn)):
+        return False
+    return (a.callable, a.fn, _code(module, node.body)) != (b.callable, b.fn, _code(module, node.orelse))
 
 
 def _given(node: cst.Call) -> tuple | None:

@@ -87,6 +87,9 @@ class Val:
     ext: bool = False  # made by a library call: its methods are the library's, not the project's
     # With `callable`: the (position, name) pairs its `static_argnums` / `static_argnames` make static.
     statics: tuple = ()
+    # Conditional expressions on a process-dependent value that picked this function (`f = a if
+    # rank == 0 else b`): calling it runs another program on some processes (MCJ101).
+    chosen: frozenset = frozenset()
 
     def join(self, other: Val) -> Val:
         if other is self or other == BOTTOM:
@@ -115,6 +118,7 @@ class Val:
             self.subgroup or other.subgroup,
             self.ext or other.ext,
             self.statics if self.callable else other.statics,
+            self.chosen | other.chosen,
         )
 
     # Taint only (drops object kinds): what flows into a value computed from this one.

@@ -19,7 +19,10 @@ class ProcessDependentBranch(Rule):
             s = srcs[0]
             what = {cst.If: "`if`", cst.IfExp: "conditional expression", cst.BooleanOperation: "`and`/`or`",
                     cst.Match: "`match`"}.get(type(node), "branch")
-            self.report(node, (
-                f"{what} on a process-dependent value ({describe_source(s, self.line(node))}) issues different "
-                f"collective work on different processes: {self.tok_text(p.collective)} runs on only some of them"),
-                related=(related_source(s), self.related_tok(p.collective)))
+            if p.chosen:
+                msg = (f"{what} on a process-dependent value ({describe_source(s, self.line(node))}) chooses the "
+                       f"function that {self.tok_text(p.collective)} runs: processes run different programs there")
+            else:
+                msg = (f"{what} on a process-dependent value ({describe_source(s, self.line(node))}) issues different "
+                       f"collective work on different processes: {self.tok_text(p.collective)} runs on only some of them")
+            self.report(node, msg, related=(related_source(s), self.related_tok(p.collective)))
