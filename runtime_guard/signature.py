@@ -10,12 +10,12 @@ import dataclasses
 import enum
 import functools
 import hashlib
+import sys
 from collections.abc import Mapping
 from types import CodeType, FunctionType, MethodType
 from typing import Any
 
 import numpy as np
-from jax.sharding import Mesh, PartitionSpec, Sharding
 
 from runtime_guard.compat import ExecInfo
 
@@ -148,7 +148,7 @@ def _value(v: Any, depth: int) -> str:
         return "{" + ",".join(sorted(_value(x, depth - 1) for x in v)) + "}"
     if isinstance(v, Mapping) and depth > 0 and len(v) <= 32:  # a FrozenDict of options
         return "{" + ",".join(sorted(f"{_value(k, depth - 1)}:{_value(x, depth - 1)}" for k, x in v.items())) + "}"
-    if isinstance(v, (Mesh, Sharding, PartitionSpec)):
+    if isinstance(v, _sharding_types()):
         return _sharding_value(v)
     if dataclasses.is_dataclass(v) and not isinstance(v, type) and depth > 0:  # a config as a static arg
         # The fields its equality compares, as JAX's cache of static arguments does.
@@ -158,16 +158,33 @@ def _value(v: Any, depth: int) -> str:
     return f"<{t.__module__}.{t.__qualname__}>"
 
 
+_SHARDING_TYPES: tuple = ()
+
+
+def _sharding_types() -> tuple:
+    """(Mesh, Sharding, PartitionSpec), from `jax.sharding` once JAX is imported. This module must
+    not import JAX itself: the guard's supervisor and bootstrap import it before the program does
+    (importing JAX there first broke hang detection in a 4-process run)."""
+    global _SHARDING_TYPES
+    if not _SHARDING_TYPES:
+        js = sys.modules.get("jax.sharding")
+        if js is None:
+            return ()  # no value can be a mesh yet
+        _SHARDING_TYPES = (js.Mesh, js.Sharding, js.PartitionSpec)
+    return _SHARDING_TYPES
+
+
 def _sharding_value(v: Any) -> str:
     """A mesh, sharding or partition spec by what its equality compares: axes, device ids (the
     same numbering on every process), spec and memory kind."""
-    if isinstance(v, PartitionSpec):
+    mesh_type, _, spec_type = _sharding_types()
+    if isinstance(v, spec_type):
         return "P(" + ",".join(_value(x, 2) for x in v) + ")"
-    if isinstance(v, Mesh):
+    if isinstance(v, mesh_type):
         ids = tuple(int(d.id) for d in v.devices.flat)
         return f"Mesh({dict(v.shape)!r},{getattr(v, 'axis_types', None)!r},devices#{stable_hash(ids)})"
     spec, mesh = getattr(v, "spec", None), getattr(v, "mesh", None)
-    if isinstance(mesh, Mesh):
+    if isinstance(mesh, mesh_type):
         inner = f"{_sharding_value(mesh)},{_value(spec, 3)}"
     else:
         inner = f"devices#{stable_hash(sorted(int(d.id) for d in v.device_set))}"

@@ -158,3 +158,16 @@ def test_exec_key_uses_the_traced_program_on_every_platform():
     # The traced program does not: part of the key everywhere.
     assert exec_key(info("aaaa", "gpu", True)) != exec_key(info("bbbb", "gpu", True))
     assert exec_key(info("aaaa", "cpu", False)) != exec_key(info("bbbb", "cpu", False))
+
+
+def test_the_guard_imports_without_jax():
+    """The supervisor and the bootstrap import the guard's modules before the program imports JAX;
+    importing JAX there first (a top-level `from jax.sharding import ...` here) broke hang
+    detection over a sub-mesh in a 4-process run (test_subsets: a member that never joins)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, runtime_guard.guard, runtime_guard.signature, runtime_guard.launcher, "
+            "runtime_guard.compare; print(sorted(m for m in sys.modules if m == 'jax' or m.startswith('jax.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]", out.stdout
