@@ -144,3 +144,48 @@ def test_threads_dispatching_through_the_c_path_keep_one_consistent_stream(monke
     for r in recs:
         h = fold(h, r.key)
         assert r.h == h
+
+
+@needs_c
+def test_c_and_python_paths_mix_a_learned_program_in_alike(monkeypatch):
+    """A call variant whose program was learned across every process (`Guard._on_execute`)
+    carries it in its key, on both paths, and the report can name that program's fields."""
+    from runtime_guard import compat
+
+    g = _guard()
+    w = _cross_process(g, lambda a: a + 1)
+    x = jnp.ones(3)
+    vk = w._key ^ compat.make_arg_shapes()((x,))
+    program = 0x1234_5678_9ABC_DEF0
+    g.registry.exact(program, program, {"program": "p-of-closure-a"})
+    w._learned[vk] = program
+    hot, w._hp = w._hp, None
+    for _ in range(2):  # the Python path: caches the call site and names the variant
+        _call(w, (x,))
+    py = g.recorder.records(g.recorder.seq, g.recorder.seq)[0]
+    assert py.key != vk and g.fields_of(g.registry.exact_for_key[py.key])["program"] == "p-of-closure-a"
+    w._hp = hot
+    monkeypatch.setattr(gmod, "_arg_shapes", None)  # from here only the C path can record
+    monkeypatch.setattr(g, "site_of_frame", None)
+    _call(w, (x,))
+    c = g.recorder.records(g.recorder.seq, g.recorder.seq)[0]
+    assert (c.key, c.line) == (py.key, py.line) and c.seq == py.seq + 1
+    w._learned[vk] = program + 1  # another program learned for the variant: another key
+    monkeypatch.setattr(gmod, "_arg_shapes", compat.make_arg_shapes())
+    _call(w, (x,))
+    assert g.recorder.records(g.recorder.seq, g.recorder.seq)[0].key not in (vk, py.key)
+
+
+def test_learned_programs_are_shared_by_the_wrappers_of_one_function_object():
+    """`jax.jit(fn)` made anew at each call hits the executables an earlier one compiled: its
+    wrappers share what was learned of `fn`; another closure of the same code does not."""
+    from runtime_guard.guard import GuardedJit
+
+    def make(scale):
+        return lambda a: a * scale
+
+    g = _guard()
+    f1, f2 = make(1.0), make(2.0)
+    w1, w1b, w2 = GuardedJit(jax.jit(f1), g), GuardedJit(jax.jit(f1), g), GuardedJit(jax.jit(f2), g)
+    assert w1._key == w2._key  # one identity: the code (see function_identity)
+    assert w1._learned is w1b._learned and w1._learned is not w2._learned

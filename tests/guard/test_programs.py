@@ -55,3 +55,13 @@ def test_clean_program_leaves_no_report(program, guard_run):
     assert run.code == 0, run.stderr[-4000:]
     assert not run.report_dir.exists(), list(run.report_dir.rglob("*"))
     assert "mcjax-guard:" not in run.stderr, run.stderr[-3000:]
+
+
+def test_local_calls_before_cross_process_calls_leave_no_report(guard_run):
+    """Steps run locally first (on one process; on per-host shapes), then across every process,
+    cached: the programs learned for fast mode's call identities come from the cross-process runs
+    only, at the same dispatches on every process (a guard-only program: see its docstring)."""
+    run = guard_run(Path(__file__).parent / "programs" / "local_calls_first.py", n=2)
+    assert run.code == 0, (run.report or {}).get("summary") or run.stderr[-4000:]
+    assert not run.report_dir.exists(), run.report
+    assert "final weights" in run.stdout

@@ -127,6 +127,7 @@ PROGRAMS_HERE = __import__("pathlib").Path(__file__).parent / "programs"
     ("subset_two_jits_share_executables.py", "fast"),
     ("subset_moved_record_then_compile.py", "fast"),
     ("subset_one_wrapper_many_meshes.py", "strict"),
+    ("subset_then_whole_job_learned.py", "fast"),
 ], ids=lambda v: v.removesuffix(".py") if isinstance(v, str) else v)
 def test_correct_sub_mesh_programs_leave_no_report(program, mode, guard_run):
     # Each of these once drew a false report (found in review): see the programs' docstrings.
