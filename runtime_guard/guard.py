@@ -337,6 +337,30 @@ class _BoundGuarded:
 _FAST_CODE = GuardedJit.__call__.__code__  # see `_current_call`
 
 
+class _FromJitted(str):
+    """A class attribute that reads as this text on the class and as the jit object's own
+    attribute on a wrapper: a wrapper keeps its function's `__doc__` and `__module__` (help(),
+    pickling by reference, frameworks that name things by module). A `str`, because `type`
+    returns a class's `__module__` as stored; `__doc__` goes through `__get__(None, cls)`."""
+
+    def __new__(cls, text: str, attr: str) -> "_FromJitted":
+        self = super().__new__(cls, text)
+        self.attr = attr
+        return self
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return str(self)
+        return getattr(obj._jitted, self.attr, None)
+
+    def __reduce__(self) -> tuple:  # pickled (a class by reference, say) as the plain text
+        return str, (str(self),)
+
+
+GuardedJit.__doc__ = _FromJitted(GuardedJit.__doc__ or "", "__doc__")
+GuardedJit.__module__ = _FromJitted(__name__, "__module__")
+
+
 class Guard:
     def __init__(self, settings: GuardSettings) -> None:
         self.settings = settings

@@ -172,3 +172,22 @@ def test_static_argument_values_tell_cached_variants_apart():
         w(jnp.ones(3), cfg, train=train)
     keys = [r.key for r in g.recorder.records(before + 1, g.recorder.seq)]
     assert len(keys) == 4 and keys[0] == keys[3] and len(set(keys[:3])) == 3, keys
+
+
+def _documented_step(x):
+    """Doc of the step."""
+    return x + 1
+
+
+def test_wrapper_keeps_its_functions_doc_and_module():
+    """help(), pickling by reference and frameworks that name things by module read a jitted
+    function's `__doc__` and `__module__`: a wrapper must show its function's, while the class
+    keeps its own (and still pickles by reference)."""
+    import inspect
+    import pickle
+
+    w = GuardedJit(jax.jit(_documented_step), _guard())
+    assert w.__doc__ == "Doc of the step." and inspect.getdoc(w) == "Doc of the step."
+    assert w.__module__ == __name__ and w.__name__ == "_documented_step"
+    assert GuardedJit.__module__ == "runtime_guard.guard" and GuardedJit.__doc__.startswith("Stands in")
+    assert pickle.loads(pickle.dumps(GuardedJit)) is GuardedJit
