@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import values as _values
-from mcjax_lint.analysis.summary import ClassFacts, FunctionFacts, ModuleSummary, Sym
+from mcjax_lint.analysis.summary import STAR, ClassFacts, FunctionFacts, ModuleSummary, Sym
 from mcjax_lint.analysis.values import BOTTOM, Src, Val
 from mcjax_lint.settings import AnalysisSettings
 
@@ -138,6 +138,7 @@ class ProjectIndex:
         self._static: dict[int, tuple] = {}
         self._mro_cache: dict[str, list[str]] = {}
         self._reexport_cache: dict[str, str] = {}
+        self._star_cache: dict[tuple[str, str], str] = {}
         self._dep_stack: list[set[str]] = []
         self._init_sites: dict[str, list[tuple[dict, str, bool]]] | None = None
         # Which file each quoted origin (`utils.py:12`: basename -> line -> path, or a tuple of
@@ -206,6 +207,7 @@ class ProjectIndex:
         state["_dep_stack"] = []
         state["_round_changes"], state["_since"], state["_changed_now"] = [], {}, set()
         state["_reexport_cache"] = {}  # cheap to rebuild, large to ship
+        state["_star_cache"] = {}
         state["_init_sites"] = {}  # read only to resolve class attributes (resolved above)
         state["_mro_cache"] = {}
         if "_mentions" not in state:
@@ -299,6 +301,40 @@ class ProjectIndex:
             hit = self._reexport_cache[q] = self._follow_reexport_uncached(q)
         return hit
 
+    def star_resolve(self, module: str, name: str, depth: int = 0) -> str:
+        """A global that no import or definition of `module` names, looked up in the modules it
+        star-imports (`from common import *`): what they import under that name (`jax`), or
+        define (`common.me`); else the name itself (a builtin, or unknown)."""
+        s = self.modules.get(module)
+        if s is None or depth > 3:
+            return name
+        key = (module, name)
+        hit = self._star_cache.get(key)
+        if hit is not None:
+            return hit
+        out = name
+        for k, base in s.imports.items():
+            if not k.startswith(STAR):
+                continue
+            # A script's `from common import *` names its sibling first (its directory is on the path).
+            sibling = f"{module.rpartition('.')[0]}.{base}" if "." in module else base
+            t = self.modules.get(sibling) or self.modules.get(base) or self.modules.get(self._by_path_suffix(base) or "")
+            if t is None:
+                continue
+            if name in t.imports:
+                out = t.imports[name]
+                break
+            cand = self._follow_reexport(f"{t.module}.{name}")
+            if self._known(cand):
+                out = cand
+                break
+            deeper = self.star_resolve(t.module, name, depth + 1)
+            if deeper != name:
+                out = deeper
+                break
+        self._star_cache[key] = out
+        return out
+
     def _known(self, q: str) -> bool:
         return q in self.functions or q in self.classes or q in self.globals
 
@@ -309,8 +345,16 @@ class ProjectIndex:
                 return q
             mod, _, name = q.rpartition(".")
             s = self.modules.get(mod)
-            if s is None or name not in s.imports:
+            if s is None:
                 break
+            if name not in s.imports:
+                # `from common import *` in `mod`: the first star-imported module that has it.
+                star = next((c for c in (f"{b}.{name}" for k, b in s.imports.items() if k.startswith(STAR))
+                             if self._known(self._follow_reexport(c))), None)
+                if star is None:
+                    break
+                q = star
+                continue
             q = s.imports[name]
         if not self._known(q):
             hit = self._by_path_suffix(q)
@@ -976,9 +1020,12 @@ class ProjectIndex:
         collective work (directly or through any call), or mix order and process dependence
         (per-process partitions), or hash strings (seeds). Divergent values passed between
         functions of the file are covered: the caller then touches the value *and* calls the
-        collective callee. MCJ401 files (calling `jax.distributed.initialize()`) always qualify."""
+        collective callee. MCJ401 files (calling `jax.distributed.initialize()`) and files with
+        star imports (usually scripts) always qualify."""
         if s.initialize_line:
             return True
+        if any(k.startswith(STAR) for k in s.imports):
+            return True  # names from `from common import *` resolve only in the file pass
         for q, f in s.functions.items():
             pd, order, hashed = "p" in f.flags, "o" in f.flags, "h" in f.flags
             collective = q in self.collective or bool(f.jit)

@@ -25,7 +25,7 @@ from mcjax_lint import knowledge as K
 from mcjax_lint.analysis.values import with_binding
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 19
+SUMMARY_VERSION = 20
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -270,6 +270,9 @@ def resolve_relative(module: str, is_package: bool, level: int, name: str | None
     return base
 
 
+STAR = "*"  # key prefix, in a module's imports, of the modules it star-imports
+
+
 def collect_imports(tree: ast.Module, module: str, is_package: bool) -> tuple[dict[str, str], list[str]]:
     """Local alias -> qualified name for every import in the file (any nesting level)."""
     imports: dict[str, str] = {}
@@ -288,6 +291,9 @@ def collect_imports(tree: ast.Module, module: str, is_package: bool) -> tuple[di
             modules.append(base)
             for a in node.names:
                 if a.name == "*":
+                    # `from common import *`: a name defined nowhere here may be common's
+                    # (`ProjectIndex.star_resolve`).
+                    imports[STAR + base] = base
                     continue
                 imports[a.asname or a.name] = f"{base}.{a.name}" if base else a.name
                 modules.append(f"{base}.{a.name}")
@@ -369,7 +375,7 @@ class _Summarizer:
                 return self.module_defs[node.id]
             if node.id in self.module_scope.env:
                 return None  # a module-level variable: its value is tracked, not its name
-            return node.id  # builtin or unknown global
+            return node.id  # builtin or unknown global (a star import's: resolved in the file pass)
         if isinstance(node, ast.Attribute):
             base = self.qualify(node.value)
             if base is None:

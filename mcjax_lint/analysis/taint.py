@@ -67,6 +67,9 @@ class _Scope:
     qualname: str = ""
 
 
+_BUILTINS = frozenset(dir(__import__("builtins")))
+
+
 def _code(module: cst.Module, node: cst.CSTNode) -> str:
     return module.code_for_node(node)
 
@@ -172,7 +175,7 @@ class FileAnalysis:
                 return self.module_defs[n]
             if n in self.module_scope.env:
                 return None  # a module-level variable: its value is tracked, not its name
-            return n
+            return self.index.star_resolve(self.modname, n) if n not in _BUILTINS else n
         if isinstance(node, cst.Attribute):
             base = self.qualify(node.value)
             return None if base is None else f"{base}.{node.attr.value}"
