@@ -18,7 +18,7 @@ import time
 import weakref
 from dataclasses import replace
 from pathlib import Path
-from types import CodeType
+from types import CodeType, MethodType
 from typing import Any, Callable
 
 from runtime_guard import compat
@@ -71,6 +71,33 @@ _KW_MIX = 0x9E3779B97F4A7C15  # odd: multiplying by it is a bijection on 64-bit 
 _LEARN_MIX = 0xC2B2AE3D27D4EB4F  # the same, for a variant's learned program (see `_learned_key`)
 _M64 = 0xFFFFFFFFFFFFFFFF
 _LEARN_CAP = 4096  # programs learned per function object (JAX's own caches bound its variants)
+
+
+class _Learned(dict):
+    """Call variant -> the one program it has run across every process (see
+    `GuardedJit._learned_key`). What is learned must follow from the dispatch sequence alone,
+    the same on every process. A variant seen with a second program (two shardings of one
+    shape, say) is `ambiguous` for good, and carries no program: which of its programs JAX's
+    Python path last showed depends on per-process state (a cache cleared, a context manager
+    that misses JAX's C++ cache), whereas the set of programs grows only where they compile,
+    at the same dispatch everywhere."""
+
+    __slots__ = ("ambiguous",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ambiguous: set[int] = set()
+
+    def learn(self, vk: int, program: int) -> None:
+        if vk in self.ambiguous:
+            return
+        known = self.get(vk)
+        if known is None:
+            if len(self) < _LEARN_CAP:
+                self[vk] = program
+        elif known != program:
+            del self[vk]
+            self.ambiguous.add(vk)
 
 
 def _statics_hash(cache: dict, vals: tuple) -> int:
@@ -147,7 +174,7 @@ class GuardedJit:
         self._static_cache: dict = {}
         # Call variant -> the program it last ran across every process, shared by the wrappers of
         # one function object (see `_learned_key`).
-        self._learned: dict[int, int] = guard.learned_for(fun)
+        self._learned: _Learned = guard.learned_for(fun)
         guard.registry.name(self._key, f"jit({name})")
         self._kind = _UNKNOWN
         self._subset: tuple | None = None  # the subset of processes it runs over (_SUBSET), or _SEVERAL
@@ -251,14 +278,15 @@ class GuardedJit:
         return out
 
     def _learned_key(self, vk: int) -> int:
-        """A call variant's key with the program it last ran across every process mixed in.
+        """A call variant's key with the program it runs across every process mixed in.
 
         The wrapper's identity leaves out the data its function is bound to (see
         `function_identity`), so two closures of one code over different constants have one
         identity. Their programs differ, and each is learned where it runs over every process (a
         hook sees the executable: `Guard._on_execute`); later cached calls of that variant carry
         it. Every process learns at the same dispatches: a call that ran locally, over a sub-mesh,
-        or was only compiled teaches nothing."""
+        or was only compiled teaches nothing, and a variant with two programs carries none
+        (`_Learned`)."""
         prog = self._learned.get(vk)
         return vk if prog is None else vk ^ ((prog * _LEARN_MIX) & _M64)
 
@@ -393,7 +421,8 @@ class Guard:
         self._fast = False  # active, fast mode, not exact: GuardedJit's hot path applies (see `active`)
         self._hp: Any = False  # the C hot path, made on first use (None: not available)
         self._by_key: dict[int, weakref.WeakSet] = {}  # GuardedJit._key -> its wrappers (see `_mark`)
-        self._learned: "weakref.WeakKeyDictionary[Any, dict[int, int]]" = weakref.WeakKeyDictionary()
+        self._learned: "weakref.WeakKeyDictionary[Any, _Learned]" = weakref.WeakKeyDictionary()
+        self._learned_methods: "weakref.WeakKeyDictionary[Any, dict[Any, _Learned]]" = weakref.WeakKeyDictionary()
         self._undo_init: Callable[[], None] | None = None
         self._undo_shutdown: Callable[[], None] | None = None
         self.disabled_reason: str | None = None
@@ -650,20 +679,27 @@ class Guard:
                 self._hp = None
         return self._hp
 
-    def learned_for(self, fun: Any) -> dict[int, int]:
+    def learned_for(self, fun: Any) -> _Learned:
         """The learned programs of a function object's call variants (see
         `GuardedJit._learned_key`), shared by its wrappers: a `jax.jit(fn)` made anew at each call
-        hits the executables an earlier one compiled. A function that cannot be weakly referenced
-        gets a table of its own wrapper's."""
+        hits the executables an earlier one compiled. A bound method's table lives with its
+        instance, not with the method object (each `obj.step` is a new one, and JAX finds the
+        executables of an equal one). A function that cannot be weakly referenced gets a table of
+        its own wrapper's."""
         if fun is None:
-            return {}
+            return _Learned()
         try:
+            if isinstance(fun, MethodType):
+                per_instance = self._learned_methods.get(fun.__self__)
+                if per_instance is None:
+                    per_instance = self._learned_methods[fun.__self__] = {}
+                return per_instance.setdefault(fun.__func__, _Learned())
             table = self._learned.get(fun)
             if table is None:
-                table = self._learned[fun] = {}
+                table = self._learned[fun] = _Learned()
             return table
         except TypeError:
-            return {}
+            return _Learned()
 
     def _mark(self, w: GuardedJit, kind: int, subset: tuple[int, ...] | None = None) -> None:
         """What a wrapper was seen to run, told to every wrapper of the same function and options:
@@ -715,10 +751,10 @@ class Guard:
                     self.recorder.undo(call[_PRE])
                     call[_PRE] = 0
                 return
-            self.registry.exact(call[_KEY], exact, self.fields_of(exact))
             learned, vk = w._learned, call[_VKEY]
-            if vk in learned or len(learned) < _LEARN_CAP:
-                learned[vk] = exact  # this variant's program: in its key from the next call on
+            if call[_KEY] == vk or learned.get(vk) == exact:  # (a key with another program mixed in keeps it)
+                self.registry.exact(call[_KEY], exact, self.fields_of(exact))
+            learned.learn(vk, exact)  # this variant's program: in its key from the next call on
             if call[_PRE]:
                 self.recorder.set_exact(call[_PRE], exact)
                 call[_PRE] = 0

@@ -189,3 +189,42 @@ def test_learned_programs_are_shared_by_the_wrappers_of_one_function_object():
     w1, w1b, w2 = GuardedJit(jax.jit(f1), g), GuardedJit(jax.jit(f1), g), GuardedJit(jax.jit(f2), g)
     assert w1._key == w2._key  # one identity: the code (see function_identity)
     assert w1._learned is w1b._learned and w1._learned is not w2._learned
+
+
+def test_a_variant_with_two_programs_carries_none_for_good():
+    """Which of a variant's programs JAX's Python path showed last depends on per-process state
+    (a cleared cache, a context manager that misses JAX's C++ cache): a variant seen with a
+    second program carries no program from then on, so relearning cannot set processes apart."""
+    from runtime_guard.guard import _Learned
+
+    t = _Learned()
+    t.learn(1, 0xA)
+    assert t[1] == 0xA
+    t.learn(1, 0xA)  # the same program again: unchanged
+    assert t[1] == 0xA
+    t.learn(1, 0xB)  # a second program (another sharding): ambiguous
+    assert 1 not in t and 1 in t.ambiguous
+    t.learn(1, 0xA)  # shown again by one process's Python path: still nothing
+    assert 1 not in t
+
+
+def test_a_bound_methods_table_lives_with_its_instance():
+    """`jax.jit(model.apply)` takes a new bound method each time; JAX finds the executables of an
+    equal one. The table must not die with the first method object (one process keeping an old
+    jit object alive, the other not, once set them apart)."""
+    import gc
+
+    from runtime_guard.guard import GuardedJit
+
+    class Model:
+        def apply(self, x):
+            return x * 2.0
+
+    g, m = _guard(), Model()
+    w1 = GuardedJit(jax.jit(m.apply), g)
+    w1._learned.learn(7, 0xC)
+    del w1
+    gc.collect()
+    w2 = GuardedJit(jax.jit(m.apply), g)
+    assert w2._learned.get(7) == 0xC
+    assert GuardedJit(jax.jit(Model().apply), g)._learned.get(7) is None  # another instance
