@@ -65,3 +65,13 @@ def test_local_calls_before_cross_process_calls_leave_no_report(guard_run):
     assert run.code == 0, (run.report or {}).get("summary") or run.stderr[-4000:]
     assert not run.report_dir.exists(), run.report
     assert "final weights" in run.stdout
+
+
+def test_per_process_dispatch_paths_leave_no_report(guard_run):
+    """One process alone clearing JAX's caches, calling under a context that misses the C++ cache,
+    or keeping an old jit object alive: what fast mode learns must stay the same on every
+    process (see the program's docstring)."""
+    run = guard_run(Path(__file__).parent / "programs" / "learned_programs_per_process_state.py", n=2)
+    assert run.code == 0, (run.report or {}).get("summary") or run.stderr[-4000:]
+    assert not run.report_dir.exists(), run.report
+    assert run.stdout.count("done") == 2
