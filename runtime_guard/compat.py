@@ -683,12 +683,21 @@ def jit_function(jitted: Any) -> Any:
 
 
 def jit_options_text(jitted: Any) -> str:
+    """The options of a jit object that pick its programs, as text that is the same on every
+    process: two jit objects of one function that differ only in `out_shardings` run different
+    programs from the same arguments."""
+    from runtime_guard.signature import value_identity
+
     info = getattr(jitted, "_jit_info", None)
     if info is None:
         return ""
     parts = []
     for k in ("static_argnums", "static_argnames", "donate_argnums", "donate_argnames", "keep_unused"):
         parts.append(f"{k}={getattr(info, k, None)!r}")
+    for k in ("in_shardings_leaves", "out_shardings_leaves"):
+        leaves = getattr(info, k, None)
+        if leaves:  # shardings by what their equality compares (an unspecified one by its type)
+            parts.append(f"{k}=" + ",".join(value_identity(x) for x in leaves))
     return ";".join(parts)
 
 

@@ -193,3 +193,23 @@ def test_traced_program_hash_ignores_kernel_payloads_but_not_other_custom_calls(
     assert hashed("tpu_custom_call", "kernel at /home/a/model.py:3") == hashed("tpu_custom_call", "kernel at /srv/b/model.py:3")
     assert hashed("tpu_custom_call", "k") != hashed("tpu_custom_call", "k", n=8)
     assert hashed("my_op", "mode=1") != hashed("my_op", "mode=2")  # a plain custom call's config counts
+
+
+def test_jit_options_text_tells_output_shardings_apart_alike_on_every_process():
+    """Two jit objects of one function that differ only in their shardings run different programs
+    from the same arguments: their identities differ, and read the same in every process."""
+    from tests.guard.conftest import outputs_under_hash_seeds
+
+    code = (
+        "import jax, numpy as np\n"
+        "from jax.sharding import Mesh, NamedSharding, PartitionSpec as P\n"
+        "from runtime_guard import compat\n"
+        "m = Mesh(np.array(jax.devices()), ('data',))\n"
+        "f = lambda w: w\n"
+        "texts = [compat.jit_options_text(jax.jit(f, out_shardings=NamedSharding(m, s))) for s in (P(), P('data'))]\n"
+        "texts.append(compat.jit_options_text(jax.jit(f)))\n"
+        "assert len(set(texts)) == 3, texts\n"
+        "print(texts)\n"
+    )
+    outs = outputs_under_hash_seeds(code)
+    assert len(outs) == 1, outs
