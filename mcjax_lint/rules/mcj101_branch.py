@@ -20,8 +20,10 @@ class ProcessDependentBranch(Rule):
             what = {cst.If: "`if`", cst.IfExp: "conditional expression", cst.BooleanOperation: "`and`/`or`",
                     cst.Match: "`match`"}.get(type(node), "branch")
             if p.chosen:
-                msg = (f"{what} on a process-dependent value ({describe_source(s, self.line(node))}) chooses the "
-                       f"function that {self.tok_text(p.collective)} runs: processes run different programs there")
+                code = self.ctx.fa.module.code_for_node
+                msg = (f"{what} on a process-dependent value ({describe_source(s, self.line(node))}) chooses between "
+                       f"`{code(node.body)}` and `{code(node.orelse)}`, called as collective work at line "
+                       f"{self.line(p.collective.node)}: processes run different programs there")
             else:
                 msg = (f"{what} on a process-dependent value ({describe_source(s, self.line(node))}) issues different "
                        f"collective work on different processes: {self.tok_text(p.collective)} runs on only some of them")
