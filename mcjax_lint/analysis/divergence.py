@@ -351,6 +351,12 @@ class Divergence:
                         if t is not None:
                             self._branch_done.add(id(n))
                             self.branches.append(BranchPoint(n, cond, t, n.test, chosen=True))
+            elif isinstance(n, cst.Subscript) and n in self.fa.chosen_calls and id(n) not in self._branch_done:
+                # `STEPS[mode](x)` with a per-process mode: another program per process.
+                t = self.tok(self.fa.chosen_calls[n])
+                if t is not None:
+                    self._branch_done.add(id(n))
+                    self.branches.append(BranchPoint(n, self.fa.conds.get(n, BOTTOM), t, n.slice[0], chosen=True))
             elif isinstance(n, cst.BooleanOperation):
                 cond = self.fa.conds.get(n, BOTTOM)
                 if cond.divergent:

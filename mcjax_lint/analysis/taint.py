@@ -299,7 +299,17 @@ class FileAnalysis:
         out = base.element().join(idx)
         if base.callable or base.cls:
             out = out.join(Val(callable=base.callable))
+        if base.elems and idx.divergent:  # `STEPS[mode]` with a per-process mode: another program
+            self.conds[node] = self.conds.get(node, BOTTOM).join(idx)
+            out = replace(out, chosen=out.chosen | {node})
         return out
+
+    def _elems(self, vals: list[Val]) -> str | None:
+        """What calling an element of a container of these values does, if collective work."""
+        descs = list(dict.fromkeys(d for d in map(self._callable_desc, vals) if d))
+        if len(descs) > 3:
+            descs = descs[:2] + ["…"]
+        return " or ".join(descs) or None
 
     def ev_Set(self, node: cst.Set) -> Val:
         return replace(join_all(self.ev(e.value).data() for e in node.elements), unordered=not self.numeric_elements(node))
@@ -307,7 +317,7 @@ class FileAnalysis:
     def ev_List(self, node) -> Val:
         vals = [self.ev(e.value) for e in node.elements]
         out = join_all(v.data().as_elements() for v in vals)
-        out = replace(out, struct=f"seq:{len(node.elements)}")
+        out = replace(out, struct=f"seq:{len(node.elements)}", elems=self._elems(vals))
         if isinstance(node, cst.Tuple) and 1 < len(vals) <= 16 and not any(isinstance(e, cst.StarredElement) for e in node.elements):
             out = replace(out, items=tuple(replace(v, items=None) for v in vals))  # multiple return values
         return out
@@ -317,17 +327,19 @@ class FileAnalysis:
     def ev_Dict(self, node: cst.Dict) -> Val:
         out = BOTTOM
         keys = []
+        values = []
         for e in node.elements:
             if isinstance(e, cst.DictElement):
                 k = self.ev(e.key)
-                out = out.join(self.ev(e.value).data())
+                values.append(self.ev(e.value))
+                out = out.join(values[-1].data())
                 if k.pd:
                     out = replace(out, tree=_cap(out.tree | frozenset({self.src(e.key, f"a dict key from {_why(k.pd)}")})))
                 keys.append(_const_str(e.key) or "?")
             else:
                 out = out.join(self.ev(e.value).data())
                 keys.append("**")
-        return replace(out, struct="dict:" + ",".join(sorted(keys)))
+        return replace(out, struct="dict:" + ",".join(sorted(keys)), elems=self._elems(values))
 
     def ev_FormattedString(self, node: cst.FormattedString) -> Val:
         out = BOTTOM

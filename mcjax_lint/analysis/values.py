@@ -90,6 +90,9 @@ class Val:
     # Conditional expressions on a process-dependent value that picked this function (`f = a if
     # rank == 0 else b`): calling it runs another program on some processes (MCJ101).
     chosen: frozenset = frozenset()
+    # A container whose elements are collective callables (a dispatch table `{"train": step}`):
+    # what calling an element does.
+    elems: str | None = None
 
     def join(self, other: Val) -> Val:
         if other is self or other == BOTTOM:
@@ -119,12 +122,13 @@ class Val:
             self.ext or other.ext,
             self.statics if self.callable else other.statics,
             self.chosen | other.chosen,
+            self.elems or other.elems,
         )
 
     # Taint only (drops object kinds): what flows into a value computed from this one.
     def taint(self) -> Val:
         if not (self.unordered or self.callable or self.ckpt or self.sharding or self.glob or self.cls or self.fn
-                or self.struct or self.items is not None or self.sanitized or self.ext) and not self.subgroup:
+                or self.struct or self.items is not None or self.sanitized or self.ext or self.elems) and not self.subgroup:
             return self
         return Val(self.pd, self.pdc, self.order, self.hash, self.shape, self.tree, subgroup=self.subgroup)
 
@@ -140,7 +144,7 @@ class Val:
         shape = frozenset(s if s.code == "" else replace(s, code="") for s in self.shape if s.code != "len")
         # An element of a global array, or of the tuple of global arrays a jitted call returns,
         # is a global array.
-        return Val(frozenset(), _cap(self.pd | self.pdc), self.order, self.hash, shape, glob=self.glob)
+        return Val(frozenset(), _cap(self.pd | self.pdc), self.order, self.hash, shape, glob=self.glob, callable=self.elems)
 
     def without_order(self) -> Val:
         return replace(self, order=frozenset(), unordered=False)
