@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import values as _values
-from mcjax_lint.analysis.summary import STAR, ClassFacts, FunctionFacts, ModuleSummary, Sym
+from mcjax_lint.analysis.summary import STAR, ClassFacts, FunctionFacts, ModuleSummary, Sym, star_exports
 from mcjax_lint.analysis.values import BOTTOM, Src, Val
 from mcjax_lint.settings import AnalysisSettings
 
@@ -313,14 +313,16 @@ class ProjectIndex:
         if hit is not None:
             return hit
         out = name
-        for k, base in s.imports.items():
-            if not k.startswith(STAR):
-                continue
+        # The last star import that provides the name wins, as in Python.
+        for base in reversed([b for k, b in s.imports.items() if k.startswith(STAR)]):
             # A script's `from common import *` names its sibling first (its directory is on the path).
             sibling = f"{module.rpartition('.')[0]}.{base}" if "." in module else base
             t = self.modules.get(sibling) or self.modules.get(base) or self.modules.get(self._by_path_suffix(base) or "")
             if t is None:
                 continue
+            exported = star_exports(t.imports)
+            if (name not in exported) if exported is not None else name.startswith("_"):
+                continue  # not taken by `import *`: `__all__` leaves it out, or it is private
             if name in t.imports:
                 out = t.imports[name]
                 break
@@ -348,9 +350,9 @@ class ProjectIndex:
             if s is None:
                 break
             if name not in s.imports:
-                # `from common import *` in `mod`: the first star-imported module that has it.
-                star = next((c for c in (f"{b}.{name}" for k, b in s.imports.items() if k.startswith(STAR))
-                             if self._known(self._follow_reexport(c))), None)
+                # `from common import *` in `mod`: the star-imported module that provides it.
+                star = self.star_resolve(mod, name)
+                star = star if star != name and self._known(self._follow_reexport(star)) else None
                 if star is None:
                     break
                 q = star

@@ -25,7 +25,7 @@ from mcjax_lint import knowledge as K
 from mcjax_lint.analysis.values import with_binding
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 20
+SUMMARY_VERSION = 21
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -124,9 +124,12 @@ def literal_statics(keywords: list[ast.keyword]) -> tuple[list[int], list[str]]:
             continue
         items = kw.value.elts if isinstance(kw.value, (ast.Tuple, ast.List)) else [kw.value]
         for it in items:
-            if not isinstance(it, ast.Constant):
+            if isinstance(it, ast.UnaryOp) and isinstance(it.op, ast.USub) and isinstance(it.operand, ast.Constant) \
+                    and type(it.operand.value) is int and kw.arg == "static_argnums":
+                nums.append(-it.operand.value)  # `static_argnums=-1`: the last positional parameter
+            elif not isinstance(it, ast.Constant):
                 continue
-            if kw.arg == "static_argnames" and isinstance(it.value, str):
+            elif kw.arg == "static_argnames" and isinstance(it.value, str):
                 names.append(it.value)
             elif kw.arg == "static_argnums" and isinstance(it.value, int) and not isinstance(it.value, bool):
                 nums.append(it.value)
@@ -271,12 +274,25 @@ def resolve_relative(module: str, is_package: bool, level: int, name: str | None
 
 
 STAR = "*"  # key prefix, in a module's imports, of the modules it star-imports
+EXPORTS = "!all"  # key, in a module's imports, of its literal `__all__` (comma-separated names)
+
+
+def star_exports(imports: dict[str, str]) -> set[str] | None:
+    """The names `from <module> import *` takes from a module with these imports: its literal
+    `__all__`, or None (then every name not starting with `_`)."""
+    text = imports.get(EXPORTS)
+    return None if text is None else set(filter(None, text.split(",")))
 
 
 def collect_imports(tree: ast.Module, module: str, is_package: bool) -> tuple[dict[str, str], list[str]]:
     """Local alias -> qualified name for every import in the file (any nesting level)."""
     imports: dict[str, str] = {}
     modules: list[str] = []
+    for node in tree.body:  # a literal `__all__`: what a star import of this module takes
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets) \
+                and isinstance(node.value, (ast.List, ast.Tuple)) \
+                and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.value.elts):
+            imports[EXPORTS] = ",".join(e.value for e in node.value.elts)
     for node in _statements(tree):
         if isinstance(node, ast.Import):
             for a in node.names:
@@ -1169,6 +1185,10 @@ class _Summarizer:
                 self.stmt(s)
             elif isinstance(s, ast.Assign):
                 v = self.ev(s.value)
+                if v.get("statics") and isinstance(s.value, ast.Call) and self.qualify(s.value.func) not in ("staticmethod", "classmethod"):
+                    # `apply = jax.jit(_apply, static_argnums=(0, 2))` binds like a function:
+                    # called through an instance (`self.apply(x, n)`), positions count `self`.
+                    v = dict(v, statics=[[p - 1 if p is not None else None, n] for p, n in v["statics"] if p != 0])
                 for t in s.targets:
                     if isinstance(t, ast.Name):
                         cf.attrs[t.id] = sym_join(cf.attrs.get(t.id), v)

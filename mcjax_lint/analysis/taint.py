@@ -304,6 +304,14 @@ class FileAnalysis:
             out = replace(out, chosen=out.chosen | {node})
         return out
 
+    def _same_work(self, a: Val, b: Val) -> bool:
+        """Two project functions whose collective work is the same (a verbose and a quiet wrapper
+        of one jitted step): choosing between them does not change the program."""
+        if a.callable or b.callable or not (a.fn and b.fn):
+            return False
+        ca, cb = self.index.collective.get(a.fn), self.index.collective.get(b.fn)
+        return bool(ca) and ca == cb
+
     def _elems(self, vals: list[Val]) -> str | None:
         """What calling an element of a container of these values does, if collective work."""
         descs = list(dict.fromkeys(d for d in map(self._callable_desc, vals) if d))
@@ -399,7 +407,7 @@ class FileAnalysis:
         a = self._ev_singleton(node.body, name if when else None)
         b = self._ev_singleton(node.orelse, name if not when else None)
         out = a.join(b).join(c)
-        if c.divergent and _picks_function(self.module, node, a, b):
+        if c.divergent and _picks_function(self.module, node, a, b) and not self._same_work(a, b):
             if not self._callable_desc(a) and self._callable_desc(b):
                 out = b.join(a).join(c)  # a value keeps one function: the one that does collective work
             out = replace(out, chosen=out.chosen | {node})
@@ -666,6 +674,9 @@ class FileAnalysis:
             for it in items:
                 if a.keyword.value == "static_argnums" and isinstance(it, cst.Integer):
                     nums.append(int(it.evaluated_value))
+                elif a.keyword.value == "static_argnums" and isinstance(it, cst.UnaryOperation) \
+                        and isinstance(it.operator, cst.Minus) and isinstance(it.expression, cst.Integer):
+                    nums.append(-int(it.expression.evaluated_value))  # the last positional parameter(s)
                 elif a.keyword.value == "static_argnames" and _const_str(it) is not None:
                     names.append(_const_str(it))
         if not nums and not names:
