@@ -459,6 +459,7 @@ class ProjectIndex:
             unordered=bool(sym.get("u")),
             callable=sym.get("callable"),
             statics=tuple(tuple(x) for x in sym.get("statics", ())) if sym.get("callable") else (),
+            factory=(sym["jitf"][0], tuple(sym["jitf"][1]), tuple(sym["jitf"][2])) if sym.get("jitf") else (),
             ckpt=bool(sym.get("ckpt")),
             sharding=bool(sym.get("sharding")),
             glob=bool(sym.get("glob")),
@@ -779,6 +780,8 @@ class ProjectIndex:
             return Val(cls=q, subgroup=sub), (self.collective.get(init) if init else None)
         if q in self.globals:
             g = self.ref(q)
+            if g.factory:  # applying a jit decorator of the project's own: a jitted function
+                return Val(callable=f"`jitted function` ({g.factory[0]})"), None
             if g.callable:
                 return Val(glob=True), g.callable
             if g.fn:

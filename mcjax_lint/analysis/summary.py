@@ -25,7 +25,7 @@ from mcjax_lint import knowledge as K
 from mcjax_lint.analysis.values import with_binding
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 21
+SUMMARY_VERSION = 22
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -113,6 +113,17 @@ def jit_statics(argnums: list[int], argnames: list[str], positional: list[str] |
     for name in argnames:
         out.add((positional.index(name), name) if positional and name in positional else (None, name))
     return [list(t) for t in sorted(out, key=lambda t: (t[0] if t[0] is not None else -1, t[1] or ""))]
+
+
+def jit_factory_result(factory: list, target: ast.expr | None, positional_of) -> Sym:
+    """What applying a jit decorator of the project's own (`[kind, static nums, static names]`)
+    to `target` makes: a jitted function with those static arguments (not collective work)."""
+    kind, nums, names = factory
+    out: Sym = {"callable": f"`{_expr_name(target) if target is not None else 'function'}` ({kind})"}
+    statics = jit_statics(nums, names, positional_of(target))
+    if statics:
+        out["statics"] = statics
+    return out
 
 
 def literal_statics(keywords: list[ast.keyword]) -> tuple[list[int], list[str]]:
@@ -693,6 +704,8 @@ class _Summarizer:
             call["n"] = self._local("cls")["cls"]  # `cls(...)` in a classmethod constructs the class
         else:
             fv = self.ev(func)
+            if fv.get("jitf"):
+                return jit_factory_result(fv["jitf"], node.args[0] if node.args else None, self._positional_params)
             if fv.get("callable"):
                 self._collective(f"{fv['callable']}", node)
                 return {"glob": True}
@@ -786,6 +799,10 @@ class _Summarizer:
             target = node.args[0] if q in K.JIT_WRAPPERS and node.args else (node.args[1] if len(node.args) > 1 else None)
             name = _expr_name(target) if target is not None else "function"
             kind = K.JIT_WRAPPERS.get(q) or K.JIT_WRAPPERS[self.qualify(node.args[0])]
+            if target is None and q not in K.JIT_WRAPPERS:
+                # `functools.partial(jax.jit, donate_argnums=0)`: a jit decorator of the project's
+                # own; applying it makes a jitted function (`jit_factory_result`).
+                return {"jitf": [kind, *literal_statics(node.keywords)]}
             out: Sym = {"callable": f"`{name}` ({kind})"}
             statics = jit_statics(*literal_statics(node.keywords), self._positional_params(target))
             if statics:
@@ -1132,7 +1149,11 @@ class _Summarizer:
                 deco_jit = K.JIT_WRAPPERS[self.qualify(d.args[0])]
                 static_kw = d.keywords
             else:
-                self.ev(d)
+                dv = self.ev(d)
+                if dv.get("jitf"):  # `@donating_jit`, a `functools.partial(jax.jit, ...)` of this module
+                    deco_jit = dv["jitf"][0]
+                    static_kw = [ast.keyword(arg="static_argnums", value=ast.Tuple([ast.Constant(k) for k in dv["jitf"][1]])),
+                                 ast.keyword(arg="static_argnames", value=ast.Tuple([ast.Constant(k) for k in dv["jitf"][2]]))]
         defaults = {}
         a = node.args
         pos = a.posonlyargs + a.args

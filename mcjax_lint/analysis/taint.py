@@ -569,7 +569,12 @@ class FileAnalysis:
                 result, coll = self._method_call(meth, recv, node, args, argu, info)
         else:
             fv = self.ev(func)
-            if fv.callable:
+            if fv.factory:  # applying a jit decorator of the project's own: a jitted function
+                target = node.args[0].value if node.args else None
+                result = Val(callable=f"`{_expr_name(target)}` ({fv.factory[0]})",
+                             statics=self._statics_for(fv.factory[1], fv.factory[2], target),
+                             chosen=args[0][1].chosen if args else frozenset())
+            elif fv.callable:
                 result, coll = Val(glob=True), fv.callable
                 self._bound_statics(fv, node)
                 self._chosen_call(fv, node)
@@ -665,6 +670,11 @@ class FileAnalysis:
     def _jit_statics(self, node: cst.Call, target: cst.BaseExpression | None) -> tuple:
         """(position, name) pairs that a `jax.jit(f, static_argnums=..., static_argnames=...)` call's
         literal keywords make static; named both ways where `f` is a project function."""
+        nums, names = self._jit_static_literals(node)
+        return self._statics_for(nums, names, target)
+
+    def _jit_static_literals(self, node: cst.Call) -> tuple[list[int], list[str]]:
+        """The literal `static_argnums` / `static_argnames` of a jit (or `partial(jax.jit)`) call."""
         nums: list[int] = []
         names: list[str] = []
         for a in node.args:
@@ -679,6 +689,11 @@ class FileAnalysis:
                     nums.append(-int(it.expression.evaluated_value))  # the last positional parameter(s)
                 elif a.keyword.value == "static_argnames" and _const_str(it) is not None:
                     names.append(_const_str(it))
+        return nums, names
+
+    def _statics_for(self, nums, names, target: cst.BaseExpression | None) -> tuple:
+        """(position, name) pairs for static nums/names of a jitted `target`, named both ways where
+        `target` is a function of this file."""
         if not nums and not names:
             return ()
         positional = None
@@ -822,10 +837,15 @@ class FileAnalysis:
         elif q in ("functools.partial", "partial") and node.args:
             inner = self.qualify(node.args[0].value)
             if inner in K.JIT_WRAPPERS:
-                jit_target = (K.JIT_WRAPPERS[inner], node.args[1].value if len(node.args) > 1 else None)
+                positional = [a for a in node.args if a.keyword is None and not a.star]
+                jit_target = (K.JIT_WRAPPERS[inner], positional[1].value if len(positional) > 1 else None)
             else:
                 f = args[0][1]
                 return Val(callable=f.callable, fn=f.fn, cls=None), None
+        if jit_target is not None and jit_target[1] is None and q not in K.JIT_WRAPPERS:
+            # `functools.partial(jax.jit, donate_argnums=0)`: a jit decorator of the project's own.
+            nums, names = self._jit_static_literals(node)
+            return Val(factory=(jit_target[0], tuple(nums), tuple(names))), None
         if jit_target is not None:
             kind, target = jit_target
             # A function chosen per process stays chosen once jitted (`jax.jit(fn)(x)`).
@@ -1404,7 +1424,9 @@ class FileAnalysis:
                     and self.qualify(dec.args[0].value) in K.JIT_WRAPPERS:
                 jit = K.JIT_WRAPPERS[self.qualify(dec.args[0].value)]
             else:
-                self.ev(dec)
+                dv = self.ev(dec)
+                if dv.factory:  # `@donating_jit`: a `functools.partial(jax.jit, ...)` of the project's
+                    jit = dv.factory[0]
         defaults: dict[str, Val] = {}
         for p in _all_params(node.params):
             if p.default is not None:

@@ -93,6 +93,9 @@ class Val:
     # A container whose elements are collective callables (a dispatch table `{"train": step}`):
     # what calling an element does.
     elems: str | None = None
+    # A jit decorator of the project's own (`functools.partial(jax.jit, donate_argnums=0)`):
+    # (kind, static nums, static names); applying it makes a jitted function.
+    factory: tuple = ()
 
     def join(self, other: Val) -> Val:
         if other is self or other == BOTTOM:
@@ -123,12 +126,14 @@ class Val:
             self.statics if self.callable else other.statics,
             self.chosen | other.chosen,
             self.elems or other.elems,
+            self.factory or other.factory,
         )
 
     # Taint only (drops object kinds): what flows into a value computed from this one.
     def taint(self) -> Val:
         if not (self.unordered or self.callable or self.ckpt or self.sharding or self.glob or self.cls or self.fn
-                or self.struct or self.items is not None or self.sanitized or self.ext or self.elems) and not self.subgroup:
+                or self.struct or self.items is not None or self.sanitized or self.ext or self.elems
+                or self.factory) and not self.subgroup:
             return self
         return Val(self.pd, self.pdc, self.order, self.hash, self.shape, self.tree, subgroup=self.subgroup)
 
