@@ -129,14 +129,10 @@ static int arg_shapes(HotPath *self, PyObject *args, uint64_t *h) {
 static void put64(unsigned char *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i)); }
 static void put32(unsigned char *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i)); }
 
-/* record(key0, args, learned) -> (seq, site, line, key), or None when the Python path must handle
-   this call (a call site or argument-shape variant seen for the first time). `learned`: call variant
-   -> the program it last ran across every process, mixed into the key (GuardedJit._learned_key). */
+/* record(key0, args) -> (seq, site, line, key), or None when the Python path must handle this call
+   (a call site or argument-shape variant seen for the first time). */
 static PyObject *hp_record(HotPath *self, PyObject *const *argv, Py_ssize_t nargs) {
-    if (nargs != 3 || !PyTuple_Check(argv[1]) || !PyDict_Check(argv[2])) {
-        PyErr_SetString(PyExc_TypeError, "record(key0, args, learned)");
-        return NULL;
-    }
+    if (nargs != 2 || !PyTuple_Check(argv[1])) { PyErr_SetString(PyExc_TypeError, "record(key0, args)"); return NULL; }
     uint64_t key0 = PyLong_AsUnsignedLongLong(argv[0]);
     if (key0 == (uint64_t)-1 && PyErr_Occurred()) return NULL;
     /* The caller of the Python function that called us. */
@@ -171,18 +167,6 @@ static PyObject *hp_record(HotPath *self, PyObject *const *argv, Py_ssize_t narg
     uint64_t key = key0 ^ h;
     PyObject *pkey = PyLong_FromUnsignedLongLong(key);
     if (!pkey) return NULL;
-    if (PyDict_GET_SIZE(argv[2]) > 0) {
-        PyObject *prog = PyDict_GetItemWithError(argv[2], pkey);
-        if (!prog) { if (PyErr_Occurred()) { Py_DECREF(pkey); return NULL; } }
-        else {
-            uint64_t learned = PyLong_AsUnsignedLongLong(prog);
-            if (learned == (uint64_t)-1 && PyErr_Occurred()) { Py_DECREF(pkey); return NULL; }
-            key ^= learned * 0xC2B2AE3D27D4EB4FULL;  /* _LEARN_MIX (mod 2**64) */
-            Py_DECREF(pkey);
-            pkey = PyLong_FromUnsignedLongLong(key);
-            if (!pkey) return NULL;
-        }
-    }
     int known = PyDict_Contains(self->names, pkey);
     if (known <= 0) { Py_DECREF(pkey); if (known < 0) return NULL; Py_RETURN_NONE; }
     PyObject *r = PyObject_CallNoArgs(self->acquire);
@@ -219,7 +203,7 @@ static PyObject *hp_record(HotPath *self, PyObject *const *argv, Py_ssize_t narg
 }
 
 static PyMethodDef hp_methods[] = {
-    {"record", (PyCFunction)(void (*)(void))hp_record, METH_FASTCALL, "record(key0, args, learned) -> (seq, site, line, key) | None"},
+    {"record", (PyCFunction)(void (*)(void))hp_record, METH_FASTCALL, "record(key0, args) -> (seq, site, line, key) | None"},
     {NULL}
 };
 

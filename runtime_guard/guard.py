@@ -18,7 +18,7 @@ import time
 import weakref
 from dataclasses import replace
 from pathlib import Path
-from types import CodeType, MethodType
+from types import CodeType
 from typing import Any, Callable
 
 from runtime_guard import compat
@@ -68,36 +68,6 @@ def _kw_layout(names: tuple[str, ...]) -> tuple[int, tuple[str, ...]]:
 
 
 _KW_MIX = 0x9E3779B97F4A7C15  # odd: multiplying by it is a bijection on 64-bit hashes
-_LEARN_MIX = 0xC2B2AE3D27D4EB4F  # the same, for a variant's learned program (see `_learned_key`)
-_M64 = 0xFFFFFFFFFFFFFFFF
-_LEARN_CAP = 4096  # programs learned per function object (JAX's own caches bound its variants)
-
-
-class _Learned(dict):
-    """Call variant -> the one program it has run across every process (see
-    `GuardedJit._learned_key`). What is learned must follow from the dispatch sequence alone,
-    the same on every process. A variant seen with a second program (two shardings of one
-    shape, say) is `ambiguous` for good, and carries no program: which of its programs JAX's
-    Python path last showed depends on per-process state (a cache cleared, a context manager
-    that misses JAX's C++ cache), whereas the set of programs grows only where they compile,
-    at the same dispatch everywhere."""
-
-    __slots__ = ("ambiguous",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.ambiguous: set[int] = set()
-
-    def learn(self, vk: int, program: int) -> None:
-        if vk in self.ambiguous:
-            return
-        known = self.get(vk)
-        if known is None:
-            if len(self) < _LEARN_CAP:
-                self[vk] = program
-        elif known != program:
-            del self[vk]
-            self.ambiguous.add(vk)
 
 
 def _statics_hash(cache: dict, vals: tuple) -> int:
@@ -116,9 +86,8 @@ def _statics_hash(cache: dict, vals: tuple) -> int:
 
 # The guarded call in progress on this thread, as a plain list (cheaper than an object on the hot
 # path): [wrapper or None, code, line, seq recorded before the call or 0, recorded during the call,
-# the key its records carry, seq recorded before the call in a subset's stream or 0, that stream,
-# the call's variant before its learned program is mixed in (see `_learned_key`)].
-_WRAPPER, _CODE, _LINE, _PRE, _RECORDED, _KEY, _SPRE, _STREAM, _VKEY = range(9)
+# the key its records carry, seq recorded before the call in a subset's stream or 0, that stream].
+_WRAPPER, _CODE, _LINE, _PRE, _RECORDED, _KEY, _SPRE, _STREAM = range(8)
 _getframe = sys._getframe
 
 
@@ -136,8 +105,7 @@ def _current_call() -> list | None:
             w = loc.get("self")
             if "pre" not in loc or w is None:
                 return None  # not recording yet (cannot happen: the hooks run inside the call)
-            vk = loc["key0"] ^ _arg_shapes(loc["args"])
-            return [w, w._guard.recorder.code_of(loc["site"]), loc["line"], loc["pre"], False, loc["key"], 0, None, vk]
+            return [w, w._guard.recorder.code_of(loc["site"]), loc["line"], loc["pre"], False, loc["key"], 0, None]
         if published is not None and (code is _SLOW_CODE or code is _AOT_CODE):
             return published
         f = f.f_back
@@ -155,7 +123,7 @@ class GuardedJit:
     # `_sites`, `_names` and `_rec` are the guard's call-site cache, registry names and recorder,
     # held here so that the hot path reads one slot for each rather than a chain of attributes.
     __slots__ = ("_jitted", "_guard", "_key", "_kind", "_subset", "_sites", "_names", "_rec", "_hp", "_statics",
-                 "_static_cache", "_learned", "__weakref__")
+                 "_static_cache", "__weakref__")
 
     def __init__(self, jitted: Any, guard: "Guard") -> None:
         global _arg_shapes, _Array
@@ -172,9 +140,6 @@ class GuardedJit:
         self._key = stable_hash("jit", ident, compat.jit_options_text(jitted))
         self._statics = compat.jit_statics(jitted)
         self._static_cache: dict = {}
-        # Call variant -> the program it last ran across every process, shared by the wrappers of
-        # one function object (see `_learned_key`).
-        self._learned: _Learned = guard.learned_for(fun)
         guard.registry.name(self._key, f"jit({name})")
         self._kind = _UNKNOWN
         self._subset: tuple | None = None  # the subset of processes it runs over (_SUBSET), or _SEVERAL
@@ -195,7 +160,7 @@ class GuardedJit:
         # this call, should JAX take that path (see `_current_call`).
         rec = self._rec
         key0 = self._key if not kwargs and self._statics is None else self._key ^ self._bound_key(args, kwargs)
-        hot = self._hp.record(key0, args, self._learned) if self._hp is not None else None
+        hot = self._hp.record(key0, args) if self._hp is not None else None
         if hot is not None:
             pre, site, line, key = hot  # recorded in C (see hotpath.py)
         else:
@@ -204,14 +169,9 @@ class GuardedJit:
             if hit is None:
                 hit = guard.site_of_frame(frame)
             site, line = hit
-            # This call's variant (the function and its argument shapes), and the program it ran
-            # (`_learned_key`, inlined).
-            key = key0 ^ _arg_shapes(args)
-            prog = self._learned.get(key)
-            if prog is not None:
-                key ^= (prog * _LEARN_MIX) & _M64
+            key = key0 ^ _arg_shapes(args)  # this call's variant: the function and its argument shapes
             if key not in self._names:
-                self._name_variant(key, args, kwargs, prog)
+                self._name_variant(key, args, kwargs)
             # `Recorder.record_at`, inlined (the C path's twin). `with`, not acquire() and a
             # try/finally: a KeyboardInterrupt raised as acquire() returns would leave the lock
             # held, and the next dispatch, and the exchange thread at exit, waiting for ever.
@@ -235,12 +195,11 @@ class GuardedJit:
         hit = guard._sites.get((id(frame.f_code) << 32) | frame.f_lasti)
         site, line = hit if hit is not None else guard.site_of_frame(frame)
         code = guard.recorder.code_of(site)
-        vk = compat.call_signature(self._key, args, kwargs) if guard._exact else self._key ^ _arg_shapes(args)
+        key = compat.call_signature(self._key, args, kwargs) if guard._exact else self._key ^ _arg_shapes(args)
         if kwargs or self._statics is not None:
-            vk ^= self._bound_key(args, kwargs)
-        key = self._learned_key(vk)
+            key ^= self._bound_key(args, kwargs)
         if key not in guard.registry.names:
-            self._name_variant(key, args, kwargs, self._learned.get(vk))
+            self._name_variant(key, args, kwargs)
         kind = self._kind
         pre = spre = 0
         stream = None
@@ -251,7 +210,7 @@ class GuardedJit:
             # stream, compared among its members only.
             stream = guard.stream(self._subset)
             spre = stream.record(key, 0, code, line)
-        call = [self, code, line, pre, False, key, spre, stream, vk]
+        call = [self, code, line, pre, False, key, spre, stream]
         outer = getattr(_tl, "call", None)
         _tl.call = call
         try:
@@ -277,19 +236,6 @@ class GuardedJit:
                     guard.stream(tuple(sorted(procs))).record(key, 0, code, line)
         return out
 
-    def _learned_key(self, vk: int) -> int:
-        """A call variant's key with the program it runs across every process mixed in.
-
-        The wrapper's identity leaves out the data its function is bound to (see
-        `function_identity`), so two closures of one code over different constants have one
-        identity. Their programs differ, and each is learned where it runs over every process (a
-        hook sees the executable: `Guard._on_execute`); later cached calls of that variant carry
-        it. Every process learns at the same dispatches: a call that ran locally, over a sub-mesh,
-        or was only compiled teaches nothing, and a variant with two programs carries none
-        (`_Learned`)."""
-        prog = self._learned.get(vk)
-        return vk if prog is None else vk ^ ((prog * _LEARN_MIX) & _M64)
-
     def _bound_key(self, args: tuple, kwargs: dict) -> int:
         """What keyword and static arguments add to a call's identity: the shapes and dtypes of
         arrays passed by keyword, and the values of static arguments, which pick the executable
@@ -308,14 +254,11 @@ class GuardedJit:
                 h ^= _statics_hash(self._static_cache, vals)
         return h
 
-    def _name_variant(self, key: int, args: tuple = (), kwargs: dict | None = None, prog: int | None = None) -> None:
+    def _name_variant(self, key: int, args: tuple = (), kwargs: dict | None = None) -> None:
         """Name a call's variant after its function, and the values of its static arguments,
         which the report then compares field by field (the labelled twin of `_bound_key`'s
-        values, built once per variant); with the program it learned (`prog`), that program's
-        fields too."""
+        values, built once per variant)."""
         reg = self._guard.registry
-        if prog is not None:
-            reg.exact(key, prog, self._guard.fields_of(prog))
         name = reg.names.get(self._key, "?")
         if self._statics is not None:
             nums, names = self._statics
@@ -421,8 +364,6 @@ class Guard:
         self._fast = False  # active, fast mode, not exact: GuardedJit's hot path applies (see `active`)
         self._hp: Any = False  # the C hot path, made on first use (None: not available)
         self._by_key: dict[int, weakref.WeakSet] = {}  # GuardedJit._key -> its wrappers (see `_mark`)
-        self._learned: "weakref.WeakKeyDictionary[Any, _Learned]" = weakref.WeakKeyDictionary()
-        self._learned_methods: "weakref.WeakKeyDictionary[Any, dict[Any, _Learned]]" = weakref.WeakKeyDictionary()
         self._undo_init: Callable[[], None] | None = None
         self._undo_shutdown: Callable[[], None] | None = None
         self.disabled_reason: str | None = None
@@ -679,28 +620,6 @@ class Guard:
                 self._hp = None
         return self._hp
 
-    def learned_for(self, fun: Any) -> _Learned:
-        """The learned programs of a function object's call variants (see
-        `GuardedJit._learned_key`), shared by its wrappers: a `jax.jit(fn)` made anew at each call
-        hits the executables an earlier one compiled. A bound method's table lives with its
-        instance, not with the method object (each `obj.step` is a new one, and JAX finds the
-        executables of an equal one). A function that cannot be weakly referenced gets a table of
-        its own wrapper's."""
-        if fun is None:
-            return _Learned()
-        try:
-            if isinstance(fun, MethodType):
-                per_instance = self._learned_methods.get(fun.__self__)
-                if per_instance is None:
-                    per_instance = self._learned_methods[fun.__self__] = {}
-                return per_instance.setdefault(fun.__func__, _Learned())
-            table = self._learned.get(fun)
-            if table is None:
-                table = self._learned[fun] = _Learned()
-            return table
-        except TypeError:
-            return _Learned()
-
     def _mark(self, w: GuardedJit, kind: int, subset: tuple[int, ...] | None = None) -> None:
         """What a wrapper was seen to run, told to every wrapper of the same function and options:
         JAX shares compiled executables between `jax.jit` objects of one function, so a sibling's
@@ -751,10 +670,7 @@ class Guard:
                     self.recorder.undo(call[_PRE])
                     call[_PRE] = 0
                 return
-            learned, vk = w._learned, call[_VKEY]
-            if call[_KEY] == vk or learned.get(vk) == exact:  # (a key with another program mixed in keeps it)
-                self.registry.exact(call[_KEY], exact, self.fields_of(exact))
-            learned.learn(vk, exact)  # this variant's program: in its key from the next call on
+            self.registry.exact(call[_KEY], exact, self.fields_of(exact))
             if call[_PRE]:
                 self.recorder.set_exact(call[_PRE], exact)
                 call[_PRE] = 0
@@ -816,10 +732,10 @@ class Guard:
         code, line = self.user_site(sys._getframe(1))
         if subset is None:
             seq = self.recorder.record(exact, exact, code, line)
-            call = [None, code, line, seq, True, exact, 0, None, exact]
+            call = [None, code, line, seq, True, exact, 0, None]
         else:
             stream = self.stream(subset)
-            call = [None, code, line, 0, True, exact, stream.record(exact, exact, code, line), stream, exact]
+            call = [None, code, line, 0, True, exact, stream.record(exact, exact, code, line), stream]
         outer = getattr(_tl, "call", None)
         _tl.call = call  # the Python fallback path, if taken, must not record it again
         try:

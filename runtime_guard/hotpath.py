@@ -1,9 +1,9 @@
 """The jit wrapper's per-dispatch work in C, when the extension was built (`setup.py`).
 
-`_hotpath.HotPath.record(key, args, learned)` does what `GuardedJit.__call__` does in Python between
+`_hotpath.HotPath.record(key, args)` does what `GuardedJit.__call__` does in Python between
 taking the caller's frame and calling JAX: the call-site lookup (without `sys._getframe` and
 `frame.f_code`, which an audit hook makes dear), the argument-shape hash (`compat.make_arg_shapes`'
-twin: shapes and dtypes), the learned program of the call's variant, the registry check and the record into the ring under the recorder's lock. It returns
+twin: shapes and dtypes), the registry check and the record into the ring under the recorder's lock. It returns
 (seq, site, line, key), or None when the Python path must handle the call (a call site or a
 shape variant seen for the first time). About half the wrapper's cost around a real dispatch
 (docs/benchmarks.md). Set MCJAX_PURE_PYTHON=1 to use the Python path only.

@@ -4,9 +4,8 @@ then across every process, cached.
 Process 0 checks the step on host data of the global arrays' shapes before training, and every
 host runs a smoke test on a batch of its own local size: those calls run on this process's device
 only, so nothing is compared. Then every process trains with the same steps (two closures of one
-factory over different constants, chosen alike everywhere): the programs a step runs across
-every process are learned there, at the same dispatches on every process, whatever ran locally
-before. (Not a lint fixture: the linter assumes a jitted function is applied to global arrays, so
+factory over different constants, chosen alike everywhere): nothing that ran locally before may
+enter what the processes compare. (Not a lint fixture: the linter assumes a jitted function is applied to global arrays, so
 it reports both local calls; docs/rules/MCJ101.md, Known limitations.)
 """
 

@@ -1,8 +1,7 @@
 """Closures of one step first run over a sub-mesh (0,1), with the same global shapes as the whole
-job's later calls, then over the whole job, cached. Only whole-job executables teach a call
-variant its program (fast mode): a sub-mesh run on some processes must not change the keys of
-their later whole-job calls. (A first version learned per wrapper from its first compile and
-reported processes 0,1 against 2,3 here.)"""
+job's later calls, then over the whole job, cached. A sub-mesh run on some processes must not
+change what their later whole-job calls record. (A version of fast mode that learned programs
+per wrapper from its first compile reported processes 0,1 against 2,3 here.)"""
 import time
 import jax, jax.numpy as jnp, numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
