@@ -345,18 +345,10 @@ class Divergence:
                     a, b = self.seq_expr(n.body), self.seq_expr(n.orelse)
                     if a != b:
                         self._branch(n, cond, a, b, n.test)
-                    elif n in self.fa.chosen_calls and id(n) not in self._branch_done:
-                        # `f = a if rank == 0 else b`, then `f(x)`: another program per process.
-                        t = self.tok(self.fa.chosen_calls[n])
-                        if t is not None:
-                            self._branch_done.add(id(n))
-                            self.branches.append(BranchPoint(n, cond, t, n.test, chosen=True))
-            elif isinstance(n, cst.Subscript) and n in self.fa.chosen_calls and id(n) not in self._branch_done:
-                # `STEPS[mode](x)` with a per-process mode: another program per process.
-                t = self.tok(self.fa.chosen_calls[n])
-                if t is not None:
-                    self._branch_done.add(id(n))
-                    self.branches.append(BranchPoint(n, self.fa.conds.get(n, BOTTOM), t, n.slice[0], chosen=True))
+                    else:  # `f = a if rank == 0 else b`, then `f(x)`
+                        self._chosen_point(n, cond, n.test)
+            elif isinstance(n, cst.Subscript):  # `STEPS[mode](x)` with a per-process mode
+                self._chosen_point(n, self.fa.conds.get(n, BOTTOM), n.slice[0])
             elif isinstance(n, cst.BooleanOperation):
                 cond = self.fa.conds.get(n, BOTTOM)
                 if cond.divergent:
@@ -398,6 +390,15 @@ class Divergence:
         self._exit_point(small, kind, ctx, line)
 
     # ------------------------------------------------------------ points
+    def _chosen_point(self, node, cond: Val, cond_node) -> None:
+        """A process-dependent choice of the function a later collective call runs (`fa.chosen_calls`):
+        the processes run different programs there."""
+        call = self.fa.chosen_calls.get(node)
+        t = self.tok(call) if call is not None and id(node) not in self._branch_done else None
+        if t is not None:
+            self._branch_done.add(id(node))
+            self.branches.append(BranchPoint(node, cond, t, cond_node, chosen=True))
+
     def _branch(self, node, cond: Val, a: tuple, b: tuple, cond_node) -> None:
         t = _first_difference(a, b)
         if t is None:

@@ -147,9 +147,9 @@ def literal_statics(keywords: list[ast.keyword]) -> tuple[list[int], list[str]]:
     return nums, names
 
 
-def _static_params(keywords: list[ast.keyword], positional: list[str]) -> list[str]:
-    """The parameters a jit decorator's `static_argnums` / `static_argnames` name (literals only)."""
-    return sorted({name for _, name in jit_statics(*literal_statics(keywords), positional) if name})
+def _static_params(literals: tuple[list[int], list[str]], positional: list[str]) -> list[str]:
+    """The parameters a jit decorator's static nums and names (`literal_statics`) make static."""
+    return sorted({name for _, name in jit_statics(*literals, positional) if name})
 
 
 @dataclass
@@ -1137,23 +1137,21 @@ class _Summarizer:
         qual = self._qualname(node.name)
         deco_jit = None
         is_property = False
-        static_kw: list[ast.keyword] = []
+        static_lits: tuple[list[int], list[str]] = ([], [])
         for d in node.decorator_list:
             dq = self.qualify(d.func if isinstance(d, ast.Call) else d)
             if dq in ("property", "functools.cached_property", "cached_property"):
                 is_property = True
             elif dq in K.JIT_WRAPPERS:
                 deco_jit = K.JIT_WRAPPERS[dq]
-                static_kw = d.keywords if isinstance(d, ast.Call) else []
+                static_lits = literal_statics(d.keywords) if isinstance(d, ast.Call) else ([], [])
             elif dq in ("functools.partial", "partial") and isinstance(d, ast.Call) and d.args and self.qualify(d.args[0]) in K.JIT_WRAPPERS:
                 deco_jit = K.JIT_WRAPPERS[self.qualify(d.args[0])]
-                static_kw = d.keywords
+                static_lits = literal_statics(d.keywords)
             else:
                 dv = self.ev(d)
                 if dv.get("jitf"):  # `@donating_jit`, a `functools.partial(jax.jit, ...)` of this module
-                    deco_jit = dv["jitf"][0]
-                    static_kw = [ast.keyword(arg="static_argnums", value=ast.Tuple([ast.Constant(k) for k in dv["jitf"][1]])),
-                                 ast.keyword(arg="static_argnames", value=ast.Tuple([ast.Constant(k) for k in dv["jitf"][2]]))]
+                    deco_jit, static_lits = dv["jitf"][0], (dv["jitf"][1], dv["jitf"][2])
         defaults = {}
         a = node.args
         pos = a.posonlyargs + a.args
@@ -1165,7 +1163,7 @@ class _Summarizer:
         params = [p.arg for p in pos + a.kwonlyargs] + ([a.vararg.arg] if a.vararg else []) + ([a.kwarg.arg] if a.kwarg else [])
         self._positional[qual] = [p.arg for p in pos]
         facts = FunctionFacts(qual, node.lineno, params=params, cls=self.class_stack[-1].name if self.class_stack else None,
-                              jit=deco_jit, prop=is_property, statics=_static_params(static_kw, [p.arg for p in pos]))
+                              jit=deco_jit, prop=is_property, statics=_static_params(static_lits, [p.arg for p in pos]))
         self.summary.functions[qual] = facts
         in_class_body = bool(self.class_stack) and self.class_stack[-1].name == qual.rsplit(".", 1)[0]
         if in_class_body:

@@ -667,12 +667,6 @@ class FileAnalysis:
             for s in sorted(v.pd):
                 self._add_sink(Sink("MCJ301", s, node, f"static argument {name} of {label}", static=True))
 
-    def _jit_statics(self, node: cst.Call, target: cst.BaseExpression | None) -> tuple:
-        """(position, name) pairs that a `jax.jit(f, static_argnums=..., static_argnames=...)` call's
-        literal keywords make static; named both ways where `f` is a project function."""
-        nums, names = self._jit_static_literals(node)
-        return self._statics_for(nums, names, target)
-
     def _jit_static_literals(self, node: cst.Call) -> tuple[list[int], list[str]]:
         """The literal `static_argnums` / `static_argnames` of a jit (or `partial(jax.jit)`) call."""
         nums: list[int] = []
@@ -850,7 +844,7 @@ class FileAnalysis:
             kind, target = jit_target
             # A function chosen per process stays chosen once jitted (`jax.jit(fn)(x)`).
             chosen = next((v.chosen for k, v in args if k == (0 if q in K.JIT_WRAPPERS else 1)), frozenset())
-            return Val(callable=f"`{_expr_name(target)}` ({kind})", statics=self._jit_statics(node, target),
+            return Val(callable=f"`{_expr_name(target)}` ({kind})", statics=self._statics_for(*self._jit_static_literals(node), target),
                        chosen=chosen), None
         if q in K.SANITIZERS:
             return SANITIZED, K.COLLECTIVE_CALLS.get(q)

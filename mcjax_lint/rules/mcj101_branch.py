@@ -19,13 +19,12 @@ class ProcessDependentBranch(Rule):
             s = srcs[0]
             what = {cst.If: "`if`", cst.IfExp: "conditional expression", cst.BooleanOperation: "`and`/`or`",
                     cst.Match: "`match`"}.get(type(node), "branch")
+            code = self.ctx.fa.module.code_for_node
             if p.chosen and isinstance(node, cst.Subscript):
-                code = self.ctx.fa.module.code_for_node
                 msg = (f"`{code(node)}` takes its key from a process-dependent value ({describe_source(s, self.line(node))}): "
                        f"it chooses the function called as collective work at line {self.line(p.collective.node)}, "
                        f"so processes run different programs there")
             elif p.chosen:
-                code = self.ctx.fa.module.code_for_node
                 msg = (f"{what} on a process-dependent value ({describe_source(s, self.line(node))}) chooses between "
                        f"`{code(node.body)}` and `{code(node.orelse)}`, called as collective work at line "
                        f"{self.line(p.collective.node)}: processes run different programs there")
