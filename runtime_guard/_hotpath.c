@@ -1,14 +1,16 @@
 /* The jit wrapper's per-dispatch work in C: see runtime_guard/hotpath.py.
 
-   It must record exactly what the Python path of GuardedJit.__call__ records (guard.py), with the
+   It must record exactly what the Python path of GuardedJit._call_py records (guard.py), with the
    argument-shape hash of compat.make_arg_shapes; tests/guard/test_hotpath.py checks both. Reads
    the caller's frame through the C API, which raises no audit events (sys._getframe and
-   frame.f_code do, and an audit hook makes each cost ~0.5 us). Anything unusual returns None and
-   the Python path handles that call. */
+   frame.f_code do, and an audit hook makes each cost ~0.5 us). Anything unusual hands the call to
+   the Python path. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <string.h>
 #include <stdint.h>
+#include <stddef.h>
+#include <structmember.h>
 
 #if PY_VERSION_HEX < 0x030B0000
 #error "needs CPython 3.11+ (PyFrame_GetLasti)"
@@ -26,15 +28,25 @@ typedef struct {
     Py_ssize_t base;
     uint64_t ring_mask, fold_mask;
     int have_view;
+    char fast;           /* Guard._fast: GuardedJit's hot path applies */
+    /* Direct-mapped copies of hits in `sites` and `names`, read without making Python ints. Both
+       stay true: `names` only grows, and a cached site's code object is kept alive by the
+       recorder's site table, so its address is never another code's (`sites` itself may be
+       cleared: what it said of a (code, offset) still holds). */
+    struct { void *code; int lasti; long site, line; } site_tab[1024];
+    uint64_t known_tab[1024];
+    struct { PyObject *dt; long long code; } dtype_tab[64];  /* holds its dtypes: their addresses stay theirs */
 } HotPath;
 
-static PyObject *s_seq, *s_now, *s_aval, *s_shape, *s_dtype, *s_32;
+static PyTypeObject HotPathType;
+static PyObject *s_seq, *s_now, *s_aval, *s_shape, *s_dtype, *s_32, *s_settled, *s_call_py, *s_bound_key, *s_settle;
 
 static void hp_dealloc(HotPath *self) {
     if (self->have_view) PyBuffer_Release(&self->view);
     Py_XDECREF(self->sites); Py_XDECREF(self->names); Py_XDECREF(self->rec);
     Py_XDECREF(self->acquire); Py_XDECREF(self->release); Py_XDECREF(self->fold);
     Py_XDECREF(self->arr_type); Py_XDECREF(self->nd_type); Py_XDECREF(self->dtype_codes);
+    for (int i = 0; i < 64; i++) Py_XDECREF(self->dtype_tab[i].dt);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -63,13 +75,20 @@ static int hp_init(HotPath *self, PyObject *args, PyObject *kw) {
 /* The code compat.dtype_code gave this dtype object, or -1 when it has none yet (the Python path
    then computes it: this call is handed back). */
 static long long dtype_code(HotPath *self, PyObject *dt) {
+    size_t di = ((uintptr_t)dt >> 4) & 63;
+    if (self->dtype_tab[di].dt == dt) return self->dtype_tab[di].code;
     PyObject *k = PyLong_FromVoidPtr((void *)dt);
     if (!k) return -2;
     PyObject *hit = PyDict_GetItemWithError(self->dtype_codes, k);
     Py_DECREF(k);
     if (!hit) return PyErr_Occurred() ? -2 : -1;
     if (!PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 2 || PyTuple_GET_ITEM(hit, 0) != dt) return -1;
-    return PyLong_AsLongLong(PyTuple_GET_ITEM(hit, 1));
+    long long code = PyLong_AsLongLong(PyTuple_GET_ITEM(hit, 1));
+    if (code < 0) return PyErr_Occurred() ? -2 : -1;
+    Py_INCREF(dt);
+    Py_XSETREF(self->dtype_tab[di].dt, dt);
+    self->dtype_tab[di].code = code;
+    return code;
 }
 
 /* Fold one argument's shape and dtype into *h, as compat.make_arg_shapes does. Returns 0, 1 when
@@ -129,56 +148,50 @@ static int arg_shapes(HotPath *self, PyObject *args, uint64_t *h) {
 static void put64(unsigned char *p, uint64_t v) { for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i)); }
 static void put32(unsigned char *p, uint32_t v) { for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i)); }
 
-/* record(key0, args) -> (seq, site, line, key), or None when the Python path must handle this call
-   (a call site or argument-shape variant seen for the first time). */
-static PyObject *hp_record(HotPath *self, PyObject *const *argv, Py_ssize_t nargs) {
-    if (nargs != 2 || !PyTuple_Check(argv[1])) { PyErr_SetString(PyExc_TypeError, "record(key0, args)"); return NULL; }
-    uint64_t key0 = PyLong_AsUnsignedLongLong(argv[0]);
-    if (key0 == (uint64_t)-1 && PyErr_Occurred()) return NULL;
-    /* The caller of the Python function that called us. */
-    PyFrameObject *f = PyEval_GetFrame();
-    if (!f) Py_RETURN_NONE;
-    PyFrameObject *caller = PyFrame_GetBack(f);
-    if (!caller) Py_RETURN_NONE;
+typedef struct { long long seq; long site, line; uint64_t key; PyObject *pseq; } Recorded;
+
+static int site_lookup(HotPath *self, PyCodeObject *code, int lasti, long *site, long *line);
+
+/* Record a call of key0 with these positional arguments made from `caller`: 1 (recorded, *out
+   filled), 0 (the Python path must handle this call: a call site or argument-shape variant seen
+   for the first time), -1 (error). */
+static int record_at(HotPath *self, uint64_t key0, PyObject *args, PyFrameObject *caller, Recorded *out) {
     PyCodeObject *code = PyFrame_GetCode(caller);
     int lasti = PyFrame_GetLasti(caller);
-    Py_DECREF(caller);
-    /* (id(code) << 32) | lasti, the key Python computes (an int wider than 64 bits) */
-    PyObject *a = PyLong_FromVoidPtr((void *)code);
     Py_DECREF(code);  /* the recorder's site table keeps cached code objects alive */
-    if (!a) return NULL;
-    PyObject *b = PyNumber_Lshift(a, s_32);
-    Py_DECREF(a);
-    if (!b) return NULL;
-    PyObject *l = PyLong_FromLong(lasti);
-    if (!l) { Py_DECREF(b); return NULL; }
-    PyObject *sk = PyNumber_Or(b, l);
-    Py_DECREF(b); Py_DECREF(l);
-    if (!sk) return NULL;
-    PyObject *hit = PyDict_GetItemWithError(self->sites, sk);
-    Py_DECREF(sk);
-    if (!hit) { if (PyErr_Occurred()) return NULL; Py_RETURN_NONE; }
-    long site = PyLong_AsLong(PyTuple_GET_ITEM(hit, 0));
-    long line = PyLong_AsLong(PyTuple_GET_ITEM(hit, 1));
+    long site, line;
+    size_t si = (((uintptr_t)code >> 4) ^ ((uintptr_t)lasti * 0x9E3779B1u)) & 1023;
+    if (self->site_tab[si].code == (void *)code && self->site_tab[si].lasti == lasti) {
+        site = self->site_tab[si].site; line = self->site_tab[si].line;
+    } else {
+        int r = site_lookup(self, code, lasti, &site, &line);
+        if (r <= 0) return r;
+        self->site_tab[si].code = (void *)code; self->site_tab[si].lasti = lasti;
+        self->site_tab[si].site = site; self->site_tab[si].line = line;
+    }
     uint64_t h = 0;
-    int shaped = arg_shapes(self, argv[1], &h);
-    if (shaped < 0) return NULL;
-    if (shaped > 0) Py_RETURN_NONE;
+    int shaped = arg_shapes(self, args, &h);
+    if (shaped != 0) return shaped < 0 ? -1 : 0;
     uint64_t key = key0 ^ h;
-    PyObject *pkey = PyLong_FromUnsignedLongLong(key);
-    if (!pkey) return NULL;
-    int known = PyDict_Contains(self->names, pkey);
-    if (known <= 0) { Py_DECREF(pkey); if (known < 0) return NULL; Py_RETURN_NONE; }
+    size_t ki = (size_t)(key ^ (key >> 29)) & 1023;
+    if (key == 0 || self->known_tab[ki] != key) {
+        PyObject *pkey = PyLong_FromUnsignedLongLong(key);
+        if (!pkey) return -1;
+        int known = PyDict_Contains(self->names, pkey);
+        Py_DECREF(pkey);
+        if (known <= 0) return known;
+        self->known_tab[ki] = key;
+    }
     PyObject *r = PyObject_CallNoArgs(self->acquire);
-    if (!r) { Py_DECREF(pkey); return NULL; }
+    if (!r) return -1;
     Py_DECREF(r);
-    PyObject *result = NULL;
-    PyObject *pseq = PyObject_GetAttr(self->rec, s_seq);
-    PyObject *pnow = pseq ? PyObject_GetAttr(self->rec, s_now) : NULL;
-    if (pnow) {
+    int result = -1;
+    PyObject *pnow = PyObject_GetAttr(self->rec, s_now);
+    PyObject *pseq = pnow ? PyObject_GetAttr(self->rec, s_seq) : NULL;
+    if (pseq) {
         long long seq = PyLong_AsLongLong(pseq) + 1;
         double now = PyFloat_AsDouble(pnow);
-        PyObject *nseq = PyLong_FromLongLong(seq);
+        PyObject *nseq = PyErr_Occurred() ? NULL : PyLong_FromLongLong(seq);
         if (nseq && PyObject_SetAttr(self->rec, s_seq, nseq) == 0) {
             unsigned char *p = (unsigned char *)self->view.buf + self->base + ((uint64_t)seq & self->ring_mask) * 48;
             uint64_t nb; memcpy(&nb, &now, 8);
@@ -189,22 +202,248 @@ static PyObject *hp_record(HotPath *self, PyObject *const *argv, Py_ssize_t narg
                 PyObject *fr = PyObject_CallNoArgs(self->fold);
                 if (!fr) ok = 0; else Py_DECREF(fr);
             }
-            if (ok) result = Py_BuildValue("(LllO)", seq, site, line, pkey);
+            if (ok) {
+                out->seq = seq; out->site = site; out->line = line; out->key = key; out->pseq = nseq;
+                nseq = NULL;
+                result = 1;
+            }
         }
         Py_XDECREF(nseq);
     }
-    Py_XDECREF(pseq); Py_XDECREF(pnow); Py_DECREF(pkey);
+    Py_XDECREF(pseq); Py_XDECREF(pnow);
     /* Release whatever happened: keep the pending exception across the call. */
     PyObject *et, *ev, *tb; PyErr_Fetch(&et, &ev, &tb);
     PyObject *rr = PyObject_CallNoArgs(self->release);
     Py_XDECREF(rr);
-    if (et) PyErr_Restore(et, ev, tb); else if (!rr) { Py_XDECREF(result); return NULL; }
+    if (et) PyErr_Restore(et, ev, tb);
+    else if (!rr) { if (result == 1) Py_DECREF(out->pseq); return -1; }
     return result;
+}
+
+/* The call site cached in `sites` for (code, lasti): 1 (found), 0 (not cached), -1 (error). */
+static int site_lookup(HotPath *self, PyCodeObject *code, int lasti, long *site, long *line) {
+    /* (id(code) << 32) | lasti, the key Python computes (an int wider than 64 bits) */
+    PyObject *a = PyLong_FromVoidPtr((void *)code);
+    if (!a) return -1;
+    PyObject *b = PyNumber_Lshift(a, s_32);
+    Py_DECREF(a);
+    if (!b) return -1;
+    PyObject *l = PyLong_FromLong(lasti);
+    if (!l) { Py_DECREF(b); return -1; }
+    PyObject *sk = PyNumber_Or(b, l);
+    Py_DECREF(b); Py_DECREF(l);
+    if (!sk) return -1;
+    PyObject *hit = PyDict_GetItemWithError(self->sites, sk);
+    Py_DECREF(sk);
+    if (!hit) return PyErr_Occurred() ? -1 : 0;
+    *site = PyLong_AsLong(PyTuple_GET_ITEM(hit, 0));
+    *line = PyLong_AsLong(PyTuple_GET_ITEM(hit, 1));
+    return PyErr_Occurred() ? -1 : 1;
+}
+
+/* record(key0, args) -> (seq, site, line, key), or None when the Python path must handle this call.
+   The call site is the caller of the Python function that called this (GuardedJit._call_py). */
+static PyObject *hp_record(HotPath *self, PyObject *const *argv, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyTuple_Check(argv[1])) { PyErr_SetString(PyExc_TypeError, "record(key0, args)"); return NULL; }
+    uint64_t key0 = PyLong_AsUnsignedLongLong(argv[0]);
+    if (key0 == (uint64_t)-1 && PyErr_Occurred()) return NULL;
+    PyFrameObject *f = PyEval_GetFrame();
+    if (!f) Py_RETURN_NONE;
+    PyFrameObject *caller = PyFrame_GetBack(f);
+    if (!caller) Py_RETURN_NONE;
+    Recorded o;
+    int r = record_at(self, key0, argv[1], caller, &o);
+    Py_DECREF(caller);
+    if (r < 0) return NULL;
+    if (r == 0) Py_RETURN_NONE;
+    Py_DECREF(o.pseq);
+    return Py_BuildValue("(LllK)", o.seq, o.site, o.line, (unsigned long long)o.key);
 }
 
 static PyMethodDef hp_methods[] = {
     {"record", (PyCFunction)(void (*)(void))hp_record, METH_FASTCALL, "record(key0, args) -> (seq, site, line, key) | None"},
     {NULL}
+};
+
+static PyMemberDef hp_members[] = {
+    {"fast", T_BOOL, offsetof(HotPath, fast), 0, "Guard._fast: the hot path applies"},
+    {NULL}
+};
+
+/* ---- JitBase: GuardedJit's C base; its tp_call is the hot path --------------------------------
+
+   GuardedJit (guard.py) subclasses it and keeps everything else in Python. A call of a function
+   known to run across every process, in fast mode, is recorded and forwarded to JAX here without
+   a Python frame; any other call goes to GuardedJit._call_py, the Python path. The call in
+   progress is kept in a per-thread list of C stack nodes for the hooks on JAX's Python path
+   (`current()`, guard._current_call), which find it by its caller's frame. */
+
+#define KIND_MULTI 2  /* guard._MULTI */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *jitted, *guard, *key_obj, *hp, *statics;
+    uint64_t key;
+    int key_ok;   /* key_obj is an int in [0, 2**64) */
+    int kind;
+} JitBase;
+
+typedef struct Node {
+    struct Node *prev;
+    PyObject *wrapper;
+    PyFrameObject *caller;  /* borrowed: the frame is executing the call */
+    Recorded rec;
+} Node;
+
+static _Thread_local Node *tl_top = NULL;
+
+static int jb_traverse(JitBase *self, visitproc visit, void *arg) {
+    Py_VISIT(self->jitted); Py_VISIT(self->guard); Py_VISIT(self->key_obj); Py_VISIT(self->hp); Py_VISIT(self->statics);
+    return 0;
+}
+
+static int jb_clear(JitBase *self) {
+    Py_CLEAR(self->jitted); Py_CLEAR(self->guard); Py_CLEAR(self->key_obj); Py_CLEAR(self->hp); Py_CLEAR(self->statics);
+    return 0;
+}
+
+static void jb_dealloc(JitBase *self) {
+    PyObject_GC_UnTrack(self);
+    jb_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *jb_get_key(JitBase *self, void *c) {
+    if (!self->key_obj) { PyErr_SetString(PyExc_AttributeError, "_key"); return NULL; }
+    Py_INCREF(self->key_obj);
+    return self->key_obj;
+}
+
+static int jb_set_key(JitBase *self, PyObject *v, void *c) {
+    if (!v) { PyErr_SetString(PyExc_AttributeError, "cannot delete _key"); return -1; }
+    self->key_ok = 0;
+    if (PyLong_Check(v)) {
+        unsigned long long k = PyLong_AsUnsignedLongLong(v);
+        if (k == (unsigned long long)-1 && PyErr_Occurred()) PyErr_Clear();
+        else { self->key = k; self->key_ok = 1; }
+    }
+    Py_INCREF(v);
+    Py_XSETREF(self->key_obj, v);
+    return 0;
+}
+
+static PyGetSetDef jb_getset[] = {
+    {"_key", (getter)jb_get_key, (setter)jb_set_key, "the function's identity (stable hash)", NULL},
+    {NULL}
+};
+
+static PyMemberDef jb_members[] = {
+    {"_jitted", T_OBJECT_EX, offsetof(JitBase, jitted), 0, "the jax.jit object"},
+    {"_guard", T_OBJECT_EX, offsetof(JitBase, guard), 0, "the Guard"},
+    {"_hp", T_OBJECT, offsetof(JitBase, hp), 0, "the guard's HotPath, or None"},
+    {"_statics", T_OBJECT, offsetof(JitBase, statics), 0, "(static_argnums, static_argnames) or None"},
+    {"_kind", T_INT, offsetof(JitBase, kind), 0, "what it has been seen to run (guard._MULTI, ...)"},
+    {NULL}
+};
+
+static PyObject *jb_fallback(PyObject *self, PyObject *args, PyObject *kwargs) {
+    PyObject *m = PyObject_GetAttr(self, s_call_py);
+    if (!m) return NULL;
+    PyObject *out = PyObject_Call(m, args, kwargs);
+    Py_DECREF(m);
+    return out;
+}
+
+/* compat.concrete_result's twin: is the result (a train step's (params, opt_state, loss) by its
+   last or first element, a dict by its first value) a concrete jax.Array, i.e. did the call
+   dispatch? 0 means "look closer" (GuardedJit._settle). */
+static int concrete(HotPath *hp, PyObject *out) {
+    PyTypeObject *arr = (PyTypeObject *)hp->arr_type;
+    PyTypeObject *t = Py_TYPE(out);
+    if (t == arr) return 1;
+    if (t == &PyTuple_Type) {
+        Py_ssize_t n = PyTuple_GET_SIZE(out);
+        return n && (Py_TYPE(PyTuple_GET_ITEM(out, n - 1)) == arr || Py_TYPE(PyTuple_GET_ITEM(out, 0)) == arr);
+    }
+    if (t == &PyList_Type) {
+        Py_ssize_t n = PyList_GET_SIZE(out);
+        return n && (Py_TYPE(PyList_GET_ITEM(out, n - 1)) == arr || Py_TYPE(PyList_GET_ITEM(out, 0)) == arr);
+    }
+    if (t == &PyDict_Type) {
+        Py_ssize_t pos = 0; PyObject *k, *v;
+        return PyDict_Next(out, &pos, &k, &v) && Py_TYPE(v) == arr;
+    }
+    return 0;
+}
+
+static PyObject *jb_call(JitBase *self, PyObject *args, PyObject *kwargs) {
+    HotPath *hp = (HotPath *)self->hp;
+    if (!hp || Py_TYPE(hp) != &HotPathType || !hp->fast || self->kind != KIND_MULTI || !self->key_ok || !self->jitted)
+        return jb_fallback((PyObject *)self, args, kwargs);
+    int has_kw = kwargs && PyDict_GET_SIZE(kwargs);
+    uint64_t key0 = self->key;
+    if (has_kw || (self->statics && self->statics != Py_None)) {
+        /* keyword arrays, static argument values: GuardedJit._bound_key, in Python */
+        PyObject *kw = has_kw ? kwargs : PyDict_New();
+        if (!kw) return NULL;
+        PyObject *bk = PyObject_CallMethodObjArgs((PyObject *)self, s_bound_key, args, kw, NULL);
+        if (!has_kw) Py_DECREF(kw);
+        if (!bk) return NULL;
+        unsigned long long b = PyLong_AsUnsignedLongLong(bk);
+        Py_DECREF(bk);
+        if (b == (unsigned long long)-1 && PyErr_Occurred()) { PyErr_Clear(); return jb_fallback((PyObject *)self, args, kwargs); }
+        key0 ^= b;
+    }
+    PyFrameObject *caller = PyEval_GetFrame();  /* the call site: no Python frame of ours in between */
+    if (!caller) return jb_fallback((PyObject *)self, args, kwargs);
+    Node node;
+    int r = record_at(hp, key0, args, caller, &node.rec);
+    if (r < 0) return NULL;
+    if (r == 0) return jb_fallback((PyObject *)self, args, kwargs);
+    node.prev = tl_top; node.wrapper = (PyObject *)self; node.caller = caller;
+    tl_top = &node;
+    PyObject *out = PyObject_Call(self->jitted, args, has_kw ? kwargs : NULL);
+    tl_top = node.prev;
+    PyObject *pseq = node.rec.pseq;
+    if (!out) { Py_DECREF(pseq); return NULL; }
+    PyObject *done;
+    if (concrete(hp, out)) {
+        /* dispatched: settled unless a hook took it back (it ran locally, or over a subset) */
+        PyObject *cur = PyObject_GetAttr(hp->rec, s_seq);
+        int ge = cur ? (cur == pseq ? 1 : PyObject_RichCompareBool(cur, pseq, Py_GE)) : -1;
+        Py_XDECREF(cur);
+        done = ge < 0 ? NULL : (ge ? (PyObject_SetAttr(hp->rec, s_settled, pseq) < 0 ? NULL : Py_None) : Py_None);
+        Py_XINCREF(done);
+    } else {
+        done = PyObject_CallMethodObjArgs((PyObject *)self, s_settle, out, pseq, NULL);  /* traced? */
+    }
+    Py_DECREF(pseq);
+    if (!done) { Py_DECREF(out); return NULL; }
+    Py_DECREF(done);
+    return out;
+}
+
+/* current() -> (caller frame, wrapper, site, line, seq, key) of this thread's innermost call on
+   the C hot path, or None. */
+static PyObject *hp_current(PyObject *mod, PyObject *unused) {
+    Node *n = tl_top;
+    if (!n) Py_RETURN_NONE;
+    return Py_BuildValue("(OOllLK)", (PyObject *)n->caller, n->wrapper, n->rec.site, n->rec.line, n->rec.seq,
+                         (unsigned long long)n->rec.key);
+}
+
+static PyTypeObject JitBaseType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "runtime_guard._hotpath.JitBase",
+    .tp_basicsize = sizeof(JitBase),
+    .tp_dealloc = (destructor)jb_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = (traverseproc)jb_traverse,
+    .tp_clear = (inquiry)jb_clear,
+    .tp_new = PyType_GenericNew,
+    .tp_call = (ternaryfunc)jb_call,
+    .tp_members = jb_members,
+    .tp_getset = jb_getset,
 };
 
 static PyTypeObject HotPathType = {
@@ -216,19 +455,29 @@ static PyTypeObject HotPathType = {
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)hp_init,
     .tp_methods = hp_methods,
+    .tp_members = hp_members,
 };
 
-static struct PyModuleDef mod = {PyModuleDef_HEAD_INIT, "_hotpath", NULL, -1, NULL};
+static PyMethodDef mod_methods[] = {
+    {"current", hp_current, METH_NOARGS, "this thread's innermost call on the C hot path, or None"},
+    {NULL}
+};
+
+static struct PyModuleDef mod = {PyModuleDef_HEAD_INIT, "_hotpath", NULL, -1, mod_methods};
 
 PyMODINIT_FUNC PyInit__hotpath(void) {
     s_seq = PyUnicode_InternFromString("seq"); s_now = PyUnicode_InternFromString("now");
     s_aval = PyUnicode_InternFromString("aval"); s_shape = PyUnicode_InternFromString("shape");
     s_32 = PyLong_FromLong(32);
     s_dtype = PyUnicode_InternFromString("dtype");
-    if (PyType_Ready(&HotPathType) < 0) return NULL;
+    s_settled = PyUnicode_InternFromString("settled"); s_call_py = PyUnicode_InternFromString("_call_py");
+    s_bound_key = PyUnicode_InternFromString("_bound_key"); s_settle = PyUnicode_InternFromString("_settle");
+    if (PyType_Ready(&HotPathType) < 0 || PyType_Ready(&JitBaseType) < 0) return NULL;
     PyObject *m = PyModule_Create(&mod);
     if (!m) return NULL;
     Py_INCREF(&HotPathType);
     PyModule_AddObject(m, "HotPath", (PyObject *)&HotPathType);
+    Py_INCREF(&JitBaseType);
+    PyModule_AddObject(m, "JitBase", (PyObject *)&JitBaseType);
     return m;
 }

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import os
 import sys
@@ -21,7 +22,7 @@ from pathlib import Path
 from types import CodeType
 from typing import Any, Callable
 
-from runtime_guard import compat
+from runtime_guard import compat, hotpath
 from runtime_guard.exchange import Exchange, Registry, strict_barrier_id
 from runtime_guard.kv import KV, KVError
 from runtime_guard.recorder import _FOLD_MASK, _RING_MASK, _SIZE, Recorder
@@ -97,8 +98,12 @@ def _current_call() -> list | None:
     publishes nothing (thread-local traffic and a try/finally were a third of its cost) and
     is found instead as the nearest `GuardedJit.__call__` frame on the stack, by its locals."""
     published = getattr(_tl, "call", None)
+    c = _c_current() if _c_current is not None else None  # the innermost call on the C hot path
     f = _getframe(2)
     while f is not None:
+        if c is not None and f is c[0]:  # that call's caller: no frame of ours in between
+            _, w, site, line, pre, key = c
+            return [w, w._guard.recorder.code_of(site), line, pre, False, key, 0, None]
         code = f.f_code
         if code is _FAST_CODE:
             loc = f.f_locals
@@ -112,7 +117,15 @@ def _current_call() -> list | None:
     return published
 
 
-class GuardedJit:
+# GuardedJit's base: the C hot path's type, whose `tp_call` does the fast path without a Python
+# frame (hotpath.py), or `object`, the Python path doing it in `__call__`.
+_JitBase: type = hotpath.jit_base() or object
+_c_current = hotpath.current_function() if _JitBase is not object else None
+# What the C base holds (GuardedJit's own slots otherwise).
+_C_FIELDS = ("_jitted", "_guard", "_key", "_kind", "_hp", "_statics")
+
+
+class GuardedJit(_JitBase):
     """Stands in for a `jax.jit` object: same call, attributes and method binding; records each
     cross-process dispatch while keeping JAX's C++ fast path.
 
@@ -122,10 +135,12 @@ class GuardedJit:
 
     # `_sites`, `_names` and `_rec` are the guard's call-site cache, registry names and recorder,
     # held here so that the hot path reads one slot for each rather than a chain of attributes.
-    __slots__ = ("_jitted", "_guard", "_key", "_kind", "_subset", "_sites", "_names", "_rec", "_hp", "_statics",
-                 "_static_cache", "__weakref__")
+    __slots__ = ("_subset", "_sites", "_names", "_rec", "_static_cache", "__weakref__") + (
+        _C_FIELDS if _JitBase is object else ())
 
-    def __init__(self, jitted: Any, guard: "Guard") -> None:
+    def __init__(self, jitted: Any, guard: "Guard", like: "GuardedJit | None" = None) -> None:
+        """`like`: a wrapper of the jit object `jitted` is a copy of (a copy lacks the attributes
+        JAX's Python code set on the original, from which the identity is read)."""
         global _arg_shapes, _Array
         if _arg_shapes is None:
             _arg_shapes, _Array = compat.make_arg_shapes(), compat.array_type()
@@ -133,14 +148,17 @@ class GuardedJit:
         self._guard = guard
         self._sites, self._names, self._rec = guard._sites, guard.registry.names, guard.recorder
         self._hp = guard.hot_path()
-        fun = compat.jit_function(jitted)
-        name, ident = function_identity(fun) if fun is not None else (repr(jitted), repr(jitted))
-        # The function's code and options (see `function_identity`: data it is bound to is not
-        # in it; what of that data reaches the program is in the program's hash at compile time).
-        self._key = stable_hash("jit", ident, compat.jit_options_text(jitted))
-        self._statics = compat.jit_statics(jitted)
+        if like is not None:
+            self._key, self._statics = like._key, like._statics
+        else:
+            fun = compat.jit_function(jitted)
+            name, ident = function_identity(fun) if fun is not None else (repr(jitted), repr(jitted))
+            # The function's code and options (see `function_identity`: data it is bound to is not
+            # in it; what of that data reaches the program is in the program's hash at compile time).
+            self._key = stable_hash("jit", ident, compat.jit_options_text(jitted))
+            self._statics = compat.jit_statics(jitted)
+            guard.registry.name(self._key, f"jit({name})")
         self._static_cache: dict = {}
-        guard.registry.name(self._key, f"jit({name})")
         self._kind = _UNKNOWN
         self._subset: tuple | None = None  # the subset of processes it runs over (_SUBSET), or _SEVERAL
         siblings = guard._by_key.setdefault(self._key, weakref.WeakSet())
@@ -149,7 +167,9 @@ class GuardedJit:
             break
         siblings.add(self)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def _call_py(self, *args: Any, **kwargs: Any) -> Any:
+        """A call, in Python: `__call__` itself without the C base, and where the C base's
+        `tp_call` hands a call over (any call but a hot one, or one it cannot record)."""
         guard = self._guard
         if self._kind != _MULTI or not guard._fast:
             return self._call_slow(args, kwargs)
@@ -186,6 +206,18 @@ class GuardedJit:
         elif rec.seq >= pre:  # (not taken back by a hook: it ran locally or over a subset)
             rec.settled = pre  # a cache hit (or compiled: its signature is attached)
         return out
+
+    if _JitBase is object:
+        __call__ = _call_py
+
+    def _settle(self, out: Any, pre: int) -> None:
+        """After a call the C base recorded as `pre` returned something other than a jax.Array
+        (which it settles itself): what `_call_py` does after its call."""
+        rec = self._rec
+        if not _concrete(out) and _in_trace():
+            rec.undo(pre)
+        elif rec.seq >= pre:
+            rec.settled = pre
 
     def _call_slow(self, args: tuple, kwargs: dict) -> Any:
         guard = self._guard
@@ -291,6 +323,23 @@ class GuardedJit:
     def __hash__(self) -> int:
         return hash(self._jitted)
 
+    # Copied and pickled as the jit object is, and guarded again: `copy.deepcopy(trainer)` of an
+    # object holding a jitted step works unguarded, so it must work guarded.
+    def __copy__(self) -> "GuardedJit":
+        return GuardedJit(copy.copy(self._jitted), self._guard, like=self)
+
+    def __deepcopy__(self, memo: dict) -> "GuardedJit":
+        return GuardedJit(copy.deepcopy(self._jitted, memo), self._guard, like=self)
+
+    def __reduce__(self) -> tuple:
+        return _rewrap, (self._jitted,)
+
+
+def _rewrap(jitted: Any) -> Any:
+    """An unpickled jit object, guarded by this process's guard if it has one."""
+    g = current()
+    return GuardedJit(jitted, g) if g is not None and g.active else jitted
+
 
 class _BoundGuarded:
     __slots__ = ("_g", "_obj")
@@ -305,7 +354,7 @@ class _BoundGuarded:
         return getattr(self._g, name)
 
 
-_FAST_CODE = GuardedJit.__call__.__code__  # see `_current_call`
+_FAST_CODE = GuardedJit._call_py.__code__  # see `_current_call`
 
 
 class _FromJitted(str):
@@ -382,6 +431,8 @@ class Guard:
     def active(self, on: bool) -> None:
         self._active = on
         self._fast = on and not self.strict and not self._exact
+        if getattr(self, "_hp", None):
+            self._hp.fast = self._fast  # what the C base's call reads
 
     # -- install -------------------------------------------------------------------------------
 
@@ -611,10 +662,10 @@ class Guard:
     def hot_path(self) -> Any | None:
         """The C hot path over this guard's caches and recorder (None: the Python path)."""
         if self._hp is False:
-            from runtime_guard import hotpath
-
             try:
                 self._hp = hotpath.make(self._sites, self.registry.names, self.recorder)
+                if self._hp is not None:
+                    self._hp.fast = self._fast
             except Exception as e:  # the Python path does the same work
                 self._say(f"C hot path unavailable: {e!r}")
                 self._hp = None

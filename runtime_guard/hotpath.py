@@ -1,12 +1,18 @@
 """The jit wrapper's per-dispatch work in C, when the extension was built (`setup.py`).
 
-`_hotpath.HotPath.record(key, args)` does what `GuardedJit.__call__` does in Python between
-taking the caller's frame and calling JAX: the call-site lookup (without `sys._getframe` and
-`frame.f_code`, which an audit hook makes dear), the argument-shape hash (`compat.make_arg_shapes`'
-twin: shapes and dtypes), the registry check and the record into the ring under the recorder's lock. It returns
-(seq, site, line, key), or None when the Python path must handle the call (a call site or a
-shape variant seen for the first time). About half the wrapper's cost around a real dispatch
-(docs/benchmarks.md). Set MCJAX_PURE_PYTHON=1 to use the Python path only.
+`_hotpath.JitBase` is GuardedJit's base class: its `tp_call` is the hot path, with no Python
+frame of its own. A call of a function known to run across every process, in fast mode, is
+recorded there (the call site from the caller's frame through the C API, without `sys._getframe`
+and `frame.f_code`, which an audit hook makes dear; the argument-shape hash, `compat.make_arg_shapes`'
+twin; the registry check; the record into the ring under the recorder's lock), forwarded to JAX,
+and settled when JAX returns a `jax.Array`. Anything else (a call site or shape variant seen for
+the first time, a traced call, any other mode) goes to `GuardedJit._call_py`, the Python path.
+The call in progress is kept per thread for the hooks on JAX's Python path (`current_function`).
+
+`_hotpath.HotPath` holds the guard's call-site cache, registry names and recorder, with copies of
+their hits that need no Python ints; `HotPath.record(key, args)` does the record for the Python
+path's `_call_py` (keyword and static arguments) and returns (seq, site, line, key) or None.
+Set MCJAX_PURE_PYTHON=1 (before the guard is imported) to use the Python path only.
 """
 
 from __future__ import annotations
@@ -25,6 +31,17 @@ except ImportError:  # not built here (no compiler, CPython < 3.11, PyPy): the P
 
 def available() -> bool:
     return _hotpath is not None and not os.environ.get("MCJAX_PURE_PYTHON")
+
+
+def jit_base() -> type | None:
+    """`_hotpath.JitBase`, GuardedJit's C base (its call is the hot path), or None."""
+    return _hotpath.JitBase if available() else None
+
+
+def current_function() -> Any:
+    """`_hotpath.current`: () -> this thread's innermost call on the C hot path, as
+    (caller frame, wrapper, site, line, seq, key), or None."""
+    return _hotpath.current
 
 
 def make(sites: dict, names: dict, recorder: Recorder) -> Any | None:

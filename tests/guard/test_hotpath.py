@@ -144,3 +144,89 @@ def test_threads_dispatching_through_the_c_path_keep_one_consistent_stream(monke
     for r in recs:
         h = fold(h, r.key)
         assert r.h == h
+
+
+def _probe():
+    return gmod._current_call()  # as the hooks on JAX's Python path call it
+
+
+@needs_c
+def test_hooks_find_the_call_in_progress_on_the_c_path(monkeypatch):
+    """The C base runs a hot call without a Python frame of its own; the hooks on JAX's Python
+    path (a cache miss inside a hot call) still find that call, by its caller's frame, as they
+    find the Python path's by its locals: same wrapper, site, line, sequence number and key."""
+    g = _guard()
+    result = jnp.ones(3)
+    seen = []
+    inner = gmod.GuardedJit(lambda a: (seen.append(("inner", _probe())), result)[1], g)
+    outer = gmod.GuardedJit(lambda a: (seen.append(("outer", _probe())), inner(a), seen.append(("after", _probe())),
+                                       result)[3], g)
+    for w in (inner, outer):
+        w._kind = gmod._MULTI
+    for _ in range(3):  # first the Python path caches the call sites and variants, then C records
+        seen.clear()
+        _call(outer, (result,))
+    monkeypatch.setattr(gmod, "_arg_shapes", None)  # from here only the C path can record
+    seen.clear()
+    seq = g.recorder.seq
+    _call(outer, (result,))
+    recs = g.recorder.records(seq + 1, g.recorder.seq)
+    assert [r.key for r in recs] == [outer._key ^ _shape_of(result), inner._key ^ _shape_of(result)]
+    (_, o), (_, i), (_, a) = seen
+    assert [seen[k][0] for k in range(3)] == ["outer", "inner", "after"]
+    assert o[0] is outer and i[0] is inner and a[0] is outer  # the innermost call in progress
+    assert (o[3], o[5], i[3], i[5]) == (recs[0].seq, recs[0].key, recs[1].seq, recs[1].key)
+    assert (o[1], o[2]) == (recs[0].code, recs[0].line) and o[1].co_name == "_call"
+    assert i[1].co_name == "<lambda>"  # called from the outer function's body
+    assert hotpath.current_function()() is None and _probe() is None  # nothing left in progress
+
+
+@needs_c
+def test_a_call_that_raises_leaves_nothing_in_progress(monkeypatch):
+    g = _guard()
+    x = jnp.ones(3)
+
+    def boom(a):
+        if len(calls) > 2:
+            raise ValueError("inside JAX")
+        calls.append(1)
+        return x
+
+    calls = []
+    w = gmod.GuardedJit(boom, g)
+    w._kind = gmod._MULTI
+    _call(w, (x,))
+    _call(w, (x,))
+    monkeypatch.setattr(gmod, "_arg_shapes", None)
+    _call(w, (x,))
+    seq = g.recorder.seq
+    with pytest.raises(ValueError, match="inside JAX"):
+        _call(w, (x,))
+    assert g.recorder.seq == seq + 1  # recorded before it ran, as a hang or crash must be
+    assert hotpath.current_function()() is None
+
+
+def _shape_of(a):
+    from runtime_guard import compat
+
+    return compat.make_arg_shapes()((a,))
+
+
+@needs_c
+@pytest.mark.parametrize("shape", ["tuple", "list", "dict", "scalar"])
+def test_c_path_settles_train_step_results_and_undoes_traced_calls(shape, monkeypatch):
+    """A train step returns (params, opt_state, loss): settled in C like a bare array; the same
+    call traced inside another jit is taken back."""
+    g = _guard()
+    make = {"tuple": lambda a: ({"w": a}, a), "list": lambda a: [{"w": a}, a], "dict": lambda a: {"w": a, "n": 1},
+            "scalar": lambda a: a.sum()}[shape]
+    w = _cross_process(g, make)
+    x = jnp.ones(3)
+    for _ in range(2):
+        _call(w, (x,))
+    monkeypatch.setattr(gmod, "_arg_shapes", None)  # only the C path can record
+    seq = g.recorder.seq
+    _call(w, (x,))
+    assert g.recorder.seq == seq + 1 and g.recorder.settled == seq + 1
+    jax.jit(lambda a: _call(w, (a,)))(jnp.ones(4))  # the wrapper traced: a tracer comes back
+    assert g.recorder.seq == seq + 1

@@ -191,3 +191,37 @@ def test_wrapper_keeps_its_functions_doc_and_module():
     assert w.__module__ == __name__ and w.__name__ == "_documented_step"
     assert GuardedJit.__module__ == "runtime_guard.guard" and GuardedJit.__doc__.startswith("Stands in")
     assert pickle.loads(pickle.dumps(GuardedJit)) is GuardedJit
+
+
+def test_copies_are_guarded_jit_objects_too():
+    # `copy.deepcopy(trainer)` of an object holding a jitted step works unguarded; guarded it
+    # failed (a lock in the guard) and `copy.copy` recursed for ever.
+    import copy
+
+    g = _guard()
+    w = _cross_process(g, lambda a: a * 3)
+
+    class Trainer:
+        def __init__(self):
+            self.step = w
+
+    for c in (copy.copy(w), copy.deepcopy(w), copy.deepcopy(Trainer()).step):
+        assert type(c) is GuardedJit and c._guard is g and c._kind == _MULTI
+        before = g.recorder.seq
+        assert float(c(jnp.ones(2))[0]) == 3.0
+        assert g.recorder.seq == before + 1  # a sibling of the original: recorded as it is
+
+
+def test_pickling_fails_as_the_jit_objects_own_does():
+    import pickle
+
+    import pytest
+
+    w = GuardedJit(jax.jit(lambda a: a), _guard())
+    try:
+        pickle.dumps(w._jitted)
+    except Exception as e:
+        with pytest.raises(type(e)):
+            pickle.dumps(w)
+    else:  # a JAX whose jit objects pickle: so do the wrappers, guarded again where one runs
+        assert type(pickle.loads(pickle.dumps(w))) is type(w._jitted)  # no guard installed here
