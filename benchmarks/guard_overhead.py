@@ -11,8 +11,9 @@ It also times the guard's own bookkeeping in isolation (Recorder.record, the jit
 
     python benchmarks/guard_overhead.py [--processes 2] [--calls 2000] [--rounds 5]
 
-Prints median per-call microseconds (per round; the median over rounds) and the guarded/unguarded
-ratio per variant.
+Prints median per-call microseconds (per round; the median over rounds), the guarded/unguarded
+ratio per variant, and the median over rounds of fast / unguarded within each round (neighbours in
+time, so the machine's drift mostly cancels: run many rounds, `--rounds 15`, for the step).
 """
 
 from __future__ import annotations
@@ -101,7 +102,12 @@ def worker(pid: int, n: int, port: int, calls: int, rounds: int) -> dict:
     for _ in range(100000):
         rec.record(12345, 0, code, 1)
     results["record()"] = [(time.perf_counter() - t) / 100000 * 1e6]
-    return {k: statistics.median(v) for k, v in results.items()}
+    out: dict = {k: statistics.median(v) for k, v in results.items()}
+    # Per round, fast against the unguarded run just before it: the machine's drift between
+    # rounds (±30% within minutes here) mostly cancels in a ratio of neighbours.
+    for w in ("tiny", "step"):
+        out[f"{w}/pairs"] = [f / u for u, f in zip(results[f"{w}/unguarded"], results[f"{w}/fast"])]
+    return out
 
 
 def hot_path(rounds: int, calls: int = 20000) -> dict[str, float]:
@@ -173,6 +179,10 @@ def main() -> None:
     for w in ("tiny", "step"):
         u, f, s = r[f"{w}/unguarded"], r[f"{w}/fast"], r[f"{w}/strict"]
         print(f"{w:<8} {u:13.1f} {f:9.1f} {f / u:9.2f} {s:10.1f} {s / u:11.2f}")
+    for w in ("tiny", "step"):
+        pairs = sorted(r[f"{w}/pairs"])
+        print(f"{w}: fast / unguarded of the same round, median of {len(pairs)} rounds {statistics.median(pairs):.3f} "
+              f"(rounds {pairs[0]:.3f}–{pairs[-1]:.3f})")
     print(f"guard bookkeeping per dispatch (Recorder.record): {r['record()']:.2f} µs")
     hp = hot_path(a.rounds)
     print(f"hot path, one process, cached jit on the C++ fast path (median per call, alternating): raw {hp['raw']:.2f} µs, "

@@ -85,9 +85,9 @@ static long long dtype_code(HotPath *self, PyObject *dt) {
     if (!PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 2 || PyTuple_GET_ITEM(hit, 0) != dt) return -1;
     long long code = PyLong_AsLongLong(PyTuple_GET_ITEM(hit, 1));
     if (code < 0) return PyErr_Occurred() ? -2 : -1;
+    self->dtype_tab[di].code = code;  /* before the swap: releasing the old dtype may run code */
     Py_INCREF(dt);
     Py_XSETREF(self->dtype_tab[di].dt, dt);
-    self->dtype_tab[di].code = code;
     return code;
 }
 
@@ -380,46 +380,56 @@ static PyObject *jb_call(JitBase *self, PyObject *args, PyObject *kwargs) {
     HotPath *hp = (HotPath *)self->hp;
     if (!hp || Py_TYPE(hp) != &HotPathType || !hp->fast || self->kind != KIND_MULTI || !self->key_ok || !self->jitted)
         return jb_fallback((PyObject *)self, args, kwargs);
+    /* Held for the call: Python code run from here (`_bound_key`, JAX itself) may reassign the
+       wrapper's fields, which a Python caller's stack would have kept alive. */
+    PyObject *jitted = self->jitted;
+    Py_INCREF(jitted); Py_INCREF(hp);
+    PyObject *out = NULL;
     int has_kw = kwargs && PyDict_GET_SIZE(kwargs);
     uint64_t key0 = self->key;
     if (has_kw || (self->statics && self->statics != Py_None)) {
         /* keyword arrays, static argument values: GuardedJit._bound_key, in Python */
         PyObject *kw = has_kw ? kwargs : PyDict_New();
-        if (!kw) return NULL;
+        if (!kw) goto done;
         PyObject *bk = PyObject_CallMethodObjArgs((PyObject *)self, s_bound_key, args, kw, NULL);
         if (!has_kw) Py_DECREF(kw);
-        if (!bk) return NULL;
+        if (!bk) goto done;
         unsigned long long b = PyLong_AsUnsignedLongLong(bk);
         Py_DECREF(bk);
-        if (b == (unsigned long long)-1 && PyErr_Occurred()) { PyErr_Clear(); return jb_fallback((PyObject *)self, args, kwargs); }
+        if (b == (unsigned long long)-1 && PyErr_Occurred()) { PyErr_Clear(); goto fallback; }
         key0 ^= b;
     }
     PyFrameObject *caller = PyEval_GetFrame();  /* the call site: no Python frame of ours in between */
-    if (!caller) return jb_fallback((PyObject *)self, args, kwargs);
+    if (!caller) goto fallback;
     Node node;
     int r = record_at(hp, key0, args, caller, &node.rec);
-    if (r < 0) return NULL;
-    if (r == 0) return jb_fallback((PyObject *)self, args, kwargs);
+    if (r < 0) goto done;
+    if (r == 0) goto fallback;
     node.prev = tl_top; node.wrapper = (PyObject *)self; node.caller = caller;
     tl_top = &node;
-    PyObject *out = PyObject_Call(self->jitted, args, has_kw ? kwargs : NULL);
+    out = PyObject_Call(jitted, args, has_kw ? kwargs : NULL);
     tl_top = node.prev;
     PyObject *pseq = node.rec.pseq;
-    if (!out) { Py_DECREF(pseq); return NULL; }
-    PyObject *done;
-    if (concrete(hp, out)) {
-        /* dispatched: settled unless a hook took it back (it ran locally, or over a subset) */
-        PyObject *cur = PyObject_GetAttr(hp->rec, s_seq);
-        int ge = cur ? (cur == pseq ? 1 : PyObject_RichCompareBool(cur, pseq, Py_GE)) : -1;
-        Py_XDECREF(cur);
-        done = ge < 0 ? NULL : (ge ? (PyObject_SetAttr(hp->rec, s_settled, pseq) < 0 ? NULL : Py_None) : Py_None);
-        Py_XINCREF(done);
-    } else {
-        done = PyObject_CallMethodObjArgs((PyObject *)self, s_settle, out, pseq, NULL);  /* traced? */
+    if (out) {
+        PyObject *settled;
+        if (concrete(hp, out)) {
+            /* dispatched: settled unless a hook took it back (it ran locally, or over a subset) */
+            PyObject *cur = PyObject_GetAttr(hp->rec, s_seq);
+            int ge = cur ? (cur == pseq ? 1 : PyObject_RichCompareBool(cur, pseq, Py_GE)) : -1;
+            Py_XDECREF(cur);
+            settled = ge < 0 ? NULL : (ge ? (PyObject_SetAttr(hp->rec, s_settled, pseq) < 0 ? NULL : Py_None) : Py_None);
+            Py_XINCREF(settled);
+        } else {
+            settled = PyObject_CallMethodObjArgs((PyObject *)self, s_settle, out, pseq, NULL);  /* traced? */
+        }
+        if (settled) Py_DECREF(settled); else Py_CLEAR(out);
     }
     Py_DECREF(pseq);
-    if (!done) { Py_DECREF(out); return NULL; }
-    Py_DECREF(done);
+    goto done;
+fallback:
+    out = jb_fallback((PyObject *)self, args, kwargs);
+done:
+    Py_DECREF(jitted); Py_DECREF(hp);
     return out;
 }
 

@@ -138,9 +138,10 @@ class GuardedJit(_JitBase):
     __slots__ = ("_subset", "_sites", "_names", "_rec", "_static_cache", "__weakref__") + (
         _C_FIELDS if _JitBase is object else ())
 
-    def __init__(self, jitted: Any, guard: "Guard", like: "GuardedJit | None" = None) -> None:
-        """`like`: a wrapper of the jit object `jitted` is a copy of (a copy lacks the attributes
-        JAX's Python code set on the original, from which the identity is read)."""
+    def __init__(self, jitted: Any, guard: "Guard", identity: tuple[int, Any, str] | None = None) -> None:
+        """`identity`: (key, statics, name) of the wrapper whose jit object `jitted` is a copy or an
+        unpickled twin of (those lack the attributes JAX's Python code set on the original, from
+        which the identity is read)."""
         global _arg_shapes, _Array
         if _arg_shapes is None:
             _arg_shapes, _Array = compat.make_arg_shapes(), compat.array_type()
@@ -148,16 +149,17 @@ class GuardedJit(_JitBase):
         self._guard = guard
         self._sites, self._names, self._rec = guard._sites, guard.registry.names, guard.recorder
         self._hp = guard.hot_path()
-        if like is not None:
-            self._key, self._statics = like._key, like._statics
+        if identity is not None:
+            self._key, self._statics, name = identity
         else:
             fun = compat.jit_function(jitted)
             name, ident = function_identity(fun) if fun is not None else (repr(jitted), repr(jitted))
+            name = f"jit({name})"
             # The function's code and options (see `function_identity`: data it is bound to is not
             # in it; what of that data reaches the program is in the program's hash at compile time).
             self._key = stable_hash("jit", ident, compat.jit_options_text(jitted))
             self._statics = compat.jit_statics(jitted)
-            guard.registry.name(self._key, f"jit({name})")
+        guard.registry.name(self._key, name)
         self._static_cache: dict = {}
         self._kind = _UNKNOWN
         self._subset: tuple | None = None  # the subset of processes it runs over (_SUBSET), or _SEVERAL
@@ -167,7 +169,7 @@ class GuardedJit(_JitBase):
             break
         siblings.add(self)
 
-    def _call_py(self, *args: Any, **kwargs: Any) -> Any:
+    def _call_py(self, /, *args: Any, **kwargs: Any) -> Any:
         """A call, in Python: `__call__` itself without the C base, and where the C base's
         `tp_call` hands a call over (any call but a hot one, or one it cannot record)."""
         guard = self._guard
@@ -184,8 +186,11 @@ class GuardedJit(_JitBase):
         if hot is not None:
             pre, site, line, key = hot  # recorded in C (see hotpath.py)
         else:
-            frame = _getframe(1)
-            hit = self._sites.get((id(frame.f_code) << 32) | frame.f_lasti)
+            try:
+                frame = _getframe(1)
+                hit = self._sites.get((id(frame.f_code) << 32) | frame.f_lasti)
+            except ValueError:  # no Python caller: a thread's target, an atexit function
+                frame = hit = None
             if hit is None:
                 hit = guard.site_of_frame(frame)
             site, line = hit
@@ -223,8 +228,11 @@ class GuardedJit(_JitBase):
         guard = self._guard
         if not guard.active:
             return self._jitted(*args, **kwargs)
-        frame = _getframe(2)
-        hit = guard._sites.get((id(frame.f_code) << 32) | frame.f_lasti)
+        try:
+            frame = _getframe(2)
+            hit = guard._sites.get((id(frame.f_code) << 32) | frame.f_lasti)
+        except ValueError:  # no Python caller: a thread's target, an atexit function
+            frame = hit = None
         site, line = hit if hit is not None else guard.site_of_frame(frame)
         code = guard.recorder.code_of(site)
         key = compat.call_signature(self._key, args, kwargs) if guard._exact else self._key ^ _arg_shapes(args)
@@ -325,20 +333,23 @@ class GuardedJit(_JitBase):
 
     # Copied and pickled as the jit object is, and guarded again: `copy.deepcopy(trainer)` of an
     # object holding a jitted step works unguarded, so it must work guarded.
+    def _identity(self) -> tuple[int, Any, str]:
+        return self._key, self._statics, self._guard.registry.names.get(self._key, "?")
+
     def __copy__(self) -> "GuardedJit":
-        return GuardedJit(copy.copy(self._jitted), self._guard, like=self)
+        return GuardedJit(copy.copy(self._jitted), self._guard, self._identity())
 
     def __deepcopy__(self, memo: dict) -> "GuardedJit":
-        return GuardedJit(copy.deepcopy(self._jitted, memo), self._guard, like=self)
+        return GuardedJit(copy.deepcopy(self._jitted, memo), self._guard, self._identity())
 
     def __reduce__(self) -> tuple:
-        return _rewrap, (self._jitted,)
+        return _rewrap, (self._jitted, self._identity())
 
 
-def _rewrap(jitted: Any) -> Any:
+def _rewrap(jitted: Any, identity: tuple[int, Any, str] | None = None) -> Any:
     """An unpickled jit object, guarded by this process's guard if it has one."""
     g = current()
-    return GuardedJit(jitted, g) if g is not None and g.active else jitted
+    return GuardedJit(jitted, g, identity) if g is not None and g.active else jitted
 
 
 class _BoundGuarded:
@@ -349,6 +360,17 @@ class _BoundGuarded:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._g(self._obj, *args, **kwargs)
+
+    # As a bound method copies: the same function, bound to the same (or the deep-copied) object.
+    # (`__getattr__` would otherwise hand these to the unbound wrapper, which drops the object.)
+    def __copy__(self) -> "_BoundGuarded":
+        return _BoundGuarded(self._g, self._obj)
+
+    def __deepcopy__(self, memo: dict) -> "_BoundGuarded":
+        return _BoundGuarded(self._g, copy.deepcopy(self._obj, memo))
+
+    def __reduce__(self) -> tuple:
+        return _BoundGuarded, (self._g, self._obj)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._g, name)
@@ -430,7 +452,7 @@ class Guard:
     @active.setter
     def active(self, on: bool) -> None:
         self._active = on
-        self._fast = on and not self.strict and not self._exact
+        self._fast = bool(on and not self.strict and not self._exact)
         if getattr(self, "_hp", None):
             self._hp.fast = self._fast  # what the C base's call reads
 
@@ -839,6 +861,8 @@ class Guard:
         """(site id, line) of the user's call site at or above `frame`; cached for the hot path
         when `frame` itself is user code (its (code, instruction) then always means one line)."""
         code, line = self.user_site(frame)
+        if code is None:
+            return 0, 0  # no user frame: no call site
         site = self.recorder.site_of(code)
         if code is frame.f_code:
             if len(self._sites) > 1_000_000:  # generated code: call sites without end

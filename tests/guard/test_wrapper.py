@@ -225,3 +225,117 @@ def test_pickling_fails_as_the_jit_objects_own_does():
             pickle.dumps(w)
     else:  # a JAX whose jit objects pickle: so do the wrappers, guarded again where one runs
         assert type(pickle.loads(pickle.dumps(w))) is type(w._jitted)  # no guard installed here
+
+
+def test_a_copied_method_stays_bound():
+    # A deep copy of a guarded method once lost its object: `copy.deepcopy(m.step)(a, b)` ran
+    # `step(self=a, a=b)` and returned a wrong number.
+    import copy
+
+    g = _guard()
+
+    class Model:
+        step = GuardedJit(jax.jit(lambda self, a, b=0.0: a * 10 + b), g)
+
+    jax.tree_util.register_pytree_node(Model, lambda m: ((), None), lambda aux, ch: Model())
+    m = Model()
+    a, b = jnp.ones(2), jnp.full(2, 3.0)
+    for c in (copy.copy(m.step), copy.deepcopy(m.step)):
+        assert c(a, b).tolist() == [13.0, 13.0]
+
+
+def test_a_keyword_argument_named_self_reaches_the_function():
+    g = _guard()
+    w = _cross_process(g, lambda a, self=1.0: a * self)
+    for _ in range(3):  # the Python path, then the C path where it is built
+        assert w(jnp.ones(2), self=jnp.full(2, 2.0)).tolist() == [2.0, 2.0]
+
+
+def test_a_call_with_no_python_caller_runs():
+    # A wrapper as a thread's target or an atexit function has no Python frame above it.
+    import _thread
+    import threading
+
+    g = _guard()
+    w = _cross_process(g, lambda a: a + 1)
+    done = threading.Event()
+    out = []
+
+    def target(a):
+        try:
+            out.append(w(a))
+        finally:
+            done.set()
+
+    for f in (w, target):  # the wrapper itself as the target, then one that reports back
+        before = g.recorder.seq
+        _thread.start_new_thread(f, (jnp.ones(2),))
+        if f is target:
+            assert done.wait(30)
+            assert out and out[0].tolist() == [2.0, 2.0]
+        else:
+            for _ in range(3000):
+                if g.recorder.seq > before:
+                    break
+                __import__("time").sleep(0.01)
+        assert g.recorder.seq == before + 1
+
+
+def test_turning_the_guard_off_stops_the_hot_path():
+    g = _guard()
+    w = _cross_process(g, lambda a: a + 1)
+    w(jnp.ones(3))
+    w(jnp.ones(3))
+    g.active = 0  # any false value
+    before = g.recorder.seq
+    w(jnp.ones(3))
+    assert g.recorder.seq == before
+
+
+def test_the_jit_object_lives_through_its_call_when_the_wrapper_drops_it():
+    # JAX's C++ call still uses its object after the traced function returns; the wrapper's
+    # field being reassigned meanwhile must not free it.
+    import sys
+    import weakref
+
+    g = _guard()
+    x = jnp.ones(3)
+    swap = []
+    seen = []
+
+    def f(a):
+        if swap:
+            swap.clear()
+            seen.append(sys.getrefcount(w._jitted))
+            w._jitted = jax.jit(lambda a: a * 5)
+            seen.append(ref() is not None)
+        return a + 1
+
+    def call(a):
+        return w(a)  # one call site: cached after the first call, then on the C path where it is built
+
+    w = _cross_process(g, f)
+    for _ in range(2):
+        call(x)
+    ref = weakref.ref(w._jitted)
+    jax.clear_caches()  # the next call traces f again, inside the jit object's own call
+    swap.append(1)
+    assert call(x).tolist() == [2.0, 2.0, 2.0]
+    assert seen[1] is True, seen  # alive while its call runs
+
+
+def test_an_unpickled_wrapper_keeps_its_identity(monkeypatch):
+    # An unpickled (or copied) jit object lacks the attributes JAX's Python code set on the
+    # original, from which the identity is read: it travels with the pickle instead.
+    import copy
+
+    from runtime_guard import guard as gmod
+
+    g = _guard()
+    monkeypatch.setattr(gmod, "_current", g)  # as if installed in this process
+    w = GuardedJit(jax.jit(lambda a, n: a * n, static_argnums=1), g)
+    other = GuardedJit(jax.jit(lambda a, n: a + n, static_argnums=1), g)
+    fn, args = w.__reduce__()
+    twin = fn(copy.copy(args[0]), *args[1:])  # a jit object as unpickling would give it
+    assert type(twin) is GuardedJit and (twin._key, twin._statics) == (w._key, w._statics)
+    assert twin._key != other._key and twin(jnp.ones(2), 3).tolist() == [3.0, 3.0]
