@@ -103,6 +103,15 @@ class _Frame:
     other: object = None  # for if/else: the other branch's block
 
 
+def _canon(seq) -> str:
+    """A collective sequence (tokens, nested `("if", a, b)` / `("loop", body)` tuples) as text."""
+    if isinstance(seq, Tok):
+        return seq.key
+    if isinstance(seq, tuple):
+        return "(" + ",".join(map(_canon, seq)) + ")"
+    return str(seq)
+
+
 _LOG_NAMES = ("log", "print", "info", "debug", "warn", "error", "exception", "critical", "write_scalars", "flush")
 
 
@@ -119,13 +128,49 @@ class Divergence:
         self._branch_done: set[int] = set()
         self._call_sites: dict[cst.Call, tuple] = {}  # call -> (statement, frames)
         self._pending_raises: list[tuple] = []
+        self._work: dict[str, str | None] = {}
 
     # ------------------------------------------------------------ sequences
     def tok(self, call: cst.Call) -> Tok | None:
         info = self.fa.calls.get(call)
         if info is None or not info.collective:
             return None
-        return Tok(info.token or info.collective, call, info.collective)
+        key = info.token or info.collective
+        if info.via_project and info.name:
+            handed = self._handed_work(info)
+            if handed:  # `run(eval_step, ...)` and `run(train_step, ...)` run different programs
+                key = f"{key}<{','.join(handed)}>"
+            else:
+                key = self._work_key(info.name) or key
+        return Tok(key, call, info.collective)
+
+    def _handed_work(self, info) -> list[str]:
+        """The collective callables a call hands the function it calls (jitted functions, project
+        functions that do collective work): what it runs may depend on them."""
+        index = self.fa.index
+        out = []
+        for _, v in info.args:
+            if isinstance(v, Val):
+                if v.callable:
+                    out.append(v.callable)
+                elif v.fn and index.collective.get(index._follow_reexport(v.fn)):
+                    out.append(v.fn)
+        return out
+
+    def _work_key(self, q: str) -> str | None:
+        """A same-file function's collective work as a token: the sequence its body issues, so
+        that calling a verbose or a quiet wrapper of one jitted step is the same collective work.
+        None (compare by name) for functions of other files and recursion."""
+        q = self.fa.index._follow_reexport(q)
+        if q in self._work:
+            return self._work[q]
+        entry = self.fa.fn_nodes.get(q)
+        if entry is None:
+            return None
+        self._work[q] = None  # while its body is read: a recursive call compares by name
+        seq = self.seq_block(entry[0].body)
+        key = self._work[q] = ("work:" + _canon(seq)) if seq else None
+        return key
 
     def seq_expr(self, expr: cst.CSTNode | None) -> tuple:
         if expr is None:
