@@ -461,15 +461,8 @@ class Exchange:
                 for p, st in states.items()}
         rep = verdict.divergence_report(seq, info, records, self._guard_info())
         if subset is not None:
+            verdict.over_subset(rep, seq, subset)
             where = compare.subset_text(subset)
-            prefix = f"processes dispatched different computations at #{seq}"
-            if rep.summary.startswith(prefix):
-                rep.summary = (f"{where} (a sub-mesh) dispatched different computations at #{seq} of their "
-                               f"shared ones{rep.summary[len(prefix):]}")
-            else:
-                rep.summary = f"{rep.summary} (among {where})"
-            rep.notes.append(f"A computation over a subset of the processes: {where} (a sub-mesh). Dispatch "
-                             f"numbers count only the computations over exactly these processes.")
             for p, st in sorted(others.items()):  # the rest of the job, for the whole picture
                 rep.processes.append(ProcessReport(process_index=p, status="ok", pid=st.get("pid"),
                                                    host=st.get("host", ""), last_seq=int(st.get("seq", 0)),

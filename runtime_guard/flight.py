@@ -11,6 +11,10 @@ records at slot `seq % capacity`, written in place by the `Recorder` (this mappi
 the file costs the hot path nothing). The last dispatch is the slot with the highest seq (an undone
 record's slot is zeroed). Names of computations, call sites and signatures are rare and go to a
 JSON-lines side file.
+
+Computations over a subset of the processes (a pipeline stage's sub-mesh) are numbered in their
+own stream: each stream has its own ring file, `flight-<pid>.s<members joined by ->.bin`, whose
+names and call sites are in the process's one side file.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import re
 import struct
 import threading
 from pathlib import Path
@@ -32,11 +37,25 @@ _FOLDED_OFFSET = 32
 CAPACITY = RING
 
 
+_NAME = re.compile(r"flight-(\d+)(?:\.s(\d+(?:-\d+)*))?\.bin$")
+
+
+def subset_of(path: str | os.PathLike[str]) -> tuple[int, ...] | None:
+    """The subset of processes a flight file's stream runs over; None for the main stream (and for
+    a file that is not a flight file)."""
+    m = _NAME.search(os.fspath(path))
+    return tuple(int(x) for x in m.group(2).split("-")) if m and m.group(2) else None
+
+
 class FlightRecorder:
-    def __init__(self, directory: str | os.PathLike[str], capacity: int = CAPACITY) -> None:
+    def __init__(self, directory: str | os.PathLike[str], capacity: int = CAPACITY,
+                 subset: tuple[int, ...] | None = None) -> None:
+        """`subset`: the ring of the stream of computations over these processes, whose side
+        entries (names, call sites) go to the process's main side file."""
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
-        self.path = d / f"flight-{os.getpid()}.bin"
+        tag = f".s{'-'.join(map(str, subset))}" if subset else ""
+        self.path = d / f"flight-{os.getpid()}{tag}.bin"
         self.side_path = d / f"flight-{os.getpid()}.jsonl"
         self.capacity = capacity
         size = HEADER.size + capacity * RECORD.size
@@ -45,7 +64,8 @@ class FlightRecorder:
         self._fd = os.open(self.path, os.O_RDWR)
         self._map = mmap.mmap(self._fd, size)
         HEADER.pack_into(self._map, 0, MAGIC, capacity, os.getpid(), -1, 0)
-        self._side = open(self.side_path, "a", buffering=1)  # noqa: SIM115 - kept for the process lifetime
+        # A subset's ring writes no side entries (its recorder shares the main one's site table).
+        self._side = None if subset else open(self.side_path, "a", buffering=1)  # noqa: SIM115 - kept for the process lifetime
         self._side_lock = threading.Lock()
         self.records = self._map  # the Recorder's ring
         self.records_offset = HEADER.size
@@ -58,13 +78,16 @@ class FlightRecorder:
         _FOLDED.pack_into(self._map, _FOLDED_OFFSET, seq)
 
     def side(self, entry: dict) -> None:
+        if self._side is None:
+            return
         with self._side_lock:
             self._side.write(json.dumps(entry, separators=(",", ":")) + "\n")
 
 
 def read(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """{pid, process, seq, records: [{seq, key, h, exact, file, line, function, name, fields}], ...}
-    in seq order, from a flight file (of a live or dead process)."""
+    """{pid, process, subset, seq, records: [{seq, key, h, exact, file, line, function, name,
+    fields}], ...} in seq order, from a flight file (of a live or dead process). `subset`: the
+    processes its stream runs over, None for the main stream."""
     p = Path(path)
     data = p.read_bytes()
     magic, capacity, pid, process, folded = HEADER.unpack_from(data, 0)
@@ -76,7 +99,7 @@ def read(path: str | os.PathLike[str]) -> dict[str, Any]:
     names: dict[int, str] = {}
     fields: dict[int, dict] = {}
     exact_for_key: dict[int, int] = {}
-    side = p.with_suffix(".jsonl")
+    side = p.with_name(f"flight-{pid}.jsonl")
     if side.exists():
         for line in side.read_text().splitlines():
             try:
@@ -106,4 +129,4 @@ def read(path: str | os.PathLike[str]) -> dict[str, Any]:
                      "function": st.get("function", ""), "name": names.get(key, "?"), "t": t,
                      "fields": fields.get(exact or exact_for_key.get(key, 0), {}),
                      "cached": not exact and bool(exact_for_key.get(key))})
-    return {"pid": pid, "process": process, "seq": last, "records": recs}
+    return {"pid": pid, "process": process, "subset": subset_of(p), "seq": last, "records": recs}

@@ -709,11 +709,26 @@ class Guard:
             with self._lock:
                 rec = self.streams.get(subset)
                 if rec is None:
-                    rec = Recorder(None, sites=self.recorder)  # one call-site table for all streams
+                    rec = Recorder(self._stream_flight(subset), sites=self.recorder)  # one call-site table
                     self.streams = {**self.streams, subset: rec}  # readers iterate without the lock
                     if self.exchange is not None:
                         self.exchange.streams = self.streams
         return rec
+
+    def _stream_flight(self, subset: tuple[int, ...]) -> Any:
+        """A flight file for a subset's stream, beside the main one: the supervisor reads what a
+        dead or stuck pipeline-stage member dispatched last there."""
+        if self.flight is None:
+            return None
+        try:
+            from runtime_guard.flight import FlightRecorder
+
+            fr = FlightRecorder(self.flight.path.parent, subset=subset)
+            fr.set_process(self.process_index)
+            return fr
+        except Exception as e:  # an extra, as the main flight file is
+            self._say(f"no flight recorder for the stream over {subset}: {e!r}")
+            return None
 
     def fields_of(self, exact: int) -> dict[str, str]:
         return self.registry.fields.get(exact, {})

@@ -279,7 +279,7 @@ class Supervisor:
                     continue
                 # Everyone is gone. Processes can diverge and still finish (collectives that
                 # happen to line up return wrong numbers): compare the flight records once more.
-                rep = self._flight_divergence()
+                rep = self._flight_divergence(subsets=True)
                 if rep is not None:
                     rep.notes.append("every process exited before the guard's comparison round; found in the "
                                      "flight records")
@@ -504,14 +504,15 @@ class Supervisor:
             except subprocess.TimeoutExpired:
                 return
 
-    def _flight_records(self) -> tuple[dict[int, dict], dict[int, dict[int, dict]]]:
-        """Every local process's dispatch records from its flight file (alive or dead)."""
+    def _flight_streams(self) -> dict[tuple[int, ...] | None, tuple[dict[int, dict], dict[int, dict[int, dict]]]]:
+        """Every local process's dispatch records from its flight files (alive or dead), per
+        stream (None: computations over every process; else the subset a stream runs over):
+        (info, records) with info[p] = {pid, seq, host, status}, records[p][seq] = record."""
         from runtime_guard import flight
 
         states = self._states()
-        info: dict[int, dict] = {}
-        records: dict[int, dict[int, dict]] = {}
-        for f in Path(self.state_dir).glob("flight-*.bin"):
+        out: dict[tuple[int, ...] | None, tuple[dict[int, dict], dict[int, dict[int, dict]]]] = {}
+        for f in sorted(Path(self.state_dir).glob("flight-*.bin")):
             try:
                 fr = flight.read(f)
             except (OSError, ValueError):
@@ -519,23 +520,34 @@ class Supervisor:
             p = int(fr["process"])
             if p < 0:
                 continue  # never joined the distributed runtime
+            info, records = out.setdefault(fr["subset"], ({}, {}))
             records[p] = {r["seq"]: r for r in fr["records"]}
             st = states.get(p, {})
             info[p] = {"pid": fr["pid"], "seq": fr["seq"], "host": st.get("host", ""),
                        "status": st.get("status", "running")}
-        return info, records
+        return out
 
-    def _flight_divergence(self) -> Report | None:
+    def _flight_records(self) -> tuple[dict[int, dict], dict[int, dict[int, dict]]]:
+        """The main stream's records (computations over every process): see `_flight_streams`."""
+        return self._flight_streams().get(None, ({}, {}))
+
+    def _flight_divergence(self, subsets: bool = False) -> Report | None:
+        """The first divergence in the flight records of the main stream; with `subsets`, then in
+        each subset's stream among this host's members of it."""
         from runtime_guard import verdict
 
-        info, records = self._flight_records()
-        seq = verdict.first_divergence(records)
-        if seq is None:
-            return None
-        return verdict.divergence_report(seq, info, records, {"mode": self.settings.mode, "source": "flight records"})
+        streams = self._flight_streams()
+        for sub in [None, *sorted(k for k in streams if k is not None)] if subsets else [None]:
+            info, records = streams.get(sub, ({}, {}))
+            seq = verdict.first_divergence(records)
+            if seq is not None:
+                rep = verdict.divergence_report(seq, info, records, {"mode": self.settings.mode,
+                                                                     "source": "flight records"})
+                return rep if sub is None else verdict.over_subset(rep, seq, sub)
+        return None
 
     def _handle_death(self, dead: Child) -> int:
-        from runtime_guard import verdict
+        from runtime_guard import compare, verdict
 
         states = self._states()
         idx = self._index_of(dead, states)
@@ -547,7 +559,7 @@ class Supervisor:
         # A crash is often the consequence of a divergence (gloo aborts a process whose peer sent
         # a collective of another size): look for that first.
         time.sleep(0.2)  # let the survivors' last records land
-        div = self._flight_divergence()
+        div = self._flight_divergence(subsets=True)
         if div is not None:
             div.notes.append(f"process {idx} then died ({signame}), most likely because of the mismatched "
                              f"collective (gloo aborts on a size mismatch; NCCL would hang)")
@@ -558,9 +570,12 @@ class Supervisor:
             if self.settings.kill:
                 self.kill_all()
             return EXIT_DETECTED
-        info, records = self._flight_records()
+        streams = self._flight_streams()
+        info, records = streams.get(None, ({}, {}))
         st = states.get(idx, {})
         seq = int(info.get(idx, {}).get("seq", st.get("seq", 0)))
+        # Its computations over subsets of the processes (pipeline stages): their own numbering.
+        subs = {sub: recs[idx] for sub, (_, recs) in streams.items() if sub is not None and recs.get(idx)}
         procs = []
         for c in self.children:
             i = self._index_of(c, states)
@@ -570,15 +585,35 @@ class Supervisor:
             _fill_last(pr, cst)
             recs = records.get(i)
             if recs:
-                last = recs[max(recs)]
-                pr.dispatch, pr.last_seq = verdict.dispatch(last), int(last["seq"])
+                pr.last_seq = max(recs)
+            # Its last dispatch in any stream (a pipeline stage's computations have their own):
+            # records carry the clock of their stream's last fold, a tie goes to a subset's.
+            lasts = [r[max(r)] for sub, (_, by_p) in streams.items() for r in [by_p.get(i)] if r and sub is not None]
+            if recs:
+                lasts.append(recs[max(recs)])
+            if lasts:
+                last = max(lasts, key=lambda r: r.get("t") or 0.0)
+                pr.dispatch = verdict.dispatch(last)
                 pr.location = verdict.location(last) or pr.location
             if c is dead:
                 pr.status, pr.exit_code, pr.note = "died", dead.exited, f"killed by {signame}"
             procs.append(pr)
-        rep = Report(kind="died", summary=f"process {idx} died ({signame}) after dispatch #{seq}; the others "
-                     f"will wait for it in their next collective", processes=procs, created=time.time(),
-                     seq=seq + 1, guard={"mode": self.settings.mode})
+        if subs and not seq:
+            # Only computations over subsets (a pipeline stage): those members wait for it.
+            where = "; ".join(f"after dispatch #{max(r)} over {compare.subset_text(sub)}" for sub, r in sorted(subs.items()))
+            partners = sorted({q for sub in subs for q in sub if q != idx})
+            who = compare.subset_text(tuple(partners)) if len(partners) > 1 else f"process {partners[0]}"
+            summary = f"process {idx} died ({signame}) {where}; {who} will wait for it in their next collective with it"
+        else:
+            summary = f"process {idx} died ({signame}) after dispatch #{seq}"
+            if subs:
+                summary += " (" + "; ".join(f"#{max(r)} over {compare.subset_text(sub)}" for sub, r in sorted(subs.items())) + ")"
+            summary += "; the others will wait for it in their next collective"
+        rep = Report(kind="died", summary=summary, processes=procs, created=time.time(),
+                     seq=seq + 1 if seq or not subs else None, guard={"mode": self.settings.mode})
+        if subs:
+            rep.notes.append("Dispatch numbers over a subset of the processes (a sub-mesh) count only the "
+                             "computations over exactly those processes.")
         self._finish(rep, 1, self.options.native)
         if self.settings.kill:
             self.kill_all()

@@ -7,6 +7,7 @@ import linecache
 import time
 from typing import Any
 
+from runtime_guard.compare import subset_text
 from runtime_guard.report.model import Dispatch, Location, ProcessReport, Report
 
 GONE = ("exited", "failed")
@@ -88,6 +89,20 @@ def divergence_report(seq: int, info: dict[int, dict], records: dict[int, dict[i
     odd = [pr.process_index for pr in procs if pr.status == "diverged"]
     if odd and len(odd) < len(at):
         rep.notes.append("odd one out: process " + ", ".join(map(str, odd)))
+    return rep
+
+
+def over_subset(rep: Report, seq: int, subset: tuple[int, ...]) -> Report:
+    """Phrase a divergence found in the stream of computations over a subset of the processes."""
+    where = subset_text(subset)
+    prefix = f"processes dispatched different computations at #{seq}"
+    if rep.summary.startswith(prefix):
+        rep.summary = f"{where} (a sub-mesh) dispatched different computations at #{seq} of their shared ones" \
+                      f"{rep.summary[len(prefix):]}"
+    else:
+        rep.summary = f"{rep.summary} (among {where})"
+    rep.notes.append(f"A computation over a subset of the processes: {where} (a sub-mesh). Dispatch numbers "
+                     f"count only the computations over exactly these processes.")
     return rep
 
 

@@ -3,6 +3,7 @@ disk is what the guard recorded (sequence, identity, rolling hash, call site, ex
 
 from __future__ import annotations
 
+import os
 import sys
 
 from runtime_guard import flight
@@ -181,3 +182,22 @@ def test_a_dead_process_file_gets_hashes_for_records_not_yet_folded(tmp_path):
     data = flight.read(fr.path)
     assert [r["seq"] for r in data["records"]] == list(range(1, 41))
     assert data["records"][24]["h"] == folded_h and data["records"][-1]["h"] == h
+
+
+def test_a_subset_stream_has_its_own_flight_file_named_by_its_members(tmp_path):
+    """A pipeline stage's computations are numbered in their own stream: its ring is a flight file
+    of its own, whose call sites and names are in the process's one side file."""
+    main = flight.FlightRecorder(tmp_path)
+    rec = Recorder(main)
+    stage = flight.FlightRecorder(tmp_path, subset=(2, 3))
+    stage.set_process(3)
+    srec = Recorder(stage, sites=rec)
+    code = sys._getframe().f_code
+    rec.record(11, 0, code, 7)
+    for k in (21, 22, 23):
+        srec.record(k, 0, code, 9)
+    assert stage.path.name == f"flight-{os.getpid()}.s2-3.bin" and flight.subset_of(stage.path) == (2, 3)
+    data = flight.read(stage.path)
+    assert data["subset"] == (2, 3) and data["process"] == 3 and data["seq"] == 3
+    assert [(r["key"], r["line"], r["function"]) for r in data["records"]] == [(k, 9, code.co_name) for k in (21, 22, 23)]
+    assert flight.read(main.path)["subset"] is None and flight.read(main.path)["seq"] == 1

@@ -102,6 +102,31 @@ def test_a_stage_member_that_never_joins_is_missing(tmp_path, guard_run):
     assert run.seconds < 60
 
 
+def test_a_stage_member_killed_is_named_with_its_last_stage_dispatch(tmp_path, guard_run):
+    # Process 3 is killed (the OOM killer, say) after its 5th computation over processes 2 and 3;
+    # no computation spans every process. The supervisor reads the stage's stream from the flight
+    # files: who died after what, and who will wait for it.
+    prog = _program(tmp_path, """
+        import os, signal
+        for step in range(30):
+            x = local(step, stage_sharding)
+            r = encode(x) if stage == 0 else decode(x)
+            jax.block_until_ready(r)
+            if me == 3 and step == 4:
+                os.kill(os.getpid(), signal.SIGKILL)
+            time.sleep(0.1)
+    """)
+    run = guard_run(prog, n=4)
+    assert run.code == EXIT_DETECTED, run.stderr[-4000:]
+    rep = run.report
+    assert rep is not None and rep["kind"] == "died", rep and rep["summary"]
+    assert "process 3 died (SIGKILL) after dispatch #5 over processes 2 and 3" in rep["summary"], rep["summary"]
+    assert "process 2 will wait for it" in rep["summary"], rep["summary"]
+    dead = run.process(3)
+    assert dead["status"] == "died" and dead["dispatch"]["seq"] == 5, dead
+    assert dead["location"]["file"].endswith("pipeline.py") and "decode(x)" in dead["location"]["source"], dead
+
+
 def test_strict_mode_stops_a_stage_before_its_mismatched_collective(guard_run):
     # Strict mode: the members of a subset meet at a barrier of their own stream before each
     # computation over it; processes 0 and 1 about to run different ones never meet, and raise.
