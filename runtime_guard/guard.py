@@ -68,6 +68,8 @@ def _kw_layout(names: tuple[str, ...]) -> tuple[int, tuple[str, ...]]:
     return stable_hash("kw", *order), order
 
 
+_STREAM_FLIGHT_FILES = 32  # subset streams given a flight file of their own, at most
+
 _KW_MIX = 0x9E3779B97F4A7C15  # odd: multiplying by it is a bijection on 64-bit hashes
 
 
@@ -718,8 +720,8 @@ class Guard:
     def _stream_flight(self, subset: tuple[int, ...]) -> Any:
         """A flight file for a subset's stream, beside the main one: the supervisor reads what a
         dead or stuck pipeline-stage member dispatched last there."""
-        if self.flight is None:
-            return None
+        if self.flight is None or len(self.streams) >= _STREAM_FLIGHT_FILES:
+            return None  # (3 MB each: a program that makes sub-meshes without end gets no more)
         try:
             from runtime_guard.flight import FlightRecorder
 
