@@ -103,13 +103,13 @@ class _Frame:
     other: object = None  # for if/else: the other branch's block
 
 
-def _canon(seq) -> str:
-    """A collective sequence (tokens, nested `("if", a, b)` / `("loop", body)` tuples) as text."""
-    if isinstance(seq, Tok):
-        return seq.key
-    if isinstance(seq, tuple):
-        return "(" + ",".join(map(_canon, seq)) + ")"
-    return str(seq)
+def _walk(node: cst.CSTNode):
+    """Every node under `node` (nested scopes included: a lambda or comprehension rules a body out)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(children(n))
 
 
 _LOG_NAMES = ("log", "print", "info", "debug", "warn", "error", "exception", "critical", "write_scalars", "flush")
@@ -137,40 +137,62 @@ class Divergence:
             return None
         key = info.token or info.collective
         if info.via_project and info.name:
-            handed = self._handed_work(info)
-            if handed:  # `run(eval_step, ...)` and `run(train_step, ...)` run different programs
-                key = f"{key}<{','.join(handed)}>"
-            else:
-                key = self._work_key(info.name) or key
+            key = self._work_key(info.name) or key
         return Tok(key, call, info.collective)
 
-    def _handed_work(self, info) -> list[str]:
-        """The collective callables a call hands the function it calls (jitted functions, project
-        functions that do collective work): what it runs may depend on them."""
-        index = self.fa.index
-        out = []
-        for _, v in info.args:
-            if isinstance(v, Val):
-                if v.callable:
-                    out.append(v.callable)
-                elif v.fn and index.collective.get(index._follow_reexport(v.fn)):
-                    out.append(v.fn)
-        return out
-
     def _work_key(self, q: str) -> str | None:
-        """A same-file function's collective work as a token: the sequence its body issues, so
-        that calling a verbose or a quiet wrapper of one jitted step is the same collective work.
-        None (compare by name) for functions of other files and recursion."""
+        """A same-file wrapper's collective work as a token, so that a verbose and a quiet wrapper
+        of one jitted step (`step_verbose(w, x)` on process 0, `step_quiet(w, x)` elsewhere) are
+        the same work. Only for wrappers whose work cannot depend on anything but their body:
+        plain functions (not methods, which a subclass may override; not decorated), straight-line
+        bodies (no branch, loop, `with`, `try`, early exit or `yield`), whose collective calls are
+        primitives (a jitted function, a multihost utility: not another project function) given
+        names only (no literal that may be a static argument or a barrier's name), and whose other
+        calls are not project functions (a helper that prints `jnp.linalg.norm(w)` does
+        collective work this analysis may not see). Anything else compares by name."""
         q = self.fa.index._follow_reexport(q)
         if q in self._work:
             return self._work[q]
+        key = None
         entry = self.fa.fn_nodes.get(q)
-        if entry is None:
-            return None
-        self._work[q] = None  # while its body is read: a recursive call compares by name
-        seq = self.seq_block(entry[0].body)
-        key = self._work[q] = ("work:" + _canon(seq)) if seq else None
+        if entry is not None and entry[2] is None and not entry[0].decorators and self._straight(entry[0]):
+            seq = self.seq_block(entry[0].body)
+            if seq and all(isinstance(t, Tok) for t in seq):
+                key = "work:" + ",".join(t.key for t in seq)
+        self._work[q] = key
         return key
+
+    def _straight(self, fdef: cst.FunctionDef) -> bool:
+        body = fdef.body.body if isinstance(fdef.body, cst.IndentedBlock) else [fdef.body]
+        for i, stmt in enumerate(body):
+            if not isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+                return False
+            for small in stmt.body:
+                if not isinstance(small, (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Pass)):
+                    return False
+                if isinstance(small, cst.Return) and i != len(body) - 1:
+                    return False
+        p = fdef.params
+        params = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
+        for node in _walk(fdef.body):
+            if isinstance(node, (cst.Yield, cst.Await, cst.Lambda, cst.IfExp, cst.BooleanOperation,
+                                 cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+                return False
+            if isinstance(node, cst.Call):
+                info = self.fa.calls.get(node)
+                if info is None:
+                    continue
+                if info.collective:
+                    if info.via_project or any(a.keyword is not None or a.star
+                                               or not isinstance(a.value, (cst.Name, cst.Attribute)) for a in node.args):
+                        return False
+                elif info.name and (info.name in self.fa.fn_nodes or info.name in self.fa.index.functions
+                                    or info.name in self.fa.index.classes or info.name.startswith("jax.")):
+                    return False  # (a JAX function, `jnp.linalg.norm(w)`, is collective on a global `w`)
+                elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) \
+                        and node.func.value.value in params:
+                    return False  # a method of an argument: `w.sum()` is collective on a global `w`
+        return True
 
     def seq_expr(self, expr: cst.CSTNode | None) -> tuple:
         if expr is None:
@@ -494,6 +516,10 @@ class Divergence:
             if path_exit != path_other:
                 self.exceptions.append(ExceptionPoint(small, small, dframe.cond, t, "raise"))
                 self._branch_done.add(id(dframe.node))
+            elif reach[0].kind == "func":
+                # It did the same collective work as the others before raising: what it skips is
+                # the callers' next collective work.
+                self._pending_raises.append((small, dframe, reach[0].node, kind))
             return
         if t is None and kind in ("raise", "exit") and reach[0].kind == "func":
             # Nothing collective left in this function: the callers' next collective work is skipped.
