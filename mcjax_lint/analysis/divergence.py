@@ -103,15 +103,6 @@ class _Frame:
     other: object = None  # for if/else: the other branch's block
 
 
-def _walk(node: cst.CSTNode):
-    """Every node under `node` (nested scopes included: a lambda or comprehension rules a body out)."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(children(n))
-
-
 _LOG_NAMES = ("log", "print", "info", "debug", "warn", "error", "exception", "critical", "write_scalars", "flush")
 
 
@@ -143,56 +134,82 @@ class Divergence:
     def _work_key(self, q: str) -> str | None:
         """A same-file wrapper's collective work as a token, so that a verbose and a quiet wrapper
         of one jitted step (`step_verbose(w, x)` on process 0, `step_quiet(w, x)` elsewhere) are
-        the same work. Only for wrappers whose work cannot depend on anything but their body:
-        plain functions (not methods, which a subclass may override; not decorated), straight-line
-        bodies (no branch, loop, `with`, `try`, early exit or `yield`), whose collective calls are
-        primitives (a jitted function, a multihost utility: not another project function) given
-        names only (no literal that may be a static argument or a barrier's name), and whose other
-        calls are not project functions (a helper that prints `jnp.linalg.norm(w)` does
-        collective work this analysis may not see). Anything else compares by name."""
+        the same work. Only where nothing but the body can make it differ (`_passes_through`);
+        anything else compares by name."""
         q = self.fa.index._follow_reexport(q)
         if q in self._work:
             return self._work[q]
         key = None
         entry = self.fa.fn_nodes.get(q)
-        if entry is not None and entry[2] is None and not entry[0].decorators and self._straight(entry[0]):
+        if entry is not None and entry[1].is_module and entry[2] is None and not entry[0].decorators \
+                and self._passes_through(entry[0]):
             seq = self.seq_block(entry[0].body)
             if seq and all(isinstance(t, Tok) for t in seq):
                 key = "work:" + ",".join(t.key for t in seq)
         self._work[q] = key
         return key
 
-    def _straight(self, fdef: cst.FunctionDef) -> bool:
+    def _passes_through(self, fdef: cst.FunctionDef) -> bool:
+        """A module-level function whose body is straight-line statements that call module-level
+        collective functions (jitted ones, primitives) with its own parameters, or their results,
+        as they are, and otherwise only print or log names: two of them that issue the same calls
+        in the same order run the same programs on the same arrays. Whatever else a body does
+        (a branch, a loop, an early exit, a static or sliced argument, another project function, a
+        JAX function or a method of an array, collective on a global array that this analysis may
+        not know is global) makes the wrapper compare by name."""
         body = fdef.body.body if isinstance(fdef.body, cst.IndentedBlock) else [fdef.body]
+        p = fdef.params
+        if p.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or p.star_kwarg is not None:
+            return False
+        ok = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}  # arrays as given
+        local = set(ok)
         for i, stmt in enumerate(body):
             if not isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
                 return False
             for small in stmt.body:
-                if not isinstance(small, (cst.Expr, cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Pass)):
-                    return False
-                if isinstance(small, cst.Return) and i != len(body) - 1:
-                    return False
-        p = fdef.params
-        params = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
-        for node in _walk(fdef.body):
-            if isinstance(node, (cst.Yield, cst.Await, cst.Lambda, cst.IfExp, cst.BooleanOperation,
-                                 cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
-                return False
-            if isinstance(node, cst.Call):
-                info = self.fa.calls.get(node)
-                if info is None:
-                    continue
-                if info.collective:
-                    if info.via_project or any(a.keyword is not None or a.star
-                                               or not isinstance(a.value, (cst.Name, cst.Attribute)) for a in node.args):
+                if isinstance(small, cst.Return):
+                    if i != len(body) - 1 or (small.value is not None and not self._passed(small.value, ok, local)):
                         return False
-                elif info.name and (info.name in self.fa.fn_nodes or info.name in self.fa.index.functions
-                                    or info.name in self.fa.index.classes or info.name.startswith("jax.")):
-                    return False  # (a JAX function, `jnp.linalg.norm(w)`, is collective on a global `w`)
-                elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) \
-                        and node.func.value.value in params:
-                    return False  # a method of an argument: `w.sum()` is collective on a global `w`
+                elif isinstance(small, cst.Assign):
+                    if not all(isinstance(t.target, cst.Name) for t in small.targets):
+                        return False
+                    fresh = self._passed(small.value, ok, local) and isinstance(small.value, cst.Call)
+                    for t in small.targets:
+                        local.add(t.target.value)
+                        (ok.add if fresh else ok.discard)(t.target.value)
+                elif isinstance(small, cst.Expr):
+                    if not self._passed(small.value, ok, local):
+                        return False
+                elif not isinstance(small, cst.Pass):
+                    return False
         return True
+
+    def _passed(self, expr: cst.CSTNode, ok: set[str], local: set[str]) -> bool:
+        """`expr` is a collective call of a module-level function on `ok` names, or a print/log
+        call of names and constants, or a name: see `_passes_through`."""
+        if isinstance(expr, cst.Name):
+            return True
+        if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float)):
+            return True
+        if not isinstance(expr, cst.Call):
+            return False
+        info = self.fa.calls.get(expr)
+        f = expr.func
+        if info is not None and info.collective:
+            return (not info.via_project and isinstance(f, cst.Name) and f.value not in local
+                    and all(a.keyword is None and not a.star and isinstance(a.value, cst.Name) and a.value.value in ok
+                            for a in expr.args))
+        if isinstance(f, cst.Name):
+            logging = f.value == "print"
+        else:
+            logging = (isinstance(f, cst.Attribute) and f.attr.value in _LOG_NAMES
+                       and isinstance(f.value, cst.Name) and f.value.value not in local)
+        return logging and all(
+            not a.star and (isinstance(a.value, (cst.Name, cst.SimpleString, cst.Integer, cst.Float))
+                            or isinstance(a.value, cst.FormattedString)
+                            and all(isinstance(part, cst.FormattedStringText)
+                                    or isinstance(part.expression, cst.Name) for part in a.value.parts))
+            for a in expr.args)
 
     def seq_expr(self, expr: cst.CSTNode | None) -> tuple:
         if expr is None:
