@@ -24,11 +24,12 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
-# Versions whose internals we have checked: 0.10 (the CI's CPU build) and 0.11 (0.11.2 with CUDA
-# on the GPU machine: the whole test suite on its CPU backend, the hot path on its GPU). Others:
-# hooks are attempted only if `check()` finds every internal; otherwise the guard is disabled with
-# a message naming the version.
-SUPPORTED = ((0, 10), (0, 11))
+# Versions whose internals we have checked: 0.10 (the CI's CPU build), 0.11 (0.11.2 with CUDA
+# on the GPU machine: the whole test suite on its CPU backend, the hot path on its GPU) and 0.12
+# (0.12.0.1 CPU, what a fresh Python 3.12 install gets: the guard's tests). Others: hooks are
+# attempted only if `check()` finds every internal; otherwise the guard is disabled with a
+# message naming the version.
+SUPPORTED = ((0, 10), (0, 11), (0, 12))
 
 
 class CompatError(RuntimeError):

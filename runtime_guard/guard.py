@@ -931,11 +931,19 @@ class Guard:
             # Hangs: stacks are taken while the processes still run, then someone decides.
             # Strict: main threads raise DivergenceError before their next cross-process dispatch.
             return
-        if supervised:
-            # The supervisor collects stacks and stops the group; leave on our own only if it does not.
-            threading.Thread(target=_exit_later, args=(60.0,), daemon=True).start()
-        elif s.on_detect == "exit":
-            threading.Thread(target=_exit_later, args=(0.0,), daemon=True).start()
+        delay = 60.0 if supervised else 0.0 if s.on_detect == "exit" else None
+        if delay is None:
+            return
+        # Supervised: the supervisor collects stacks and stops the group; leave on our own only if
+        # it does not.
+        try:
+            threading.Thread(target=_exit_later, args=(delay,), daemon=True).start()
+        except RuntimeError:
+            # The interpreter is shutting down (the program was leaving when the verdict came;
+            # Python 3.12+ starts no thread then): leave from this thread, unless the supervisor
+            # is there to stop us.
+            if not supervised:
+                _exit_later(0.0)
 
     def _exits_on(self, report: dict) -> bool:
         """Does this verdict make an unsupervised process exit with EXIT_DETECTED (see `_on_verdict`)?"""
