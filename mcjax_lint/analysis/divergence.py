@@ -232,9 +232,15 @@ class Divergence:
         out: list = []
         for s in stmts:
             out.extend(self.seq_stmt(s))
-            if _terminates(s):
+            if _terminates(s) or self._exits_here(s):
                 break
         return tuple(out)
+
+    def _exits_here(self, s) -> bool:
+        """A statement calling `sys.exit()` and friends: nothing after it runs."""
+        return isinstance(s, cst.SimpleStatementLine) and any(
+            isinstance(x, cst.Expr) and isinstance(x.value, cst.Call) and getattr(self.fa.calls.get(x.value), "exits", False)
+            for x in s.body)
 
     def seq_stmt(self, s: cst.CSTNode) -> tuple:
         key = id(s)
@@ -491,7 +497,8 @@ class Divergence:
         self.branches.append(BranchPoint(node, cond, t, cond_node))
 
     def _escaping_exits(self, s: cst.If) -> bool:
-        return bool(_exits_in(s.body, s) or (s.orelse is not None and _exits_in(s.orelse, s)))
+        calls = self.fa.calls
+        return bool(_exits_in(s.body, s, calls) or (s.orelse is not None and _exits_in(s.orelse, s, calls)))
 
     def _exit_point(self, small, kind: str, ctx: list[_Frame], line) -> None:
         # Frames within the exit's reach: up to the function (return/raise/exit) or the loop.
@@ -538,8 +545,9 @@ class Divergence:
                 # the callers' next collective work.
                 self._pending_raises.append((small, dframe, reach[0].node, kind))
             return
-        if t is None and kind in ("raise", "exit") and reach[0].kind == "func":
-            # Nothing collective left in this function: the callers' next collective work is skipped.
+        if kind in ("raise", "exit") and reach[0].kind == "func" and (t is None or path_exit == path_other):
+            # Nothing collective left in this function, or the same as the others did before
+            # leaving: the callers' next collective work is skipped.
             self._pending_raises.append((small, dframe, reach[0].node, kind))
         if path_exit == path_other:
             return
@@ -661,8 +669,9 @@ def _has_wildcard(m: cst.Match) -> bool:
     return any(isinstance(c.pattern, cst.MatchAs) and c.pattern.pattern is None and c.guard is None for c in m.cases)
 
 
-def _exits_in(body, owner) -> list:
-    """Exits in `body` that leave `owner` (return/raise always; break/continue of outer loops)."""
+def _exits_in(body, owner, calls: dict | None = None) -> list:
+    """Exits in `body` that leave `owner` (return/raise always, and `sys.exit()` and friends when
+    `calls` says which calls exit; break/continue of outer loops)."""
     out = []
     stack = [(body, False)]
     while stack:
@@ -670,6 +679,9 @@ def _exits_in(body, owner) -> list:
         if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
         if isinstance(n, (cst.Return, cst.Raise)):
+            out.append(n)
+        elif calls is not None and isinstance(n, cst.Expr) and isinstance(n.value, cst.Call) \
+                and getattr(calls.get(n.value), "exits", False):
             out.append(n)
         elif isinstance(n, (cst.Break, cst.Continue)) and not in_loop:
             out.append(n)
