@@ -97,8 +97,9 @@ _getframe = sys._getframe
 def _current_call() -> list | None:
     """The guarded call in progress on this thread, for the hooks on JAX's Python path (never the
     hot path). A slow-path wrapper or an AOT call publishes it in thread state; the fast path
-    publishes nothing (thread-local traffic and a try/finally were a third of its cost) and
-    is found instead as the nearest `GuardedJit.__call__` frame on the stack, by its locals."""
+    publishes nothing (thread-local traffic and a try/finally were a third of its cost) and is
+    found on the stack instead: the C base's call (no frame of its own) by its caller's frame, the
+    Python path's as the nearest `GuardedJit._call_py` frame, by its locals."""
     published = getattr(_tl, "call", None)
     c = _c_current() if _c_current is not None else None  # the innermost call on the C hot path
     f = _getframe(2)
@@ -218,8 +219,8 @@ class GuardedJit(_JitBase):
         __call__ = _call_py
 
     def _settle(self, out: Any, pre: int) -> None:
-        """After a call the C base recorded as `pre` returned something other than a jax.Array
-        (which it settles itself): what `_call_py` does after its call."""
+        """After a call the C base recorded as `pre` returned a result it cannot tell dispatched
+        (it settles concrete ones itself): what `_call_py` does after its call."""
         rec = self._rec
         if not _concrete(out) and _in_trace():
             rec.undo(pre)
