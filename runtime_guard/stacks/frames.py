@@ -186,6 +186,9 @@ def blocked_on(frames: list[Frame], active: bool | None = None, source_of=source
                 found.append(Blocked(m[0], m[1], user, name.rsplit(".", 1)[-1]))
                 break
     if found:
+        leaving = next((b for b in found if b.category == "exit"), None)
+        if leaving is not None:
+            return leaving  # the program has left; what the guard's exit path waits on is part of that
         peers = [b for b in found if b.waits_on_peers]
         if not peers:
             return found[0]

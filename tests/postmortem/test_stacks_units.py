@@ -136,6 +136,21 @@ def test_blocked_on(tmp_path, native, source, expect):
     assert (b.category, b.what) == expect
 
 
+def test_a_process_in_the_guards_exit_path_is_leaving_whatever_it_waits_on():
+    # A survivor whose collective with a dead process failed: its program has left, and the guard's
+    # final comparison round waits on an event (a died report once called it "a lock or condition").
+    frames = [
+        Frame("Condition.wait", "/usr/lib/python3.11/threading.py", 331),
+        Frame("Event.wait", "/usr/lib/python3.11/threading.py", 629),
+        Frame("Exchange._final_round", f"{SITE}/runtime_guard/exchange.py", 184),
+        Frame("Exchange.mark_exit", f"{SITE}/runtime_guard/exchange.py", 176),
+        Frame("Guard.mark_exit", f"{SITE}/runtime_guard/guard.py", 950),
+        Frame("main", f"{SITE}/runtime_guard/bootstrap.py", 77),
+    ]
+    b = blocked_on(frames)
+    assert (b.category, b.what) == ("exit", "leaving the program (the guard was publishing its exit)")
+
+
 def test_calls_on_line():
     assert calls_on_line("total(x).block_until_ready()") == ["total", "total.block_until_ready"]
     assert calls_on_line("for x in xs:") == []
