@@ -238,9 +238,7 @@ class Divergence:
 
     def _exits_here(self, s) -> bool:
         """A statement calling `sys.exit()` and friends: nothing after it runs."""
-        return isinstance(s, cst.SimpleStatementLine) and any(
-            isinstance(x, cst.Expr) and isinstance(x.value, cst.Call) and getattr(self.fa.calls.get(x.value), "exits", False)
-            for x in s.body)
+        return isinstance(s, cst.SimpleStatementLine) and any(_exit_call(x, self.fa.calls) for x in s.body)
 
     def seq_stmt(self, s: cst.CSTNode) -> tuple:
         key = id(s)
@@ -680,8 +678,7 @@ def _exits_in(body, owner, calls: dict | None = None) -> list:
             continue
         if isinstance(n, (cst.Return, cst.Raise)):
             out.append(n)
-        elif calls is not None and isinstance(n, cst.Expr) and isinstance(n.value, cst.Call) \
-                and getattr(calls.get(n.value), "exits", False):
+        elif calls is not None and _exit_call(n, calls):
             out.append(n)
         elif isinstance(n, (cst.Break, cst.Continue)) and not in_loop:
             out.append(n)
@@ -689,6 +686,11 @@ def _exits_in(body, owner, calls: dict | None = None) -> list:
         for c in children(n):
             stack.append((c, loop if c is not getattr(n, "orelse", None) else in_loop))
     return out
+
+
+def _exit_call(n, calls: dict) -> bool:
+    """A statement `sys.exit(...)` (or another call the taint analysis knows exits)."""
+    return isinstance(n, cst.Expr) and isinstance(n.value, cst.Call) and getattr(calls.get(n.value), "exits", False)
 
 
 def _index_of_containing(stmts: list, node) -> int:
