@@ -5,13 +5,14 @@ frame of its own. A call of a function known to run across every process, in fas
 recorded there (the call site from the caller's frame through the C API, without `sys._getframe`
 and `frame.f_code`, which an audit hook makes dear; the argument-shape hash, `compat.make_arg_shapes`'
 twin; the registry check; the record into the ring under the recorder's lock), forwarded to JAX,
-and settled when JAX returns a `jax.Array`. Anything else (a call site or shape variant seen for
+and settled when JAX returns a concrete result (an array, or a train step's tuple, list or dict of
+them; `GuardedJit._settle` looks closer at anything else). Anything else (a call site or shape variant seen for
 the first time, a traced call, any other mode) goes to `GuardedJit._call_py`, the Python path.
 The call in progress is kept per thread for the hooks on JAX's Python path (`current_function`).
 
 `_hotpath.HotPath` holds the guard's call-site cache, registry names and recorder, with copies of
-their hits that need no Python ints; `HotPath.record(key, args)` does the record for the Python
-path's `_call_py` (keyword and static arguments) and returns (seq, site, line, key) or None.
+their hits that need no Python ints; `HotPath.record(key, args)` does the same record for
+`_call_py` when a hot call reaches it, and returns (seq, site, line, key) or None.
 Set MCJAX_PURE_PYTHON=1 (before the guard is imported) to use the Python path only.
 """
 

@@ -531,12 +531,13 @@ class Supervisor:
         """The main stream's records (computations over every process): see `_flight_streams`."""
         return self._flight_streams().get(None, ({}, {}))
 
-    def _flight_divergence(self, subsets: bool = False) -> Report | None:
+    def _flight_divergence(self, subsets: bool = False, streams: dict | None = None) -> Report | None:
         """The first divergence in the flight records of the main stream; with `subsets`, then in
-        each subset's stream among this host's members of it."""
+        each subset's stream among this host's members of it. `streams`: `_flight_streams()`, if
+        already read."""
         from runtime_guard import verdict
 
-        streams = self._flight_streams()
+        streams = self._flight_streams() if streams is None else streams
         for sub in [None, *sorted(k for k in streams if k is not None)] if subsets else [None]:
             info, records = streams.get(sub, ({}, {}))
             seq = verdict.first_divergence(records)
@@ -559,7 +560,8 @@ class Supervisor:
         # A crash is often the consequence of a divergence (gloo aborts a process whose peer sent
         # a collective of another size): look for that first.
         time.sleep(0.2)  # let the survivors' last records land
-        div = self._flight_divergence(subsets=True)
+        streams = self._flight_streams()
+        div = self._flight_divergence(subsets=True, streams=streams)
         if div is not None:
             div.notes.append(f"process {idx} then died ({signame}), most likely because of the mismatched "
                              f"collective (gloo aborts on a size mismatch; NCCL would hang)")
@@ -570,7 +572,6 @@ class Supervisor:
             if self.settings.kill:
                 self.kill_all()
             return EXIT_DETECTED
-        streams = self._flight_streams()
         info, records = streams.get(None, ({}, {}))
         st = states.get(idx, {})
         seq = int(info.get(idx, {}).get("seq", st.get("seq", 0)))
@@ -588,7 +589,7 @@ class Supervisor:
                 pr.last_seq = max(recs)
             # Its last dispatch in any stream (a pipeline stage's computations have their own):
             # records carry the clock of their stream's last fold, a tie goes to a subset's.
-            lasts = [r[max(r)] for sub, (_, by_p) in streams.items() for r in [by_p.get(i)] if r and sub is not None]
+            lasts = [by_p[i][max(by_p[i])] for sub, (_, by_p) in streams.items() if sub is not None and by_p.get(i)]
             if recs:
                 lasts.append(recs[max(recs)])
             if lasts:
