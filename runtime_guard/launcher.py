@@ -308,6 +308,17 @@ class Supervisor:
                 out[int(st["p"])] = st
         return out
 
+    def _settled_states(self, rep: Report, wait: float) -> dict[int, dict]:
+        """The states, once no survivor in `rep` still says `running`, or after `wait` seconds."""
+        deadline = time.monotonic() + wait
+        while True:
+            states = self._states()
+            running = [p for p in rep.processes if p.status != "died"
+                       and states.get(p.process_index, {}).get("status") == "running"]
+            if not running or time.monotonic() >= deadline:
+                return states
+            time.sleep(0.1)
+
     def _index_of(self, child: Child, states: dict[int, dict], guess: bool = True) -> int | None:
         """The child's process index, from the state it published; else its launch index (right
         with `-n`; wrapping one process it is 0 whatever the index), or None without `guess`."""
@@ -357,6 +368,10 @@ class Supervisor:
                                     locals=self.options.locals) if take_stacks else {}
             if take_stacks:
                 self._add_crash_stacks(stacks, states)
+            if rep.kind == "died":
+                # A survivor whose collective with the dead process failed is leaving, not `ok`:
+                # taking stacks gave it time to publish that; give it up to a second more.
+                _mark_leaving(rep, self._settled_states(rep, 1.0))
             notes, missing = list(rep.notes), []
             if self.options.processes is None and len(rep.processes) > 1:
                 missing = self._exchange_stacks(rep, stacks, notes)
@@ -695,6 +710,31 @@ def _fill_last(pr: ProcessReport, st: dict) -> None:
     pr.dispatch = Dispatch(seq=int(last["seq"]), name=last.get("name", "?"), fields=dict(last.get("fields") or {}),
                            location=loc)
     pr.location = pr.location or loc
+
+
+def _mark_leaving(rep: Report, states: dict[int, dict]) -> None:
+    """Survivors of a death that have since left the program: status `exited`, located where they
+    left, and named in the summary (their stacks show only the guard's exit path)."""
+    left = []
+    for pr in rep.processes:
+        st = states.get(pr.process_index) or {}
+        info = st.get("exit") or {}
+        if pr.status != "ok" or st.get("status") not in ("exited", "failed"):
+            continue
+        pr.status = "exited"
+        error = info.get("error") or ""
+        pr.note = f"left the program after the death: {error}" if error else "left the program after the death"
+        if info.get("file"):
+            pr.location = Location(file=info["file"], line=int(info.get("line") or 0),
+                                   function=info.get("function", ""), source=info.get("source", ""))
+            left.append(f"process {pr.process_index} left at {Path(info['file']).name}:{pr.location.line}"
+                        + (f" ({error.splitlines()[0][:160]})" if error else ""))
+        else:
+            left.append(f"process {pr.process_index} left the program")
+    if left:
+        if all(pr.status in ("died", "exited") for pr in rep.processes):
+            rep.summary = rep.summary.replace("; the others will wait for it in their next collective", "")
+        rep.summary += "; " + "; ".join(left)
 
 
 def _read_json(path: Path) -> Any:

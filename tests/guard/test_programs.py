@@ -47,6 +47,13 @@ def test_hazard_is_reported(program, guard_run):
         main = next(t for t in snaps[0]["threads"] if t["is_main"])
         top = main["frames"][0]  # innermost
         assert top["file"].endswith(program.name) and top["line"] == line, main
+    if report["kind"] == "died":
+        # The survivors' next collective with the dead process fails (gloo: connection closed):
+        # they are reported leaving, where they left, not `ok`.
+        for p in report["processes"]:
+            if p["status"] != "died":
+                assert p["status"] == "exited" and p["note"].startswith("left the program after the death"), p
+                assert f"process {p['process_index']} left at {program.name}:" in report["summary"], report["summary"]
     # The terminal got the report too, and the files are complete.
     assert report["kind"].upper() in run.stderr
     assert (run.report_dir / "report.html").stat().st_size > 1000
