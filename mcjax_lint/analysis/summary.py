@@ -25,7 +25,7 @@ from mcjax_lint import knowledge as K
 from mcjax_lint.analysis.values import with_binding
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 22
+SUMMARY_VERSION = 23
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -575,7 +575,9 @@ class _Summarizer:
                 if it.get("u"):
                     elem = sym_join(elem, {"order": [self.src("iteration over a set", gen.iter, "MCJ201")]})
                     out = sym_join(out, {"order": [self.src("iteration over a set", gen.iter, "MCJ201")]})
-                out = sym_join(out, {k: v for k, v in it.items() if k == "order"})
+                # A process-dependent iterable (a slice by process index): as many elements as it
+                # has, as a slice of it would be (the precise pass calls this a length source).
+                out = sym_join(out, {k: v for k, v in it.items() if k in ("order", "pd")})
                 self.bind(gen.target, elem)
                 for cond in gen.ifs:
                     out = sym_join(out, sym_taint(self.ev(cond)))

@@ -495,6 +495,9 @@ class FileAnalysis:
                     if c.divergent:
                         self.conds[cif] = self.conds.get(cif, BOTTOM).join(c)
                     length = length.join(Val(pd=c.pd))
+                    # Which elements are kept follows the filter: an element of an arbitrarily
+                    # ordered iteration in it selects different elements on each process.
+                    out = out.join(Val(order=c.order, hash=c.hash))
                 comp = comp.inner_for_in
             for e in elts:
                 v = self.ev(e)
