@@ -166,10 +166,14 @@ class GuardedJit(_JitBase):
         self._static_cache: dict = {}
         self._kind = _UNKNOWN
         self._subset: tuple | None = None  # the subset of processes it runs over (_SUBSET), or _SEVERAL
+        # A new jit object of a function already seen may hit the executables its predecessors
+        # compiled (`jax.jit(f)(x)` at a call site makes one per call; the last is long gone).
         siblings = guard._by_key.setdefault(self._key, weakref.WeakSet())
-        for v in siblings:  # a new jit object of a function already seen: it may hit the same executables
+        for v in siblings:
             self._kind, self._subset = v._kind, v._subset
             break
+        else:
+            self._kind, self._subset = guard._kinds.get(self._key, (_UNKNOWN, None))
         siblings.add(self)
 
     def _call_py(self, /, *args: Any, **kwargs: Any) -> Any:
@@ -253,6 +257,13 @@ class GuardedJit(_JitBase):
             # stream, compared among its members only.
             stream = guard.stream(self._subset)
             spre = stream.record(key, 0, code, line)
+        elif kind == _UNKNOWN and not guard.strict:
+            # Never seen running: its arguments tell where it runs. A hit in JAX's C++ cache of
+            # executables another jit object of this function compiled runs without any hook
+            # seeing it, so a call that hangs there must be on record before it starts.
+            procs = compat.args_processes(args, kwargs)
+            if procs is not None and len(procs) >= guard.num_processes:
+                pre = guard.recorder.record(key, 0, code, line)
         call = [self, code, line, pre, False, key, spre, stream]
         outer = getattr(_tl, "call", None)
         _tl.call = call
@@ -438,6 +449,7 @@ class Guard:
         self._fast = False  # active, fast mode, not exact: GuardedJit's hot path applies (see `active`)
         self._hp: Any = False  # the C hot path, made on first use (None: not available)
         self._by_key: dict[int, weakref.WeakSet] = {}  # GuardedJit._key -> its wrappers (see `_mark`)
+        self._kinds: dict[int, tuple[int, tuple | None]] = {}  # GuardedJit._key -> what its wrappers ran
         self._undo_init: Callable[[], None] | None = None
         self._undo_shutdown: Callable[[], None] | None = None
         self.disabled_reason: str | None = None
@@ -704,6 +716,10 @@ class Guard:
             v._kind |= kind
             if subset is not None:
                 v._subset = subset if v._subset in (None, subset) else _SEVERAL
+        old_kind, old_subset = self._kinds.get(w._key, (_UNKNOWN, None))
+        if subset is not None:
+            old_subset = subset if old_subset in (None, subset) else _SEVERAL
+        self._kinds[w._key] = (old_kind | kind, old_subset)
 
     def stream(self, subset: tuple[int, ...]) -> Recorder:
         """The dispatch stream of computations over exactly `subset` (created on first use)."""
