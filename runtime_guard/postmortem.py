@@ -122,7 +122,7 @@ def stack_summary(merged: dict[str, Any], n_processes: int) -> str:
     missing = merged["without_stacks"]
     tail = f"; no stacks from {_who(missing)[0]}" if missing else ""
     if not classes:
-        return "no stacks could be collected (see the notes)"
+        return "no stacks could be collected (see each process's note)"
     if len(classes) == 1:
         c = classes[0]
         if len(c["processes"]) > 1 and len(c["processes"]) == n_processes:

@@ -119,6 +119,8 @@ _PY_RULES: list[Rule] = [
     (re.compile(r"(?:^|\.)(__call__)$"), "jit", "a jitted computation", re.compile(r"pxla\.py$")),
     # The guard's own exit path (the program has left: its frames are gone from the stack).
     (re.compile(r"(?:^|\.)(mark_exit)$"), "exit", "leaving the program (the guard was publishing its exit)", re.compile(r"runtime_guard/")),
+    # JAX's atexit shutdown: its barrier waits until every process reaches the end of the program.
+    (re.compile(r"(?:^|\.)(shutdown)$"), "exit", "leaving the program (JAX's shutdown barrier, which waits for every process)", re.compile(r"jax/_src/distributed\.py$")),
 ]
 # Calls on the innermost user line (a C function like time.sleep leaves no Python frame).
 _CALL_RULES: list[Rule] = [

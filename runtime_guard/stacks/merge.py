@@ -134,6 +134,10 @@ def analyze_process(
     ps.notes = [s.note for s in snaps if s.note]
     usable = [(s, t) for s in snaps if (t := main_thread(s)) is not None and t.frames]
     if not usable:
+        if any(main_thread(s) is not None for s in snaps):
+            # A main thread without a Python frame: its program had ended (the interpreter was
+            # finishing, e.g. in JAX's shutdown), so there is no stack to show.
+            ps.notes.append("its main thread had no Python frame left: the program had ended")
         return ps
     last_snap, last = usable[-1]
     ps.thread = last

@@ -151,6 +151,18 @@ def test_a_process_in_the_guards_exit_path_is_leaving_whatever_it_waits_on():
     assert (b.category, b.what) == ("exit", "leaving the program (the guard was publishing its exit)")
 
 
+def test_a_process_in_jax_shutdown_barrier_is_leaving():
+    # The program reached its end; JAX's atexit shutdown waits there for every other process
+    # (a report once showed it "waiting on: ?").
+    frames = [
+        Frame("State.shutdown", f"{SITE}/jax/_src/distributed.py", 199),
+        Frame("shutdown", f"{SITE}/jax/_src/distributed.py", 330),
+        Frame("clean_up", f"{SITE}/jax/_src/api.py", 2582),
+    ]
+    b = blocked_on(frames)
+    assert b.category == "exit" and "JAX's shutdown barrier" in b.what
+
+
 def test_calls_on_line():
     assert calls_on_line("total(x).block_until_ready()") == ["total", "total.block_until_ready"]
     assert calls_on_line("for x in xs:") == []
@@ -222,3 +234,16 @@ def test_a_stack_in_the_guards_exit_path_says_the_program_is_leaving():
     ]
     b = blocked_on(frames, active=True)
     assert b.category == "exit" and phrase(b).startswith("leaving the program")
+
+
+def test_a_main_thread_without_python_frames_says_the_program_had_ended():
+    # py-spy caught a process whose interpreter was finishing: no stack to merge, and the report
+    # says why instead of "none collected".
+    from runtime_guard.postmortem import build_postmortem_report
+    from runtime_guard.report.model import ProcessReport
+
+    ended = StackSnapshot(0.0, "py-spy", [Thread(1, "MainThread", [], active=False, is_main=True)])
+    rep = build_postmortem_report("divergence", [ProcessReport(0, "diverged"), ProcessReport(1, "diverged")],
+                                  {0: [ended], 1: [_snap(("<module>", "/app/train.py", 10))]})
+    assert rep.processes[0].note == "no stacks: its main thread had no Python frame left: the program had ended"
+    assert rep.processes[1].note == ""
