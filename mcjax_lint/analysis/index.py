@@ -57,6 +57,11 @@ def _bind_guards(v: Val, q: str, f: FunctionFacts, given: tuple | None) -> Val:
     return replace(v, pd=bind(v.pd), items=items)
 
 
+def _measures_params(sym: Sym) -> bool:
+    """A returned value (or tuple element) with the length of a parameter's longest element."""
+    return bool(sym.get("lmax")) or any(_measures_params(x) for x in sym.get("tup") or ())
+
+
 def _is_test_module(module: str) -> bool:
     """A test module (`test_*`, `*_test`, `conftest`, or in a `tests`/`test` package), by its module
     name (directories above the project do not count): its classes' attributes are not candidates
@@ -760,6 +765,15 @@ class ProjectIndex:
                 res = replace(res, subgroup=True)
             flow = self.param_flow.get(q)
             if flow:
+                flow, _, lens = flow.partition("+")
+                if lens and (argv.pd or argv.pdc or argv.length_sources):
+                    # `max(len(s) for s in xs)` over this call's process-local argument.
+                    # Its result is that length or, usually, an array padded to it: a shape of
+                    # this process's own.
+                    short = os.path.basename(self.fn_path.get(q, ""))
+                    src = frozenset({Src(f.line, 0, f"a value sized by the longest of this process's elements, in `{short_name(q)}()`",
+                                         origin=f"{short}:{f.line}")})
+                    res = res.join(Val(pd=src, shape=src))
                 # Arguments flow into the result (without their order if the function sorts them).
                 items = res.items
                 res = res.join(argv if flow == "order" else argv.without_order())
@@ -921,6 +935,8 @@ class ProjectIndex:
             self.returns[q] = ret
             changed.add(q)
         flow = ("order" if any(marks) else "data") if marks else None
+        if flow and f.returns and _measures_params(f.returns):
+            flow += "+len"  # and the length of the arguments' longest element (see call_name)
         if flow and self.param_flow.get(q) != flow:
             self.param_flow[q] = flow
             changed.add(q)

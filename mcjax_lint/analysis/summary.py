@@ -25,7 +25,7 @@ from mcjax_lint import knowledge as K
 from mcjax_lint.analysis.values import with_binding
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 23
+SUMMARY_VERSION = 24
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -86,7 +86,7 @@ def sym_join(a: Sym | None, b: Sym | None) -> Sym:
 
 def sym_taint(a: Sym) -> Sym:
     """Taint of a value computed from `a` (drops object kinds; keeps a process-subset marker)."""
-    return {k: v for k, v in a.items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs", "sub")}
+    return {k: v for k, v in a.items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs", "sub", "lmax")}
 
 
 def sym_element(a: Sym) -> Sym:
@@ -793,6 +793,18 @@ class _Summarizer:
                 self.summary.order_sources = True
                 out["u"] = True
             return out
+        if q in ("max", "min") and (it := _measured_iterable(node)) is not None:
+            # `max(len(s) for s in xs)`: over process-local elements, a length of this process's
+            # own; over a parameter's, the index decides at each call ("lmax").
+            out = _strip_order(sym_taint(argu), node.lineno)
+            itv = self.ev(it)
+            what = f"the {'longest' if q == 'max' else 'shortest'} element of process-local data"
+            if itv.get("pd") or itv.get("pdc"):
+                self.summary.direct_sources = True
+                return sym_join(out, {"pd": [self.src(what, node)]})
+            if itv.get("params"):
+                out["lmax"] = [[what, node.lineno]]
+            return out
         if q in K.ORDER_INSENSITIVE:
             return _strip_order(sym_taint(argu), node.lineno)
         if q in K.ORDER_IMPOSING and args and args[0].get("u"):
@@ -1323,6 +1335,35 @@ def _as_tuple(v: Sym, n: int) -> Sym:
     if "tup" in v or set(v) != {"via"}:
         return v
     return dict(v, tup=[{"via": [dict(c, ix=i) for c in v["via"]]} for i in range(n)])
+
+
+def _measured_iterable(node: ast.Call) -> ast.Name | None:
+    """`xs` of `max(len(s) for s in xs)` / `max(s.shape[0] for s in xs)` / `max(map(len, xs))`
+    (the twin of taint.FileAnalysis._measured_elements)."""
+    if len(node.args) != 1 or node.keywords:
+        return None
+    arg = node.args[0]
+    if isinstance(arg, (ast.GeneratorExp, ast.ListComp)) and len(arg.generators) == 1 \
+            and isinstance(arg.generators[0].iter, ast.Name) and isinstance(arg.generators[0].target, ast.Name):
+        name = arg.generators[0].target.id
+
+        def rooted(e: ast.expr) -> bool:
+            while isinstance(e, (ast.Subscript, ast.Attribute)):
+                e = e.value
+            return isinstance(e, ast.Name) and e.id == name
+
+        e = arg.elt
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "len" and len(e.args) == 1:
+            return arg.generators[0].iter if rooted(e.args[0]) else None
+        if isinstance(e, ast.Subscript):
+            e = e.value
+        if isinstance(e, ast.Attribute) and e.attr in ("shape", "size") and rooted(e.value):
+            return arg.generators[0].iter
+        return None
+    if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id == "map" and len(arg.args) == 2 \
+            and isinstance(arg.args[0], ast.Name) and arg.args[0].id == "len" and isinstance(arg.args[1], ast.Name):
+        return arg.args[1]
+    return None
 
 
 def _strip_order(v: Sym, line: int | None = None) -> Sym:

@@ -267,6 +267,7 @@ class FileAnalysis:
         idx = BOTTOM
         slicing = False
         length = BOTTOM
+        counted = True  # every slice has a length written out (`[:n]`, `[a:a + n]`)
         for el in node.slice:
             s = el.slice
             if isinstance(s, cst.Index):
@@ -279,13 +280,16 @@ class FileAnalysis:
                 if s.upper is not None and s.lower is not None and isinstance(s.upper, cst.BinaryOperation) \
                         and isinstance(s.upper.operator, cst.Add) and s.upper.left.deep_equals(s.lower):
                     length = length.join(self.ev(s.upper.right).data())
+                    counted = counted and s.step is None
                 else:
                     length = length.join(lo).join(up).join(st)
+                    counted = counted and s.lower is None and s.step is None and s.upper is not None
         if slicing:
             out = base.data().join(idx)
-            s0 = node.slice[0].slice if len(node.slice) == 1 else None
-            if isinstance(s0, cst.Slice) and s0.lower is None and s0.step is None and s0.upper is not None and not length.pd:
-                # `x[:n]` with n the same everywhere: the usual fix for uneven data (assumes len(x) >= n).
+            if counted and len(node.slice) == 1 and not length.pd:
+                # `x[:n]` with n the same everywhere (the usual fix for uneven data), or this
+                # process's rows `x[start:start + n]`: other content, the same length (assumes
+                # len(x) >= n).
                 out = replace(out, pd=frozenset(), pdc=_cap(out.pd | out.pdc),
                               shape=frozenset(x for x in out.shape if x.code != "len"))
             if length.pd:
@@ -799,6 +803,12 @@ class FileAnalysis:
                               shape=frozenset(), tree=frozenset())
             elif q in ("min", "max", "sum"):
                 out = replace(out, shape=frozenset())
+                elems = self._measured_elements(node) if q != "sum" else None
+                if elems is not None and (elems.pd or elems.pdc or elems.length_sources):
+                    # `max(len(s) for s in local)`: the longest of this process's elements, a
+                    # length no other process shares (padding to it makes the shapes differ).
+                    what = "longest" if q == "max" else "shortest"
+                    out = replace(out, pd=_cap(out.pd | frozenset({self.src(node, f"the {what} element of process-local data")})))
             return out, None
         if q == "dict.fromkeys" or q == "dict" and arg0.unordered:
             return replace(argu.without_order(), unordered=arg0.unordered or bool(arg0.order)), None
@@ -894,6 +904,21 @@ class FileAnalysis:
         if result.shape and (name or "") not in _CONTAINER_BUILTINS and any(x.code == "len" for x in result.shape):
             result = replace(result, shape=frozenset(replace(x, code="") if x.code == "len" else x for x in result.shape))
         return result
+
+    def _measured_elements(self, node: cst.Call) -> Val | None:
+        """For `max(len(s) for s in xs)` or `max(map(len, xs))` (lengths or shapes of the elements
+        of one iterable): the iterable's value; else None."""
+        if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
+            return None
+        arg = node.args[0].value
+        if isinstance(arg, (cst.GeneratorExp, cst.ListComp)) and arg.for_in.inner_for_in is None \
+                and _measures_name(arg.elt, arg.for_in.target):
+            return self.iters.get(arg.for_in)
+        if isinstance(arg, cst.Call) and isinstance(arg.func, cst.Name) and arg.func.value == "map" and len(arg.args) == 2 \
+                and isinstance(arg.args[0].value, cst.Name) and arg.args[0].value.value == "len" \
+                and isinstance(arg.args[1].value, cst.Name):
+            return self.ev(arg.args[1].value)
+        return None
 
     def _shape_constructor(self, q: str, node: cst.Call, args, argu: Val) -> Val:
         idx, kw = K.SHAPE_CONSTRUCTORS[q]
@@ -1608,6 +1633,24 @@ def _len_of_name(node) -> str | None:
             and len(node.args) == 1 and isinstance(node.args[0].value, cst.Name) and not node.args[0].star:
         return node.args[0].value.value
     return None
+
+
+def _measures_name(expr, target) -> bool:
+    """`len(t)`, `len(t[...])`, `len(t.x)`, `t.shape[...]`, `t.shape`, `t.size` for the loop
+    target `t` (a name)."""
+    if not isinstance(target, cst.Name):
+        return False
+
+    def rooted(e) -> bool:
+        while isinstance(e, (cst.Subscript, cst.Attribute)):
+            e = e.value
+        return isinstance(e, cst.Name) and e.value == target.value
+
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "len" and len(expr.args) == 1:
+        return rooted(expr.args[0].value)
+    if isinstance(expr, cst.Subscript):
+        expr = expr.value
+    return isinstance(expr, cst.Attribute) and expr.attr.value in ("shape", "size") and rooted(expr.value)
 
 
 def _small_int(node) -> int | None:
