@@ -108,9 +108,9 @@ def _who(procs: list[int]) -> tuple[str, str]:
 
 def _where(c: dict[str, Any]) -> str:
     loc = c["location"]
-    text = f"at {loc['short_file']}:{loc['line']}" if loc else "at an unknown place"
+    text = f"at {loc['short_file']}:{loc['line']}" if loc else "" if c["phrase"].startswith("leaving") else "at an unknown place"
     if c["phrase"]:
-        text += f" {c['phrase']}"
+        text = f"{text} {c['phrase']}".strip()
     if c["progress"] == "stuck":
         text += " (stuck)"
     return text

@@ -150,6 +150,10 @@ def analyze_process(
     same = [t for _, t in usable if python_key(t.frames) == keys[-1]]
     richest = max(same, key=lambda t: sum(f.native for f in t.frames))
     ps.blocked = blocked_on(richest.frames, active=last.active)
+    if ps.blocked.category == "exit" and ps.location is not None and is_library(Frame("", ps.location.file, ps.location.line)):
+        # The program has left: the innermost frame is the guard's or JAX's exit path, not a place
+        # in the program (the report takes where it left from the guard's exit record).
+        ps.location = None
     if in_dispatch is not None and ps.location is not None and ps.blocked.category in ("device-wait", "jit", "unknown"):
         file, line, what = in_dispatch
         if line == ps.location.line and os.path.basename(file) == os.path.basename(ps.location.file):
