@@ -437,6 +437,8 @@ class Divergence:
                         self._chosen_point(n, cond, n.test)
             elif isinstance(n, cst.Subscript):  # `STEPS[mode](x)` with a per-process mode
                 self._chosen_point(n, self.fa.conds.get(n, BOTTOM), n.slice[0])
+            elif isinstance(n, cst.Call) and n in self.fa.chosen_calls:  # `step = select_step()`
+                self._chosen_point(n, self.fa.conds.get(n, BOTTOM), n)
             elif isinstance(n, cst.BooleanOperation):
                 cond = self.fa.conds.get(n, BOTTOM)
                 if cond.divergent:

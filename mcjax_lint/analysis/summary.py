@@ -25,7 +25,7 @@ from mcjax_lint import knowledge as K
 from mcjax_lint.analysis.values import with_binding
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 24
+SUMMARY_VERSION = 27
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -507,7 +507,7 @@ class _Summarizer:
         q = self.qualify(node.value)
         if q == "os.environ":
             key = node.slice.value if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str) else None
-            if K.is_per_process_env_key(key):
+            if K.is_per_process_env_key(key) and not self._param_key(node.slice):
                 self.summary.direct_sources = True
                 return {"pd": [self.src(f"environment variable {key or '(computed)'}", node)]}
             return {}
@@ -699,7 +699,10 @@ class _Summarizer:
                     call["n"] = f"{recv['cls']}.{func.attr}"
                 else:
                     call["m"] = func.attr
-                    rr = {k: v for k, v in recv.items() if k in ("via", "refs", "callable", "cls", "ckpt")}
+                    # (with its own taint: `socket.gethostname().startswith("a")` in a helper
+                    # returns a process-dependent value, as a library method's result carries it)
+                    rr = {k: v for k, v in recv.items() if k in ("via", "refs", "callable", "cls", "ckpt",
+                                                                 "pd", "pdc", "order", "hash", "params")}
                     if rr:
                         call["r"] = _prune(rr)
         elif isinstance(func, ast.Name) and func.id == "cls" and (self._local("cls") or {}).get("cls"):
@@ -716,6 +719,15 @@ class _Summarizer:
                 for p in fv.get("params", []):
                     if p not in facts.called_params:
                         facts.called_params.append(p)
+                    # A closure calling its factory's parameter (`make_hook(eval_fn)`'s hook): the
+                    # factory is handed the callable it will run.
+                    outer = self.scope.outer
+                    while outer is not None and not outer.is_module:
+                        if p.removesuffix("!o") in outer.facts.params:
+                            if p not in outer.facts.called_params:
+                                outer.facts.called_params.append(p)
+                            break
+                        outer = outer.outer
         if isinstance(func, ast.Name) and facts is not None and func.id in facts.params and self._local(func.id) is not None:
             if func.id not in facts.called_params:
                 facts.called_params.append(func.id)
@@ -733,6 +745,15 @@ class _Summarizer:
             facts.calls.append(call)
         out: Sym = {"via": [call]}
         return out
+
+    def _param_key(self, key: ast.expr) -> bool:
+        """An environment key that is a parameter of the enclosing function: a helper reading the
+        variable its caller names (`check_bool_flag("USE_KERNEL")`), not a per-process one by itself
+        (the twin of taint.FileAnalysis._param_key)."""
+        if not isinstance(key, ast.Name) or self.scope.is_module or self.scope.facts is None:
+            return False
+        return key.id in self.scope.facts.params and self._local(key.id) is not None \
+            and set(self._local(key.id)) <= {"params"}
 
     def _subgroup_call(self, func: ast.expr) -> None:
         """Evaluate the callee of a subgroup call for its side facts only (no collective)."""
@@ -777,7 +798,7 @@ class _Summarizer:
             return sym_taint(argu)
         if q in K.ENV_READ_CALLS:
             key = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str) else None
-            if K.is_per_process_env_key(key):
+            if K.is_per_process_env_key(key) and not (node.args and self._param_key(node.args[0])):
                 self.summary.direct_sources = True
                 return {"pd": [self.src(f"environment variable {key or '(computed)'}", node)]}
             return {}

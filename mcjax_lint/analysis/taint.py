@@ -65,6 +65,7 @@ class _Scope:
     is_module: bool = False
     cls: str | None = None  # qualified class of a method's `self`
     qualname: str = ""
+    params: frozenset = frozenset()  # a function's own parameters (in its scope only)
 
 
 _BUILTINS = frozenset(dir(__import__("builtins")))
@@ -260,7 +261,7 @@ class FileAnalysis:
         q = self.qualify(node.value)
         if q == "os.environ":
             key = _const_str(node.slice[0].slice.value) if isinstance(node.slice[0].slice, cst.Index) else None
-            if K.is_per_process_env_key(key):
+            if K.is_per_process_env_key(key) and not (isinstance(node.slice[0].slice, cst.Index) and self._param_key(node.slice[0].slice.value)):
                 return Val(pd=frozenset({self.src(node, f"environment variable `{key or '(computed)'}`")}))
             return BOTTOM
         base = self.ev(node.value)
@@ -615,6 +616,11 @@ class FileAnalysis:
             # result carries its arguments' sources, already located in this file: only what the
             # index adds, e.g. from a helper whose result was also made by a library, is moved.)
             res = self.anchor(res, node, short_name(q), unlocated_only=res.ext)
+        if res.pd and not coll and self._callable_desc(res):
+            # A helper returning a function that differs by process (`return clipped if
+            # host.startswith("a") else plain`): calling it runs another program there.
+            self.conds[node] = self.conds.get(node, BOTTOM).join(Val(pd=res.pd))
+            res = replace(res, chosen=res.chosen | {node})
         # Same-file functions: remember tainted arguments to analyse the callee with them.
         fn = self.index.functions.get(target)
         if fn is not None and fn.jit and fn.statics:
@@ -628,7 +634,9 @@ class FileAnalysis:
                 coll = f"{name} → {coll}"  # name the function the reader sees called here
         if target in self.fn_nodes:
             info = self.calls.get(node)
-            if argu.divergent or (info and any(self._callable_desc(v) for _, v in info.args)):
+            # (`info.args` are this call's arguments from an earlier pass; on the first, the
+            # union of the arguments says whether one of them is collective work)
+            if argu.divergent or self._callable_desc(argu) or (info and any(self._callable_desc(v) for _, v in info.args)):
                 self._record_param_taint(target, node)
         return res, coll
 
@@ -779,7 +787,7 @@ class FileAnalysis:
             return argu, None
         if q in K.ENV_READ_CALLS:
             key = _const_str(node.args[0].value) if node.args else None
-            if K.is_per_process_env_key(key):
+            if K.is_per_process_env_key(key) and not (node.args and self._param_key(node.args[0].value)):
                 return Val(pd=frozenset({self.src(node, f"environment variable `{key or '(computed)'}`")})), None
             return BOTTOM, None
         if q in K.FS_LISTING_CALLS:
@@ -904,6 +912,19 @@ class FileAnalysis:
         if result.shape and (name or "") not in _CONTAINER_BUILTINS and any(x.code == "len" for x in result.shape):
             result = replace(result, shape=frozenset(replace(x, code="") if x.code == "len" else x for x in result.shape))
         return result
+
+    def _param_key(self, key: cst.BaseExpression) -> bool:
+        """An environment key that is an untainted parameter of the enclosing function: a helper
+        reading the variable its caller names (`check_bool_flag("USE_KERNEL")`)."""
+        if not isinstance(key, cst.Name):
+            return False
+        scope = self.scope
+        while scope is not None and not scope.is_module and not scope.params:
+            scope = scope.outer  # a comprehension's or lambda's scope inside the function
+        if scope is None or key.value not in scope.params:
+            return False
+        v = self.local(key.value)
+        return v is not None and not v.divergent
 
     def _measured_elements(self, node: cst.Call) -> Val | None:
         """For `max(len(s) for s in xs)` or `max(map(len, xs))` (lengths or shapes of the elements
@@ -1512,7 +1533,7 @@ class FileAnalysis:
             if isinstance(star, cst.Param):
                 env[star.name.value] = BOTTOM
         saved = (self.scope, self.cls_stack, self._in_class_body, self.loop_depth)
-        self.scope = _Scope(env, outer, cls=cls, qualname=qual)
+        self.scope = _Scope(env, outer, cls=cls, qualname=qual, params=frozenset(p.name.value for p in params))
         self.cls_stack = [cls] if cls else []
         self._in_class_body = False
         self.loop_depth = 0
@@ -1540,7 +1561,9 @@ class FileAnalysis:
                 self.run_function(q, node, defaults, outer, cls, taint)
                 while self.pending:
                     qual, n2, d2, o2, c2 = self.pending.pop(0)
-                    if qual in done:
+                    if qual in done and not qual.startswith(q + "."):
+                        # (a function nested in `q` is analysed again: it closes over the
+                        # parameters `q` now has, `make_hook(is_leader=rank == 0)`'s hook)
                         continue
                     done.add(qual)
                     self.run_function(qual, n2, d2, o2, c2)

@@ -7,7 +7,7 @@ import libcst as cst
 from mcjax_lint.rules.base import Rule, visits, describe_source, process_sources, related_source
 
 
-@visits("If", "IfExp", "BooleanOperation", "Match", "Subscript")
+@visits("If", "IfExp", "BooleanOperation", "Match", "Subscript", "Call")
 class ProcessDependentBranch(Rule):
     CODE = "MCJ101"
 
@@ -20,7 +20,11 @@ class ProcessDependentBranch(Rule):
             what = {cst.If: "`if`", cst.IfExp: "conditional expression", cst.BooleanOperation: "`and`/`or`",
                     cst.Match: "`match`"}.get(type(node), "branch")
             code = self.ctx.fa.module.code_for_node
-            if p.chosen and isinstance(node, cst.Subscript):
+            if p.chosen and isinstance(node, cst.Call):
+                msg = (f"`{code(node)}` returns a function chosen by a process-dependent value "
+                       f"({describe_source(s, self.line(node))}), called as collective work at line "
+                       f"{self.line(p.collective.node)}: processes run different programs there")
+            elif p.chosen and isinstance(node, cst.Subscript):
                 msg = (f"`{code(node)}` takes its key from a process-dependent value ({describe_source(s, self.line(node))}): "
                        f"it chooses the function called as collective work at line {self.line(p.collective.node)}, "
                        f"so processes run different programs there")
