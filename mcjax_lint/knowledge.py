@@ -172,7 +172,9 @@ CHECKPOINTER_PREFIXES = ("orbax.checkpoint.",)
 CHECKPOINTER_CLASS_SUFFIXES = ("CheckpointManager", "Checkpointer")
 # `mngr.save(step, args=ocp.args.StandardSave(state))`: orbax argument objects mark a checkpointer.
 ORBAX_ARGS_PREFIXES = ("orbax.checkpoint.args.", "orbax.checkpoint.checkpoint_args.")
-CHECKPOINTER_COLLECTIVE_METHODS = {"save", "restore", "wait_until_finished", "close", "delete", "reload"}
+# (Not `reload()`: orbax's re-reads the step list from the directory, with no sync; its own p2p
+# benchmark calls it on process 0 alone.)
+CHECKPOINTER_COLLECTIVE_METHODS = {"save", "restore", "wait_until_finished", "close", "delete"}
 
 # --- Nondeterministic order. ------------------------------------------------------------------------
 FS_LISTING_CALLS: dict[str, str] = {

@@ -599,8 +599,9 @@ class ProjectIndex:
                 self._dep(m)
             vals = [_bind_guards(self.returns.get(c, BOTTOM), c, self.functions[c], None) if c in self.functions else (self.attr(c.rsplit(".", 1)[0], name) or BOTTOM)
                     for c in cands]
-            # Only when every class that has this attribute agrees it is process-dependent.
-            if all(x.pd for x in vals):
+            # Only when every class that has this attribute agrees it is process-dependent (or a
+            # string's hash: a property seeding from `hash(self.name)`).
+            if all(x.pd or x.hash for x in vals):
                 out = BOTTOM
                 for x in vals:
                     out = out.join(x)
@@ -853,7 +854,7 @@ class ProjectIndex:
             if all(colls):
                 return res, colls[0]
             rets = [_bind_guards(self.returns.get(c, BOTTOM), c, self.functions[c], None) for c in cands]
-            if all(r.pd for r in rets):
+            if all(r.pd or r.hash for r in rets):
                 out = res
                 for r in rets:
                     out = out.join(r)
@@ -1062,6 +1063,7 @@ class ProjectIndex:
                     v = self.ref(r)
                     pd = pd or v.process_dependent
                     order = order or bool(v.order) or v.unordered
+                    hashed = hashed or bool(v.hash)
                     collective = collective or bool(v.callable)
             if collective and (pd or order or hashed):
                 return True

@@ -25,7 +25,7 @@ from mcjax_lint import knowledge as K
 from mcjax_lint.analysis.values import with_binding
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 27
+SUMMARY_VERSION = 28
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 

@@ -1528,6 +1528,12 @@ class FileAnalysis:
                 v = v.join(Val(callable=f"the collective callback passed as `{name}`"))
             if p.annotation is not None and _code(self.module, p.annotation.annotation).strip() in ("int", "float"):
                 v = replace(v, numeric=True)
+            elif p.annotation is not None and not v.cls and isinstance(p.annotation.annotation, (cst.Name, cst.Attribute)):
+                # `cfg: TrainConfig`: its attributes and methods are that project class's.
+                aq = self.qualify(p.annotation.annotation)
+                aq = self.index.resolve_class_name(aq) if aq else None
+                if aq in self.index.classes:
+                    v = replace(v, cls=aq)
             env[name] = v
         for star in (node.params.star_arg, node.params.star_kwarg):
             if isinstance(star, cst.Param):
