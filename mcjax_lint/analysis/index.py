@@ -713,6 +713,8 @@ class ProjectIndex:
                 res, coll = Val(glob=True), fv.callable
             elif fv.fn:
                 res, coll = self.call_name(fv.fn, argv)  # arguments unknown: maybe a partial()
+            elif fv.cls and self.method(fv.cls, "__call__"):
+                res, coll = self.call_method("__call__", fv, argv, given)  # an instance called
             else:
                 res = argv
         ix = call.get("ix")

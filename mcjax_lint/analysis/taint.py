@@ -593,6 +593,10 @@ class FileAnalysis:
                 result, coll = self._project_call(fv.fn, argu, node, exact=False)  # maybe a partial()
                 if coll:
                     self._chosen_call(fv, node)
+            elif fv.cls and (call_m := self.index.method(fv.cls, "__call__")):
+                # Calling an instance of a project class (`collate(examples)`): its `__call__`.
+                info.name = call_m
+                result, coll = self._project_call(call_m, argu, node)
             else:
                 result = argu
         if coll is None:
