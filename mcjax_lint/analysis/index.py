@@ -57,6 +57,32 @@ def _bind_guards(v: Val, q: str, f: FunctionFacts, given: tuple | None) -> Val:
     return replace(v, pd=bind(v.pd), items=items)
 
 
+def _env_params(f: FunctionFacts, sym: Sym) -> list:
+    """(param, position, line) for each parameter naming an environment variable the function's
+    result reads ("envp", see summary._env_read); position counts after `self`."""
+    found: list = []
+
+    def collect(x: Sym, depth: int) -> None:
+        found.extend(x.get("envp", ()))
+        for t in x.get("tup") or ():
+            collect(t, depth)
+        if depth:
+            for c in x.get("via", ()):  # `cast(os.environ[key])`: handed on to a call
+                if c.get("a"):
+                    collect(c["a"], depth - 1)
+
+    collect(sym, 2)
+    params = list(f.params)
+    if f.cls and params and params[0] in ("self", "cls"):
+        params = params[1:]
+    out = []
+    for p, line in found:
+        entry = [p, params.index(p) if p in params else -1, line]
+        if entry not in out:
+            out.append(entry)
+    return out
+
+
 def _measures_params(sym: Sym) -> bool:
     """A returned value (or tuple element) with the length of a parameter's longest element."""
     return bool(sym.get("lmax")) or any(_measures_params(x) for x in sym.get("tup") or ())
@@ -121,6 +147,7 @@ class ProjectIndex:
         # Resolved facts (filled by the fixpoint).
         self.returns: dict[str, Val] = {}
         self.param_flow: dict[str, str] = {}
+        self.env_params: dict[str, list] = {}  # (param, position, line): reads the env variable it names
         self.item_flow: dict[str, list] = {}  # per element of a returned tuple: how arguments flow in  # "order": arguments flow in with their order; "data": without
         self.collective: dict[str, str] = {}
         self.device_access: dict[str, str] = {}
@@ -190,7 +217,7 @@ class ProjectIndex:
     # one file, a re-solve of a few functions); unpickling all of it was most of its time.
     _LAZY = ("functions", "returns", "_attr_cache", "_global_cache", "classes", "modules", "fn_path",
              "attrs_by_name", "methods_by_name", "_suffix_map", "device_access", "globals", "param_flow",
-             "_origin_paths", "item_flow", "collective", "_mentions", "_quoting")
+             "_origin_paths", "item_flow", "collective", "_mentions", "_quoting", "env_params")
 
     def __getstate__(self) -> dict:
         """A compact copy for the tooling (which caches it): the per-file analysis needs the
@@ -704,6 +731,8 @@ class ProjectIndex:
         given = None if np_ == -1 else (np_, tuple(call.get("kw", ())))
         if "n" in call:
             res, coll = self.call_name(call["n"], argv, given)
+            if call.get("ks"):
+                res = res.join(self.env_read_by(call["n"], lambda p, pos: call["ks"].get(p) or call["ks"].get(str(pos))))
         elif "m" in call:
             recv = self.resolve(call.get("r", {}), path)
             res, coll = self.call_method(call["m"], recv, argv, given)
@@ -748,6 +777,19 @@ class ProjectIndex:
             return False
         return True
 
+    def env_read_by(self, q: str, key_of: Any) -> Val:
+        """A helper reading the environment variable its caller names, handed a per-process one:
+        `key_of(param, position)` gives the name passed for that parameter (or None)."""
+        q = self._follow_reexport(q)
+        out = BOTTOM
+        for p, pos, line in self.env_params.get(q, ()):
+            key = key_of(p, pos)
+            if key:
+                short = os.path.basename(self.fn_path.get(q, ""))
+                out = out.join(Val(pd=frozenset({Src(line, 0, f"environment variable {key} via `{short_name(q)}()`",
+                                                     origin=f"{short}:{line}")})))
+        return out
+
     def call_name(self, q: str, argv: Val = BOTTOM, given: tuple | None = None) -> tuple[Val, str | None]:
         """`given`: (number of positional arguments, keyword names) when known."""
         if q in K.ORDER_INSENSITIVE:
@@ -769,6 +811,7 @@ class ProjectIndex:
             flow = self.param_flow.get(q)
             if flow:
                 flow, _, lens = flow.partition("+")
+                sized = BOTTOM
                 if lens and (argv.pd or argv.pdc or argv.length_sources):
                     # `max(len(s) for s in xs)` over this call's process-local argument.
                     # Its result is that length or, usually, an array padded to it: a shape of
@@ -776,16 +819,20 @@ class ProjectIndex:
                     short = os.path.basename(self.fn_path.get(q, ""))
                     src = frozenset({Src(f.line, 0, f"a value sized by the longest of this process's elements, in `{short_name(q)}()`",
                                          origin=f"{short}:{f.line}")})
-                    res = res.join(Val(pd=src, shape=src))
+                    sized = Val(pd=src, shape=src)
                 # Arguments flow into the result (without their order if the function sorts them).
                 items = res.items
                 res = res.join(argv if flow == "order" else argv.without_order())
                 if items is not None:
-                    # Multiple return values: only those computed from parameters get the arguments.
+                    # Multiple return values: only those computed from parameters get the
+                    # arguments, and only those sized by the longest element that size.
                     flows = self.item_flow.get(q, ())
                     res = replace(res, items=tuple(
-                        x.join(argv if fl == "order" else argv.without_order()) if fl else x
+                        (x.join(argv if fl.startswith("order") else argv.without_order())
+                         .join(sized if fl.endswith("+len") else BOTTOM)) if fl else x
                         for x, fl in zip(items, flows or ("order",) * len(items))))
+                else:
+                    res = res.join(sized)
             return res, self.collective.get(q)
         if q in self.classes:
             init = self.method(q, "__init__")
@@ -937,6 +984,10 @@ class ProjectIndex:
         if ret != self.returns.get(q, BOTTOM):
             self.returns[q] = ret
             changed.add(q)
+        envs = _env_params(f, f.returns) if f.returns else []
+        if envs != self.env_params.get(q, []):
+            self.env_params[q] = envs
+            changed.add(q)
         flow = ("order" if any(marks) else "data") if marks else None
         if flow and f.returns and _measures_params(f.returns):
             flow += "+len"  # and the length of the arguments' longest element (see call_name)
@@ -949,7 +1000,8 @@ class ProjectIndex:
             for x in tup:
                 m: list = []
                 self.resolve(x, path, q, m)
-                flows.append(("order" if any(m) else "data") if m else None)
+                fl = ("order" if any(m) else "data") if m else None
+                flows.append(fl + "+len" if fl and _measures_params(x) else fl)
             if self.item_flow.get(q) != flows:
                 self.item_flow[q] = flows
                 changed.add(q)

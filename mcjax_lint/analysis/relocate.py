@@ -539,7 +539,7 @@ def forget_changes(index: Any, plans: list[ChangePlan]) -> None:
     changed files' function facts in place; then `relocate_index`, then `resolve_changes`."""
     for plan in plans:
         for q in plan.gone + plan.names:
-            for table in (index.returns, index.param_flow, index.item_flow, index.collective,
+            for table in (index.returns, index.param_flow, index.item_flow, index.collective, index.env_params,
                           index.device_access, index.callback_params):
                 table.pop(q, None)
         for q in plan.gone:

@@ -25,7 +25,7 @@ from mcjax_lint import knowledge as K
 from mcjax_lint.analysis.values import with_binding
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 28
+SUMMARY_VERSION = 30
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -86,7 +86,7 @@ def sym_join(a: Sym | None, b: Sym | None) -> Sym:
 
 def sym_taint(a: Sym) -> Sym:
     """Taint of a value computed from `a` (drops object kinds; keeps a process-subset marker)."""
-    return {k: v for k, v in a.items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs", "sub", "lmax")}
+    return {k: v for k, v in a.items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs", "sub", "lmax", "envp")}
 
 
 def sym_element(a: Sym) -> Sym:
@@ -362,6 +362,7 @@ class _Scope:
 
 class _Summarizer:
     def __init__(self, path: str, module: str, tree: ast.Module, is_package: bool, source: str = ""):
+        self._str_defaults: dict[str, dict[str, str]] = {}
         self.path = path
         self.short = _short_path(path)
         self.module = module
@@ -507,14 +508,21 @@ class _Summarizer:
         q = self.qualify(node.value)
         if q == "os.environ":
             key = node.slice.value if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str) else None
-            if K.is_per_process_env_key(key) and not self._param_key(node.slice):
-                self.summary.direct_sources = True
-                return {"pd": [self.src(f"environment variable {key or '(computed)'}", node)]}
-            return {}
+            return self._env_read(key, node.slice, node)
         base = self.ev(node.value)
         idx = self.ev(node.slice)
         if idx and "x" not in self.scope.facts.flags:
             self.scope.facts.flags += "x"  # indexed by a computed value: a possible per-process partition
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if all(isinstance(p, ast.Slice) and _counted_slice(p) for p in parts) \
+                and not any((self.ev(_slice_length(p)) or {}).get("pd") for p in parts):
+            # `x[start:start + n]` / `x[:n]`: other elements on each process, as many everywhere
+            # (the twin of taint.FileAnalysis.ev_Subscript's rule).
+            out = sym_join(sym_taint(base), sym_taint(idx))
+            pdc = _merge_list(out.pop("pd", []), out.get("pdc", []))
+            if pdc:
+                out["pdc"] = pdc
+            return out
         return sym_join(sym_element(base) if not isinstance(node.slice, ast.Slice) else sym_taint(base), sym_taint(idx))
 
     def ev_Compare(self, node: ast.Compare) -> Sym:
@@ -678,6 +686,14 @@ class _Summarizer:
             call["np"] = len(node.args)
         if node.keywords and call.get("np") != -1:
             call["kw"] = [k.arg for k in node.keywords]
+        # Per-process environment variable names handed to a helper that reads the one it is
+        # given (`env_int("RANK")`): the index makes its result process-dependent.
+        ks = {str(i): a.value for i, a in enumerate(node.args)
+              if isinstance(a, ast.Constant) and isinstance(a.value, str) and K.is_per_process_env_key(a.value)}
+        ks.update((k.arg, k.value.value) for k in node.keywords if k.arg and isinstance(k.value, ast.Constant)
+                  and isinstance(k.value.value, str) and K.is_per_process_env_key(k.value.value))
+        if ks:
+            call["ks"] = ks
         if cbs:
             call["cb"] = cbs[:MAX_ITEMS]
         if cbc:
@@ -746,14 +762,46 @@ class _Summarizer:
         out: Sym = {"via": [call]}
         return out
 
-    def _param_key(self, key: ast.expr) -> bool:
-        """An environment key that is a parameter of the enclosing function: a helper reading the
-        variable its caller names (`check_bool_flag("USE_KERNEL")`), not a per-process one by itself
-        (the twin of taint.FileAnalysis._param_key)."""
-        if not isinstance(key, ast.Name) or self.scope.is_module or self.scope.facts is None:
-            return False
-        return key.id in self.scope.facts.params and self._local(key.id) is not None \
-            and set(self._local(key.id)) <= {"params"}
+    def _env_read(self, key: str | None, key_node: ast.expr | None, node: ast.AST) -> Sym:
+        """An environment variable's value: process-dependent for a per-process name (`RANK`); for
+        a name the caller passes (`env_int("RANK")`, `check_bool_flag("USE_KERNEL")`), as the
+        caller's argument decides ("envp": the index checks each call); for a name computed from
+        constants only (a loop over a flag list), not."""
+        if key is not None or key_node is None:
+            if not K.is_per_process_env_key(key):
+                return {}
+            self.summary.direct_sources = True
+            return {"pd": [self.src(f"environment variable {key or '(computed)'}", node)]}
+        kv = self.ev(key_node)
+        if not any(k in kv for k in ("pd", "pdc", "order", "hash")):
+            params = self._key_params(kv)
+            if params is not None:
+                return {"envp": [[p, node.lineno] for p in params]} if params else {}
+        self.summary.direct_sources = True
+        return {"pd": [self.src("environment variable (computed)", node)]}
+
+    def _key_params(self, kv: Sym) -> list[str] | None:
+        """The enclosing function's parameters an (untainted) environment key is computed from:
+        [] when only from constants, None when from anything else (another call's result, a
+        parameter whose default names a per-process variable)."""
+        if "via" in kv and not all(set(c.get("r") or {}) <= {"params"} and not (c.get("a") or {}).get("via")
+                                   for c in kv["via"]):
+            return None  # (method calls on parameters, `name.upper()`, are fine)
+        names = list(kv.get("params", []))
+        for c in kv.get("via", []):
+            names += (c.get("r") or {}).get("params", []) + (c.get("a") or {}).get("params", [])
+        if "refs" in kv and not names:
+            return []  # a module constant (a list of flag names)
+        facts = self.scope.facts
+        if self.scope.is_module or facts is None:
+            return [] if not names else None
+        out = []
+        for p in dict.fromkeys(n.removesuffix("!o") for n in names):
+            if p not in facts.params or K.is_per_process_env_key(self._str_defaults.get(facts.name, {}).get(p, "")) \
+                    and self._str_defaults.get(facts.name, {}).get(p) is not None:
+                return None
+            out.append(p)
+        return out
 
     def _subgroup_call(self, func: ast.expr) -> None:
         """Evaluate the callee of a subgroup call for its side facts only (no collective)."""
@@ -798,10 +846,7 @@ class _Summarizer:
             return sym_taint(argu)
         if q in K.ENV_READ_CALLS:
             key = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str) else None
-            if K.is_per_process_env_key(key) and not (node.args and self._param_key(node.args[0])):
-                self.summary.direct_sources = True
-                return {"pd": [self.src(f"environment variable {key or '(computed)'}", node)]}
-            return {}
+            return self._env_read(key, node.args[0] if node.args else None, node)
         if q in K.FS_LISTING_CALLS:
             self.summary.order_sources = True
             return sym_join({"order": [self.src(K.FS_LISTING_CALLS[q], node, "MCJ202")]}, argu)
@@ -1192,6 +1237,8 @@ class _Summarizer:
         pos = a.posonlyargs + a.args
         for p, dflt in zip(pos[len(pos) - len(a.defaults):], a.defaults):
             defaults[p.arg] = sym_taint(self.ev(dflt))
+            if isinstance(dflt, ast.Constant) and isinstance(dflt.value, str):
+                self._str_defaults.setdefault(qual, {})[p.arg] = dflt.value  # (see _key_params)
         for p, dflt in zip(a.kwonlyargs, a.kw_defaults):
             if dflt is not None:
                 defaults[p.arg] = sym_taint(self.ev(dflt))
@@ -1356,6 +1403,19 @@ def _as_tuple(v: Sym, n: int) -> Sym:
     if "tup" in v or set(v) != {"via"}:
         return v
     return dict(v, tup=[{"via": [dict(c, ix=i) for c in v["via"]]} for i in range(n)])
+
+
+def _counted_slice(s: ast.Slice) -> bool:
+    """A slice whose length is written out: `[:n]` or `[a:a + n]` (no step)."""
+    if s.step is not None or s.upper is None:
+        return False
+    if s.lower is None:
+        return True
+    return isinstance(s.upper, ast.BinOp) and isinstance(s.upper.op, ast.Add) and ast.dump(s.upper.left) == ast.dump(s.lower)
+
+
+def _slice_length(s: ast.Slice) -> ast.expr:
+    return s.upper.right if s.lower is not None else s.upper  # (of a `_counted_slice`)
 
 
 def _measured_iterable(node: ast.Call) -> ast.Name | None:

@@ -273,6 +273,7 @@ class FileAnalysis:
             s = el.slice
             if isinstance(s, cst.Index):
                 idx = idx.join(self.ev(s.value).data())
+                counted = False
             else:
                 slicing = True
                 lo, up, st = self.ev(s.lower).data(), self.ev(s.upper).data(), self.ev(s.step).data()
@@ -287,7 +288,7 @@ class FileAnalysis:
                     counted = counted and s.lower is None and s.step is None and s.upper is not None
         if slicing:
             out = base.data().join(idx)
-            if counted and len(node.slice) == 1 and not length.pd:
+            if counted and not length.pd:
                 # `x[:n]` with n the same everywhere (the usual fix for uneven data), or this
                 # process's rows `x[start:start + n]`: other content, the same length (assumes
                 # len(x) >= n).
@@ -615,6 +616,8 @@ class FileAnalysis:
     def _project_call(self, q: str, argu: Val, node: cst.Call, exact: bool = True) -> tuple[Val, str | None]:
         res, coll = self.index.call_name(q, argu, _given(node) if exact else None)
         target = self.index._follow_reexport(q)
+        if self.index.env_params.get(target):
+            res = res.join(self.index.env_read_by(target, lambda p, pos: _env_key_arg(node, p, pos)))
         if res.divergent:
             # Sources found inside a project helper: name it at this call site. (A library call's
             # result carries its arguments' sources, already located in this file: only what the
@@ -805,6 +808,10 @@ class FileAnalysis:
         if q in K.SET_CONSTRUCTORS:
             numeric = bool(node.args) and self.numeric_elements(node.args[0].value)
             return replace(argu.without_order(), unordered=bool(node.args) and not numeric), None
+        if q in _RE_MATCH_ANY and node.args and _alternation(node.args[0].value):
+            # `re.compile("|".join(NO_DECAY))`: which alternative matches may follow their order,
+            # whether one does not.
+            return argu.without_order(), None
         if q == "sorted":
             return argu.without_order(), None
         if q in K.ORDER_INSENSITIVE:
@@ -918,17 +925,19 @@ class FileAnalysis:
         return result
 
     def _param_key(self, key: cst.BaseExpression) -> bool:
-        """An environment key that is an untainted parameter of the enclosing function: a helper
-        reading the variable its caller names (`check_bool_flag("USE_KERNEL")`)."""
-        if not isinstance(key, cst.Name):
-            return False
+        """An environment key computed from untainted parameters of the enclosing function only
+        (`name`, `f"TRAINER_{name.upper()}"`): a helper reading the variable its caller names
+        (`check_bool_flag("USE_KERNEL")`; the call site checks a per-process name passed in)."""
         scope = self.scope
         while scope is not None and not scope.is_module and not scope.params:
             scope = scope.outer  # a comprehension's or lambda's scope inside the function
-        if scope is None or key.value not in scope.params:
+        if scope is None or scope.is_module:
             return False
-        v = self.local(key.value)
-        return v is not None and not v.divergent
+        names = [n for n in _walk(key) if isinstance(n, cst.Name)]
+        if not names or self.ev(key).divergent:
+            return False
+        attrs = {id(n.attr) for n in _walk(key) if isinstance(n, cst.Attribute)}
+        return all(n.value in scope.params or id(n) in attrs for n in names)
 
     def _measured_elements(self, node: cst.Call) -> Val | None:
         """For `max(len(s) for s in xs)` or `max(map(len, xs))` (lengths or shapes of the elements
@@ -1008,6 +1017,11 @@ class FileAnalysis:
                 self._sink("MCJ203", v, node, f"the seed of `{short_name(q)}()`")
 
     def _method_call(self, meth: str, recv: Val, node: cst.Call, args, argu: Val, info: CallInfo) -> tuple[Val, str | None]:
+        if meth in ("startswith", "endswith") and not recv.callable and not recv.cls and node.args \
+                and _collection_expr(node.args[0].value):
+            # `k.endswith(tuple(NO_DECAY))`: whether one of them matches does not follow their
+            # order (an element of a set-ordered loop, `k.startswith(module)`, still does).
+            return recv.data().join(argu.without_order()), None
         if recv.callable:
             info.name = recv.callable
             if meth in K.JIT_STAGING_METHODS:
@@ -1588,6 +1602,30 @@ class _LoopBody:
 
 
 _MUTATORS = {"append", "extend", "insert", "add", "update", "appendleft", "extendleft", "setdefault"}
+_RE_MATCH_ANY = {"re.compile", "re.search", "re.match", "re.fullmatch"}
+
+
+def _env_key_arg(node: cst.Call, param: str, pos: int) -> str | None:
+    """The per-process environment variable name passed to `param` (at `pos`) by a call, if any."""
+    positional = [a for a in node.args if a.keyword is None and not a.star]
+    arg = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == param), None)
+    if arg is None and 0 <= pos < len(positional):
+        arg = positional[pos].value
+    key = _const_str(arg) if arg is not None else None
+    return key if key is not None and K.is_per_process_env_key(key) else None
+
+
+def _collection_expr(e: cst.BaseExpression) -> bool:
+    """A tuple/list/set written or built in place (`tuple(NO_DECAY)`, `("a", "b")`)."""
+    if isinstance(e, (cst.Tuple, cst.List, cst.Set)):
+        return True
+    return isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and e.func.value in ("tuple", "list", "set", "frozenset", "sorted")
+
+
+def _alternation(e: cst.BaseExpression) -> bool:
+    """`"|".join(...)`: a regular expression matching any of several alternatives."""
+    return isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute) and e.func.attr.value == "join" \
+        and isinstance(e.func.value, cst.SimpleString) and e.func.value.evaluated_value == "|"
 _SHAPE_KWS = ("dtype", "shape", "size", "new_shape", "newshape", "global_shape")
 # Position of the dtype argument of numpy / jax.numpy array constructors.
 _DTYPE_POSITION = {"zeros": 1, "ones": 1, "empty": 1, "full": 2, "array": 1, "asarray": 1,
@@ -1781,3 +1819,12 @@ def _walk_calls(node: cst.CSTNode):
         kids = children(n)
         for c in reversed(kids):
             stack.append((c, False))
+
+
+def _walk(node: cst.CSTNode):
+    """Every node under `node` (itself included)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(children(n))
