@@ -25,7 +25,7 @@ from mcjax_lint import knowledge as K
 from mcjax_lint.analysis.values import with_binding
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 30
+SUMMARY_VERSION = 31
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -383,6 +383,9 @@ class _Summarizer:
         self._in_class_body = False
         self._refs: set[str] = set()
         self._loop_taints: list[Sym] = []
+        # Conditions a `return` depends on: enclosing branches, and earlier `if`s one of whose
+        # sides left the function (`if jax.process_index() != 0: return None`).
+        self._ret_taints: list[Sym] = []
         self._main_guard = False
         self._positional: dict[str, list[str]] = {}  # function -> positional parameters (static_argnums)
 
@@ -1106,18 +1109,42 @@ class _Summarizer:
                 n = len(f.returns["tup"]) if "tup" in f.returns else len(v["tup"]) if "tup" in v else 0
                 if n:
                     f.returns, v = _as_tuple(f.returns, n), _as_tuple(v, n)
+            if self._ret_taints and self._chooses(node.value):
+                # `if jax.process_index() == 0: return True` / `return sgd_step`: which constant or
+                # function comes back is the decision itself. (Computed values are left to their
+                # own data: a helper's whole result tainted by any branch it took drowned real
+                # findings in noise.)
+                for t in self._ret_taints:
+                    v = sym_join(v, t)
             f.returns = sym_join(f.returns, v)
+
+    def _chooses(self, e: ast.expr) -> bool:
+        """A constant, or a module-level name (a function, a global), as a returned choice."""
+        if isinstance(e, ast.Constant):
+            return True
+        if isinstance(e, ast.UnaryOp) and isinstance(e.operand, ast.Constant):
+            return True
+        while isinstance(e, ast.Attribute):
+            e = e.value
+        return isinstance(e, ast.Name) and e.id not in ("self", "cls") and self._local(e.id) is None
 
     def _branches(self, cond: Sym, blocks: list[list[ast.stmt]], singleton: tuple[int, str] | None = None) -> None:
         """`singleton`: (block index, name) of a set known to hold at most one element in that block."""
         before = dict(self.scope.env)
         results = []
+        control = _control(cond)
         for i, b in enumerate(blocks):
             self.scope.env = dict(before)
+            if control:
+                self._ret_taints.append(control)
             n = self._singleton(singleton[1]) if singleton is not None and singleton[0] == i else None
             if n is not None:
                 self.scope.env[singleton[1]] = n[0]
-            self.run_block(b)
+            try:
+                self.run_block(b)
+            finally:
+                if control:
+                    self._ret_taints.pop()
             if n is not None and self.scope.env.get(singleton[1]) is n[0]:
                 if n[1] is None:
                     del self.scope.env[singleton[1]]
@@ -1162,6 +1189,9 @@ class _Summarizer:
         c = sym_taint(self.ev(node.test))
         name, when = _singleton_test(node.test)
         self._branches(c, [node.body, node.orelse], (0 if when else 1, name) if name is not None else None)
+        control = _control(c)
+        if control and not self.scope.is_module and _always_exits(node.body) != _always_exits(node.orelse):
+            self._ret_taints.append(control)  # the rest of the function runs on one side only
         if name is not None and not when and not node.orelse and _always_exits(node.body):
             self._narrow_singleton(name)  # `if len(s) != 1: raise ...` — after it, s has one element
 
@@ -1314,7 +1344,8 @@ class _Summarizer:
                 env[p]["num"] = True
         if facts.cls and params and params[0] in ("self", "cls"):
             env[params[0]] = {"cls": facts.cls}
-        saved = self.scope, self.class_stack, self._in_class_body, self._loop_taints
+        saved = self.scope, self.class_stack, self._in_class_body, self._loop_taints, self._ret_taints
+        self._ret_taints = []
         self.scope = _Scope(facts, env, outer)
         a = node.args
         pos = a.posonlyargs + a.args
@@ -1328,7 +1359,7 @@ class _Summarizer:
         try:
             self.run_block(node.body)
         finally:
-            self.scope, self.class_stack, self._in_class_body, self._loop_taints = saved
+            self.scope, self.class_stack, self._in_class_body, self._loop_taints, self._ret_taints = saved
 
     def run(self) -> ModuleSummary:
         self.run_block(self.tree.body)
@@ -1512,6 +1543,16 @@ def _small_int(node: ast.expr) -> int | None:
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
     return None
+
+
+def _control(cond: Sym) -> Sym:
+    """What a branch on `cond` adds to the constants and functions returned under it (see
+    `_Summarizer._chooses`): not when the decision also involves the function's parameters, where
+    the caller's arguments may make it the same everywhere (orbax's
+    `should_skip_process_sync(processes)` is process-dependent only for a one-process subset)."""
+    if "params" in cond:
+        return {}
+    return {k: v for k, v in cond.items() if k in ("pd", "pdc", "order", "hash", "via", "refs")}
 
 
 def _always_exits(body: list[ast.stmt]) -> bool:
