@@ -713,13 +713,9 @@ class Guard:
         JAX shares compiled executables between `jax.jit` objects of one function, so a sibling's
         call may hit an executable this one compiled without any hook seeing it."""
         for v in tuple(self._by_key.get(w._key, ())) or (w,):
-            v._kind |= kind
-            if subset is not None:
-                v._subset = subset if v._subset in (None, subset) else _SEVERAL
-        old_kind, old_subset = self._kinds.get(w._key, (_UNKNOWN, None))
-        if subset is not None:
-            old_subset = subset if old_subset in (None, subset) else _SEVERAL
-        self._kinds[w._key] = (old_kind | kind, old_subset)
+            v._kind, v._subset = _seen_also((v._kind, v._subset), kind, subset)
+        # (and every later jit object of the function starts from it)
+        self._kinds[w._key] = _seen_also(self._kinds.get(w._key, (_UNKNOWN, None)), kind, subset)
 
     def stream(self, subset: tuple[int, ...]) -> Recorder:
         """The dispatch stream of computations over exactly `subset` (created on first use)."""
@@ -985,6 +981,14 @@ class Guard:
     def _say(self, msg: str) -> None:
         if not self.settings.quiet:
             print(f"mcjax-guard: {msg}", file=sys.stderr)
+
+
+def _seen_also(seen: tuple[int, tuple | None], kind: int, subset: tuple[int, ...] | None) -> tuple[int, tuple | None]:
+    """What a wrapper has run (kind bits, subset or _SEVERAL), having also run `kind` over `subset`."""
+    old_kind, old_subset = seen
+    if subset is not None:
+        old_subset = subset if old_subset in (None, subset) else _SEVERAL
+    return old_kind | kind, old_subset
 
 
 # Frames `_current_call` recognises: the fast path's (by its locals) and those that publish their
