@@ -798,10 +798,10 @@ class _Summarizer:
         facts = self.scope.facts
         if self.scope.is_module or facts is None:
             return [] if not names else None
+        defaults = self._str_defaults.get(facts.name, {})
         out = []
         for p in dict.fromkeys(n.removesuffix("!o") for n in names):
-            if p not in facts.params or K.is_per_process_env_key(self._str_defaults.get(facts.name, {}).get(p, "")) \
-                    and self._str_defaults.get(facts.name, {}).get(p) is not None:
+            if p not in facts.params or (p in defaults and K.is_per_process_env_key(defaults[p])):
                 return None
             out.append(p)
         return out
