@@ -227,6 +227,14 @@ def merge_stacks(
         procs = sorted(p.process_index for p in members)
         head = members[0]
         b = head.blocked or Blocked("unknown", "")
+        whats: dict[str, list[int]] = {}
+        for p in members:
+            whats.setdefault((p.blocked or b).what, []).append(p.process_index)
+        if len(whats) > 1 and all(p.blocked and p.blocked.category == b.category for p in members):
+            # One stack, but each member is in its own dispatch (`jit(step) static(n=1)` on one,
+            # `static(n=2)` on the other): name each, not the first for all.
+            b = Blocked(b.category, "; ".join(f"{w} on {'process' if len(ps) == 1 else 'processes'} {ranges(ps)}"
+                                              for w, ps in whats.items()), b.frame, b.name)
         seqs = [last_seq[i] for i in procs if i in last_seq]
         progresses = {p.progress for p in members}
         classes.append({

@@ -247,3 +247,16 @@ def test_a_main_thread_without_python_frames_says_the_program_had_ended():
                                   {0: [ended], 1: [_snap(("<module>", "/app/train.py", 10))]})
     assert rep.processes[0].note == "no stacks: its main thread had no Python frame left: the program had ended"
     assert rep.processes[1].note == ""
+
+
+def test_one_stack_in_two_different_dispatches_names_each():
+    # Both processes stopped on the same line, each in its own dispatch of the step (another
+    # static argument on each): the class must not give process 0's dispatch for both.
+    same = lambda: [_snap(("<module>", "/app/train.py", 30))]  # noqa: E731
+    m, _ = merge_stacks({0: same(), 1: same()}, in_dispatch={
+        0: ("/app/train.py", 30, "a cross-process computation (jit(step) static(n=1), dispatch #2)"),
+        1: ("/app/train.py", 30, "a cross-process computation (jit(step) static(n=2), dispatch #2)")})
+    (c,) = m["classes"]
+    assert c["processes"] == [0, 1]
+    assert "static(n=1), dispatch #2) on process 0" in c["blocked_on"]
+    assert "static(n=2), dispatch #2) on process 1" in c["blocked_on"]
