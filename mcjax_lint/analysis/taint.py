@@ -731,7 +731,9 @@ class FileAnalysis:
         for a in node.args:
             val = self.ev_cached(a.value)
             desc = self._callable_desc(val)
-            val = val.data().join(Val(callable=desc)) if desc else val.data()
+            # (with its structure: `emit=writer.write if rank == 0 else None` is None on some
+            # processes, so the callee's `if emit is not None` differs between them)
+            val = val.taint().join(Val(callable=desc)) if desc else val.taint()
             if a.keyword is not None:
                 name = a.keyword.value
                 if name in params or name in kwonly:
