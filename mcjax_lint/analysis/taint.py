@@ -733,7 +733,9 @@ class FileAnalysis:
             desc = self._callable_desc(val)
             # (with its structure: `emit=writer.write if rank == 0 else None` is None on some
             # processes, so the callee's `if emit is not None` differs between them)
-            val = val.taint().join(Val(callable=desc)) if desc else val.taint()
+            # And a function chosen per process (`run(a if rank == 0 else b)`): the callee's call
+            # of its parameter runs another program there.
+            val = val.taint().join(Val(callable=desc, chosen=val.chosen)) if desc else val.taint()
             if a.keyword is not None:
                 name = a.keyword.value
                 if name in params or name in kwonly:
