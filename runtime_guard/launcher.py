@@ -372,6 +372,14 @@ class Supervisor:
                 # A survivor whose collective with the dead process failed is leaving, not `ok`:
                 # taking stacks gave it time to publish that; give it up to a second more.
                 _mark_leaving(rep, self._settled_states(rep, 1.0))
+            for c in self.children:
+                # Processes that ended meanwhile (gloo aborts both sides of a mismatched
+                # collective): their exit status, as the report's table shows it.
+                code = c.proc.poll()
+                i = self._index_of(c, states)
+                for pr in rep.processes:
+                    if code is not None and pr.process_index == i and pr.exit_code is None:
+                        pr.exit_code = code
             notes, missing = list(rep.notes), []
             if self.options.processes is None and len(rep.processes) > 1:
                 missing = self._exchange_stacks(rep, stacks, notes)
