@@ -410,14 +410,18 @@ def is_multiprocess_mesh_executable(ex: Any) -> bool:
 
 def args_processes(args: tuple, kwargs: dict) -> frozenset[int] | None:
     """The processes a call's arguments span: those of the first argument not fully addressable
-    from this process, or None when every argument is local. Per-call test, used only when a jit
-    wrapper has run executables over different sets of processes."""
+    from this process, or None when every argument is local (or cannot be read). Per-call test,
+    used for a jit wrapper that has not run yet (before its first call) or has run executables
+    over different sets of processes."""
     import jax
 
-    for leaf in jax.tree_util.tree_leaves((args, kwargs)):
-        sh = getattr(leaf, "sharding", None)
-        if sh is not None and not getattr(sh, "is_fully_addressable", True):
-            return frozenset(d.process_index for d in sh.device_set)
+    try:
+        for leaf in jax.tree_util.tree_leaves((args, kwargs)):
+            sh = getattr(leaf, "sharding", None)
+            if sh is not None and not getattr(sh, "is_fully_addressable", True):
+                return frozenset(d.process_index for d in sh.device_set)
+    except Exception:  # a tracer or an exotic leaf whose sharding cannot be read: say nothing
+        return None
     return None
 
 
