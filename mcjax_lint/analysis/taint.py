@@ -260,10 +260,8 @@ class FileAnalysis:
     def ev_Subscript(self, node: cst.Subscript) -> Val:
         q = self.qualify(node.value)
         if q == "os.environ":
-            key = _const_str(node.slice[0].slice.value) if isinstance(node.slice[0].slice, cst.Index) else None
-            if K.is_per_process_env_key(key) and not (isinstance(node.slice[0].slice, cst.Index) and self._param_key(node.slice[0].slice.value)):
-                return Val(pd=frozenset({self.src(node, f"environment variable `{key or '(computed)'}`")}))
-            return BOTTOM
+            key_node = node.slice[0].slice.value if isinstance(node.slice[0].slice, cst.Index) else None
+            return self._env_read(key_node, node)
         base = self.ev(node.value)
         idx = BOTTOM
         slicing = False
@@ -797,10 +795,7 @@ class FileAnalysis:
             self._seed_sink(q, args, node)
             return argu, None
         if q in K.ENV_READ_CALLS:
-            key = _const_str(node.args[0].value) if node.args else None
-            if K.is_per_process_env_key(key) and not (node.args and self._param_key(node.args[0].value)):
-                return Val(pd=frozenset({self.src(node, f"environment variable `{key or '(computed)'}`")})), None
-            return BOTTOM, None
+            return self._env_read(node.args[0].value if node.args else None, node), None
         if q in K.FS_LISTING_CALLS:
             key = "lambda e: e.name" if q == "os.scandir" else None
             fix = None if q in ("os.walk", "tensorflow.io.gfile.walk") else self.wrap_sorted_fix(node, key)
@@ -928,6 +923,14 @@ class FileAnalysis:
             result = replace(result, shape=frozenset(replace(x, code="") if x.code == "len" else x for x in result.shape))
         return result
 
+    def _env_read(self, key_node: cst.BaseExpression | None, node: cst.CSTNode) -> Val:
+        """An environment variable's value (`os.environ[k]`, `os.getenv(k)`): process-dependent for
+        a per-process name, or a computed one not named by the caller (see `_param_key`)."""
+        key = _const_str(key_node) if key_node is not None else None
+        if K.is_per_process_env_key(key) and not (key_node is not None and self._param_key(key_node)):
+            return Val(pd=frozenset({self.src(node, f"environment variable `{key or '(computed)'}`")}))
+        return BOTTOM
+
     def _param_key(self, key: cst.BaseExpression) -> bool:
         """An environment key computed from untainted parameters of the enclosing function only
         (`name`, `f"TRAINER_{name.upper()}"`): a helper reading the variable its caller names
@@ -937,10 +940,11 @@ class FileAnalysis:
             scope = scope.outer  # a comprehension's or lambda's scope inside the function
         if scope is None or scope.is_module:
             return False
-        names = [n for n in _walk(key) if isinstance(n, cst.Name)]
+        nodes = list(_walk(key))
+        names = [n for n in nodes if isinstance(n, cst.Name)]
         if not names or self.ev(key).divergent:
             return False
-        attrs = {id(n.attr) for n in _walk(key) if isinstance(n, cst.Attribute)}
+        attrs = {id(n.attr) for n in nodes if isinstance(n, cst.Attribute)}
         return all(n.value in scope.params or id(n) in attrs for n in names)
 
     def _measured_elements(self, node: cst.Call) -> Val | None:
@@ -1607,6 +1611,7 @@ class _LoopBody:
 
 _MUTATORS = {"append", "extend", "insert", "add", "update", "appendleft", "extendleft", "setdefault"}
 _RE_MATCH_ANY = {"re.compile", "re.search", "re.match", "re.fullmatch"}
+_SHAPE_KWS = ("dtype", "shape", "size", "new_shape", "newshape", "global_shape")
 
 
 def _env_key_arg(node: cst.Call, param: str, pos: int) -> str | None:
@@ -1630,7 +1635,8 @@ def _alternation(e: cst.BaseExpression) -> bool:
     """`"|".join(...)`: a regular expression matching any of several alternatives."""
     return isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute) and e.func.attr.value == "join" \
         and isinstance(e.func.value, cst.SimpleString) and e.func.value.evaluated_value == "|"
-_SHAPE_KWS = ("dtype", "shape", "size", "new_shape", "newshape", "global_shape")
+
+
 # Position of the dtype argument of numpy / jax.numpy array constructors.
 _DTYPE_POSITION = {"zeros": 1, "ones": 1, "empty": 1, "full": 2, "array": 1, "asarray": 1,
                    "ascontiguousarray": 1, "frombuffer": 1, "fromfile": 1, "fromiter": 1, "identity": 1, "eye": 3}
