@@ -7,6 +7,7 @@ Names are fully qualified dotted names as resolved through the file's imports
 
 from __future__ import annotations
 
+import functools
 import re
 
 # --- Process-dependent sources: calls whose value differs between processes. -----------------
@@ -319,6 +320,10 @@ def is_device_access(q: str) -> bool:
 
 def matches(name: str, patterns: tuple[str, ...] | set[str] | frozenset[str]) -> bool:
     """Whether a qualified name matches user patterns (exact, or a trailing `.*` prefix)."""
+    if type(patterns) is tuple and len(patterns) > 8:
+        # Observed functions make the declared list long: one set lookup, then the prefixes.
+        exact, prefixes = _split_patterns(patterns)
+        return name in exact or any(name.startswith(p) or name == p[:-1] for p in prefixes)
     for p in patterns:
         if p.endswith(".*"):
             if name.startswith(p[:-1]) or name == p[:-2]:
@@ -326,3 +331,19 @@ def matches(name: str, patterns: tuple[str, ...] | set[str] | frozenset[str]) ->
         elif name == p:
             return True
     return False
+
+
+@functools.lru_cache(maxsize=16)
+def _split_patterns(patterns: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """(exact names, prefixes ending in '.') of a pattern tuple."""
+    return (frozenset(p for p in patterns if not p.endswith(".*")),
+            tuple(p[:-1] for p in patterns if p.endswith(".*")))
+
+
+def declared_collective_note(q: str, observed: tuple[tuple[str, str], ...]) -> str:
+    """Why a declared collective function counts as collective work, as a finding says it: the
+    user's declaration, or the guarded run that saw it do cross-process work."""
+    for name, how in observed:
+        if name == q:
+            return how
+    return "declared collective"

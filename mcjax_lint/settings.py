@@ -23,3 +23,6 @@ class AnalysisSettings:
     # When a call target cannot be resolved, assume it does no collective work (the default,
     # for low noise). Set True to assume unknown calls may be collective.
     assume_unknown_calls_collective: bool = False
+    # Functions a guarded run saw doing cross-process work, with where that was seen (each is
+    # also in `collective_functions`; see mcjax_lint/observed.py): (qualified name, provenance).
+    observed_functions: tuple[tuple[str, str], ...] = ()

@@ -297,7 +297,7 @@ class ProjectIndex:
     def _declared_collective(self, q: str) -> str | None:
         cf = self.settings.collective_functions
         if cf and K.matches(q, cf):
-            return f"`{short_name(q)}()` (declared collective)"
+            return f"`{short_name(q)}()` ({K.declared_collective_note(q, self.settings.observed_functions)})"
         return None
 
     # ---------------------------------------------------------------- lookups

@@ -782,7 +782,7 @@ class FileAnalysis:
         if st.process_dependent_sources and K.matches(q, st.process_dependent_sources):
             return Val(pd=frozenset({self.src(node, f"`{short_name(q)}()` (declared process-dependent)")})), None
         if st.collective_functions and K.matches(q, st.collective_functions):
-            return Val(glob=True), f"`{short_name(q)}()` (declared collective)"
+            return Val(glob=True), self.index._declared_collective(q)
         arg0 = args[0][1] if args and args[0][0] == 0 else BOTTOM
         if q in K.PROCESS_DEPENDENT_CALLS and not self._seeded(q):
             return Val(pd=frozenset({self.src(node, K.PROCESS_DEPENDENT_CALLS[q])})), None

@@ -101,6 +101,9 @@ class Report:
     notes: list[str] = field(default_factory=list)
     merged_stacks: dict[str, Any] | None = None  # merged call tree (post-mortem), see docs/report-format.md
     guard: dict[str, Any] = field(default_factory=dict)  # guard settings and versions
+    # mcjax-lint findings that explain the report ({code, severity, path, line, end_line, message,
+    # site}; runtime_guard/causes.py): None when not looked for, [] when none explains it.
+    causes: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -36,6 +36,9 @@ def render(report: Report, fmt: str) -> str:
 
 def write_report(report: Report, report_dir: str | os.PathLike[str]) -> dict[str, Path]:
     """Write every format; returns {format: path} for the files written."""
+    from runtime_guard.causes import attach_causes
+
+    attach_causes(report)  # the findings that explain it (bounded; never raises)
     out = Path(report_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths: dict[str, Path] = {}

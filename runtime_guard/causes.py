@@ -1,0 +1,189 @@
+"""From symptom to cause: the linter's findings that explain a guard report.
+
+When a report is written, the user files of its call sites and stack frames are linted in
+process (`mcjax_lint.api.lint_paths`) and the findings that explain a reported site are kept in
+`Report.causes`, best first:
+
+1. the finding's statement contains the site (the loop around the call, the branch holding it,
+   the caller's statement that leads into a helper on the stack);
+2. the finding names the site as its collective work;
+3. the finding's statement comes before the site in the same function (the early exit or the
+   branch above it).
+
+Bounded: the linting runs in a daemon thread given `BUDGET` seconds; whatever happens (a
+timeout, an exception, a file that does not parse) the report is still written, with a note.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from runtime_guard.report.model import Frame, Report
+
+BUDGET = 2.0  # seconds a report may wait for its causes
+MAX_CAUSES = 5
+# Report kinds that describe a failure: a snapshot on request explains nothing.
+KINDS = ("divergence", "missing", "exited", "died", "hang")
+
+
+@dataclass(frozen=True)
+class Site:
+    process: int
+    file: str  # absolute
+    line: int
+    what: str  # "call site" (of the reported dispatch), "location" (where it is / was), "stack"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"process": self.process, "file": self.file, "line": self.line, "what": self.what}
+
+
+def attach_causes(report: Report, budget: float = BUDGET) -> Report:
+    """Fill `report.causes` ([] when no finding explains the report). Never raises: a failure
+    or a timeout leaves `causes` unset and says why in a note. Returns the report."""
+    if report.kind not in KINDS or report.causes is not None:
+        return report
+    try:
+        sites = report_sites(report)
+        if not sites:
+            return report
+        files = sorted({s.file for s in sites})
+        result: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                from mcjax_lint.api import lint_paths
+
+                result["findings"], result["errors"] = lint_paths(files)
+            except BaseException as e:  # noqa: BLE001 - reported as a note
+                result["error"] = e
+
+        t = threading.Thread(target=run, name="mcjax-causes", daemon=True)
+        t.start()
+        t.join(budget)
+        if t.is_alive():
+            report.notes.append(f"likely cause: mcjax-lint did not finish within {budget:g} s; "
+                                f"run `mcjax-lint {' '.join(_short(f) for f in files)}`")
+            return report
+        if "error" in result:
+            raise result["error"]
+        report.causes = explain(result["findings"], sites)
+        if not report.causes:
+            skipped = [e.path for e in result.get("errors") or ()]
+            if skipped:
+                report.notes.append("likely cause: mcjax-lint could not read " + ", ".join(map(_short, skipped)))
+    except Exception as e:  # noqa: BLE001 - the report must be written whatever happens here
+        report.notes.append(f"likely cause: could not run mcjax-lint on the reported files ({e!r})")
+    return report
+
+
+def report_sites(report: Report) -> list[Site]:
+    """Every user-code place the report names, per process: the reported dispatch's call site,
+    where the process is (or was), and the user frames of its main thread's first snapshot."""
+    from runtime_guard.stacks.frames import is_library
+
+    out: list[Site] = []
+    seen: set[tuple[int, str, int]] = set()
+
+    def add(p: int, file: str, line: int, what: str) -> None:
+        if not file or not line or not file.endswith(".py"):
+            return
+        if is_library(Frame("", file, line)):
+            return
+        path = os.path.abspath(file)
+        if (p, path, line) in seen or not os.path.isfile(path):
+            return
+        seen.add((p, path, line))
+        out.append(Site(p, path, line, what))
+
+    for p in sorted(report.processes, key=lambda p: p.process_index):
+        if p.dispatch is not None and p.dispatch.location is not None:
+            add(p.process_index, p.dispatch.location.file, p.dispatch.location.line, "call site")
+        if p.location is not None:
+            add(p.process_index, p.location.file, p.location.line, "location")
+        snap = next((s for s in p.snapshots if s.threads), None)
+        if snap is not None:
+            th = next((t for t in snap.threads if t.is_main), snap.threads[0])
+            for f in th.frames:
+                if not f.native:
+                    add(p.process_index, f.file, f.line, "stack")
+    return out
+
+
+def explain(findings: list[Any], sites: list[Site]) -> list[dict[str, Any]]:
+    """The findings that explain a site, best first (see the module docstring), each once, with
+    the site it explains best."""
+    scopes: dict[str, list[tuple[int, int]]] = {}
+    ranked: list[tuple[tuple, dict[str, Any]]] = []
+    for f in findings:
+        path = os.path.abspath(f.path)
+        best: tuple | None = None
+        for order, s in enumerate(sites):
+            if s.file != path:
+                continue
+            rank = _rank(f, s, scopes.setdefault(path, _function_ranges(path)))
+            if rank is not None and (best is None or (rank, order) < best[:2]):
+                best = (rank, order, s)
+        if best is None:
+            continue
+        rank, order, s = best
+        ranked.append(((rank, order, f.line), {
+            "code": f.code, "severity": getattr(f.severity, "value", str(f.severity)), "path": path,
+            "line": f.line, "end_line": f.end_line, "message": f.message, "site": s.to_dict()}))
+    ranked.sort(key=lambda r: r[0])
+    return [c for _, c in ranked[:MAX_CAUSES]]
+
+
+def _rank(f: Any, s: Site, functions: list[tuple[int, int]]) -> tuple | None:
+    if f.line <= s.line <= f.end_line:
+        return (0, f.end_line - f.line)  # the innermost statement around the site first
+    if any(line == s.line for _, line, _ in f.related):
+        return (1, 0)
+    if f.end_line < s.line and _scope(functions, f.line) == _scope(functions, s.line):
+        return (2, s.line - f.end_line)  # the nearest statement above the site first
+    return None
+
+
+def _function_ranges(path: str) -> list[tuple[int, int]]:
+    """(first, last) line of every function in the file."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return []
+    return [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]
+
+
+def _scope(functions: list[tuple[int, int]], line: int) -> tuple[int, int] | None:
+    """The innermost function holding `line` (None: module level)."""
+    inner = None
+    for a, b in functions:
+        if a <= line <= b and (inner is None or a >= inner[0]):
+            inner = (a, b)
+    return inner
+
+
+def cause_lines(report: Report) -> list[str]:
+    """Lines under the verdict: 'likely cause: MCJ103 at train.py:75 — loop over ...'."""
+    causes = report.causes
+    if causes is None:
+        return []
+    if not causes:
+        return ["likely cause: no mcjax-lint finding explains it (no finding at or above the reported "
+                "sites in their files)"]
+    out = []
+    for c in causes:
+        s = c.get("site") or {}
+        explains = f" (explains process {s['process']} at {_short(s['file'])}:{s['line']})" if s.get("file") else ""
+        out.append(f"likely cause: {c['code']} at {_short(c['path'])}:{c['line']} \u2014 {c['message']}{explains}")
+    return out
+
+
+def _short(path: str) -> str:
+    from runtime_guard.stacks.frames import short_path
+
+    return short_path(path)
