@@ -3,6 +3,9 @@
 Exit status: 0 no findings, 1 findings (or, with --diff, fixes to apply), 2 a usage or
 configuration error, a path that does not exist, or a file that could not be analysed (the
 findings of every other file are still reported).
+
+`mcjax-lint rule CODE` prints a rule's page instead (as `ruff rule`); a path called `rule` is
+linted as `./rule`.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from pathlib import Path
 
 from mcjax_lint import __version__
 from mcjax_lint.config import ConfigError, LintConfig, check_selectors, load_config
-from mcjax_lint.files import Excluder, discover
+from mcjax_lint.files import Excluder, discover, display_path, resolve
 from mcjax_lint.model import FileError, Finding
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -29,7 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Find multi-controller JAX hazards: process-dependent control flow, nondeterministic "
         "order, process-dependent shapes and initialization order around collective work.",
         epilog="Exit status: 0 no findings, 1 findings, 2 usage/configuration error or a file that could "
-        "not be analysed. Configuration: [tool.mcjax] in pyproject.toml (see docs/lint.md).",
+        "not be analysed. Configuration: [tool.mcjax] in pyproject.toml (see docs/lint.md). "
+        "`mcjax-lint rule CODE` prints a rule's page; `mcjax-lint rule` lists the rules.",
     )
     p.add_argument("paths", nargs="*", type=Path, metavar="PATH",
                    help="files or directories to lint (default: the current directory)")
@@ -81,9 +85,9 @@ def _apply_cli(config: LintConfig, args: argparse.Namespace) -> LintConfig:
 
 
 def _start_dir(paths: list[Path]) -> Path:
-    if not paths:
+    resolved = [str(r) for r in map(resolve, paths) if r is not None]  # a link loop is reported later
+    if not resolved:
         return Path.cwd()
-    resolved = [str(p.resolve()) for p in paths]
     try:
         common = Path(os.path.commonpath(resolved))
     except ValueError:  # different drives
@@ -96,6 +100,11 @@ def _err(msg: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["rule"]:
+        from mcjax_lint.output.rule_pages import rule_command
+
+        return rule_command(argv[1:], _rules())
     args = build_parser().parse_args(argv)
     if args.jobs is not None and args.jobs < 1:
         _err("--jobs must be at least 1")
@@ -111,15 +120,22 @@ def main(argv: list[str] | None = None) -> int:
     root = config.project_root
     excluder = Excluder(root or Path.cwd().resolve(), config.all_excludes)
     missing: list[Path] = []
+    rejected: list[tuple[Path, str]] = []
     gi = config.respect_gitignore
-    targets = discover(paths, excluder, force_exclude=args.force_exclude, missing=missing, respect_gitignore=gi)
+    targets = discover(paths, excluder, force_exclude=args.force_exclude, missing=missing, respect_gitignore=gi,
+                       rejected=rejected)
     # Cross-module facts come from the whole project, whichever files were passed.
     project_files = discover([root], excluder, respect_gitignore=gi) if root is not None else targets
+    path_errors = [FileError(str(p), "no such file or directory") for p in missing] + [
+        FileError(display_path(p) if p.is_absolute() else str(p), why) for p, why in rejected]
+    # Without a project root the files given are the whole project, and the cache lives in the
+    # working directory (as ruff's does): the runner keys it by the root it is handed.
+    run_config = config if root is not None else replace(config, project_root=Path.cwd().resolve())
 
     from mcjax_lint.runner import lint_files
 
-    result = lint_files(targets, project_files, config, jobs=args.jobs, use_cache=not args.no_cache)
-    errors = [FileError(str(p), "no such file or directory") for p in missing] + list(result.file_errors)
+    result = lint_files(targets, project_files, run_config, jobs=args.jobs, use_cache=not args.no_cache)
+    errors = path_errors + list(result.file_errors)
 
     if args.fix or args.diff:
         from mcjax_lint import fixes
@@ -133,9 +149,8 @@ def main(argv: list[str] | None = None) -> int:
             if not n:
                 break
             fixed += n
-            result = lint_files(targets, project_files, config, jobs=args.jobs, use_cache=not args.no_cache)
-            errors = [FileError(str(p), "no such file or directory") for p in missing] + list(result.file_errors) + [
-                e for e in errors if e.message.startswith("fixes would")]
+            result = lint_files(targets, project_files, run_config, jobs=args.jobs, use_cache=not args.no_cache)
+            errors = path_errors + list(result.file_errors) + [e for e in errors if e.message.startswith("fixes would")]
         if fixed:
             print(f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.", file=sys.stderr)
 

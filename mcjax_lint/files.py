@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
 import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -91,8 +92,8 @@ class Excluder:
     def _rel(self, path: Path) -> str | None:
         rel = self._below(path, self.root, self._root_str)
         if rel is None:
-            resolved = path.resolve()
-            if resolved != path:
+            resolved = resolve(path)
+            if resolved is not None and resolved != path:
                 rel = self._below(resolved, self.root, self._root_str)
         return rel
 
@@ -118,6 +119,30 @@ class Excluder:
 
     def _rel_to_root_only(self, path: Path) -> str | None:
         return self._below(path, self.root, self._root_str)
+
+
+def resolve(path: Path) -> Path | None:
+    """`path` made absolute with symbolic links resolved, or None for a symbolic link loop
+    (`Path.resolve` raises RuntimeError for one before Python 3.13, OSError since)."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):
+        return None
+
+
+_SPECIAL_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                  (stat.S_ISSOCK, "a socket"))
+
+
+def special_file(path: Path) -> str | None:
+    """What `path` is when it is no regular file — a FIFO, a device or a socket, whose `open()`
+    or read can block forever — else None (a regular file, or one that cannot be stat'ed: the
+    reader reports why, as for a dangling link)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    return next((kind for test, kind in _SPECIAL_KINDS if test(mode)), None)
 
 
 def find_project_root(start: Path) -> Path | None:
@@ -160,27 +185,41 @@ def discover(
     force_exclude: bool = False,
     missing: list[Path] | None = None,
     respect_gitignore: bool = True,
+    rejected: list[tuple[Path, str]] | None = None,
 ) -> list[Path]:
     """Python files under `paths` (resolved, sorted, without duplicates).
 
     Directories are searched for `*.py` files that are not excluded and, with
     `respect_gitignore` (the default, as in ruff), not ignored by git. Paths that do not exist
-    are appended to `missing` (the caller reports them)."""
+    are appended to `missing` (the caller reports them). A symbolic link loop named in `paths`
+    and a FIFO, device or socket (named or found) are left out, each appended to `rejected`
+    with the reason (the path as given, or absolute when found under a directory)."""
     found: set[Path] = set()
     for given in paths:
-        p = given.resolve()
+        p = resolve(given)
+        if p is None:
+            if rejected is not None:
+                rejected.append((given, "symbolic link loop; not read"))
+            continue
         if p.is_dir():
             if force_exclude and p != excluder.root and excluder.excluded(p):
                 continue
             listed = git_visible_python_files(p) if respect_gitignore else None
-            if listed is None:
-                found.update(_walk(p, excluder))
-            else:
-                found.update(f for f in listed if not excluder.excluded(f, p))
+            under = _walk(p, excluder) if listed is None else (f for f in listed if not excluder.excluded(f, p))
+            for f in under:
+                kind = special_file(f)  # a `.py` FIFO would block the reader in open() forever
+                if kind is None:
+                    found.add(f)
+                elif rejected is not None:
+                    rejected.append((f, f"not a regular file ({kind}); not read"))
         elif p.exists() or p.is_symlink():
             if force_exclude and excluder.excluded(p):
                 continue
-            found.add(p)  # named explicitly: linted whatever its suffix
+            kind = special_file(p)
+            if kind is None:
+                found.add(p)  # named explicitly: linted whatever its suffix
+            elif rejected is not None:
+                rejected.append((given, f"not a regular file ({kind}); not read"))
         elif missing is not None:
             missing.append(given)
     return sorted(found)

@@ -10,38 +10,14 @@ the page's text as `help.markdown` (the pages in docs/rules/ ship in the package
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from mcjax_lint import __version__
 from mcjax_lint.model import Finding, Severity
 from mcjax_lint.output.context import OutputContext
+from mcjax_lint.output.rule_pages import docs_base, page_path
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
-# docs/rules/ installed as a data package (pyproject maps it); the same directory in an editable
-# install or a source checkout.
-_DOCS_DIR = Path(__file__).resolve().parents[1] / "rule_docs"
-if not _DOCS_DIR.is_dir():
-    _DOCS_DIR = Path(__file__).resolve().parents[2] / "docs" / "rules"
-
-
-# The project's repository, as the README's pre-commit snippet names it.
-REPOSITORY_DOCS = "https://github.com/mcjax/mcjax/blob/main/docs/"
-
-
-def _docs_base() -> str:
-    """Where the rule pages live: the documentation URL the installed metadata names, else the
-    pages in the project's repository."""
-    try:
-        from importlib.metadata import metadata
-
-        for entry in metadata("mcjax").get_all("Project-URL") or []:
-            label, _, url = entry.partition(",")
-            if label.strip().lower() in ("documentation", "docs", "rules"):
-                return url.strip().rstrip("/") + "/rules/"
-    except Exception:  # metadata missing (running from a plain checkout)
-        pass
-    return REPOSITORY_DOCS + "rules/"
 
 
 def _uri(ctx: OutputContext, path: str) -> tuple[str, str | None]:
@@ -85,8 +61,8 @@ def _rule(code: str, info: object, base: str) -> dict:
         "defaultConfiguration": {"level": _LEVEL.get(Severity(sev), "error")},
         "properties": {"tags": [t for t in ("mcjax", getattr(info, "family", None)) if t]},
     }
-    page = _DOCS_DIR / f"{code}.md"
-    if page.is_file():
+    page = page_path(code)
+    if page is not None:
         text = page.read_text(encoding="utf-8")
         rule["help"] = {"text": summary, "markdown": text}
     return rule
@@ -115,7 +91,7 @@ def _fix(ctx: OutputContext, f: Finding) -> list[dict]:
 
 
 def build(ctx: OutputContext) -> dict:
-    base = _docs_base()
+    base = docs_base()
     codes = sorted(set(ctx.rules) | {f.code for f in ctx.findings})
     index = {c: i for i, c in enumerate(codes)}
     results = []

@@ -1,6 +1,8 @@
 """Default terminal output: `path:line:col: CODE [severity] message`, the source line with a
 caret under the reported span, related locations and the available fix.
 
+Each finding ends with a `= help:` line naming its rule's page (a path that opens here, the
+page SARIF carries as the rule's help), except with `--no-show-source` (one line per finding).
 The text is built as (text, style) segments once: written plain when the output is not a
 terminal (no rich import, which matters for pre-commit latency), rendered with rich styles when
 it is. Columns shown here are 1-based, as editors and compilers print them.
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 from mcjax_lint.model import Finding, Severity
 from mcjax_lint.output.context import OutputContext
+from mcjax_lint.output.rule_pages import page_link
 
 Segment = tuple[str, str]  # (text, rich style)
 
@@ -52,6 +55,9 @@ def finding_segments(f: Finding, ctx: OutputContext) -> list[Segment]:
     if f.fix is not None and ctx.fixable_hint:
         seg += [("  = fix: ", "blue"), (f"{f.fix.description} (apply with --fix)\n", "green")]
     if ctx.show_source:
+        link = page_link(f.code)  # the page SARIF embeds as the rule's help
+        if link is not None:
+            seg += [("  = help: ", "blue"), (f"{link} (or `mcjax-lint rule {f.code}`)\n", "")]
         seg.append(("\n", ""))
     return seg
 
