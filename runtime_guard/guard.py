@@ -22,7 +22,7 @@ from pathlib import Path
 from types import CodeType
 from typing import Any, Callable
 
-from runtime_guard import compat, hotpath
+from runtime_guard import compat, hotpath, observe
 from runtime_guard.exchange import Exchange, Registry, strict_barrier_id
 from runtime_guard.kv import KV, KVError
 from runtime_guard.recorder import _FOLD_MASK, _RING_MASK, _SIZE, Recorder
@@ -200,6 +200,8 @@ class GuardedJit(_JitBase):
                 frame = hit = None
             if hit is None:
                 hit = guard.site_of_frame(frame)
+                if guard.observer is not None:  # a new call position: learn its stack once
+                    guard.observer.saw(frame)
             site, line = hit
             key = key0 ^ _arg_shapes(args)  # this call's variant: the function and its argument shapes
             if key not in self._names:
@@ -241,6 +243,8 @@ class GuardedJit(_JitBase):
         except ValueError:  # no Python caller: a thread's target, an atexit function
             frame = hit = None
         site, line = hit if hit is not None else guard.site_of_frame(frame)
+        if hit is None and self._kind == _MULTI and guard.observer is not None:
+            guard.observer.saw(frame)
         code = guard.recorder.code_of(site)
         key = compat.call_signature(self._key, args, kwargs) if guard._exact else self._key ^ _arg_shapes(args)
         if kwargs or self._statics is not None:
@@ -459,6 +463,8 @@ class Guard:
         self.num_processes = 0
         self.process_index = 0
         self._lock = threading.Lock()
+        # The functions seen dispatching cross-process work, for the linter (observe.py).
+        self.observer = observe.observer_for(settings)
 
     @property
     def active(self) -> bool:
@@ -757,6 +763,8 @@ class Guard:
         except Exception as e:  # never let a signature problem stop the computation
             self._say(f"could not read executable signature: {e!r}")
             return
+        if multi and subset is None and self.observer is not None:
+            self.observer.saw(sys._getframe(1))
         call = _current_call()
         w = call[_WRAPPER] if call is not None else None
         if subset is not None:
@@ -833,6 +841,8 @@ class Guard:
             return orig(compiled, *args, **kwargs)
         exact, subset = self._compiled_exact(compiled, ex)
         code, line = self.user_site(sys._getframe(1))
+        if subset is None and self.observer is not None:
+            self.observer.saw(sys._getframe(1))
         if subset is None:
             seq = self.recorder.record(exact, exact, code, line)
             call = [None, code, line, seq, True, exact, 0, None]

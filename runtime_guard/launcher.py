@@ -57,6 +57,11 @@ class Command:
     def display(self) -> str:
         return " ".join([os.path.basename(self.python), *self.target])
 
+    def program(self) -> str:
+        """`train.py`, `pkg.mod` (-m) or `-c`: what a run is named after."""
+        first = self.target[0]
+        return self.target[1] if first == "-m" else first if first == "-c" else os.path.basename(first)
+
 
 def parse_command(cmd: list[str]) -> Command:
     """`python [opts] train.py args`, `python -m mod args`, or just `train.py args`."""
@@ -243,6 +248,9 @@ class Supervisor:
                 self._collector.stop()
             if self._alive_sender is not None:
                 self._alive_sender.close()
+            from runtime_guard.observe import save_run
+
+            save_run(self.state_dir, self.command.program())  # for mcjax-lint (never raises)
             shutil.rmtree(self.state_dir, ignore_errors=True)
 
     def _on_stop(self, signum: int, frame: Any) -> None:

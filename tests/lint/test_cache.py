@@ -158,3 +158,47 @@ def test_settings_change_is_never_served_from_the_old_cache(tmp_path):
     fresh, _ = _run(root, cache=False)
     assert after == fresh
     assert not any(k[0] == "pkg/ckpt.py" and k[3] == "MCJ101" for k in after)
+
+
+def _timings(err: str) -> dict[str, str]:
+    line = next(ln for ln in err.splitlines() if ln.startswith("timings: ") and "summarized=" in ln)
+    return dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv)
+
+
+def test_cache_without_a_project_root_lives_in_the_working_directory(tmp_path):
+    """Outside any git repository or pyproject.toml, a second run re-lints only what changed (the
+    cache lives in the working directory, as ruff's does)."""
+    import subprocess
+    import sys
+
+    from cli_helpers import CLEAN, SET_ORDER
+
+    from mcjax_lint.files import find_project_root
+
+    work = tmp_path / "scripts"
+    work.mkdir()
+    if find_project_root(work) is not None:
+        import pytest
+
+        pytest.skip(f"{tmp_path} is inside a project ({find_project_root(work)})")
+    (work / "order.py").write_text(SET_ORDER)
+    (work / "log.py").write_text(CLEAN)
+    _age_cache(work)
+
+    def lint():
+        out = subprocess.run([sys.executable, "-m", "mcjax_lint", "--timings", "--no-show-source", "."], cwd=work,
+                             capture_output=True, text=True, timeout=120)
+        assert out.returncode == 1, out.stderr
+        return out.stdout, _timings(out.stderr)
+
+    cold_out, cold = lint()
+    assert "order.py:5:17: MCJ201" in cold_out
+    assert cold["summarized"] == "2"
+    assert (work / ".mcjax_cache").is_dir()
+    warm_out, warm = lint()
+    assert warm_out == cold_out
+    assert (warm["read"], warm["summarized"], warm["analyzed"]) == ("0", "0", "0"), warm
+    (work / "log.py").write_text(CLEAN + "\n# edited\n")
+    edited_out, edited = lint()
+    assert edited_out == cold_out
+    assert edited["summarized"] == "1", edited

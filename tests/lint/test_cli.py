@@ -193,3 +193,31 @@ def test_output_file_and_json_statistics(tmp_path):
     rows = json.loads(out.stdout)
     assert {r["code"] for r in rows} == {d["code"] for d in data}
     assert sum(r["count"] for r in rows) == len(data)
+
+
+def test_rule_prints_the_rules_page_and_text_links_to_it(tmp_path):
+    from mcjax_lint.output.rule_pages import page_path
+    from mcjax_lint.rules import RULES
+
+    for code in RULES:
+        out = run_cli(tmp_path, "rule", code.lower() if code == "MCJ203" else code)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout == page_path(code).read_text(encoding="utf-8")
+        assert out.stdout.startswith(f"# {code}: ")
+    listing = run_cli(tmp_path, "rule")
+    assert listing.returncode == 0 and all(f"{code}  {info.name}: " in listing.stdout for code, info in RULES.items())
+    bad = run_cli(tmp_path, "rule", "MCJ999")
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert bad.stderr.count("\n") == 1 and "unknown rule code 'MCJ999'" in bad.stderr
+
+    # Each finding of the text output names the page that `rule` prints and SARIF embeds.
+    demo_project(tmp_path)
+    out = run_cli(tmp_path, "pkg")
+    assert out.returncode == 1
+    helps = [line for line in out.stdout.splitlines() if line.startswith("  = help: ")]
+    assert len(helps) == out.stdout.count(" [error] ") + out.stdout.count(" [warning] ") > 0
+    for line in helps:
+        path = line.split()[2]
+        code = line.rsplit("rule ", 1)[1].rstrip("`)")
+        assert (tmp_path / path).resolve() == page_path(code).resolve()
+    assert "= help:" not in run_cli(tmp_path, "pkg", "--no-show-source").stdout
