@@ -17,7 +17,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from mcjax_lint import __version__
+from mcjax_lint import __version__, observed
 from mcjax_lint.config import ConfigError, LintConfig, check_selectors, load_config
 from mcjax_lint.files import Excluder, discover, display_path, resolve
 from mcjax_lint.model import FileError, Finding
@@ -56,6 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     fx.add_argument("--fix", action="store_true", help="apply the safe fixes in place, then report what remains")
     fx.add_argument("--diff", action="store_true", help="print the safe fixes as a unified diff; change nothing")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache (.mcjax_cache/)")
+    p.add_argument("--observed", type=Path, metavar="FILE",
+                   help="functions a guarded run saw doing cross-process work (a run file of mcjax-guard, or a "
+                        "directory of them); .mcjax_cache/observed/ is read without it")
     p.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: the CPUs available)")
     p.add_argument("--force-exclude", action="store_true",
                    help="apply exclude patterns to files named on the command line too (pre-commit sets this)")
@@ -113,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = load_config(args.config, _start_dir(paths))
         config = _apply_cli(config, args)
+        config = observed.apply_to_config(config, args.observed)  # what guarded runs saw
     except ConfigError as e:
         _err(str(e))
         return EXIT_ERROR

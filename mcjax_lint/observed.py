@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
+from mcjax_lint.config import ConfigError, LintConfig
 from mcjax_lint.settings import AnalysisSettings
 
 FORMAT = 1
@@ -30,7 +31,7 @@ SUBDIR = "observed"
 KEEP_RUNS = 50
 
 
-class ObservedError(ValueError):
+class ObservedError(ConfigError):
     """An observed-functions file that cannot be used, described in one line."""
 
 
@@ -62,6 +63,15 @@ def load_project(project_root: Path | None, cache_dir: str) -> dict[str, str]:
         except ObservedError:
             continue  # a half-written or foreign file must not stop the linter
     return _merge(runs)
+
+
+def apply_to_config(config: LintConfig, path: str | os.PathLike[str] | None = None) -> LintConfig:
+    """`config` with what guarded runs of its project observed, and `path` (`--observed FILE`,
+    a run file or a directory of them) when given."""
+    seen = load_project(config.project_root, config.cache_dir)
+    if path is not None:
+        seen = {**load(path), **seen}
+    return replace(config, analysis=with_observed(config.analysis, seen)) if seen else config
 
 
 def with_observed(settings: AnalysisSettings, observed: dict[str, str]) -> AnalysisSettings:
