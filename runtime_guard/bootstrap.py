@@ -23,6 +23,10 @@ def main(argv: list[str] | None = None) -> int:
     if not argv:
         return _usage()
 
+    from runtime_guard.report.user_traceback import install_excepthook
+
+    install_excepthook()  # the program's tracebacks without runpy's and the guard's frames
+
     import atexit
 
     from runtime_guard.guard import current, install

@@ -13,15 +13,18 @@ on, whether it moved between snapshots, the merged call tree, and a one-line sum
 
 from __future__ import annotations
 
+import linecache
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from runtime_guard.report.model import KINDS, Frame, ProcessReport, Report, StackSnapshot
+from runtime_guard.report.model import KINDS, Frame, Location, ProcessReport, Report, StackSnapshot
+from runtime_guard.report.view import exit_text, settle_statuses
 from runtime_guard.report.writer import write_report
 from runtime_guard.stacks.collect import TargetLike, collect_stacks
-from runtime_guard.stacks.frames import is_library
+from runtime_guard.stacks.frames import is_library, short_path
 from runtime_guard.stacks.merge import ProcessStacks, merge_stacks, ranges
 
 
@@ -46,6 +49,7 @@ def build_postmortem_report(
     if kind not in KINDS:
         raise ValueError(f"unknown report kind {kind!r}; expected one of {', '.join(KINDS)}")
     procs = {p.process_index: p for p in processes}
+    settle_statuses(Report(kind=kind, summary="-", processes=list(procs.values())))
     for idx in stacks:
         procs.setdefault(idx, ProcessReport(process_index=idx))
     # Processes may arrive with their snapshots attached (from another host's supervisor).
@@ -56,8 +60,10 @@ def build_postmortem_report(
             f"a cross-process computation ({p.dispatch.name}, dispatch #{p.dispatch.seq})")
         for i, p in procs.items() if p.dispatch is not None and p.dispatch.location is not None
     }
+    culprit = one_sided(kind, list(procs.values()), seq) if kind == "exited" else None
+    odd = culprit.odd if culprit is not None else guard_outliers(kind, list(procs.values()))
     merged, per = merge_stacks({i: stacks[i] for i in sorted(procs)}, last_seq, threads=threads,
-                               collapse=collapse, in_dispatch=in_dispatch)
+                               collapse=collapse, in_dispatch=in_dispatch, outliers=odd)
 
     for idx, p in procs.items():
         p.snapshots = stacks[idx]
@@ -72,12 +78,26 @@ def build_postmortem_report(
             p.status = _status(kind, ps)
         if ps.thread is None and not p.note:
             p.note = "no stacks: " + ("; ".join(dict.fromkeys(ps.notes)) or "none collected")
+        for loc in (p.location, p.dispatch.location if p.dispatch is not None else None):
+            if loc is not None and not loc.source and loc.file and loc.line:
+                loc.source = linecache.getline(loc.file, loc.line).strip()
+    if culprit is not None:
+        for i in culprit.odd:
+            if procs[i].status == "ok":
+                procs[i].status = "diverged"
+    dead = {i: exit_text(p.exit_code) for i, p in procs.items() if p.exit_code is not None and p.exit_code < 0}
+    for c in merged["classes"]:
+        how = {dead.get(i) for i in c["processes"]}
+        if len(how) == 1 and None not in how:
+            # Its stack is where it was as it died (a crash dump), not where it waits.
+            c["ended"] = how.pop()
+            c["progress"] = ""
 
     notes = list(guard_notes)
     notes.extend(_method_notes(per))
     for host in missing_hosts:
         notes.append(f"host {host} did not send its stacks in time: its processes are missing from the merge")
-    summary = stack_summary(merged, len(procs))
+    summary = culprit.sentence if culprit is not None else stack_summary(merged, len(procs))
     if headline:
         summary = f"{headline}; {summary}"
     return Report(
@@ -94,6 +114,51 @@ def build_postmortem_report(
     )
 
 
+@dataclass
+class OneSided:
+    """An `exited` report's two sides: who ran the computation the one that left never ran."""
+
+    odd: list[int]  # the processes the report singles out
+    sentence: str
+
+
+def one_sided(kind: str, procs: list[ProcessReport], seq: int | None) -> OneSided | None:
+    """The processes that left (`exited`) and those that dispatched #seq, which they never ran,
+    each with its line. When the ones that left ended normally (exit 0), the others ran extra
+    cross-process work (a rank-0-only collective, one batch more): they are the odd ones. When
+    a process left by an exception, it is."""
+    left = [p for p in procs if p.status in ("exited", "died")]
+    ran = [p for p in procs if p.dispatch is not None and seq is not None and p.dispatch.seq >= seq
+           and p not in left]
+    if not left or not ran:
+        return None
+    normal = all(p.exit_code == 0 for p in left)
+    def who(ps: list[ProcessReport]) -> str:
+        return _who([p.process_index for p in ps])[0]
+    runs = "; ".join(f"{_who([p.process_index])[0]} ran dispatch #{p.dispatch.seq} {p.dispatch.name}"
+                     + (f" at {_short(p.dispatch.location)}" if p.dispatch.location else "") for p in ran)
+    lefts = "; ".join(f"{_who([p.process_index])[0]} did not: it left" + (f" at {_short(p.location)}" if p.location else "")
+                      + f" after dispatch #{p.last_seq}" + (f" ({exit_text(p.exit_code)})" if p.exit_code is not None else "")
+                      for p in left)
+    odd = ran if normal else left
+    return OneSided(odd=sorted(p.process_index for p in odd),
+                    sentence=f"{runs}; {lefts}; the odd one{'s' if len(odd) > 1 else ''}: {who(odd)}")
+
+
+def guard_outliers(kind: str, procs: list[ProcessReport]) -> list[int] | None:
+    """A divergence's odd processes are the guard's (a strict majority against the rest; none on
+    a tie), not the stacks': the stacks only show where each went next."""
+    if kind != "divergence":
+        return None
+    diverged = [p.process_index for p in procs if p.status == "diverged"]
+    compared = [p for p in procs if p.status in ("ok", "diverged")]
+    return diverged if len(diverged) < len(compared) else []
+
+
+def _short(loc: Location) -> str:
+    return f"{short_path(loc.file)}:{loc.line}"
+
+
 def _status(kind: str, ps: ProcessStacks) -> str:
     if ps.thread is None:
         return "unknown"
@@ -102,17 +167,24 @@ def _status(kind: str, ps: ProcessStacks) -> str:
     return "ok" if kind == "snapshot" else "unknown"
 
 
-def _who(procs: list[int]) -> tuple[str, str]:
-    return (f"process {procs[0]}", "is") if len(procs) == 1 else (f"processes {ranges(procs)}", "are")
+def _who(procs: list[int], past: bool = False) -> tuple[str, str]:
+    if len(procs) == 1:
+        return f"process {procs[0]}", "was" if past else "is"
+    return f"processes {ranges(procs)}", "were" if past else "are"
 
 
 def _where(c: dict[str, Any]) -> str:
     loc = c["location"]
+    if c.get("ended"):  # died: where it was as it died
+        at = f" at {loc['short_file']}:{loc['line']}" if loc else ""
+        what = f" while {c['phrase']}" if c["phrase"].startswith(("leaving", "running", "waiting")) else \
+            f" {c['phrase']}" if c["phrase"] else ""
+        return f"{c['ended']}{at}{what}"
     text = f"at {loc['short_file']}:{loc['line']}" if loc else "" if c["phrase"].startswith("leaving") else "at an unknown place"
     if c["phrase"]:
         text = f"{text} {c['phrase']}".strip()
-    if c["progress"] == "stuck":
-        text += " (stuck)"
+    if c["progress"] in ("stuck", "frozen"):
+        text += f" ({c['progress']})"
     return text
 
 
@@ -127,7 +199,7 @@ def stack_summary(merged: dict[str, Any], n_processes: int) -> str:
         c = classes[0]
         if len(c["processes"]) > 1 and len(c["processes"]) == n_processes:
             return f"all {n_processes} processes are {_where(c)}"
-        who, verb = _who(c["processes"])
+        who, verb = _who(c["processes"], bool(c.get("ended")))
         return f"{who} {verb} {_where(c)}{tail}"
     outliers = [c for c in classes if c["outlier"]]
     others = [c for c in classes if not c["outlier"]]
@@ -139,7 +211,7 @@ def stack_summary(merged: dict[str, Any], n_processes: int) -> str:
         parts = ["the processes are split"]
         others = classes
     for c in outliers[1:] + others:
-        who, verb = _who(c["processes"])
+        who, verb = _who(c["processes"], bool(c.get("ended")))
         parts.append(f"{who} {verb} {_where(c)}")
     return "; ".join(parts) + tail
 

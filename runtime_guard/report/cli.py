@@ -63,20 +63,30 @@ def run_report(args: argparse.Namespace) -> int:
         print(f"mcjax-guard report: {e}", file=sys.stderr)
         return 2
     fmt = args.format or ("rich" if sys.stdout.isatty() and not args.output else "text")
+    try:
+        return _render_to(report, fmt, args.output)
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError) as e:
+        # A report.json edited by hand or by another tool: its parts are not what they should be.
+        print(f"mcjax-guard report: {args.path}: malformed report ({type(e).__name__}: {e})", file=sys.stderr)
+        return 2
+
+
+def _render_to(report: Report, fmt: str, output: str | None) -> int:
     if fmt == "rich":
         from rich.console import Console
 
         from runtime_guard.report.render_rich import render_rich
 
-        if args.output:
-            with open(args.output, "w", encoding="utf-8") as f:
-                Console(file=f, width=120).print(render_rich(report))
+        view = render_rich(report)
+        if output:
+            with open(output, "w", encoding="utf-8") as f:
+                Console(file=f, width=120).print(view)
         else:
-            Console().print(render_rich(report))
+            Console().print(view)
         return 0
     text = render(report, fmt)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
     return 0

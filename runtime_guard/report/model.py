@@ -61,6 +61,7 @@ class StackSnapshot:
     method: str  # "py-spy", "py-spy --native", "faulthandler", ...
     threads: list[Thread]
     note: str = ""
+    stopped: bool = False  # the process was stopped by a signal (SIGSTOP, a debugger): frozen
 
 
 @dataclass
@@ -77,7 +78,7 @@ class ProcessReport:
     note: str = ""
     # Post-mortem (filled from the stacks): what the main thread waits on ("a collective (gloo
     # all-reduce)", "time.sleep", ...) and whether it moved between snapshots: "stuck", "moving",
-    # or "" when unknown (one snapshot, or none).
+    # "frozen" (stopped by a signal), or "" when unknown (one snapshot, or none).
     blocked_on: str = ""
     progress: str = ""
 
@@ -113,34 +114,62 @@ class Report:
         return _build(cls, d)
 
 
-def _build(cls: type, d: Any) -> Any:
-    """Rebuild nested dataclasses from `asdict` output (tolerant of extra keys)."""
+def _build(cls: type, d: Any, path: str = "") -> Any:
+    """Rebuild nested dataclasses from `asdict` output (tolerant of extra keys). A value of the
+    wrong type raises ValueError naming its place ("processes[1].exit_code: expected int, got
+    str"), so a malformed report file is one clear line, not a traceback later in a renderer."""
     import typing
 
     if d is None:
         return None
+    if not isinstance(d, dict):
+        raise ValueError(f"{path or 'report'}: expected an object, got {_tname(d)}")
     hints = typing.get_type_hints(cls)
     kwargs = {}
     for f in fields(cls):
         if f.name not in d:
             continue
-        kwargs[f.name] = _convert(hints[f.name], d[f.name])
-    return cls(**kwargs)
+        kwargs[f.name] = _convert(hints[f.name], d[f.name], f"{path}.{f.name}" if path else f.name)
+    obj = cls(**kwargs)
+    if cls is Report and obj.kind not in KINDS:
+        raise ValueError(f"kind: {obj.kind!r} is not one of {', '.join(KINDS)}")
+    return obj
 
 
-def _convert(tp: Any, value: Any) -> Any:
+_PLAIN = {str: (str,), int: (int,), float: (int, float), bool: (bool,), dict: (dict,), list: (list,)}
+
+
+def _tname(v: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", type(None): "null"}.get(type(v), type(v).__name__)
+
+
+def _convert(tp: Any, value: Any, path: str) -> Any:
     import dataclasses
+    import types
     import typing
 
-    if value is None:
-        return None
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType", object)):
+    if origin in (typing.Union, types.UnionType):
+        if value is None:
+            return None
         inner = [a for a in args if a is not type(None)]
-        return _convert(inner[0], value) if len(inner) == 1 else value
-    if origin is list and args:
-        return [_convert(args[0], v) for v in value]
+        return _convert(inner[0], value, path) if len(inner) == 1 else value
+    if value is None:
+        raise ValueError(f"{path}: expected {getattr(tp, '__name__', tp)}, got null")
+    if origin is list:
+        if not isinstance(value, list):
+            raise ValueError(f"{path}: expected a list, got {_tname(value)}")
+        return [_convert(args[0], v, f"{path}[{i}]") for i, v in enumerate(value)] if args else value
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ValueError(f"{path}: expected an object, got {_tname(value)}")
+        if args and args[1] is str and not all(isinstance(v, str) for v in value.values()):
+            raise ValueError(f"{path}: expected text values")
+        return value
     if dataclasses.is_dataclass(tp):
-        return _build(tp, value)
+        return _build(tp, value, path)
+    ok = _PLAIN.get(tp)
+    if ok is not None and (not isinstance(value, ok) or (tp is not bool and isinstance(value, bool))):
+        raise ValueError(f"{path}: expected {tp.__name__}, got {_tname(value)}")
     return value

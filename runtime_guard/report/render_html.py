@@ -9,6 +9,8 @@ All report text reaches the page escaped (SVG/HTML) or through textContent (JS).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import json
 from dataclasses import dataclass, field
@@ -16,6 +18,7 @@ from typing import Any
 
 from runtime_guard.report.model import Report
 from runtime_guard.report.render_text import short_name
+from runtime_guard.report.view import build_view
 
 CHAR_W = 7.6  # px per character of the 12px monospace font (layout estimate, bold included)
 LINE_H = 15
@@ -152,7 +155,7 @@ header{padding:14px 20px;background:#fff;border-bottom:1px solid #dee2e6}
 h1{font-size:18px;margin:0 0 6px} h2{font-size:15px;margin:18px 0 8px}
 .kind{display:inline-block;padding:2px 8px;border-radius:10px;color:#fff;font-size:12px;margin-right:8px;vertical-align:2px}
 .kind.hang{background:#9c36b5}.kind.snapshot{background:#1098ad}.kind.divergence,.kind.missing,.kind.died{background:#c92a2a}.kind.exited{background:#e67700}
-.summary{font-size:15px} main{padding:0 20px 30px} .notes{color:#495057;font-size:13px;margin:6px 0 0;padding-left:18px}
+.summary{font-size:15px} .facts{font-weight:600;margin-top:4px} main{padding:0 20px 30px} .notes{color:#495057;font-size:13px;margin:6px 0 0;padding-left:18px}
 .treebox{overflow:auto;background:#fff;border:1px solid #dee2e6;border-radius:6px;padding:6px;max-height:70vh}
 svg.tree text{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;fill:#212529}
 svg.tree .l0{font-weight:600}
@@ -200,11 +203,11 @@ _JS = r"""
       if (p.location.source) { w.appendChild(el('br')); w.appendChild(el('code', 'src', p.location.source)); }
       d.appendChild(w);
     }
-    if (p.blocked_on || p.progress) d.appendChild(el('div', '', 'waiting on: ' + (p.blocked_on || '?') + (p.progress ? ' (' + p.progress + ' across snapshots)' : '')));
+    if (p.blocked_on || p.progress) d.appendChild(el('div', '', (p.blocked_on ? 'waiting on: ' + p.blocked_on : 'stack ends in the program') + (p.progress ? ' (' + p.progress + ' across snapshots)' : '')));
     if (p.note) d.appendChild(el('div', 'note', 'note: ' + p.note));
     if (p.dispatch) {
       const ds = p.dispatch;
-      d.appendChild(el('h2', '', 'last dispatch #' + ds.seq + ': ' + ds.name + (ds.location ? ' at ' + ds.location.file + ':' + ds.location.line : '')));
+      d.appendChild(el('h2', '', 'dispatch #' + ds.seq + ': ' + ds.name + (ds.location ? ' called at ' + ds.location.file + ':' + ds.location.line : '')));
       const t = el('table', 'fields');
       Object.entries(ds.fields || {}).forEach(([k, v]) => { const r = el('tr', diff.has(k) ? 'diff' : ''); r.appendChild(el('td', '', (diff.has(k) ? '* ' : '') + k)); r.appendChild(el('td', '', String(v))); t.appendChild(r); });
       d.appendChild(t);
@@ -241,31 +244,28 @@ _JS = r"""
 
 
 def render_html(report: Report) -> str:
+    view = build_view(report)
     d = report.to_dict()
     data = json.dumps(d, default=str).replace("</", "<\\/").replace("<!--", "<\\!--")
     merged = report.merged_stacks or {}
-    outliers = set(merged.get("outliers") or [])
     e = html.escape
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        # No network: forbid every fetch, allow only the inline style and script.
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">",
+        # No network, and no script or style but the page's own: each inline block is allowed by
+        # its hash (the JSON data block is not script: it is never executed).
+        f'<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        f"style-src '{_sha256(_CSS)}'; script-src '{_sha256(_JS)}'; img-src data:\">",
         f"<title>mcjax-guard {e(report.kind)} report</title><style>{_CSS}</style></head><body>",
         f'<header><h1><span class="kind {e(report.kind)}">{e(report.kind.upper())}</span>mcjax-guard report'
         + (f" \u2014 job {e(report.job_id)}" if report.job_id else "") + "</h1>",
         f'<div class="summary" id="summary">{e(report.summary)}</div>',
     ]
-    if report.seq is not None or report.differing_fields:
-        bits = []
-        if report.seq is not None:
-            bits.append(f"at dispatch #{report.seq}")
-        if report.differing_fields:
-            bits.append("differing fields: " + ", ".join(report.differing_fields))
-        parts.append(f"<div>{e('; '.join(bits))}</div>")
-    if report.notes:
-        parts.append('<ul class="notes">' + "".join(f"<li>{e(n)}</li>" for n in report.notes) + "</ul>")
+    if view.facts:
+        parts.append(f'<div class="facts">{e("; ".join(view.facts))}</div>')
+    if report.notes or view.stacks:
+        parts.append('<ul class="notes">' + "".join(f"<li>{e(n)}</li>" for n in [*view.notes, view.stacks] if n) + "</ul>")
     parts.append("</header><main>")
     trees = merged.get("trees") or []
     if trees:
@@ -275,22 +275,26 @@ def render_html(report: Report) -> str:
             title = "main thread" if tr["thread"] == "MainThread" else f"thread {tr['thread']}"
             parts.append(f'<div class="treebox">{tree_svg(tr, title)}</div>')
     parts.append("<h2>Processes</h2>")
-    parts.append('<table class="procs"><tr><th>process</th><th>status</th><th>last dispatch</th><th>where</th><th>waiting on</th><th>stacks by</th></tr>')
-    for p in sorted(report.processes, key=lambda p: p.process_index):
-        cls = "proc outlier" if p.process_index in outliers else "proc"
-        disp = f"#{p.dispatch.seq} {p.dispatch.name}" if p.dispatch else (f"#{p.last_seq}" if p.last_seq else "")
-        where = ""
-        if p.location is not None:
-            where = f"<code>{e(p.location.file)}:{p.location.line}</code>"
-            if p.location.source:
-                where += f'<br><code class="src">{e(p.location.source)}</code>'
-        waiting = e(p.blocked_on + (f" ({p.progress})" if p.progress else "")) or e(p.note)
+    parts.append('<table class="procs"><tr><th>process</th><th>status</th><th>dispatch</th><th>called at</th>'
+                 "<th>now at</th><th>waiting on / note</th><th>stacks by</th></tr>")
+    by_index = {p.process_index: p for p in report.processes}
+    for r in view.rows:
+        p = by_index[r.process]
+        cls = "proc outlier" if r.odd else "proc"
+        now = f"<code>{e(r.now_at)}</code>" if r.now_at else ""
+        if r.source:
+            now += f'<br><code class="src">{e(r.source)}</code>'
         methods = e(", ".join(dict.fromkeys(s.method for s in p.snapshots)))
-        status = e(p.status + (f", exit {p.exit_code}" if p.exit_code is not None else ""))
-        parts.append(f'<tr class="{cls}" data-proc="{p.process_index}"><td>{p.process_index}</td><td>{status}</td>'
-                     f"<td>{e(disp)}</td><td>{where}</td><td>{waiting}</td><td>{methods}</td></tr>")
+        parts.append(f'<tr class="{cls}" data-proc="{r.process}"><td>{r.process}</td><td>{e(r.status)}</td>'
+                     f"<td>{e(r.dispatch)}</td><td><code>{e(r.called_at)}</code></td><td>{now}</td>"
+                     f"<td>{e(r.waiting or r.note)}</td><td>{methods}</td></tr>")
     parts.append("</table>")
     parts.append('<div id="detail"><noscript>Enable JavaScript for the per-process stacks (they are also in report.txt).</noscript></div>')
     parts.append(f'</main><script type="application/json" id="report-data">{data}</script>')
     parts.append(f"<script>{_JS}</script></body></html>")
     return "\n".join(parts)
+
+
+def _sha256(text: str) -> str:
+    """A CSP source expression allowing exactly this inline block."""
+    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")

@@ -11,25 +11,22 @@ from rich.tree import Tree
 
 from runtime_guard.report.model import Report
 from runtime_guard.report.render_text import frame_label
-from runtime_guard.stacks.frames import short_path
+from runtime_guard.report.view import ReportView, build_view
 
 _KIND_STYLE = {"divergence": "bold red", "missing": "bold red", "exited": "bold yellow", "died": "bold red",
                "hang": "bold magenta", "snapshot": "bold cyan"}
 
 
 def render_rich(report: Report) -> RenderableType:
+    view = build_view(report)
     parts: list[RenderableType] = []
     head = Text()
     head.append(f"mcjax-guard: {report.kind.upper()}", style=_KIND_STYLE.get(report.kind, "bold"))
-    head.append(f": {report.summary}")
+    head.append(view.headline[len(f"mcjax-guard: {report.kind.upper()}"):])
     parts.append(head)
-    if report.seq is not None or report.differing_fields:
-        extra = f"  at dispatch #{report.seq}" if report.seq is not None else ""
-        if report.differing_fields:
-            extra += f"  differing fields: {', '.join(report.differing_fields)}"
-        parts.append(Text(extra, style="bold"))
-    outliers = set((report.merged_stacks or {}).get("outliers") or [])
-    parts.append(_process_table(report, outliers))
+    for fact in view.facts:
+        parts.append(Text(f"  {fact}", style="bold"))
+    parts.append(_process_table(view))
     if report.differing_fields:
         # Field by field only where they differ in kind; the rest is in report.txt / report.html.
         for p in sorted(report.processes, key=lambda p: p.process_index):
@@ -43,27 +40,22 @@ def render_rich(report: Report) -> RenderableType:
             parts.append(t)
     if report.merged_stacks and report.merged_stacks.get("trees"):
         parts.append(merged_tree(report.merged_stacks))
-    for n in report.notes:
+    for n in view.notes:
         parts.append(Text(f"note: {n}", style="dim"))
+    if view.stacks:
+        parts.append(Text(view.stacks, style="dim"))
     return Group(*parts)
 
 
-def _process_table(report: Report, outliers: set[int]) -> Table:
+def _process_table(view: ReportView) -> Table:
     t = Table(show_lines=False, header_style="bold", pad_edge=False, box=None)
-    for col, ratio in (("proc", None), ("status", None), ("last dispatch", 2), ("at", 3), ("waiting on", 3)):
+    for col, ratio in (("proc", None), ("status", None), ("dispatch", 2), ("called at", 2), ("now at", 2),
+                       ("waiting on / note", 3)):
         t.add_column(col, overflow="fold", ratio=ratio)
-    for p in sorted(report.processes, key=lambda p: p.process_index):
-        style = "bold red" if p.process_index in outliers else ""
-        disp = f"#{p.dispatch.seq} {p.dispatch.name}" if p.dispatch else (f"#{p.last_seq}" if p.last_seq else "")
-        where = Text()
-        if p.location is not None:
-            where.append(f"{short_path(p.location.file)}:{p.location.line}", style="cyan")
-            if p.location.function and p.location.function != "<module>":
-                where.append(f" in {p.location.function}")
-        waiting = p.blocked_on + (f" ({p.progress})" if p.progress else "")
-        status = p.status + (f", exit {p.exit_code}" if p.exit_code is not None else "")
-        t.add_row(Text(str(p.process_index) + (" <<" if p.process_index in outliers else ""), style=style),
-                  Text(status, style=style), disp, where, waiting or (p.note or ""))
+    for r in view.rows:
+        style = "bold red" if r.odd else ""
+        t.add_row(Text(str(r.process) + (" <<" if r.odd else ""), style=style), Text(r.status, style=style),
+                  r.dispatch, Text(r.called_at, style="cyan"), Text(r.now_at, style="cyan"), r.waiting or r.note)
     return t
 
 
@@ -86,7 +78,7 @@ def _add(parent: Tree, n: dict[str, Any]) -> None:
     for e in n.get("ends") or []:
         t = Text()
         t.append(f"[{e['label']}] ", style="bold red" if n.get("outlier") else "bold blue")
-        t.append(f"waiting on: {e['blocked_on'] or '?'}", style="yellow")
+        t.append(f"waiting on: {e['blocked_on']}" if e["blocked_on"] else "(stack ends here)", style="yellow")
         node.add(t)
     for c in n["children"]:
         _add(node, c)

@@ -11,51 +11,49 @@ import time
 from typing import Any, Iterator
 
 from runtime_guard.report.model import ProcessReport, Report, StackSnapshot
+from runtime_guard.report.view import Row, build_view
 
 
-def render_text(report: Report, color: bool = False) -> str:
-    lines = [f"mcjax-guard: {report.kind.upper()}: {report.summary}"]
-    if report.seq is not None:
-        lines.append(f"  at dispatch #{report.seq}")
-    if report.differing_fields:
-        lines.append(f"  differing fields: {', '.join(report.differing_fields)}")
-    for p in sorted(report.processes, key=lambda p: p.process_index):
-        lines.extend(_process_lines(p, report))
-    for n in report.notes:
+def render_text(report: Report, color: bool = False, stacks: bool = True) -> str:
+    """The whole report as plain text; `stacks=False` leaves out the per-snapshot stacks (the
+    terminal's copy, off a terminal). Lines are never wrapped: paths stay whole."""
+    view = build_view(report)
+    lines = [view.headline]
+    lines.extend(f"  {f}" for f in view.facts)
+    for r in view.rows:
+        lines.extend(_process_lines(r, next(p for p in report.processes if p.process_index == r.process), report))
+    for n in view.notes:
         lines.append(f"  note: {n}")
+    if view.stacks:
+        lines.append(f"  {view.stacks}")
     if report.merged_stacks and report.merged_stacks.get("trees"):
         lines.append("")
         lines.extend(merged_tree_lines(report.merged_stacks))
-    if any(p.snapshots for p in report.processes):
+    if stacks and any(p.snapshots for p in report.processes):
         lines.append("")
         lines.extend(stack_lines(report))
     return "\n".join(lines) + "\n"
 
 
-def _process_lines(p: ProcessReport, report: Report) -> list[str]:
-    head = f"  process {p.process_index} [{p.status}]" + (f" pid {p.pid}" if p.pid else "")
+def _process_lines(r: Row, p: ProcessReport, report: Report) -> list[str]:
+    head = f"  process {r.process} [{r.status}]" + (" <<" if r.odd else "") + (f" pid {p.pid}" if p.pid else "")
     if p.host:
         head += f" on {p.host}"
-    if p.exit_code is not None:
-        head += f" exit code {p.exit_code}"
     out = [head]
+    if r.dispatch:
+        out.append(f"    dispatch {r.dispatch}" + (f" called at {r.called_at}" if r.called_at else ""))
     if p.dispatch is not None:
-        d = p.dispatch
-        out.append(f"    dispatch #{d.seq}: {d.name}" + (f" at {d.location}" if d.location else ""))
-        for k, v in d.fields.items():
+        for k, v in p.dispatch.fields.items():
             mark = "*" if k in report.differing_fields else " "
             out.append(f"     {mark} {k}: {v}")
-    elif p.last_seq:
-        out.append(f"    last dispatch #{p.last_seq}")
-    if p.location is not None:
-        out.append(f"    at {p.location.file}:{p.location.line}" + (f" in {p.location.function}" if p.location.function else ""))
-        if p.location.source:
-            out.append(f"      {p.location.source}")
-    if p.blocked_on or p.progress:
-        what = p.blocked_on or "?"
-        out.append(f"    waiting on: {what}" + (f" ({p.progress} across snapshots)" if p.progress else ""))
-    if p.note:
-        out.append(f"    note: {p.note}")
+    if r.now_at:
+        out.append(f"    {r.now_at if r.now_at.startswith(('left ', 'died ')) else 'now at ' + r.now_at}")
+    if r.source:
+        out.append(f"      {r.source}")
+    if r.waiting:
+        out.append(f"    {'waiting on: ' if not r.waiting.startswith('killed') else ''}{r.waiting}")
+    if r.note:
+        out.append(f"    note: {r.note}")
     return out
 
 
@@ -84,10 +82,10 @@ def merged_tree_lines(merged: dict[str, Any]) -> list[str]:
         out.append("  equivalence classes, odd ones first:")
         for c in classes:
             loc = c.get("location")
-            where = f"{loc['short_file']}:{loc['line']}" if loc else "?"
+            where = f" at {loc['short_file']}:{loc['line']}" if loc else ""
             mark = ">>" if c.get("outlier") else "  "
-            extra = ", ".join(x for x in (c.get("blocked_on"), c.get("progress")) if x)
-            out.append(f"  {mark} [{c['label']}] at {where}" + (f" ({extra})" if extra else ""))
+            extra = ", ".join(x for x in (c.get("ended"), c.get("blocked_on"), c.get("progress")) if x)
+            out.append(f"  {mark} [{c['label']}]{where}" + (f" ({extra})" if extra else ""))
     if merged.get("without_stacks"):
         out.append(f"     no stacks from: {', '.join(map(str, merged['without_stacks']))}")
     for tree in merged["trees"]:
@@ -107,8 +105,8 @@ def _node_lines(n: dict[str, Any], first: str, rest: str) -> Iterator[str]:
         last = i == len(items) - 1
         branch, cont = ("`-- ", "    ") if last else ("|-- ", "|   ")
         if kind == "end":
-            what = item["blocked_on"] or "(stack ends here)"
-            yield f"{rest}{branch}[{item['label']}] waiting on: {what}"
+            what = f"waiting on: {item['blocked_on']}" if item["blocked_on"] else "(stack ends here)"
+            yield f"{rest}{branch}[{item['label']}] {what}"
         else:
             yield from _node_lines(item, rest + branch, rest + cont)
 

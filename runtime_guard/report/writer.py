@@ -18,6 +18,7 @@ from rich.console import Console
 
 from runtime_guard.report.model import Report
 from runtime_guard.report.render_text import render_text
+from runtime_guard.report.view import settle_statuses
 
 FILES = {"json": "report.json", "text": "report.txt", "html": "report.html"}
 
@@ -36,6 +37,7 @@ def render(report: Report, fmt: str) -> str:
 
 def write_report(report: Report, report_dir: str | os.PathLike[str]) -> dict[str, Path]:
     """Write every format; returns {format: path} for the files written."""
+    settle_statuses(report)
     from runtime_guard.causes import attach_causes
 
     attach_causes(report)  # the findings that explain it (bounded; never raises)
@@ -55,9 +57,16 @@ def write_report(report: Report, report_dir: str | os.PathLike[str]) -> dict[str
 
 
 def print_report(report: Report, console: Console | None = None) -> None:
+    """On a terminal, the rich view (colours, a table fitted to its width); anywhere else (a pipe,
+    a file, a CI log) plain text that is never wrapped, so paths stay whole and greppable."""
+    console = console or Console(stderr=True)
+    if not console.is_terminal:
+        console.file.write(render_text(settle_statuses(report), stacks=False))
+        console.file.flush()
+        return
     from runtime_guard.report.render_rich import render_rich
 
-    (console or Console(stderr=True)).print(render_rich(report))
+    console.print(render_rich(settle_statuses(report)))
 
 
 def _atomic_write(path: Path, text: str) -> None:

@@ -51,6 +51,12 @@ class _ProcessCollector:
         self.gone = False
 
     def take(self, native: bool) -> StackSnapshot:
+        stopped = is_stopped(self.t.pid)
+        snap = self._take(native)
+        snap.stopped = stopped
+        return snap
+
+    def _take(self, native: bool) -> StackSnapshot:
         notes: list[str] = []
         if not self.pyspy_broken:
             nat = native
@@ -94,6 +100,17 @@ class _ProcessCollector:
         else:
             notes.append("no in-process fallback dumper for this process")
         return StackSnapshot(time.time(), "none", [], note="; ".join(notes))
+
+
+def is_stopped(pid: int) -> bool:
+    """Stopped by a signal (SIGSTOP, SIGTSTP) or held by a debugger: state T or t in /proc.
+    False when unknown (not Linux, gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state in (b"T", b"t")
 
 
 def collect_stacks(

@@ -121,6 +121,7 @@ class ProcessStacks:
     location: Location | None = None
     methods: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    stopped: bool = False  # stopped by a signal (SIGSTOP, a debugger) when its stacks were taken
 
 
 def analyze_process(
@@ -144,7 +145,10 @@ def analyze_process(
     ps.display = display_frames(last.frames, collapse)
     ps.location = innermost_user_location(last.frames)
     keys = [python_key(t.frames) for _, t in usable]
-    if len(keys) >= 2:
+    ps.stopped = any(s.stopped for s in snaps)
+    if ps.stopped:
+        ps.progress = "frozen"  # it cannot move, whatever it was doing: not "stuck" in its code
+    elif len(keys) >= 2:
         ps.progress = "stuck" if all(k == keys[-1] for k in keys) else "moving"
     # The richest snapshot still showing the latest position says best what it is blocked on.
     same = [t for _, t in usable if python_key(t.frames) == keys[-1]]
@@ -211,9 +215,12 @@ def merge_stacks(
     threads: str = "main",
     collapse: bool = True,
     in_dispatch: dict[int, tuple[str, int, str]] | None = None,
+    outliers: list[int] | None = None,
 ) -> tuple[dict[str, Any], dict[int, ProcessStacks]]:
     """Merge every process's latest stacks. Returns (merged, per_process): `merged` is the JSON
-    structure stored in Report.merged_stacks, `per_process` the analysis of each process."""
+    structure stored in Report.merged_stacks, `per_process` the analysis of each process.
+    `outliers`: the odd processes when the guard's records already say who they are (who ran a
+    computation the others never ran), rather than the shape of the stacks."""
     last_seq = last_seq or {}
     in_dispatch = in_dispatch or {}
     per = {i: analyze_process(i, snaps, collapse, in_dispatch.get(i)) for i, snaps in sorted(stacks.items())}
@@ -251,6 +258,11 @@ def merge_stacks(
             "frames": [d.to_dict() for d in head.display],
         })
     _rank_classes(classes)
+    if outliers is not None:
+        forced = set(outliers)
+        for c in classes:
+            c["outlier"] = bool(forced) and set(c["processes"]) <= forced
+        classes.sort(key=lambda c: not c["outlier"])
     outliers = sorted(i for c in classes if c["outlier"] for i in c["processes"])
 
     trees = [{"thread": "MainThread", "root": _tree([(p.process_index, p.display, p.blocked) for p in with_stacks], outliers)}]

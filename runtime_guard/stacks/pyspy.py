@@ -20,6 +20,7 @@ from typing import Any
 
 from runtime_guard.procutil import pid_alive
 from runtime_guard.report.model import Frame, StackSnapshot, Thread
+from runtime_guard.stacks.redact import redact_locals
 
 # Environment overrides (also used by tests to prove the fallback with real processes).
 ENV_PYSPY = "MCJAX_PYSPY"  # path of the py-spy executable to use
@@ -153,7 +154,7 @@ def parse_pyspy_json(data: Any, *, method: str = "py-spy", taken_at: float = 0.0
             native = native_dump and (bool(module) or not f.get("line"))
             loc = None
             if f.get("locals"):
-                loc = {v.get("name", "?"): str(v.get("repr", "")) for v in f["locals"]}
+                loc = redact_locals({v.get("name", "?"): str(v.get("repr", "")) for v in f["locals"]})
             frames.append(
                 Frame(
                     name=str(f.get("name", "?")),
