@@ -41,6 +41,44 @@ class Site:
         return {"process": self.process, "file": self.file, "line": self.line, "what": self.what}
 
 
+_prewarm: dict[str, Any] = {}
+
+
+def prewarm(urgent: bool = False) -> None:
+    """Import the linter in a background thread (about half a second of CPU, seconds on a loaded
+    machine), so that a report spends its budget on linting. The supervisor calls it as the job
+    starts, at the lowest CPU priority (the job's processes are starting too), and again with
+    `urgent` when it prepares a report (stacks are being taken meanwhile): then the thread runs
+    at normal priority. Idempotent."""
+    t = _prewarm.get("thread")
+    if t is None:
+        def load() -> None:
+            _prewarm["tid"] = threading.get_native_id()
+            _set_nice(_prewarm["tid"], 0 if _prewarm.get("urgent") else 19)
+            try:
+                import mcjax_lint.analysis.driver  # noqa: F401 - libcst and the rules
+                import mcjax_lint.api  # noqa: F401
+                import mcjax_lint.engine  # noqa: F401
+            except Exception:  # noqa: BLE001 - attach_causes reports it, if it matters
+                pass
+
+        _prewarm["urgent"] = urgent
+        t = _prewarm["thread"] = threading.Thread(target=load, name="mcjax-causes-import", daemon=True)
+        t.start()
+    elif urgent and not _prewarm.get("urgent"):
+        _prewarm["urgent"] = True
+        if t.is_alive() and "tid" in _prewarm:
+            _set_nice(_prewarm["tid"], 0)
+
+
+def _set_nice(tid: int, nice: int) -> None:
+    """One thread's CPU priority (Linux: a thread id is a process id for setpriority)."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, tid, nice)
+    except (AttributeError, OSError):
+        pass  # lowering a priority back needs privileges: it then stays low (still bounded)
+
+
 def attach_causes(report: Report, budget: float = BUDGET) -> Report:
     """Fill `report.causes` ([] when no finding explains the report). Never raises: a failure
     or a timeout leaves `causes` unset and says why in a note. Returns the report."""

@@ -235,6 +235,9 @@ class Supervisor:
         runfile = None
         try:
             self.start()
+            from runtime_guard.causes import prewarm
+
+            prewarm()  # a report lints in process (causes): import the linter on idle CPU
             runfile = register_supervisor(self.report_dir, num_processes=len(self.children), argv=sys.argv,
                                           pids=[c.proc.pid for c in self.children])
             return self._watch()
@@ -356,10 +359,12 @@ class Supervisor:
                 stacks[idx] = [snap]
 
     def _finish(self, rep: Report, snapshots: int, native: bool | str, take_stacks: bool = True) -> None:
+        from runtime_guard.causes import prewarm
         from runtime_guard.postmortem import write_postmortem
         from runtime_guard.report.writer import print_report, write_report
         from runtime_guard.stacks.collect import collect_stacks
 
+        prewarm(urgent=True)  # the report's causes lint in process: import the linter now
         if self._collector is not None:  # tell the other hosts now, so they take stacks meanwhile
             try:
                 self._collector.set_verdict(rep.to_dict())
