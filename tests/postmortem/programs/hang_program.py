@@ -8,6 +8,8 @@ SCENARIO: branch  - process ODD runs an extra jitted all-reduce; the others go o
           sleep   - process ODD sleeps outside JAX; the others wait in a jitted all-reduce
           barrier - process ODD waits at a coordination-service barrier; the others wait in a
                     jitted all-reduce
+          secret  - as sleep, in a function whose locals hold secrets (the --locals test)
+          stall   - every process waits at a barrier of its own name (a hang, nobody behind)
 Lines the tests look for are marked with `# POINT:<name>`. With $MCJAX_FALLBACK_DIR set, the
 faulthandler fallback dumper is installed first, as mcjax-guard does in every guarded process.
 Each process prints "reached <unix time>" once every process is connected, just before the hang.
@@ -57,6 +59,13 @@ def rank_zero_work():
     return scaled_total(x).block_until_ready()  # POINT:branch-odd
 
 
+def wait_holding_secrets():
+    api_token = "tok-s3cr3t-0001"  # noqa: F841 - read by the report's --locals test
+    config = {"password": "hunter2-s3cr3t", "learning_rate": 0.1}  # noqa: F841
+    steps_done = 41  # noqa: F841 - not a secret: shown as is
+    time.sleep(600)  # POINT:secret-odd
+
+
 if scenario == "branch":
     if me == odd:
         rank_zero_work()
@@ -65,6 +74,14 @@ elif scenario == "sleep":
     if me == odd:
         time.sleep(600)  # POINT:sleep-odd
     total(x).block_until_ready()  # POINT:sleep-others
+elif scenario == "secret":
+    if me == odd:
+        wait_holding_secrets()
+    total(x).block_until_ready()  # POINT:secret-others
+elif scenario == "stall":
+    # Every process waits at a barrier of its own name: none completes (a hang, nobody behind).
+    client = jax._src.distributed.global_state.client
+    client.wait_at_barrier(f"mcjax-stall-{me}", 600_000)  # POINT:stall
 elif scenario == "barrier":
     if me == odd:
         client = jax._src.distributed.global_state.client
