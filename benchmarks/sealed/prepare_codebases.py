@@ -1,0 +1,102 @@
+"""Export the sealed evaluation's codebases (benchmarks/sealed/codebases.json) from git checkouts.
+
+Third-party code is never committed. Provide a directory holding one git checkout (or bare
+mirror) per codebase, at any of these places:
+
+    CHECKOUTS/<owner>+<name>/repo    (the layout of the project's mirror service)
+    CHECKOUTS/<owner>/<name>
+    CHECKOUTS/<name>
+
+e.g. obtained with `git clone https://github.com/<owner>/<name> CHECKOUTS/<owner>/<name>`. The
+script checks that the recorded commit is present, then writes the `.py` files of exactly that
+commit to OUT/<owner>+<name>/ (with an empty `[tool.mcjax]` pyproject.toml, so that each is linted
+as its own project with the default configuration) and a line per codebase: files, lines, commit.
+
+    python benchmarks/sealed/prepare_codebases.py CHECKOUTS OUT [--only owner/name ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+MANIFEST = Path(__file__).resolve().parent / "codebases.json"
+
+
+def load_manifest() -> list[dict]:
+    return json.loads(MANIFEST.read_text())["codebases"]
+
+
+def key(repo: str) -> str:
+    """Directory name used for a codebase: owner+name."""
+    return repo.replace("/", "+", 1)
+
+
+def find_checkout(checkouts: Path, repo: str) -> Path | None:
+    owner, name = repo.split("/", 1)
+    for cand in (checkouts / key(repo) / "repo", checkouts / owner / name, checkouts / name, checkouts / key(repo)):
+        if cand.is_dir():
+            return cand
+    return None
+
+
+def _git(repo_dir: Path, *args: str, binary: bool = False):
+    out = subprocess.run(["git", "-C", str(repo_dir), *args], capture_output=True, check=False, timeout=600)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr.decode(errors="replace").strip().splitlines()[-1] if out.stderr else "git failed")
+    return out.stdout if binary else out.stdout.decode()
+
+
+def export(repo_dir: Path, commit: str, dest: Path) -> tuple[int, int]:
+    """Write the .py files of `commit` under dest; return (files, lines)."""
+    _git(repo_dir, "cat-file", "-e", f"{commit}^{{commit}}")
+    archive = _git(repo_dir, "archive", "--format=tar", commit, binary=True)
+    files = lines = 0
+    with tarfile.open(fileobj=io.BytesIO(archive)) as t:
+        for m in t.getmembers():
+            if not (m.isfile() and m.name.endswith(".py")) or ".." in Path(m.name).parts:
+                continue
+            data = t.extractfile(m).read()
+            target = dest / m.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            files += 1
+            lines += data.count(b"\n")
+    (dest / "pyproject.toml").write_text("[tool.mcjax]\n")
+    (dest / ".commit").write_text(commit + "\n")
+    return files, lines
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("checkouts", type=Path)
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--only", nargs="*", default=[], help="owner/name of the codebases to export")
+    args = ap.parse_args()
+    missing = 0
+    for cb in load_manifest():
+        if args.only and cb["repo"] not in args.only:
+            continue
+        repo_dir = find_checkout(args.checkouts, cb["repo"])
+        if repo_dir is None:
+            print(f"{cb['repo']}: no checkout under {args.checkouts}", file=sys.stderr)
+            missing += 1
+            continue
+        dest = args.out / key(cb["repo"])
+        try:
+            files, lines = export(repo_dir, cb["commit"], dest)
+        except (RuntimeError, subprocess.TimeoutExpired) as e:
+            print(f"{cb['repo']}: commit {cb['commit'][:12]} not usable in {repo_dir}: {e}", file=sys.stderr)
+            missing += 1
+            continue
+        print(f"{cb['repo']:<40} {cb['commit'][:12]} files={files} lines={lines}")
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,163 @@
+"""Score mcjax-lint on one half of the sealed evaluation (issue 19 item 5).
+
+The evaluation set is split at random into an "open" half, which anyone may lint and study, and
+a "sealed" half, whose findings nobody looks at until the analysis work is done: the gap between
+the two halves' figures measures how much the rules were tuned to what was looked at. The split,
+with a sha256 of the sealed half's files, is in benchmarks/sealed/split.json (and in
+docs/benchmarks.md, "Sealed evaluation"). This script refuses the sealed half unless `--unseal`.
+
+Programs (benchmarks/sealed/programs/<id>/): each hazard.py and correct.py is linted alone, as a
+project of one file with the default configuration.
+  - a hazard is found when hazard.py gets an error or warning finding on or within 3 lines of
+    the documented hazard lines (meta.json / SOURCE.md);
+  - a correct look-alike is flagged when correct.py gets any error finding.
+Codebases (benchmarks/sealed/codebases.json): each is linted as its own project from a directory
+prepared by benchmarks/sealed/prepare_codebases.py; the error-level findings are counted and
+written to a file for review by hand (real / fragile / false positive).
+
+    python benchmarks/sealed_eval.py --half open                          # programs only
+    python benchmarks/sealed_eval.py --half open --codebases /tmp/sealed_cb -o /tmp/open_findings.json
+    python benchmarks/sealed_eval.py --verify                             # the sealed half is unchanged
+    python benchmarks/sealed_eval.py --half sealed --unseal ...           # only when the work is done
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SEALED = HERE / "sealed"
+PROGRAMS = SEALED / "programs"
+SPLIT = SEALED / "split.json"
+NEAR = 3  # lines either side of the documented hazard lines
+
+
+def program_files(pid: str) -> list[Path]:
+    return sorted(p for p in (PROGRAMS / pid).iterdir() if p.is_file())
+
+
+def sealed_digest(split: dict) -> str:
+    """sha256 over the sealed half: each program file's path and content hash, then each
+    codebase's repository and commit, in sorted order."""
+    h = hashlib.sha256()
+    for pid in sorted(split["programs"]["sealed"]):
+        for f in program_files(pid):
+            rel = f.relative_to(SEALED).as_posix()
+            h.update(f"{rel}\0{hashlib.sha256(f.read_bytes()).hexdigest()}\n".encode())
+    commits = {c["repo"]: c["commit"] for c in json.loads((SEALED / "codebases.json").read_text())["codebases"]}
+    for repo in sorted(split["codebases"]["sealed"]):
+        h.update(f"codebase {repo} {commits[repo]}\n".encode())
+    return h.hexdigest()
+
+
+def lint_json(target: Path, cwd: Path, jobs: int | None = None) -> list[dict]:
+    cmd = [sys.executable, "-m", "mcjax_lint", str(target), "--format", "json", "--no-cache", "--exit-zero"]
+    if jobs:
+        cmd += ["-j", str(jobs)]
+    out = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=3600)
+    if out.returncode not in (0, 1, 2) or not out.stdout.strip():
+        raise RuntimeError(f"mcjax-lint failed on {target}: {out.stderr.strip()[-400:]}")
+    return json.loads(out.stdout)
+
+
+def lint_alone(path: Path) -> list[dict]:
+    """Lint one file as a project of its own (empty [tool.mcjax] configuration)."""
+    with tempfile.TemporaryDirectory(prefix="sealed-eval-") as tmp:
+        d = Path(tmp)
+        shutil.copy2(path, d / path.name)
+        (d / "pyproject.toml").write_text("[tool.mcjax]\n")
+        return lint_json(Path(path.name), d)
+
+
+def score_programs(ids: list[str]) -> dict:
+    rows = []
+    for pid in sorted(ids):
+        meta = json.loads((PROGRAMS / pid / "meta.json").read_text())
+        lo, hi = meta["hazard_lines"]
+        hz = lint_alone(PROGRAMS / pid / "hazard.py")
+        ok = lint_alone(PROGRAMS / pid / "correct.py")
+        near = [f for f in hz if f["severity"] in ("error", "warning")
+                and f["line"] <= hi + NEAR and f.get("end_line", f["line"]) >= lo - NEAR]
+        rows.append({"id": pid, "hazard_lines": [lo, hi],
+                     "hazard_found": bool(near), "hazard_findings": [(f["code"], f["severity"], f["line"]) for f in hz],
+                     "correct_flagged": any(f["severity"] == "error" for f in ok),
+                     "correct_findings": [(f["code"], f["severity"], f["line"]) for f in ok]})
+        r = rows[-1]
+        print(f"{pid:<40} hazard {'found' if r['hazard_found'] else 'MISSED':<6} {r['hazard_findings']}  "
+              f"correct {'FLAGGED' if r['correct_flagged'] else 'clean'} {r['correct_findings']}", flush=True)
+    n = len(rows)
+    found = sum(r["hazard_found"] for r in rows)
+    flagged = sum(r["correct_flagged"] for r in rows)
+    warned = sum(bool(r["correct_findings"]) for r in rows)
+    print(f"programs: {n}; hazards found {found}/{n} ({100 * found / max(n, 1):.0f}%); correct flagged (error) "
+          f"{flagged}/{n} ({100 * flagged / max(n, 1):.0f}%); correct with any finding {warned}/{n}")
+    return {"rows": rows, "hazards_found": found, "correct_flagged": flagged, "correct_any_finding": warned, "n": n}
+
+
+def score_codebases(repos: list[str], prepared: Path, jobs: int | None) -> dict:
+    manifest = {c["repo"]: c for c in json.loads((SEALED / "codebases.json").read_text())["codebases"]}
+    result = {}
+    for repo in sorted(repos):
+        d = prepared / repo.replace("/", "+", 1)
+        commit_file = d / ".commit"
+        if not commit_file.exists() or commit_file.read_text().strip() != manifest[repo]["commit"]:
+            raise SystemExit(f"sealed_eval: {d} is not {repo} at {manifest[repo]['commit'][:12]}: "
+                             "run benchmarks/sealed/prepare_codebases.py")
+        findings = lint_json(Path("."), d, jobs)
+        errors = [f for f in findings if f["severity"] == "error"]
+        warnings = [f for f in findings if f["severity"] == "warning"]
+        result[repo] = {"commit": manifest[repo]["commit"], "kloc": manifest[repo]["py_lines"] / 1000,
+                        "errors": errors, "warnings": len(warnings)}
+        print(f"{repo:<40} {manifest[repo]['py_lines'] / 1000:>7.1f} kLOC  errors {len(errors):>3}  warnings {len(warnings):>3}",
+              flush=True)
+        for f in errors:
+            print(f"    {f['path']}:{f['line']} {f['code']} {f['message'][:160]}")
+    total = sum(len(r["errors"]) for r in result.values())
+    print(f"codebases: {len(result)}; error-level findings {total} (review each: real / fragile / false positive)")
+    return result
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--half", choices=("open", "sealed"))
+    ap.add_argument("--unseal", action="store_true", help="allow --half sealed (only once the work is done)")
+    ap.add_argument("--verify", action="store_true", help="check the sealed half's hash; lints nothing")
+    ap.add_argument("--codebases", type=Path, help="directory prepared by benchmarks/sealed/prepare_codebases.py")
+    ap.add_argument("--no-programs", action="store_true")
+    ap.add_argument("-o", "--output", type=Path, help="write all findings here (JSON) for review")
+    ap.add_argument("-j", "--jobs", type=int, help="mcjax-lint worker processes for codebases")
+    args = ap.parse_args()
+    split = json.loads(SPLIT.read_text())
+    digest = sealed_digest(split)
+    if digest != split["sealed_sha256"]:
+        print(f"sealed_eval: the sealed half changed since the split (sha256 {digest} != {split['sealed_sha256']})",
+              file=sys.stderr)
+        return 2
+    if args.verify:
+        print(f"sealed half unchanged: sha256 {digest}")
+        return 0
+    if args.half is None:
+        ap.error("--half open|sealed (or --verify)")
+    if args.half == "sealed" and not args.unseal:
+        print("sealed_eval: refusing the sealed half without --unseal (look at its findings only when the "
+              "analysis work is done)", file=sys.stderr)
+        return 2
+    report: dict = {"half": args.half, "sealed_sha256": digest}
+    if not args.no_programs:
+        report["programs"] = score_programs(split["programs"][args.half])
+    if args.codebases:
+        report["codebases"] = score_codebases(split["codebases"][args.half], args.codebases, args.jobs)
+    if args.output:
+        args.output.write_text(json.dumps(report, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
