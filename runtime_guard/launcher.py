@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from runtime_guard import local_job, progress
 from runtime_guard.report.model import Dispatch, Location, ProcessReport, Report
 from runtime_guard.settings import ENV, EXIT_DETECTED, GuardSettings
 
@@ -102,7 +103,11 @@ def default_report_dir() -> str:
 @dataclass
 class Options:
     processes: int | None = None  # None: wrap one process, JAX auto-detects the cluster
-    devices_per_process: int = 1
+    # With -n: CPU devices per process; None = the caller's JAX_NUM_CPU_DEVICES or XLA_FLAGS device
+    # count, else local_job.DEFAULT_DEVICES (see local_job.devices_per_process).
+    devices_per_process: int | None = None
+    # With -n: every process gets the caller's PYTHONHASHSEED (default: its own, as hosts have).
+    keep_hash_seed: bool = False
     native: bool = False
     locals: bool = False
     collective_timeout: float = 600.0  # XLA CPU collectives give up after this (backstop)
@@ -151,8 +156,12 @@ class Supervisor:
             # need to catch a frozen process, which the hang threshold does too; a long pause (a
             # process holding the GIL in a big C call) must not be mistaken for a death.
             self.settings = replace(self.settings, died_after=max(self.settings.died_after, 30.0))
+        self.devices = (local_job.devices_per_process(options.devices_per_process, {**os.environ, **options.extra_env})
+                        if options.processes is not None else None)
         self.children: list[Child] = []
         self._pumps: list[threading.Thread] = []
+        self._status = progress.StatusLine(False)
+        self._status_at = 0.0
         self._collector: Any = None
         self._collector_failed = False
         self._alive_at = 0.0
@@ -164,25 +173,19 @@ class Supervisor:
 
     # -- processes ------------------------------------------------------------------------------
 
-    def _env(self, index: int, n: int | None, addr: str | None) -> dict[str, str]:
+    def _env(self, index: int, n: int | None, port: int | None) -> dict[str, str]:
         env = dict(os.environ)
         env.update(self.options.extra_env)
+        if n is not None and port is not None and self.devices is not None:
+            env = local_job.job_env(env, index, n, port, self.devices, self.options.collective_timeout,
+                                    self.options.keep_hash_seed)
         env[ENV] = self.settings.to_env()
         env["MCJAX_SUPERVISED"] = "1"
-        if n is not None and addr is not None:
-            env.update({
-                "MCJAX_NUM_PROCESSES": str(n), "MCJAX_PROCESS_ID": str(index),
-                "MCJAX_COORDINATOR_ADDRESS": addr, "JAX_COORDINATOR_ADDRESS": addr,
-                "JAX_PLATFORMS": "cpu", "JAX_NUM_CPU_DEVICES": str(self.options.devices_per_process),
-            })
-            flag = f"--xla_cpu_collective_timeout_seconds={int(self.options.collective_timeout)}"
-            if "xla_cpu_collective_timeout_seconds" not in env.get("XLA_FLAGS", ""):
-                env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " " + flag).strip()
         return env
 
     def start(self) -> None:
         n = self.options.processes
-        addr = f"127.0.0.1:{free_port()}" if n else None
+        addr = free_port() if n else None
         self._started = time.monotonic()
         for i in range(n or 1):
             out = None
@@ -199,8 +202,9 @@ class Supervisor:
                     out.close()  # the child has its own copy
             if pump:
                 prefix = f"[{i}] " if self.options.prefix_output else ""
-                for src, dst in ((proc.stdout, sys.stdout), (proc.stderr, sys.stderr)):
-                    t = threading.Thread(target=_pump, args=(src, dst, prefix, self.options.drop_native_logs), daemon=True)
+                for src, dst in ((proc.stdout, "stdout"), (proc.stderr, "stderr")):
+                    t = threading.Thread(target=_pump, args=(src, dst, prefix, self.options.drop_native_logs,
+                                                             self._status), daemon=True)
                     t.start()
                     self._pumps.append(t)
             self.children.append(Child(i, proc))
@@ -236,15 +240,26 @@ class Supervisor:
         try:
             self.start()
             from runtime_guard.causes import prewarm
+        if not self.settings.quiet:
+            print(progress.banner(self.options.processes, self.devices, self.settings, self.report_dir),
+                  file=sys.stderr, flush=True)
+        pumped = self.options.processes is not None and not self.options.output_dir and (
+            self.options.prefix_output or self.options.drop_native_logs)
+        self._status = progress.StatusLine(pumped and progress.use_live_line(self.settings.quiet))
 
+            self._status.start()
             prewarm()  # a report lints in process (causes): import the linter on idle CPU
-            runfile = register_supervisor(self.report_dir, num_processes=len(self.children), argv=sys.argv,
-                                          pids=[c.proc.pid for c in self.children])
+            try:
+                runfile = register_supervisor(self.report_dir, num_processes=len(self.children), argv=sys.argv,
+                                              pids=[c.proc.pid for c in self.children])
+            except OSError as e:  # (RunDirError: another user's directory) the job runs, dump cannot find it
+                self._status.write(sys.stderr, f"mcjax-guard: {e}; `mcjax-guard dump` will not see this job\n")
             return self._watch()
         finally:
             self.kill_all()
             if runfile is not None:
                 unregister_supervisor(runfile)
+            self._status.stop()
             for s, h in old.items():
                 signal.signal(s, h)
             if self._collector is not None:
@@ -258,6 +273,17 @@ class Supervisor:
 
     def _on_stop(self, signum: int, frame: Any) -> None:
         self._stop = True
+
+    def _status_tick(self) -> None:
+        now = time.monotonic()
+        if now - self._status_at < 0.5:
+            return
+        self._status_at = now
+        try:
+            alive = sum(1 for c in self.children if c.proc.poll() is None)
+            self._status.update(alive, len(self.children), self._states(), self.options.processes)
+        except Exception:  # the status line is an extra
+            pass
 
     def _on_snapshot(self, signum: int, frame: Any) -> None:
         self._snapshot = True
@@ -274,6 +300,7 @@ class Supervisor:
             if self._alive_sender is not None and self._alive_sender.verdict is not None:
                 # Process 0's host has a verdict that this host's process did not deliver (frozen,
                 # or its guard cannot reach the coordination service): act on it here.
+            self._status_tick()
                 return self._handle_verdict(Report.from_dict(self._alive_sender.verdict))
             running = 0
             for c in self.children:
@@ -300,10 +327,15 @@ class Supervisor:
                 return next((int(x) for x in codes if x), 0)
             if self.options.deadline is not None and time.monotonic() - self._started > self.options.deadline:
                 return self._handle_deadline()
+                self._status.stop()
+                line = progress.summary(self._states(), self.options.processes, codes)
+                if line and not self.settings.quiet:
+                    print(line, file=sys.stderr, flush=True)
             if self._stop:
                 print("mcjax-guard: interrupted; stopping the processes", file=sys.stderr)
                 self.kill_all()
                 return 130
+                self._status.stop()
             if self._snapshot:
                 self._snapshot = False
                 self._write_snapshot()
@@ -374,6 +406,7 @@ class Supervisor:
         for p in rep.processes:
             st = states.get(p.process_index)
             if p.pid is None and st:
+        self._status.stop()
                 p.pid = st.get("pid")
         try:
             stacks = collect_stacks(self._targets(states), native=native, snapshots=snapshots,
@@ -699,24 +732,24 @@ class Supervisor:
             out = new_snapshot_dir(self.report_dir)
             _, paths = collect_and_write("snapshot", procs, self._targets(states), out, headline="snapshot on request",
                                          native=self.options.native, snapshots=1)
-            print(f"mcjax-guard: snapshot written to {out}/", file=sys.stderr)
+            self._status.write(sys.stderr, f"mcjax-guard: snapshot written to {out}/\n")
         except Exception as e:
-            print(f"mcjax-guard: snapshot failed: {e!r}", file=sys.stderr)
+            self._status.write(sys.stderr, f"mcjax-guard: snapshot failed: {e!r}\n")
 
 
 _NATIVE_LOG = re.compile(r"^([EFWI]\d{4} \d\d:\d\d|\*\*\* Check failure|\s+@\s+0x|terminate called|\s+what\(\):|"
                          r"\[Gloo\]|Additional GRPC error|:UNKNOWN:Error received|FATAL: exception not rethrown)")
 
 
-def _pump(src: Any, dst: Any, prefix: str, drop_native: bool) -> None:
-    """Copy a child's output line by line, prefixed with its process index."""
+def _pump(src: Any, dst: str, prefix: str, drop_native: bool, status: progress.StatusLine) -> None:
+    """Copy a child's output line by line to sys.<dst>, prefixed with its process index (above
+    the live status line while there is one)."""
     for raw in iter(src.readline, b""):
         line = raw.decode(errors="replace")
         if drop_native and _NATIVE_LOG.match(line):
             continue
         try:
-            dst.write(prefix + line)
-            dst.flush()
+            status.write(getattr(sys, dst), prefix + line)
         except (OSError, ValueError):
             pass
     src.close()

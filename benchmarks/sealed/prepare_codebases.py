@@ -18,11 +18,9 @@ as its own project with the default configuration) and a line per codebase: file
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 MANIFEST = Path(__file__).resolve().parent / "codebases.json"
@@ -52,24 +50,40 @@ def _git(repo_dir: Path, *args: str, binary: bool = False):
     return out.stdout if binary else out.stdout.decode()
 
 
-def export(repo_dir: Path, commit: str, dest: Path) -> tuple[int, int]:
-    """Write the .py files of `commit` under dest; return (files, lines)."""
+def export(repo_dir: Path, commit: str, dest: Path) -> tuple[int, int, list[str]]:
+    """Write the .py files of `commit` under dest; return (files, lines, .py paths whose content
+    the checkout lacks: a partial mirror may omit its largest blobs)."""
     _git(repo_dir, "cat-file", "-e", f"{commit}^{{commit}}")
-    archive = _git(repo_dir, "archive", "--format=tar", commit, binary=True)
+    listing = _git(repo_dir, "ls-tree", "-r", "-z", commit, binary=True).split(b"\0")
+    entries = []
+    for row in filter(None, listing):
+        meta, _, path = row.partition(b"\t")
+        _mode, kind, sha = meta.split()
+        name = path.decode(errors="surrogateescape")
+        if kind == b"blob" and name.endswith(".py") and ".." not in Path(name).parts:
+            entries.append((sha.decode(), name))
+    batch = subprocess.run(["git", "-C", str(repo_dir), "cat-file", "--batch"], capture_output=True, check=True,
+                           input=b"".join(f"{sha}\n".encode() for sha, _ in entries), timeout=600).stdout
     files = lines = 0
-    with tarfile.open(fileobj=io.BytesIO(archive)) as t:
-        for m in t.getmembers():
-            if not (m.isfile() and m.name.endswith(".py")) or ".." in Path(m.name).parts:
-                continue
-            data = t.extractfile(m).read()
-            target = dest / m.name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-            files += 1
-            lines += data.count(b"\n")
+    absent, pos = [], 0
+    for sha, name in entries:
+        eol = batch.index(b"\n", pos)
+        header = batch[pos:eol].split()
+        pos = eol + 1
+        if header[-1] == b"missing":
+            absent.append(name)
+            continue
+        size = int(header[2])
+        data = batch[pos:pos + size]
+        pos += size + 1
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        files += 1
+        lines += data.count(b"\n")
     (dest / "pyproject.toml").write_text("[tool.mcjax]\n")
     (dest / ".commit").write_text(commit + "\n")
-    return files, lines
+    return files, lines, absent
 
 
 def main() -> int:
@@ -89,12 +103,13 @@ def main() -> int:
             continue
         dest = args.out / key(cb["repo"])
         try:
-            files, lines = export(repo_dir, cb["commit"], dest)
+            files, lines, absent = export(repo_dir, cb["commit"], dest)
         except (RuntimeError, subprocess.TimeoutExpired) as e:
             print(f"{cb['repo']}: commit {cb['commit'][:12]} not usable in {repo_dir}: {e}", file=sys.stderr)
             missing += 1
             continue
-        print(f"{cb['repo']:<40} {cb['commit'][:12]} files={files} lines={lines}")
+        note = f" ({len(absent)} .py files absent from this checkout: {absent[:3]})" if absent else ""
+        print(f"{cb['repo']:<40} {cb['commit'][:12]} files={files} lines={lines}{note}")
     return 1 if missing else 0
 
 
