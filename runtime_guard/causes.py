@@ -12,6 +12,7 @@ process (`mcjax_lint.api.lint_paths`) and the findings that explain a reported s
 
 Bounded: the linting runs in a daemon thread given `BUDGET` seconds; whatever happens (a
 timeout, an exception, a file that does not parse) the report is still written, with a note.
+`MCJAX_NO_CAUSES=1` turns it off (benchmarks/report_causes.py compares both).
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def _set_nice(tid: int, nice: int) -> None:
 def attach_causes(report: Report, budget: float = BUDGET) -> Report:
     """Fill `report.causes` ([] when no finding explains the report). Never raises: a failure
     or a timeout leaves `causes` unset and says why in a note. Returns the report."""
-    if report.kind not in KINDS or report.causes is not None:
+    if report.kind not in KINDS or report.causes is not None or os.environ.get("MCJAX_NO_CAUSES"):
         return report
     try:
         sites = report_sites(report)
