@@ -189,6 +189,12 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML: {e}") from None
 
 
+def project_table(start: Path) -> tuple[Path | None, dict[str, Any]]:
+    """The nearest [tool.mcjax] table at or above `start`, and its file ((None, {}) if none)."""
+    path = find_config_file(start)
+    return (path, _table_from_file(path)) if path is not None else (None, {})
+
+
 def _table_from_file(path: Path) -> dict[str, Any]:
     data = _read_toml(path)
     tool = data.get("tool")
@@ -286,8 +292,7 @@ def parse_table(table: Mapping[str, Any], path: Path, base: LintConfig | None = 
                 raise ConfigError(f"{path}: 'assume-unknown-calls-collective' must be true or false, got {value!r}")
             analysis = replace(analysis, assume_unknown_calls_collective=value)
         else:
-            hint = _close_key(key)
-            raise ConfigError(f"{path}: unknown key '{key}' in [tool.mcjax]" + (f" (did you mean '{hint}'?)" if hint else ""))
+            raise unknown_key_error(path, key, "tool.mcjax", KNOWN_KEYS)
     return replace(cfg, analysis=analysis, **updates)
 
 
@@ -298,11 +303,18 @@ KNOWN_KEYS = (
 )
 
 
-def _close_key(key: str) -> str | None:
+def unknown_key_error(path: Path, key: str, table: str, known: Iterable[str]) -> ConfigError:
+    """One line for a key nobody reads in `[table]`, with the closest known key as a hint (the
+    guard's and the pytest plugin's tables report theirs the same way)."""
     import difflib
 
-    got = difflib.get_close_matches(key.replace("_", "-"), KNOWN_KEYS, n=1)
-    return got[0] if got else None
+    got = difflib.get_close_matches(key.replace("_", "-"), list(known), n=1)
+    return ConfigError(f"{path}: unknown key '{key}' in [{table}]" + (f" (did you mean '{got[0]}'?)" if got else ""))
+
+
+def type_name(v: Any) -> str:
+    """`a string`, `an integer`, ... for "must be X, got Y" messages."""
+    return _type_name(v)
 
 
 def load_config(config_file: Path | None, start: Path) -> LintConfig:

@@ -78,6 +78,12 @@ def main(argv: list[str] | None = None) -> int:
         raise
     except BaseException as e:
         error = e
+        from runtime_guard.local_job import NO_CLUSTER, is_no_cluster_error
+
+        if is_no_cluster_error(e):  # a usage problem: one line, not JAX's traceback
+            guard.mark_exit(2, e)
+            print(NO_CLUSTER, file=sys.stderr)
+            return 2
         guard.mark_exit(1, e)
         raise
     finally:

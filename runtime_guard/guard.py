@@ -609,15 +609,10 @@ class Guard:
         self._restore_adopted()
 
     def _fill_initialize_args(self, kwargs: dict) -> dict:
-        # `mcjax-guard -n N` tells each process who it is; JAX itself only reads the address.
-        env = os.environ
-        if kwargs.get("num_processes") is None and env.get("MCJAX_NUM_PROCESSES"):
-            kwargs["num_processes"] = int(env["MCJAX_NUM_PROCESSES"])
-        if kwargs.get("process_id") is None and env.get("MCJAX_PROCESS_ID"):
-            kwargs["process_id"] = int(env["MCJAX_PROCESS_ID"])
-        if kwargs.get("coordinator_address") is None and env.get("MCJAX_COORDINATOR_ADDRESS"):
-            kwargs["coordinator_address"] = env["MCJAX_COORDINATOR_ADDRESS"]
-        return kwargs
+        # `mcjax-guard -n N` tells each process who it is (over the program's own arguments).
+        from runtime_guard.local_job import initialize_args
+
+        return initialize_args(kwargs)
 
     def _after_initialize(self) -> None:
         ids = compat.distributed_ids()

@@ -237,17 +237,17 @@ class Supervisor:
         signal.signal(signal.SIGTERM, self._on_stop)
         signal.signal(signal.SIGUSR1, self._on_snapshot)
         runfile = None
-        try:
-            self.start()
-            from runtime_guard.causes import prewarm
         if not self.settings.quiet:
             print(progress.banner(self.options.processes, self.devices, self.settings, self.report_dir),
                   file=sys.stderr, flush=True)
         pumped = self.options.processes is not None and not self.options.output_dir and (
             self.options.prefix_output or self.options.drop_native_logs)
         self._status = progress.StatusLine(pumped and progress.use_live_line(self.settings.quiet))
-
+        try:
             self._status.start()
+            self.start()
+            from runtime_guard.causes import prewarm
+
             prewarm()  # a report lints in process (causes): import the linter on idle CPU
             try:
                 runfile = register_supervisor(self.report_dir, num_processes=len(self.children), argv=sys.argv,
@@ -256,10 +256,10 @@ class Supervisor:
                 self._status.write(sys.stderr, f"mcjax-guard: {e}; `mcjax-guard dump` will not see this job\n")
             return self._watch()
         finally:
+            self._status.stop()
             self.kill_all()
             if runfile is not None:
                 unregister_supervisor(runfile)
-            self._status.stop()
             for s, h in old.items():
                 signal.signal(s, h)
             if self._collector is not None:
@@ -271,9 +271,6 @@ class Supervisor:
             save_run(self.state_dir, self.command.program())  # for mcjax-lint (never raises)
             shutil.rmtree(self.state_dir, ignore_errors=True)
 
-    def _on_stop(self, signum: int, frame: Any) -> None:
-        self._stop = True
-
     def _status_tick(self) -> None:
         now = time.monotonic()
         if now - self._status_at < 0.5:
@@ -284,6 +281,9 @@ class Supervisor:
             self._status.update(alive, len(self.children), self._states(), self.options.processes)
         except Exception:  # the status line is an extra
             pass
+
+    def _on_stop(self, signum: int, frame: Any) -> None:
+        self._stop = True
 
     def _on_snapshot(self, signum: int, frame: Any) -> None:
         self._snapshot = True
@@ -297,10 +297,10 @@ class Supervisor:
                     return self._handle_verdict(Report.from_dict(verdict))
             self._maybe_start_collector()
             self._liveness_tick()
+            self._status_tick()
             if self._alive_sender is not None and self._alive_sender.verdict is not None:
                 # Process 0's host has a verdict that this host's process did not deliver (frozen,
                 # or its guard cannot reach the coordination service): act on it here.
-            self._status_tick()
                 return self._handle_verdict(Report.from_dict(self._alive_sender.verdict))
             running = 0
             for c in self.children:
@@ -324,18 +324,18 @@ class Supervisor:
                     self._finish(rep, 1, False)
                     return EXIT_DETECTED
                 codes = [c.exited for c in self.children]
-                return next((int(x) for x in codes if x), 0)
-            if self.options.deadline is not None and time.monotonic() - self._started > self.options.deadline:
-                return self._handle_deadline()
                 self._status.stop()
                 line = progress.summary(self._states(), self.options.processes, codes)
                 if line and not self.settings.quiet:
                     print(line, file=sys.stderr, flush=True)
+                return next((int(x) for x in codes if x), 0)
+            if self.options.deadline is not None and time.monotonic() - self._started > self.options.deadline:
+                return self._handle_deadline()
             if self._stop:
+                self._status.stop()
                 print("mcjax-guard: interrupted; stopping the processes", file=sys.stderr)
                 self.kill_all()
                 return 130
-                self._status.stop()
             if self._snapshot:
                 self._snapshot = False
                 self._write_snapshot()
@@ -397,6 +397,7 @@ class Supervisor:
         from runtime_guard.stacks.collect import collect_stacks
 
         prewarm(urgent=True)  # the report's causes lint in process: import the linter now
+        self._status.stop()
         if self._collector is not None:  # tell the other hosts now, so they take stacks meanwhile
             try:
                 self._collector.set_verdict(rep.to_dict())
@@ -406,7 +407,6 @@ class Supervisor:
         for p in rep.processes:
             st = states.get(p.process_index)
             if p.pid is None and st:
-        self._status.stop()
                 p.pid = st.get("pid")
         try:
             stacks = collect_stacks(self._targets(states), native=native, snapshots=snapshots,

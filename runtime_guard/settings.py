@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
 
 ENV = "MCJAX_GUARD_SETTINGS"
 MODES = ("fast", "strict")
@@ -75,3 +77,52 @@ class GuardSettings:
 
 # Exit status of a guarded process that stops itself on a detection, and of mcjax-guard.
 EXIT_DETECTED = 87
+
+
+# --- [tool.mcjax.guard] / [tool.mcjax.pytest] in pyproject.toml --------------------------------
+# key -> (destination, kind). Keys are the long options' names; the command line wins over them.
+GUARD_TABLE: dict[str, tuple[str, str]] = {
+    "mode": ("mode", "mode"), "devices-per-process": ("devices_per_process", "count"),
+    "report-dir": ("report_dir", "str"), "timeout": ("timeout", "seconds"),
+    "died-after": ("died_after", "seconds"), "collective-timeout": ("collective_timeout", "seconds"),
+    "exact": ("exact", "bool"), "kill": ("kill", "bool"), "native": ("native", "bool"),
+    "locals": ("locals", "bool"), "keep-hash-seed": ("keep_hash_seed", "bool"), "quiet": ("quiet", "bool"),
+}
+# The defaults of @pytest.mark.mcjax (a mark's own arguments and the --mcjax-* options win).
+PYTEST_TABLE: dict[str, tuple[str, str]] = {
+    "processes": ("processes", "count"), "devices-per-process": ("devices_per_process", "count"),
+    "mode": ("mode", "mode"), "timeout": ("timeout", "seconds"),
+}
+
+
+def project_settings(component: str, spec: dict[str, tuple[str, str]], start: Path | None = None) -> dict[str, Any]:
+    """The validated `[tool.mcjax.<component>]` table of the nearest pyproject.toml with a
+    `[tool.mcjax]` table at or above `start` (the working directory), as {destination: value}.
+    Problems raise mcjax_lint's ConfigError, one line naming the file and the key, as the
+    linter's own table does."""
+    from mcjax_lint.config import ConfigError, project_table, type_name, unknown_key_error
+
+    path, table = project_table(Path.cwd() if start is None else start)
+    if path is None or component not in table:
+        return {}
+    where = f"tool.mcjax.{component}"
+    sub = table[component]
+    if not isinstance(sub, dict):
+        raise ConfigError(f"{path}: [{where}] must be a table, got {type_name(sub)}")
+    out: dict[str, Any] = {}
+    for key, value in sub.items():
+        if key not in spec:
+            raise unknown_key_error(path, key, where, spec)
+        dest, kind = spec[key]
+        ok = {"mode": isinstance(value, str) and value in MODES,
+              "count": isinstance(value, int) and not isinstance(value, bool) and value >= 1,
+              "seconds": isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0,
+              "bool": isinstance(value, bool),
+              "str": isinstance(value, str) and bool(value)}[kind]
+        if not ok:
+            want = {"mode": " or ".join(f'"{m}"' for m in MODES), "count": "a positive integer",
+                    "seconds": "a number of seconds (0 or more)", "bool": "true or false",
+                    "str": "a non-empty string"}[kind]
+            raise ConfigError(f"{path}: '{key}' in [{where}] must be {want}, got {value!r}")
+        out[dest] = float(value) if kind == "seconds" else value
+    return out

@@ -5,7 +5,8 @@ runtime_guard/cli.py wires them in:
     add_report_parser(subparsers)   # sets func=run_report
     add_dump_parser(subparsers)     # sets func=run_dump
 
-Exit codes: 0 done, 1 nothing to do (no running supervisor / no snapshot came), 2 bad input.
+Exit codes: 0 done (`dump --list` also when no job runs: it says "no running guarded job"), 1 nothing
+to do (no running supervisor / no snapshot came), 2 bad input (or a run directory that is not yours).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import time
 from pathlib import Path
 
 from runtime_guard.report.model import Report
-from runtime_guard.report.runfile import list_supervisors, snapshot_reports
+from runtime_guard.report.runfile import RunDirError, is_live_supervisor, list_supervisors, snapshot_reports
 from runtime_guard.report.writer import FILES, render
 
 FORMATS = ("text", "json", "html", "rich")
@@ -101,28 +102,38 @@ def add_dump_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
     p.add_argument("--pid", type=int, help="supervisor pid (default: every running supervisor of this user)")
     p.add_argument("--report-dir", help="only the supervisor writing to this report directory")
     p.add_argument("--wait", type=float, default=30.0, help="seconds to wait for the report (default 30; 0: do not wait)")
-    p.add_argument("--list", action="store_true", help="only list running supervisors")
+    p.add_argument("--list", action="store_true",
+                   help="only list running supervisors (exit 0; 'no running guarded job' on stderr when none)")
     p.set_defaults(func=run_dump)
     return p
 
 
 def run_dump(args: argparse.Namespace) -> int:
-    sups = list_supervisors()
+    try:
+        # Only verified supervisors: a live process of this user that started when its run file says.
+        sups = list_supervisors()
+    except RunDirError as e:
+        print(f"mcjax-guard dump: {e}", file=sys.stderr)
+        return 2
     if args.pid is not None:
         sups = [s for s in sups if s["pid"] == args.pid]
     if args.report_dir:
         want = str(Path(args.report_dir).resolve())
         sups = [s for s in sups if s.get("report_dir") == want]
+    if not sups:
+        what = f"pid {args.pid} is not a running mcjax-guard supervisor of yours" if args.pid is not None \
+            else "no running guarded job"
+        print(f"mcjax-guard dump: {what}{'' if args.list else '; nothing signalled'}", file=sys.stderr)
+        return 0 if args.list else 1
     if args.list:
         for s in sups:
             print(f"{s['pid']}\t{s.get('report_dir', '')}\t{' '.join(map(str, s.get('argv', [])))}")
-        return 0 if sups else 1
-    if not sups:
-        print("mcjax-guard dump: no running mcjax-guard supervisor found", file=sys.stderr)
-        return 1
+        return 0
     before = {s["pid"]: set(snapshot_reports(s["report_dir"])) for s in sups}
     asked = []
     for s in sups:
+        if not is_live_supervisor(s):  # it ended since it was listed
+            continue
         try:
             os.kill(s["pid"], signal.SIGUSR1)
             asked.append(s)
