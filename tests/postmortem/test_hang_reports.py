@@ -187,3 +187,48 @@ def test_fallback_is_never_sent_to_a_process_without_the_dumper(tmp_path):
     finally:
         p.kill()
         p.wait(timeout=30)
+
+
+def test_locals_of_secret_names_are_redacted_in_every_output(hang_job, tmp_path):
+    """With --locals (py-spy --locals), a local named like a secret, and a secret-looking entry in
+    another local's repr, never reach report.json, report.txt, report.html or the terminal."""
+    import io
+
+    from rich.console import Console
+
+    from runtime_guard.report.writer import print_report
+
+    job = hang_job("secret", n=2, odd=1)
+    stacks = collect_stacks(job.targets, snapshots=1, timeout=10.0, locals=True)
+    report, paths = write_postmortem("missing", _procs(job), stacks, tmp_path / "report")
+    frames = [f for s in report.processes[1].snapshots for t in s.threads for f in t.frames]
+    held = next((f.locals for f in frames if f.name.endswith("wait_holding_secrets") and f.locals), None)
+    if held is None:
+        pytest.skip(f"py-spy gave no locals here: {[s.note for s in report.processes[1].snapshots]}")
+    assert held["api_token"] == "<redacted>", held
+    assert "<redacted>" in held["config"] and "learning_rate" in held["config"], held
+    assert held["steps_done"] == "41", held  # not a secret: shown as is
+    terminal = io.StringIO()
+    print_report(report, Console(file=terminal, force_terminal=False))
+    outputs = {name: p.read_text() for name, p in paths.items()}
+    outputs["terminal"] = terminal.getvalue()
+    for name, text in outputs.items():
+        assert "s3cr3t" not in text, name
+    assert "api_token = <redacted>" in outputs["text"]
+
+
+def test_a_stopped_process_is_frozen_not_stuck(hang_job):
+    """SIGSTOP (or a debugger) holds the odd process: the report says frozen, as the docs do."""
+    import signal
+
+    job = hang_job("sleep", n=2, odd=1)
+    os.kill(job.procs[1].pid, signal.SIGSTOP)
+    try:
+        stacks = collect_stacks(job.targets, snapshots=2, interval=0.5, timeout=5.0)
+    finally:
+        os.kill(job.procs[1].pid, signal.SIGCONT)
+    report = build_postmortem_report("missing", _procs(job), stacks)
+    by_idx = {p.process_index: p for p in report.processes}
+    assert by_idx[1].progress == "frozen" and by_idx[0].progress == "stuck", report.summary
+    assert "(frozen)" in report.summary and "time.sleep (stuck)" not in report.summary, report.summary
+    jsonschema.validate(report.to_dict(), SCHEMA)

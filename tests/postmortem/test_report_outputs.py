@@ -116,6 +116,39 @@ def test_html_renders_the_tree_in_chromium(hang_report, tmp_path):
     assert rows.min() < 600
 
 
+def test_csp_runs_only_the_reports_own_script(hang_report, tmp_path):
+    """The policy allows the page's inline script by its sha256: an inline script added to the file
+    (or a tampered one) does not run, while the report's own does."""
+    page = (hang_report[0] / "report.html").read_text()
+    assert "'unsafe-inline'" not in page and "script-src 'sha256-" in page
+    foreign = page.replace("</body>", "<script>document.body.dataset.foreign = '1';</script></body>")
+    (tmp_path / "tampered.html").write_text(foreign)
+    dom = _run_chromium(["--dump-dom", (tmp_path / "tampered.html").resolve().as_uri()], tmp_path)
+    assert dom.returncode == 0, dom.stderr.decode(errors="replace")[-2000:]
+    text = dom.stdout.decode()
+    assert 'data-ready="1"' in text and 'data-foreign' not in text
+
+
+def test_off_a_terminal_nothing_is_wrapped(hang_report):
+    """Piped or in a CI log the report is plain text whatever the width: no path broken mid-word."""
+    import io
+
+    from rich.console import Console
+
+    from runtime_guard.report.writer import print_report
+
+    report = copy.deepcopy(hang_report[1])
+    long_dir = "/very/long/path/" + "segment/" * 12
+    for p in report.processes:
+        p.location.file = long_dir + "rank0_branch.py"
+    out = io.StringIO()
+    print_report(report, Console(file=out, width=80, force_terminal=False))
+    text = out.getvalue()
+    assert text.splitlines()[0] == f"mcjax-guard: HANG: {report.summary}"
+    assert text.count(long_dir + "rank0_branch.py:") >= len(report.processes), text
+    assert "Stacks (innermost frame first):" not in text  # the full stacks stay in report.txt
+
+
 # -- JSON schema, every kind -------------------------------------------------------------------------
 
 def _reports_of_every_kind(hang: Report) -> dict[str, Report]:
@@ -185,10 +218,21 @@ def test_report_rich_and_bad_input(hang_report, tmp_path):
     assert "HANG" in rich_text and "merged stacks, main thread [0-2]" in rich_text and "<<" in rich_text
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "report.json").write_text("{not json")
-    for path in (tmp_path / "bad", tmp_path / "nothing-here"):
-        res = subprocess.run([sys.executable, "-m", "runtime_guard", "report", str(path)], capture_output=True,
-                             text=True, timeout=120, cwd=ROOT)
-        assert res.returncode == 2 and "mcjax-guard report:" in res.stderr and not res.stdout
+    # Well-formed JSON, malformed report: a wrong-typed kind, a list for merged_stacks, a wrong
+    # type deep inside (an exit code, the merged trees).
+    good = json.loads((report_dir / "report.json").read_text())
+    broken = {"kind-int": dict(good, kind=3), "merged-list": dict(good, merged_stacks=[]),
+              "exit-text": dict(good, processes=[dict(good["processes"][0], exit_code="0")]),
+              "trees-int": dict(good, merged_stacks=dict(good["merged_stacks"], trees=5))}
+    for name, data in broken.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "report.json").write_text(json.dumps(data))
+    for path in (tmp_path / "bad", tmp_path / "nothing-here", *(tmp_path / n for n in broken)):
+        for fmt in ("text", "html", "rich"):
+            res = subprocess.run([sys.executable, "-m", "runtime_guard", "report", str(path), "--format", fmt],
+                                 capture_output=True, text=True, timeout=120, cwd=ROOT)
+            assert res.returncode == 2 and res.stderr.startswith("mcjax-guard report:"), (path.name, fmt, res.stderr)
+            assert len(res.stderr.strip().splitlines()) == 1 and not res.stdout, (path.name, fmt, res.stderr)
 
 
 def test_text_report_shows_tree_and_stacks(hang_report):
