@@ -60,6 +60,12 @@ PROCESS_DEPENDENT_CALLS: dict[str, str] = {
 PROCESS_DEPENDENT_PREFIXES: dict[str, str] = {
     "secrets.": "`secrets`",
 }
+# pytest fixtures (runtime_guard's plugin) whose value differs between processes: a parameter of
+# this name of a test function or fixture is a source, as the call the fixture returns would be.
+# (`mcjax_process_count` is the same on every process.)
+PROCESS_DEPENDENT_FIXTURES: dict[str, str] = {
+    "mcjax_process_index": "the `mcjax_process_index` fixture (`jax.process_index()`)",
+}
 # Calls that are sources only when called without a seed argument.
 UNSEEDED_RNG_CONSTRUCTORS = {"numpy.random.default_rng", "numpy.random.RandomState", "random.Random"}
 
