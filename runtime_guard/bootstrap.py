@@ -29,6 +29,12 @@ def main(argv: list[str] | None = None) -> int:
 
     import atexit
 
+    from runtime_guard import workers
+
+    # The start-up hook (inherited by the program's own workers) would install a second guard
+    # when `install` below imports JAX: this process installs its own.
+    workers.disarm()
+
     from runtime_guard.guard import current, install
     from runtime_guard.settings import GuardSettings
 
@@ -38,17 +44,9 @@ def main(argv: list[str] | None = None) -> int:
     atexit.register(lambda: current() is not None and current().stop_threads())
 
     settings = GuardSettings.from_env()
-    state_dir = Path(settings.state_dir) if settings.state_dir else None
-    if state_dir is not None:
-        try:
-            from runtime_guard.stacks.fallback import install_crash_dumper, install_fallback_dumper
-
-            state_dir.mkdir(parents=True, exist_ok=True)
-            install_fallback_dumper(state_dir / f"faulthandler-{os.getpid()}.txt")
-            install_crash_dumper(state_dir / f"crash-{os.getpid()}.txt")
-        except Exception as e:  # the fallback is optional; the program must run regardless
-            print(f"mcjax-guard: no faulthandler fallback: {e!r}", file=sys.stderr)
+    workers.install_fallbacks(settings.state_dir)
     guard = install(settings)
+    workers.register_process_hooks()
 
     code = 0
     error: BaseException | None = None

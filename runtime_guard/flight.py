@@ -83,6 +83,52 @@ class FlightRecorder:
         with self._side_lock:
             self._side.write(json.dumps(entry, separators=(",", ":")) + "\n")
 
+    def detach_in_child(self, keep_file: bool) -> None:
+        """In a forked child, whose mapping is still the parent's file: map, at the same address
+        (so the recorder's ring and the C hot path follow without knowing), a file of the child's
+        own holding a copy (its pid in the header, a copy of the side file); without `keep_file`,
+        private memory that no file or reader sees (a fork that is not a process of the job)."""
+        import ctypes
+        import shutil
+
+        MAP_FIXED = 0x10  # same value on Linux and macOS; the mmap module does not export it
+        size = len(self._map)
+        content = bytes(self._map)
+        holder = (ctypes.c_char * size).from_buffer(self._map)
+        addr = ctypes.addressof(holder)
+        del holder
+        pid = os.getpid()
+        fd, path = -1, self.path
+        if keep_file:
+            path = self.path.with_name(f"flight-{pid}.{self.path.name.split('.', 1)[1]}")
+            with open(path, "wb") as f:
+                f.write(content)
+            fd = os.open(path, os.O_RDWR)
+            flags = mmap.MAP_SHARED | MAP_FIXED
+        else:
+            flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_FIXED
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mmap.restype = ctypes.c_void_p
+        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+        if libc.mmap(addr, size, mmap.PROT_READ | mmap.PROT_WRITE, flags, fd, 0) != addr:
+            raise OSError(ctypes.get_errno(), "cannot remap the flight recorder in a forked child")
+        if not keep_file:
+            self._map[:] = content
+        struct.pack_into("<q", self._map, 16, pid)
+        os.close(self._fd)
+        self._fd, self.path = (fd if keep_file else os.open(os.devnull, os.O_RDONLY)), path
+        if self._side is not None:
+            self._side_lock = threading.Lock()  # the parent's may have been held at the fork
+            self._side = None
+            if keep_file:
+                side_path = self.side_path.with_name(f"flight-{pid}.jsonl")
+                try:
+                    shutil.copyfile(self.side_path, side_path)
+                except OSError:
+                    pass
+                self.side_path = side_path
+                self._side = open(side_path, "a", buffering=1)  # noqa: SIM115 - kept for the process lifetime
+
 
 def read(path: str | os.PathLike[str]) -> dict[str, Any]:
     """{pid, process, subset, seq, records: [{seq, key, h, exact, file, line, function, name,

@@ -181,7 +181,10 @@ class Supervisor:
                                     self.options.keep_hash_seed)
         env[ENV] = self.settings.to_env()
         env["MCJAX_SUPERVISED"] = "1"
-        return env
+        # Workers the program starts itself (a test harness, multiprocessing) get a guard too.
+        from runtime_guard.workers import worker_env
+
+        return worker_env(env)
 
     def start(self) -> None:
         n = self.options.processes
@@ -371,12 +374,18 @@ class Supervisor:
         return child.index if guess else None
 
     def _targets(self, states: dict[int, dict]) -> list[tuple[int, int, str | None]]:
+        from runtime_guard.workers import descendants
+
+        # A child that is not a process of the job but started them (a test harness, a
+        # multiprocessing parent): its guarded workers stand for it.
+        workers = descendants(states, {c.proc.pid for c in self.children})
         out = []
         for c in self.children:
-            if c.proc.poll() is None:
-                fb = Path(self.state_dir) / f"faulthandler-{c.proc.pid}.txt"
-                out.append((self._index_of(c, states), c.proc.pid, str(fb) if fb.exists() else None))
-        return out
+            if c.proc.poll() is None and (not workers or self._index_of(c, states, guess=False) is not None):
+                out.append((self._index_of(c, states), c.proc.pid, None))
+        out += [(p, pid, None) for pid, p in workers.items()]
+        return [(p, pid, str(fb) if fb.exists() else None)
+                for p, pid, _ in out for fb in [Path(self.state_dir) / f"faulthandler-{pid}.txt"]]
 
     def _add_crash_stacks(self, stacks: dict, states: dict[int, dict]) -> None:
         """Processes that died of a fatal signal left their stacks in their crash file."""
@@ -517,7 +526,9 @@ class Supervisor:
         report_id = f"{rep.kind}:{rep.seq}"
         local = set(stacks)
         if self._collector is not None:
-            others = {p.process_index for p in rep.processes} - local
+            # Processes of this host that ended have no stacks to wait for.
+            here = {p for p, st in self._states().items() if st.get("host") == socket.gethostname()}
+            others = {p.process_index for p in rep.processes} - local - here
             got = self._collector.wait_processes(report_id, others, 15.0)
             for procs in got.values():
                 for pr in procs:

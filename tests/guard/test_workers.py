@@ -1,0 +1,197 @@
+"""Programs that start their own JAX workers get guarded workers (runtime_guard.workers).
+
+Real processes: `mcjax-guard python PROGRAM` (no -n) wraps a program that starts 2 JAX workers
+itself (`subprocess` with `sys.executable`, `multiprocessing`); each worker joins a 2-process
+job over a loopback coordinator. The hazard (process 0 runs one more collective, alone) must be
+reported; its look-alike (only printing on process 0) must pass with dispatches compared.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from runtime_guard import workers
+from runtime_guard.settings import ENV, EXIT_DETECTED, GuardSettings
+
+HERE = Path(__file__).resolve().parent / "worker_programs"
+HAZARD_LINE = next(i for i, line in enumerate((HERE / "worker.py").read_text().splitlines(), 1)
+                   if "process 1 never runs it" in line)
+
+
+@dataclass
+class Run:
+    code: int
+    stderr: str
+    report_dir: Path
+
+    @property
+    def report(self) -> dict | None:
+        p = self.report_dir / "report.json"
+        return json.loads(p.read_text()) if p.exists() else None
+
+
+def guard_program(tmp_path: Path, *program: str, timeout: float = 240) -> Run:
+    report_dir = tmp_path / "reports"
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    env.pop(ENV, None)
+    cmd = [sys.executable, "-m", "runtime_guard", "--report-dir", str(report_dir), "python", *program]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp_path, env=env)
+    return Run(out.returncode, out.stdout + out.stderr, report_dir)
+
+
+def compared(run: Run) -> int:
+    m = re.search(r"([\d,]+) dispatches compared", run.stderr)
+    assert m, run.stderr[-3000:]
+    return int(m.group(1).replace(",", ""))
+
+
+def assert_one_sided_reported(run: Run) -> None:
+    assert run.code == EXIT_DETECTED, run.stderr[-3000:]
+    rep = run.report
+    assert rep is not None and rep["kind"] == "exited", run.stderr[-3000:]
+    p0 = next(p for p in rep["processes"] if p["process_index"] == 0)
+    assert p0["dispatch"]["line"] == HAZARD_LINE, p0
+    # The stacks are the worker's own (the supervisor's child is the launcher, not a process of the job).
+    assert p0["snapshots"], rep["notes"]
+
+
+LAUNCHERS = {
+    "subprocess": ("launch_subprocess.py",),
+    "spawn": ("launch_multiprocessing.py", "spawn"),
+    "fork": ("launch_multiprocessing.py", "fork"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("how", sorted(LAUNCHERS))
+def test_self_started_workers_one_sided_collective_reported(tmp_path: Path, how: str) -> None:
+    script, *rest = LAUNCHERS[how]
+    assert_one_sided_reported(guard_program(tmp_path, str(HERE / script), "hazard", *rest))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("how", sorted(LAUNCHERS))
+def test_self_started_workers_look_alike_clean(tmp_path: Path, how: str) -> None:
+    script, *rest = LAUNCHERS[how]
+    run = guard_program(tmp_path, str(HERE / script), "clean", *rest)
+    assert run.code == 0, run.stderr[-3000:]
+    assert run.report is None
+    assert compared(run) >= 2  # the workers were guarded: both sums compared
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(200)
+def test_run_without_distributed_job_warns(tmp_path: Path) -> None:
+    run = guard_program(tmp_path, str(HERE / "local_only.py"), timeout=150)
+    assert run.code == 0, run.stderr[-3000:]
+    lines = [line for line in run.stderr.splitlines() if "nothing compared" in line]
+    assert len(lines) == 1 and "never joined" in lines[0], run.stderr[-3000:]
+
+
+# -- the start-up hook, without JAX ------------------------------------------------------------------
+
+def _hook_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", ENV)}
+    env = workers.worker_env(env)
+    env.update(extra)
+    return env
+
+
+def _base_interpreter() -> str:
+    return getattr(sys, "_base_executable", sys.executable)
+
+
+@pytest.mark.timeout(60)
+def test_hook_is_a_no_op_without_the_guard_settings() -> None:
+    code = "import sys; print(sorted(m for m in sys.modules if m.startswith(('runtime_guard', 'jax'))))"
+    out = subprocess.run([sys.executable, "-c", code], env=_hook_env(), capture_output=True, text=True,
+                         timeout=30, check=True)
+    assert out.stdout.strip() == "[]", out
+
+
+@pytest.mark.timeout(60)
+def test_hook_arms_without_importing_jax_and_base_interpreter_imports_the_install() -> None:
+    # The base interpreter does not process the virtualenv's .pth files (an editable install's
+    # finder lives there); the hook makes the install importable all the same.
+    env = _hook_env(**{ENV: GuardSettings().to_env()})
+    code = ("import sys; from runtime_guard import workers; "
+            "print(workers._finder is not None, 'jax' in sys.modules, 'runtime_guard.guard' in sys.modules)")
+    out = subprocess.run([_base_interpreter(), "-c", code], env=env, capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "False", "False"], out
+
+
+@pytest.mark.timeout(60)
+def test_hook_runs_the_sitecustomize_it_shadows(tmp_path: Path) -> None:
+    (tmp_path / "sitecustomize.py").write_text("import builtins\nbuiltins.SHADOWED_RAN = True\n")
+    env = _hook_env(**{ENV: GuardSettings().to_env()})
+    env["PYTHONPATH"] += os.pathsep + str(tmp_path)
+    code = "import builtins; print(getattr(builtins, 'SHADOWED_RAN', False))"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=30)
+    assert out.stdout.strip() == "True", out
+
+
+@pytest.mark.timeout(60)
+def test_forked_child_gets_its_own_flight_file(tmp_path: Path) -> None:
+    """A fork shares its parent's flight mapping: after `detach_in_child` the child's records go to
+    a file of its own (the parent's stays as it was), or nowhere for a fork outside the job."""
+    code = textwrap.dedent(f"""
+        import os, sys
+        from runtime_guard import flight
+        fr = flight.FlightRecorder({str(tmp_path)!r}, capacity=64)
+        view = memoryview(fr.records)  # a holder of the ring's address, as the recorder is
+        keep = sys.argv[1] == "keep"
+        pid = os.fork()
+        if pid == 0:
+            fr.detach_in_child(keep_file=keep)
+            view[fr.records_offset:fr.records_offset + 4] = b"KID!"
+            os._exit(0)
+        os.waitpid(pid, 0)
+        mine = (flight.HEADER.size, bytes(view[fr.records_offset:fr.records_offset + 4]))
+        theirs = {{}}
+        for f in os.listdir({str(tmp_path)!r}):
+            if f.startswith(f"flight-{{pid}}.") and f.endswith(".bin"):
+                data = open(os.path.join({str(tmp_path)!r}, f), "rb").read()
+                theirs = {{"pid": flight.HEADER.unpack_from(data, 0)[2], "rec": data[fr.records_offset:fr.records_offset + 4].decode()}}
+        print(mine[1].decode() if mine[1].strip(b"\\0") else "-", theirs.get("pid") == pid, theirs.get("rec"))
+    """)
+    for mode, expected in (("keep", "- True KID!"), ("drop", "- False None")):
+        out = subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True, timeout=30)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.strip() == expected, (mode, out)
+
+
+def test_descendants_finds_workers_below_the_supervisors_children() -> None:
+    child = subprocess.Popen([sys.executable, "-c", "import subprocess, sys; "
+                              "subprocess.run([sys.executable, '-c', 'import time; time.sleep(30)'])"])
+    try:
+        deadline = time.monotonic() + 20
+        grandchild = None
+        while grandchild is None and time.monotonic() < deadline:
+            for pid in os.listdir("/proc"):
+                if pid.isdigit() and workers._parent_pid(int(pid)) == child.pid:
+                    grandchild = int(pid)
+            time.sleep(0.05)
+        assert grandchild is not None
+        states = {0: {"pid": grandchild}, 1: {"pid": os.getpid()}, 2: {"pid": child.pid}}
+        assert workers.descendants(states, {child.pid}) == {grandchild: 0}
+    finally:
+        child.kill()
+        child.wait(timeout=10)
+        if grandchild is not None:
+            try:
+                os.kill(grandchild, 9)
+            except OSError:
+                pass
