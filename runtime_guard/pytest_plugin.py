@@ -129,6 +129,22 @@ class Spec:
         return max(3.0, self.timeout / 2)
 
 
+def _project_defaults(config: pytest.Config) -> dict[str, Any]:
+    """The mark's defaults from [tool.mcjax.pytest] in pyproject.toml (read once per session)."""
+    cached = getattr(config, "_mcjax_project_defaults", None)
+    if cached is None:
+        from mcjax_lint.config import ConfigError
+
+        from runtime_guard.settings import PYTEST_TABLE, project_settings
+
+        try:
+            cached = project_settings("pytest", PYTEST_TABLE, Path(config.rootpath))
+        except ConfigError as e:
+            raise pytest.UsageError(str(e)) from None
+        config._mcjax_project_defaults = cached  # type: ignore[attr-defined]
+    return cached
+
+
 def spec_for(item: pytest.Item) -> Spec:
     """The mark's settings, with the command line's overrides; a clear error for bad values."""
     mark = item.get_closest_marker(MARK)
@@ -140,8 +156,8 @@ def spec_for(item: pytest.Item) -> Spec:
     if unknown:
         raise pytest.UsageError(f"{item.nodeid}: unknown @pytest.mark.mcjax argument(s) {', '.join(unknown)} "
                                 f"(known: {', '.join(MARK_DEFAULTS)})")
-    kw = {**MARK_DEFAULTS, **mark.kwargs}
     cfg = item.config
+    kw = {**MARK_DEFAULTS, **_project_defaults(cfg), **mark.kwargs}
     if cfg.getoption("mcjax_processes") is not None:
         kw["processes"] = cfg.getoption("mcjax_processes")
     if cfg.getoption("mcjax_mode") is not None:
