@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache (.mcjax_cache/)")
     p.add_argument("--observed", type=Path, metavar="FILE",
                    help="functions a guarded run saw doing cross-process work (a run file of mcjax-guard, or a "
-                        "directory of them); .mcjax_cache/observed/ is read without it")
+                        "directory of them); .mcjax_cache/observed/ is read without it, unless --no-cache")
     p.add_argument("-j", "--jobs", type=int, metavar="N", help="worker processes (default: the CPUs available)")
     p.add_argument("--force-exclude", action="store_true",
                    help="apply exclude patterns to files named on the command line too (pre-commit sets this)")
@@ -116,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = load_config(args.config, _start_dir(paths))
         config = _apply_cli(config, args)
-        config = observed.apply_to_config(config, args.observed)  # what guarded runs saw
+        # What guarded runs saw doing cross-process work (docs/causes.md).
+        config = observed.apply_to_config(config, args.observed, project=not args.no_cache)
     except ConfigError as e:
         _err(str(e))
         return EXIT_ERROR

@@ -65,10 +65,11 @@ def load_project(project_root: Path | None, cache_dir: str) -> dict[str, str]:
     return _merge(runs)
 
 
-def apply_to_config(config: LintConfig, path: str | os.PathLike[str] | None = None) -> LintConfig:
-    """`config` with what guarded runs of its project observed, and `path` (`--observed FILE`,
-    a run file or a directory of them) when given."""
-    seen = load_project(config.project_root, config.cache_dir)
+def apply_to_config(config: LintConfig, path: str | os.PathLike[str] | None = None, project: bool = True) -> LintConfig:
+    """`config` with what guarded runs of its project observed (unless not `project`: the
+    cache directory is not to be read), and `path` (`--observed FILE`, a run file or a directory
+    of them) when given."""
+    seen = load_project(config.project_root, config.cache_dir) if project else {}
     if path is not None:
         seen = {**load(path), **seen}
     return replace(config, analysis=with_observed(config.analysis, seen)) if seen else config
