@@ -1,16 +1,23 @@
-"""The real `pre-commit` tool runs the mcjax-lint hook from this repository's
-.pre-commit-hooks.yaml on a temporary git repository: a hazard fails the commit, the fix passes.
+"""The real `pre-commit` tool runs the configurations docs/lint.md gives, read from the page
+itself, on a temporary git repository: a hazard fails the commit, the fix passes.
 
-pre-commit installs the hook (`language: python`) by creating a virtualenv and running
-`pip install .` on a snapshot of this checkout — the real installation path users get. The test
-keeps it offline: pip may use only the setuptools wheel that virtualenv ships (to build mcjax)
-and installs no dependencies; the hook's runtime dependencies (libcst, rich) come from the
-environment running the tests through PYTHONPATH. The mcjax_lint package itself is the copy pip
-just installed into the hook's environment (the test checks that)."""
+The local hook (`language: system`) runs the mcjax-lint of the environment running the tests, as
+it runs a user's: its `bin/` is first on PATH, nothing is installed. The README shows the same
+block.
+
+The repository hook (`repo:` + `rev:`, this repository's .pre-commit-hooks.yaml) is run with the
+page's block, its `repo` and `rev` replaced by a snapshot of this checkout and its commit.
+pre-commit installs it (`language: python`) by creating a virtualenv and running `pip install .`
+on the snapshot — the real installation path users get. The test keeps it offline: pip may use
+only the setuptools wheel that virtualenv ships (to build mcjax) and installs no dependencies;
+the hook's runtime dependencies (libcst, rich) come from the environment running the tests
+through PYTHONPATH. The mcjax_lint package itself is the copy pip just installed into the hook's
+environment (the test checks that)."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,6 +27,15 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+LINT_DOC = REPO / "docs" / "lint.md"
+
+
+def documented_config(kind: str, text: str | None = None) -> str:
+    """The YAML block docs/lint.md marks as the `kind` ("local" / "repository") configuration."""
+    text = LINT_DOC.read_text() if text is None else text
+    m = re.search(rf"<!-- pre-commit config \({kind}\)[^>]*-->\n```yaml\n(.*?)```", text, re.S)
+    assert m, f"docs/lint.md lost its {kind} pre-commit configuration"
+    return m.group(1)
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -92,7 +108,37 @@ def _pre_commit(cwd: Path, env: dict, *args: str) -> subprocess.CompletedProcess
                           text=True, timeout=300)
 
 
-def test_pre_commit_hook_fails_on_hazard_and_passes_after_fix(tmp_path):
+def _project(tmp_path: Path, env: dict, config: str) -> Path:
+    proj = tmp_path / "proj"
+    (proj / "pkg").mkdir(parents=True)
+    (proj / "pkg" / "__init__.py").write_text("")
+    (proj / "pkg" / "util.py").write_text(HELPER)
+    (proj / "pkg" / "ckpt.py").write_text(HAZARD)
+    (proj / ".pre-commit-config.yaml").write_text(config)
+    _git(proj, env, "init", "-q")
+    _git(proj, env, "add", "-A")
+    return proj
+
+
+def test_readme_shows_the_documented_local_hook():
+    assert documented_config("local") in (REPO / "README.md").read_text()
+    assert "pip install mcjax\n" not in LINT_DOC.read_text() + (REPO / "README.md").read_text()
+
+
+def test_documented_local_hook_fails_on_hazard_and_passes_after_fix(tmp_path):
+    """`language: system`: the mcjax-lint next to this interpreter, found on PATH as a user's
+    activated environment provides it; pre-commit installs nothing (no network, no jax)."""
+    scripts = Path(sysconfig.get_path("scripts"))
+    assert (scripts / "mcjax-lint").exists(), f"no mcjax-lint entry point in {scripts}"
+    home = tmp_path / "home"
+    home.mkdir()
+    env = _git_env(home)
+    env.update(PATH=os.pathsep.join([str(scripts), env.get("PATH", "")]), PRE_COMMIT_HOME=str(tmp_path / "pc-home"))
+    proj = _project(tmp_path, env, documented_config("local"))
+    _run_hook_cycle(proj, env)
+
+
+def test_documented_repository_hook_fails_on_hazard_and_passes_after_fix(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     env = _git_env(home)
@@ -100,25 +146,23 @@ def test_pre_commit_hook_fails_on_hazard_and_passes_after_fix(tmp_path):
     hook_repo.mkdir()
     rev = _snapshot(hook_repo, env)
 
-    proj = tmp_path / "proj"
-    (proj / "pkg").mkdir(parents=True)
-    (proj / "pkg" / "__init__.py").write_text("")
-    (proj / "pkg" / "util.py").write_text(HELPER)
-    (proj / "pkg" / "ckpt.py").write_text(HAZARD)
-    (proj / ".pre-commit-config.yaml").write_text(
-        f"repos:\n- repo: {hook_repo}\n  rev: {rev}\n  hooks:\n  - id: mcjax-lint\n")
-    _git(proj, env, "init", "-q")
-    _git(proj, env, "add", "-A")
+    config = documented_config("repository")
+    ours = re.sub(r"(?m)^(\s*- repo: )\S+.*$", rf"\g<1>{hook_repo}", config, count=1)
+    ours = re.sub(r"(?m)^(\s*rev: )\S+.*$", rf"\g<1>{rev}", ours, count=1)
+    assert ours.count(str(hook_repo)) == 1 and ours.count(rev) == 1, ours
+    proj = _project(tmp_path, env, ours)
     env = _offline_pip_env(env, tmp_path / "pc-home")
+    _run_hook_cycle(proj, env)
+    # The hook ran the mcjax_lint that pre-commit installed from the hook repository.
+    installed = list((tmp_path / "pc-home").glob("repo*/py_env-*/lib/python*/site-packages/mcjax_lint/cli.py"))
+    assert installed, "pre-commit did not install mcjax-lint into the hook's environment"
 
+
+def _run_hook_cycle(proj: Path, env: dict) -> None:
     out = _pre_commit(proj, env, "run", "--all-files")
     assert out.returncode == 1, out.stdout + out.stderr
     assert "mcjax-lint" in out.stdout and "Failed" in out.stdout
     assert "pkg/ckpt.py:7:5: MCJ101" in out.stdout  # the helper from another file is known
-
-    # The hook ran the mcjax_lint that pre-commit installed from the hook repository.
-    installed = list((tmp_path / "pc-home").glob("repo*/py_env-*/lib/python*/site-packages/mcjax_lint/cli.py"))
-    assert installed, "pre-commit did not install mcjax-lint into the hook's environment"
 
     # pre-commit passes only the changed file: the helper still comes from the whole project.
     out = _pre_commit(proj, env, "run", "--files", "pkg/ckpt.py")
