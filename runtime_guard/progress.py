@@ -109,13 +109,13 @@ class StatusLine:
         from rich.text import Text
 
         if n is None:
-            text = f"mcjax-guard: {alive}/{total} processes alive · waiting for jax.distributed.initialize()"
+            text = f"mcjax-guard: {alive}/{total} alive · waiting for jax.distributed.initialize()"
         else:
             ago = "" if self._agreed_at is None else f" · last agreement {now - self._agreed_at:.1f} s ago"
-            text = f"mcjax-guard: {alive}/{total} processes alive · {n:,} dispatches compared{ago}"
+            text = f"mcjax-guard: {alive}/{total} alive · {n:,} dispatches compared{ago}"
         with self._lock:
-            if self._live is not None:
-                self._live.update(Text(text, style="dim"), refresh=True)
+            if self._live is not None:  # one line, cut to the terminal's width
+                self._live.update(Text(text, style="dim", no_wrap=True, overflow="ellipsis"), refresh=True)
 
     def write(self, dst: TextIO, text: str) -> None:
         """A guarded process's output line: above the live line, else straight to `dst`."""

@@ -99,6 +99,41 @@ def test_clean_run_says_banner_and_summary_and_respects_the_environment(tmp_path
     assert not (tmp_path / "mcjax-reports").exists()
 
 
+def test_live_status_line_on_a_terminal_only(tmp_path):
+    import pty
+    import select
+
+    prog = _program(tmp_path, WHO.replace("STEPS", "40").replace(
+        "        y.block_until_ready()", "        y.block_until_ready()\n        __import__('time').sleep(0.05)"))
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "runtime_guard", "-n", "2", "--devices-per-process", "1", "python",
+                             str(prog)], env=_env(), cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
+    os.close(slave)
+    out, deadline = b"", time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            if select.select([master], [], [], 1.0)[0]:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # the terminal's other side closed: everyone exited
+                    break
+                if not chunk:
+                    break
+                out += chunk
+            elif proc.poll() is not None:
+                break
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=30)
+    text = out.decode(errors="replace")
+    assert proc.returncode == 0, text[-3000:]
+    assert "mcjax-guard: 2/2 alive · " in text and " dispatches compared" in text, text[-3000:]
+    assert "mcjax-guard: 2 processes, " in text and "no divergence" in text
+    assert text.count("who p=") == 2  # the program's output still comes through
+
+
 @pytest.mark.parametrize("env, args, devices, seeds", [
     ({}, [], "2", ("None", "None")),  # the default mirrors a host with several devices
     ({"XLA_FLAGS": "--xla_force_host_platform_device_count=3"}, [], "3", ("None", "None")),
