@@ -12,6 +12,8 @@ process (`mcjax_lint.api.lint_paths`) and the findings that explain a reported s
 
 Bounded: the linting runs in a daemon thread given `BUDGET` seconds; whatever happens (a
 timeout, an exception, a file that does not parse) the report is still written, with a note.
+On a timeout the supervisor, once it has stopped the job, waits up to `LATE_WAIT` seconds more
+and rewrites the report with the causes (`finish_late`): nothing waits on it then.
 `MCJAX_NO_CAUSES=1` turns it off (benchmarks/report_causes.py compares both).
 """
 
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import os
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +29,7 @@ from typing import Any
 from runtime_guard.report.model import Frame, Report
 
 BUDGET = 2.0  # seconds a report may wait for its causes
+LATE_WAIT = 20.0  # seconds more, once the job is stopped (`finish_late`)
 MAX_CAUSES = 5
 # Report kinds that describe a failure: a snapshot on request explains nothing.
 KINDS = ("divergence", "missing", "exited", "died", "hang")
@@ -104,19 +108,56 @@ def attach_causes(report: Report, budget: float = BUDGET) -> Report:
         t.start()
         t.join(budget)
         if t.is_alive():
-            report.notes.append(f"likely cause: mcjax-lint did not finish within {budget:g} s; "
-                                f"run `mcjax-lint {' '.join(_short(f) for f in files)}`")
+            note = (f"likely cause: mcjax-lint did not finish within {budget:g} s; "
+                    f"run `mcjax-lint {' '.join(_short(f) for f in files)}`")
+            report.notes.append(note)
+            _late[id(report)] = (t, result, sites, note)  # finish_late may still use it
             return report
-        if "error" in result:
-            raise result["error"]
-        report.causes = explain(result["findings"], sites)
-        if not report.causes:
-            skipped = [e.path for e in result.get("errors") or ()]
-            if skipped:
-                report.notes.append("likely cause: mcjax-lint could not read " + ", ".join(map(_short, skipped)))
+        _fill(report, result, sites)
     except Exception as e:  # noqa: BLE001 - the report must be written whatever happens here
         report.notes.append(f"likely cause: could not run mcjax-lint on the reported files ({e!r})")
     return report
+
+
+def _fill(report: Report, result: dict[str, Any], sites: list[Site]) -> None:
+    if "error" in result:
+        raise result["error"]
+    report.causes = explain(result["findings"], sites)
+    if not report.causes:
+        skipped = [e.path for e in result.get("errors") or ()]
+        if skipped:
+            report.notes.append("likely cause: mcjax-lint could not read " + ", ".join(map(_short, skipped)))
+
+
+# Reports whose linting ran out of budget: id(report) -> (thread, result, sites, note).
+_late: dict[int, tuple[threading.Thread, dict[str, Any], list[Site], str]] = {}
+
+
+def finish_late(report: Report | None, report_dir: str | os.PathLike[str], wait: float = LATE_WAIT) -> bool:
+    """After the job is stopped (nothing waits on it any more): give a report whose causes ran
+    out of budget up to `wait` more seconds, then rewrite its files with them and print them.
+    True when the report was rewritten. Never raises."""
+    entry = _late.pop(id(report), None) if report is not None else None
+    if entry is None:
+        return False
+    t, result, sites, note = entry
+    try:
+        t.join(wait)
+        if t.is_alive() or "findings" not in result:
+            return False
+        report.notes.remove(note)
+        _fill(report, result, sites)
+        from runtime_guard.report.writer import write_report
+
+        write_report(report, report_dir)
+        lines = cause_lines(report)
+        print("\n".join(f"mcjax-guard: {line}" for line in lines)
+              + "\nmcjax-guard: (found after the processes were stopped; the report files now say so)",
+              file=sys.stderr)
+        return True
+    except Exception as e:  # noqa: BLE001
+        print(f"mcjax-guard: could not add the likely causes to the report: {e!r}", file=sys.stderr)
+        return False
 
 
 def report_sites(report: Report) -> list[Site]:

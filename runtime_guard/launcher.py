@@ -261,6 +261,9 @@ class Supervisor:
         finally:
             self._status.stop()
             self.kill_all()
+            from runtime_guard.causes import finish_late
+
+            finish_late(self.report, self.report_dir)  # causes that ran out of budget, now nothing waits
             if runfile is not None:
                 unregister_supervisor(runfile)
             for s, h in old.items():

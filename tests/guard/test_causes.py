@@ -17,7 +17,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from runtime_guard.causes import attach_causes, cause_lines
+from runtime_guard.causes import attach_causes, cause_lines, finish_late
 from runtime_guard.report.model import Dispatch, Location, ProcessReport, Report
 from runtime_guard.report.render_text import render_text
 from runtime_guard.settings import EXIT_DETECTED
@@ -82,10 +82,15 @@ def test_a_report_no_finding_explains_says_so():
 
 
 def test_causes_never_fail_or_hold_up_a_report(tmp_path):
-    # Out of time: the report goes on without causes, with a note naming the command to run.
+    # Out of time: the report goes on without causes, with a note naming the command to run...
     path = PROGRAMS / "hazard_last_batch.py"
     rep = attach_causes(_report_at(path, 28), budget=0.0)
     assert rep.causes is None and any("did not finish within 0 s" in n for n in rep.notes), rep.notes
+    # ...and once the job is stopped, the supervisor rewrites the report with them.
+    assert finish_late(rep, tmp_path / "late", wait=LOADED)
+    saved = json.loads((tmp_path / "late" / "report.json").read_text())
+    assert [c["code"] for c in saved["causes"]] == ["MCJ103"] and not any("did not finish" in n for n in saved["notes"])
+    assert not finish_late(rep, tmp_path / "late")  # once
     # A reported file that does not parse: no causes from it, said in a note.
     broken = tmp_path / "broken.py"
     broken.write_text("def f(:\n    pass\n")
