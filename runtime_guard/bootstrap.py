@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import runpy
 import sys
-from pathlib import Path
 
 
 def _usage() -> int:

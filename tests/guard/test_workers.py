@@ -55,14 +55,15 @@ def compared(run: Run) -> int:
     return int(m.group(1).replace(",", ""))
 
 
-def assert_one_sided_reported(run: Run) -> None:
+def assert_one_sided_reported(run: Run, stacks: bool) -> None:
     assert run.code == EXIT_DETECTED, run.stderr[-3000:]
     rep = run.report
     assert rep is not None and rep["kind"] == "exited", run.stderr[-3000:]
     p0 = next(p for p in rep["processes"] if p["process_index"] == 0)
-    assert p0["dispatch"]["line"] == HAZARD_LINE, p0
-    # The stacks are the worker's own (the supervisor's child is the launcher, not a process of the job).
-    assert p0["snapshots"], rep["notes"]
+    assert p0["dispatch"]["location"]["line"] == HAZARD_LINE, p0
+    if stacks:
+        # The worker's own stacks (the supervisor's child is the launcher, not a process of the job).
+        assert p0["snapshots"], rep["notes"]
 
 
 LAUNCHERS = {
@@ -77,7 +78,9 @@ LAUNCHERS = {
 @pytest.mark.parametrize("how", sorted(LAUNCHERS))
 def test_self_started_workers_one_sided_collective_reported(tmp_path: Path, how: str) -> None:
     script, *rest = LAUNCHERS[how]
-    assert_one_sided_reported(guard_program(tmp_path, str(HERE / script), "hazard", *rest))
+    # A fork worker leaves through os._exit, without JAX's shutdown barrier: gloo then fails process
+    # 0's collective at once, and it may be gone before its stacks are taken.
+    assert_one_sided_reported(guard_program(tmp_path, str(HERE / script), "hazard", *rest), stacks=how != "fork")
 
 
 @pytest.mark.slow
