@@ -23,6 +23,7 @@ import ast
 import os
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -147,6 +148,8 @@ def finish_late(report: Report | None, report_dir: str | os.PathLike[str], wait:
             return False
         report.notes.remove(note)
         _fill(report, result, sites)
+        report.notes.append(f"likely cause: found {time.time() - report.created:.1f} s after the report was first "
+                            f"written, once the processes were stopped (mcjax-lint ran past its {BUDGET:g} s)")
         from runtime_guard.report.writer import write_report
 
         write_report(report, report_dir)
