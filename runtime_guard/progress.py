@@ -67,8 +67,12 @@ def summary(states: dict[int, dict], processes: int | None, exit_codes: list[int
         st = next(iter(states.values()), None)
         if st is None or n is None:
             return "" if bad else "mcjax-guard: nothing compared: the process never joined a multi-process JAX job"
-        return (f"mcjax-guard: process {st.get('p', '?')} of {st.get('n', '?')}, {n:,} dispatches compared, "
-                f"no divergence{tail}")
+        # Several states: workers the program started itself (a test harness, multiprocessing).
+        who = (f"process {st.get('p', '?')}" if len(states) == 1
+               else f"processes {', '.join(str(p) for p in sorted(states))}") + f" of {st.get('n', '?')}"
+        if n == 0:
+            return f"mcjax-guard: {who}, no cross-process computation ran: nothing compared{tail}"
+        return f"mcjax-guard: {who}, {n:,} dispatches compared, no divergence{tail}"
     if n is None:  # (after a failure before any process joined, the program's own error says it all)
         return "" if bad else (f"mcjax-guard: {processes} process{'es' if processes != 1 else ''}, nothing compared: "
                                f"no process joined a multi-process JAX job (jax.distributed.initialize() over 2 or "

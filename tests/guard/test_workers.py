@@ -92,6 +92,7 @@ def test_self_started_workers_look_alike_clean(tmp_path: Path, how: str) -> None
     assert run.code == 0, run.stderr[-3000:]
     assert run.report is None
     assert compared(run) >= 2  # the workers were guarded: both sums compared
+    assert "mcjax-guard: processes 0, 1 of 2, " in run.stderr, run.stderr[-3000:]
 
 
 @pytest.mark.slow
@@ -101,6 +102,14 @@ def test_run_without_distributed_job_warns(tmp_path: Path) -> None:
     assert run.code == 0, run.stderr[-3000:]
     lines = [line for line in run.stderr.splitlines() if "nothing compared" in line]
     assert len(lines) == 1 and "never joined" in lines[0], run.stderr[-3000:]
+
+
+def test_summary_warns_when_workers_joined_but_compared_nothing() -> None:
+    from runtime_guard.progress import summary
+
+    states = {p: {"p": p, "n": 2, "seq": 0} for p in (0, 1)}
+    assert summary(states, None, [0]) == ("mcjax-guard: processes 0, 1 of 2, no cross-process computation ran: "
+                                          "nothing compared")
 
 
 # -- the start-up hook, without JAX ------------------------------------------------------------------
