@@ -587,7 +587,8 @@ class MultiProcessFailure:
                 lines = lines[1:]
             for line in lines:
                 tw.line(line)
-            tw.line(f"full report (with every process's stacks): {self.report_path}", bold=True)
+            # Which stacks it holds is said once, in the report text above ("stacks of ...").
+            tw.line(f"full report: {self.report_path}", bold=True)
         for i, when, rep, divergence in self.failures:
             if divergence:
                 tw.line("")

@@ -163,11 +163,12 @@ def _while(blocked_on: str) -> str:
 def stacks_text(report: Report) -> str:
     """'stacks of processes 0 and 1' / 'no stacks could be collected' / '' (none asked for)."""
     merged = report.merged_stacks
-    if merged is None:
+    if not merged:
         return ""
-    have = sorted(p.process_index for p in report.processes if any(s.threads for s in p.snapshots))
+    # From the merge itself (a copy without snapshots, as pytest prints it, says the same).
+    missing = sorted(merged.get("without_stacks") or [])
+    have = sorted(set(merged.get("processes") or []) - set(missing))
     if not have:
         return "no stacks could be collected (see each process's note)"
-    missing = sorted(set(p.process_index for p in report.processes) - set(have))
     text = f"stacks of {_plist(have)}"
     return text + (f"; none from {_plist(missing)}" if missing else "")

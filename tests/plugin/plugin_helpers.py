@@ -69,7 +69,7 @@ def traces(pytester: pytest.Pytester, name: str) -> list[dict]:
 
 
 def report_path(output: str) -> Path:
-    m = re.search(r"full report \(with every process's stacks\): (\S+)", output)
+    m = re.search(r"full report: (\S+)", output)
     assert m, "no report path in the failure message"
     return Path(m.group(1))
 
