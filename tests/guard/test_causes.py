@@ -129,6 +129,16 @@ TRAIN = textwrap.dedent("""\
         finish_epoch(step)
     print("done", jax.process_index())
     """)
+# Its correct look-alike: process 0 only prints; every process calls the helper.
+CORRECT = textwrap.dedent("""\
+    import jax
+    import quietsync
+
+    jax.distributed.initialize()
+    if jax.process_index() == 0:
+        print("saving")
+    quietsync.sync_all("save")
+    """)
 # A look-alike written later: the helper on process 0 only.
 LATER = textwrap.dedent("""\
     import jax
@@ -154,6 +164,7 @@ def test_library_helper_learned_from_a_guarded_run_is_found_statically(tmp_path)
     (proj / "pyproject.toml").write_text('[project]\nname = "demo"\n')
     (proj / "train.py").write_text(TRAIN)
     (proj / "later.py").write_text(LATER)
+    (proj / "correct.py").write_text(CORRECT)
 
     before = _lint(proj, "later.py")
     assert before.returncode == 0, before.stdout + before.stderr  # the linter cannot see into quietsync
@@ -175,6 +186,7 @@ def test_library_helper_learned_from_a_guarded_run_is_found_statically(tmp_path)
     assert after.returncode == 1, after.stdout + after.stderr
     assert f"later.py:{expect_line(proj / 'later.py', 'MCJ101')}:" in after.stdout
     assert "MCJ101" in after.stdout and "seen doing cross-process work in a guarded run of train.py" in after.stdout
+    assert _lint(proj, "correct.py").returncode == 0  # knowing the helper is collective adds no noise
 
     # Elsewhere (another checkout, CI): the same knowledge from the run file, with --observed.
     other = tmp_path / "other"
