@@ -260,3 +260,40 @@ def test_one_stack_in_two_different_dispatches_names_each():
     assert c["processes"] == [0, 1]
     assert "static(n=1), dispatch #2) on process 0" in c["blocked_on"]
     assert "static(n=2), dispatch #2) on process 1" in c["blocked_on"]
+
+
+def test_statuses_follow_how_processes_ended():
+    # Five survivors of a died report, one of which had aborted meanwhile: it is not `ok`.
+    from runtime_guard.postmortem import build_postmortem_report
+    from runtime_guard.report.model import ProcessReport
+    from runtime_guard.report.render_text import render_text
+
+    a = _snap(("<module>", "/app/train.py", 10), native=("gloo::allreduce",))
+    procs = [ProcessReport(0, "died", exit_code=-9, note="killed by SIGKILL")]
+    procs += [ProcessReport(i, "ok") for i in range(1, 6)]
+    procs[3].exit_code = -6
+    procs[4].exit_code = 1
+    rep = build_postmortem_report("died", procs, {i: [a] for i in (1, 2, 3, 5)}, headline="process 0 died")
+    assert [p.status for p in rep.processes] == ["died", "ok", "ok", "died", "exited", "ok"]
+    text = render_text(rep)
+    assert "process 3 [died (killed by SIGABRT)]" in text and "process 4 [exited (exit 1)]" in text
+    assert "process 0 [died (killed by SIGKILL)]" in text
+
+
+def test_processes_killed_by_one_signal_are_described_as_killed():
+    # Both killed by SIGABRT (gloo aborts both sides of a mismatched collective): one as it left
+    # the program, one in its own code. Neither is described as merely "leaving" or "running".
+    from runtime_guard.postmortem import build_postmortem_report
+    from runtime_guard.report.model import ProcessReport
+
+    leaving = StackSnapshot(0.0, "faulthandler, as the process died", [Thread(1, "MainThread", [
+        Frame("KV.get", "/x/runtime_guard/kv.py", 40), Frame("Guard.mark_exit", "/x/runtime_guard/guard.py", 500),
+        Frame("main", "/x/runtime_guard/bootstrap.py", 70)], is_main=True)])
+    running = StackSnapshot(0.0, "faulthandler, as the process died", [Thread(1, "MainThread", [
+        Frame("check", "/app/train.py", 27), Frame("<module>", "/app/train.py", 35)], is_main=True)])
+    procs = [ProcessReport(0, "diverged", exit_code=-6), ProcessReport(1, "diverged", exit_code=-6)]
+    rep = build_postmortem_report("divergence", procs, {0: [leaving], 1: [running]}, headline="#5 differs")
+    clauses = rep.summary.split("; ")[1:]
+    assert len(clauses) >= 2 and all("killed by SIGABRT" in c for c in clauses[-2:]), rep.summary
+    assert [c["ended"] for c in rep.merged_stacks["classes"]] == ["killed by SIGABRT"] * 2
+    assert "train.py:27" in rep.summary
