@@ -272,6 +272,10 @@ def _liveness(states: dict[int, dict], tracker: Tracker, expected: int, now: flo
             return Finding("exited", max(at.values()), [p],
                            f"process {p} {how} after dispatch #{st.get('seq', 0)}; the others made no "
                            f"progress for {tracker.idle(now):.0f} s since ({where}), waiting for it")
+    if gone and not running and len(gone) >= expected:
+        unequal = _unequal_at_end(gone)
+        if unequal is not None:
+            return unequal
     for p in sorted(running):
         stale = tracker.stale(p, now)
         if stale > tracker.died_after:
@@ -315,6 +319,30 @@ def _liveness(states: dict[int, dict], tracker: Tracker, expected: int, now: flo
                            f"{_plist(sorted(set(seqs) - set(behind)))} dispatched")
         return Finding("hang", top, [], f"no progress anywhere for {tracker.idle(now):.0f} s; every process "
                        f"is past dispatch #{top} (threshold {tracker.threshold():.0f} s)")
+    return None
+
+
+def _unequal_at_end(gone: dict[int, dict]) -> Finding | None:
+    """Every process has left: did each run as much cross-process work as the others, in every
+    stream? A process that ran one more computation (dispatched, never waited for) and left is
+    reported even though nobody was left waiting for it."""
+    streams: list[tuple[tuple[int, ...] | None, dict[int, int]]] = [(None, {p: int(s.get("seq", 0)) for p, s in gone.items()})]
+    for sub, sub_states in subset_states(gone).items():
+        streams.append((sub, {p: int(s.get("seq", 0)) for p, s in sub_states.items()}))
+    for sub, seqs in streams:
+        top, low = max(seqs.values()), min(seqs.values())
+        if top == low:
+            continue
+        ahead = sorted(p for p, v in seqs.items() if v == top)
+        short = sorted(p for p, v in seqs.items() if v < top)
+        where = f" over {subset_text(sub)}" if sub is not None else ""
+        return Finding("exited", low + 1, short,
+                       f"every process has left, but not after the same work: process"
+                       f"{'es' if len(ahead) > 1 else ''} {_plist(ahead)} dispatched {top} cross-process "
+                       f"computation{'s' if top != 1 else ''}{where}, process{'es' if len(short) > 1 else ''} "
+                       f"{_plist(short)} only {', '.join(str(seqs[p]) for p in short)}: #{low + 1} ran on one "
+                       f"side only (its result was never waited for, or the other side never saw it)",
+                       detail={"subset": list(sub)} if sub is not None else {})
     return None
 
 

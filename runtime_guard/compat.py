@@ -226,6 +226,7 @@ class ExecInfo:
     processes: tuple[int, ...]
     platform: str = "cpu"
     traced: bool = False  # `program` hashes the traced program (else the optimized HLO)
+    communicates: bool = True  # exchanges data between devices (see `executable_communicates`)
 
     @property
     def multiprocess(self) -> bool:
@@ -357,6 +358,39 @@ def program_fingerprint(xla_executable: Any) -> str:
     return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
 
+# Opcodes of the HLO instructions that exchange data between devices (their async `-start`
+# halves included). A program over devices of several processes with none of them computes each
+# process's shards alone: a process that does not run it keeps no one waiting.
+_COLLECTIVE_OPS = re.compile(
+    rb"\s(?:all-reduce|all-gather|all-to-all|ragged-all-to-all|collective-permute|collective-broadcast|"
+    rb"reduce-scatter|send|recv)(?:-start)?\(")
+_COMMUNICATES: dict[int, tuple[Any, bool]] = {}
+
+
+def executable_communicates(xla_executable: Any) -> bool:
+    """Does the compiled program exchange data between devices? Read once per executable from its
+    optimized HLO (the SPMD partitioner inserts the collectives a sharding needs, so the traced
+    program cannot tell). Kernels (Pallas, Mosaic, Triton) and unreadable programs count as
+    communicating: they may move data themselves."""
+    fp = _fingerprint(xla_executable)
+    entry = _COMMUNICATES.get(id(xla_executable))
+    if entry is not None and entry[0] == fp and fp is not None:
+        return entry[1]
+    try:
+        from jax._src.lib import xla_client
+
+        opts = xla_client.hlo.HloPrintOptions.fingerprint()  # no metadata: op names cannot match
+        text = "\n".join(m.to_string(opts) for m in xla_executable.hlo_modules()).encode()
+        comm = bool(_COLLECTIVE_OPS.search(text)) or any(k in text for k in _KERNEL_CALLS)
+    except Exception:
+        return True
+    with _TRACED_LOCK:
+        if len(_COMMUNICATES) >= _TRACED_MAX:
+            _COMMUNICATES.clear()
+        _COMMUNICATES[id(xla_executable)] = (fp, comm)
+    return comm
+
+
 def exec_info_from_replicated(er: Any, args: tuple) -> ExecInfo:
     """ExecInfo of an `ExecuteReplicated` about to run on `args` (flat, before DCE)."""
     kept = er.kept_var_idx
@@ -374,6 +408,7 @@ def exec_info_from_replicated(er: Any, args: tuple) -> ExecInfo:
         processes=_device_processes(in_sh + out_sh),
         platform=_platform(er.xla_executable),
         traced=traced is not None,
+        communicates=executable_communicates(er.xla_executable),
     )
 
 
@@ -398,14 +433,22 @@ def exec_info_from_mesh_executable(ex: Any, name: str) -> ExecInfo:
         processes=_device_processes(in_sh + out_sh),
         platform=_platform(ex.xla_executable),
         traced=traced is not None,
+        communicates=executable_communicates(ex.xla_executable),
     )
 
 
-def is_multiprocess_mesh_executable(ex: Any) -> bool:
+def spans_processes(ex: Any) -> bool:
+    """Are the devices of a `MeshExecutable` those of more than this process?"""
     try:
-        return any(not s.is_fully_addressable for s in (*ex._in_shardings, *ex._out_shardings))
+        return not all(s.is_fully_addressable for s in (*ex._in_shardings, *ex._out_shardings))
     except Exception:
         return False
+
+
+def is_multiprocess_mesh_executable(ex: Any) -> bool:
+    """Does this executable need other processes: devices of several processes, and data
+    exchanged between devices (a replicated global array indexed on one process needs nobody)."""
+    return spans_processes(ex) and executable_communicates(ex.xla_executable)
 
 
 def args_processes(args: tuple, kwargs: dict) -> frozenset[int] | None:
@@ -573,6 +616,7 @@ class DispatchHooks:
     def __init__(self) -> None:
         self._undo: list[Callable[[], None]] = []
         self.installed = False
+        self.execute_code: Any = None  # code of the frames running an executable (once installed)
 
     def install(
         self,
@@ -594,6 +638,10 @@ class DispatchHooks:
             return orig_call(self, *args)
 
         er_call.__wrapped__ = orig_call  # type: ignore[attr-defined]
+        # A frame of this code is an executable being run: one above another means the inner
+        # computation runs *inside* the outer's dispatch (JAX converting an argument), see
+        # `Guard._on_execute`.
+        self.execute_code = er_call.__code__
         er_cls.__call__ = er_call
         self._undo.append(lambda: setattr(er_cls, "__call__", orig_call))
 

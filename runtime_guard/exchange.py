@@ -50,6 +50,11 @@ DETAIL_WAIT = 2.0  # how long the comparator waits for detail answers
 # is rewritten at most this often while only the dispatch count moves: each write is ~0.4 ms of
 # file system calls. A change of status or of a strict-mode wait is written at once.
 LOCAL_STATE_EVERY = 1.0
+# A record made before its call ran may still be taken back (the call turned out to run on this
+# process only, over a subset, or inside a trace): it is published once its call returned, its
+# executable was seen, or it has been in flight this long outside compilation (a dispatch that
+# blocks: a hang must still be attributed). A record is never published and then withdrawn.
+TENTATIVE_GRACE = 1.0
 
 
 class Registry:
@@ -148,6 +153,8 @@ class Exchange:
         self._threads: list[threading.Thread] = []
         self._state_dir = Path(settings.state_dir) if settings.state_dir else None
         self.errors: list[str] = []
+        # id(recorder) -> (seq, key, first seen) of its last record while it may be taken back
+        self._tentative: dict[int, tuple[int, int, float]] = {}
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -198,7 +205,8 @@ class Exchange:
 
     def state(self) -> dict:
         final = max(RECENT, min(FINAL_RECENT, FINAL_RECORDS_BUDGET // max(1, self.n)))
-        seq, h, tail, fine, coarse = self.recorder.snapshot(RECENT if self.status == compare.RUNNING else final)
+        seq, h, tail, fine, coarse = self._decided(
+            self.recorder, self.recorder.snapshot(RECENT if self.status == compare.RUNNING else final))
         recent = [[r.seq, r.key, r.h, r.exact, "", r.line, ""] for r in tail]
         if tail:
             recent[-1][4:] = list(_site(tail[-1]))
@@ -208,7 +216,35 @@ class Exchange:
                 "fine": [list(x) for x in fine[-CHECKPOINTS:]], "coarse": [list(x) for x in coarse[-CHECKPOINTS:]],
                 "t": time.time(),
                 "settled": self.recorder.settled,
-                "subsets": {compare.subset_name(sub): _stream_state(rec) for sub, rec in self.streams.items()}}
+                "subsets": {compare.subset_name(sub): self._stream_state(rec) for sub, rec in self.streams.items()}}
+
+    def _decided(self, rec: Recorder, snap: tuple) -> tuple:
+        """`snap` (a `Recorder.snapshot`) without its last record while that one may still be
+        taken back (see TENTATIVE_GRACE)."""
+        seq, h, tail, fine, coarse = snap
+        last = tail[-1] if tail else None
+        if (last is None or last.seq != seq or last.exact or seq <= rec.settled
+                or self.status != compare.RUNNING):  # (leaving: nothing will be taken back)
+            self._tentative.pop(id(rec), None)
+            return snap
+        now = time.monotonic()
+        first = self._tentative.get(id(rec))
+        if first is None or first[:2] != (seq, last.key):
+            first = self._tentative[id(rec)] = (seq, last.key, now)
+        if now - first[2] >= TENTATIVE_GRACE and not self.compiling:
+            return snap  # long in flight: a dispatch that blocks
+        if seq == 1:
+            return 0, 0, [], [], []
+        if len(tail) < 2 or tail[-2].seq != seq - 1:
+            return snap  # (the previous record left the ring: cannot happen with RECENT >= 2)
+        return (seq - 1, tail[-2].h, tail[:-1], [x for x in fine if x[0] < seq], [x for x in coarse if x[0] < seq])
+
+    def _stream_state(self, rec: Recorder) -> dict:
+        """What a process publishes of one subset stream: as the main state, but every recent
+        record carries its call site (the comparator may not be a member: it cannot ask later)."""
+        seq, h, tail, fine, coarse = self._decided(rec, rec.snapshot(RECENT))
+        return {"seq": seq, "h": h, "recent": [[r.seq, r.key, r.h, r.exact, *_site(r)] for r in tail],
+                "fine": [list(x) for x in fine[-CHECKPOINTS:]], "coarse": [list(x) for x in coarse[-CHECKPOINTS:]]}
 
     def publish(self, force: bool = False) -> None:
         # The publisher thread and the main thread leaving the program (mark_exit) both publish.
@@ -246,7 +282,7 @@ class Exchange:
     def _progress(self) -> tuple:
         """Dispatches so far in every stream: what changes when this process makes progress (a
         record moved from one stream to another changes it too)."""
-        return (self.recorder.seq, *(rec.seq for rec in self.streams.values()))
+        return (self.recorder.seq, self.recorder.settled, *(rec.seq for rec in self.streams.values()))
 
     def _relay_collector(self) -> None:
         """Process 0's supervisor runs the cross-host stack collector and leaves its address in
@@ -422,7 +458,8 @@ class Exchange:
                 return
             rec = self.streams.get(sub)  # None: a member with nothing dispatched there yet
         recs = []
-        for r in (rec.records(lo, hi) + rec.records(rec.seq, rec.seq)) if rec is not None else ():
+        top = self._decided(rec, rec.snapshot(2))[0] if rec is not None else 0  # as published
+        for r in (rec.records(lo, min(hi, top)) + rec.records(top, top)) if rec is not None else ():
             f, ln, fn = _site(r)
             name = self.registry.names.get(r.key, "?")
             exact = r.exact or self.registry.exact_for_key.get(r.key, 0)
@@ -430,7 +467,7 @@ class Exchange:
                          "function": fn, "source": _source(f, ln),
                          "fields": self.registry.fields.get(exact, {}),
                          "cached": not r.exact and bool(exact)})
-        self.kv.set(f"details/{self.p}", {"id": msg["id"], "records": recs, "seq": rec.seq if rec else 0,
+        self.kv.set(f"details/{self.p}", {"id": msg["id"], "records": recs, "seq": top,
                                           "settled": rec.settled if rec else 0, "compiling": self.compiling > 0,
                                           "status": self.status, "exit": self.exit_info, "pid": os.getpid(),
                                           "host": self.host})
@@ -625,14 +662,6 @@ def _dispatch_recent(st: dict, registry: Registry) -> Dispatch | None:
     name = registry.names.get(key, "?")
     return Dispatch(seq=seq, name=name, fields=dict(registry.fields.get(exact or registry.exact_for_key.get(key, 0), {})),
                     location=Location(file=f, line=ln, function=fn, source=_source(f, ln)) if f else None)
-
-
-def _stream_state(rec: Recorder) -> dict:
-    """What a process publishes of one subset stream: as the main state, but every recent
-    record carries its call site (the comparator may not be a member: it cannot ask later)."""
-    seq, h, tail, fine, coarse = rec.snapshot(RECENT)
-    return {"seq": seq, "h": h, "recent": [[r.seq, r.key, r.h, r.exact, *_site(r)] for r in tail],
-            "fine": [list(x) for x in fine[-CHECKPOINTS:]], "coarse": [list(x) for x in coarse[-CHECKPOINTS:]]}
 
 
 def _atomic_json(path: Path, data: Any) -> None:

@@ -92,6 +92,7 @@ def _statics_hash(cache: dict, vals: tuple) -> int:
 # the key its records carry, seq recorded before the call in a subset's stream or 0, that stream].
 _WRAPPER, _CODE, _LINE, _PRE, _RECORDED, _KEY, _SPRE, _STREAM = range(8)
 _getframe = sys._getframe
+_EXEC_CODE: CodeType | None = None  # code of the hook frame running an executable (compat.DispatchHooks)
 
 
 def _current_call() -> list | None:
@@ -103,7 +104,14 @@ def _current_call() -> list | None:
     published = getattr(_tl, "call", None)
     c = _c_current() if _c_current is not None else None  # the innermost call on the C hot path
     f = _getframe(2)
+    if f is not None and f.f_code is _EXEC_CODE:
+        f = f.f_back  # the hook's own executable
     while f is not None:
+        if f.f_code is _EXEC_CODE:
+            # Another executable is being run below the call: this computation runs inside that
+            # one's dispatch (JAX slicing a process-local argument into shards runs a small jit
+            # of its own there). It is not the call, nor what the call runs.
+            return None
         if c is not None and f is c[0]:  # that call's caller: no frame of ours in between
             _, w, site, line, pre, key = c
             return [w, w._guard.recorder.code_of(site), line, pre, False, key, 0, None]
@@ -493,6 +501,8 @@ class Guard:
                 wrap_jit=lambda j: GuardedJit(j, self),
                 on_compile=self._on_compile,
             )
+            global _EXEC_CODE
+            _EXEC_CODE = self.hooks.execute_code
             self._undo_init = compat.patch_initialize(self._after_initialize, self._fill_initialize_args)
             self._undo_shutdown = compat.patch_shutdown(lambda: self.mark_exit(0, None), self.stop_threads)
             self._chain_excepthook()
@@ -666,10 +676,17 @@ class Guard:
         multi = self._me_multi.get(executable)
         if multi is None:
             multi = compat.is_multiprocess_mesh_executable(executable)
+            if not multi and compat.spans_processes(executable):
+                multi = None  # over several processes, but exchanging nothing
             try:
                 self._me_multi[executable] = multi
             except TypeError:
                 pass
+        if multi is None:
+            # Not cross-process work, but over several processes: kept off the C++ path, so that a
+            # call of it is always seen (at ~200 µs) and never taken for cross-process work by its
+            # arguments, as a cache hit nobody saw must be.
+            return False
         if not multi:
             return True
         # Cross-process: the C++ path may run it only where a wrapper sees each call.
@@ -681,7 +698,9 @@ class Guard:
         if entry is None:
             info = compat.exec_info_from_replicated(er, args)
             exact = exec_key(info)
-            entry = (exact, *self._scope(info.processes))
+            # A program that exchanges nothing between devices needs no other process (process 0
+            # reading an element of a replicated global array): it is checked as a local one.
+            entry = (exact, *self._scope(info.processes)) if info.communicates else (exact, False, None)
             self._er_info[er] = entry
             self.registry.name(exact, info.name)
             self.registry.exact(exact, exact, exec_fields(info))
@@ -775,6 +794,7 @@ class Guard:
                 if call[_PRE]:  # recorded as cross-process, but this call runs locally only
                     self.recorder.undo(call[_PRE])
                     call[_PRE] = 0
+                call[_RECORDED] = True  # (seen: not a cache hit to judge by its arguments)
                 return
             self.registry.exact(call[_KEY], exact, self.fields_of(exact))
             if call[_PRE]:
@@ -852,10 +872,12 @@ class Guard:
             _tl.call = outer
 
     def _allow_fastpath_multi(self, ex: Any) -> bool:
-        multi = self._me_multi.get(ex)
-        if multi is None:
-            multi = compat.is_multiprocess_mesh_executable(ex)
-            self._me_multi[ex] = multi
+        """Is this executable cross-process work (see `_allow_fastpath`'s cache: None is over
+        several processes but exchanging nothing)?"""
+        if ex in self._me_multi:
+            return bool(self._me_multi[ex])
+        multi = compat.is_multiprocess_mesh_executable(ex)
+        self._me_multi[ex] = multi if multi or not compat.spans_processes(ex) else None
         return multi
 
     _compiled_keys: "weakref.WeakKeyDictionary[Any, tuple[int, tuple[int, ...] | None]]"
