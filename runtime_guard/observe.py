@@ -53,8 +53,14 @@ class Observer:
         if frame is None or self.failed:
             return
         try:
-            f = frame
-            while f is not None and self._is_skipped(f.f_code):
+            f, skipped = frame, self._skipped
+            while f is not None:  # to the first frame outside JAX and the guard (inlined: per call)
+                name = f.f_code.co_filename
+                hit = skipped.get(name)
+                if hit is None:
+                    hit = skipped[name] = any(s in name for s in self._skip)
+                if not hit:
+                    break
                 f = f.f_back
             if f is None:
                 return
