@@ -102,7 +102,9 @@ class FlightRecorder:
         if keep_file:
             path = self.path.with_name(f"flight-{pid}.{self.path.name.split('.', 1)[1]}")
             with open(path, "wb") as f:
-                f.write(content)
+                # (a parent outside any job recorded nothing: a header and a sparse rest)
+                f.write(content if content.count(0, HEADER.size) < size - HEADER.size else content[:HEADER.size])
+                f.truncate(size)
             fd = os.open(path, os.O_RDWR)
             flags = mmap.MAP_SHARED | MAP_FIXED
         else:
