@@ -70,7 +70,12 @@ def apply_fixes(source: str, findings: Iterable[Finding]) -> FixResult:
         out = out[:start] + text + out[end:]
     try:
         ast.parse(out)
-    except (SyntaxError, ValueError) as e:
+    except SyntaxError as e:
+        from mcjax_lint.analysis.summary import _parse_newer_grammar
+
+        if _parse_newer_grammar(out) is None:  # (valid Python of a newer grammar than the host's)
+            return FixResult(source, [], error=f"fixes would produce invalid Python ({e.msg}); not applied")
+    except ValueError as e:
         return FixResult(source, [], error=f"fixes would produce invalid Python ({e.msg if isinstance(e, SyntaxError) else e}); not applied")
     return FixResult(out, applied)
 

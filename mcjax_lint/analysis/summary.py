@@ -1575,14 +1575,31 @@ def _expr_name(node: ast.expr | None) -> str:
 
 
 def parse(source: str, path: str) -> ast.Module:
+    """The file's `ast` tree: the host's parser (fast), else libcst's, which reads the grammars of
+    Python 3.8-3.14 whatever Python runs the linter (a 3.12 `type X = ...` under 3.11)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # SyntaxWarnings of the linted code are not ours to print
             return ast.parse(source, filename=path)
     except SyntaxError as e:
-        raise AnalysisError(path, f"syntax error: {e.msg}", e.lineno, (e.offset or 1) - 1) from None
+        tree = _parse_newer_grammar(source)
+        if tree is None:
+            raise AnalysisError(path, f"syntax error: {e.msg}", e.lineno, (e.offset or 1) - 1) from None
+        return tree
     except (ValueError, RecursionError, MemoryError) as e:
         raise AnalysisError(path, f"cannot parse: {type(e).__name__}: {e}") from None
+
+
+def _parse_newer_grammar(source: str) -> ast.Module | None:
+    """The tree of a source the host's parser refused, through libcst; None if libcst refuses it too."""
+    import libcst as cst
+
+    from mcjax_lint.analysis.cst_to_ast import to_ast
+
+    try:
+        return to_ast(cst.parse_module(source))
+    except (cst.ParserSyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def summarize_source(source: str, path: str, module: str) -> ModuleSummary:
