@@ -719,6 +719,64 @@ class DispatchHooks:
         self.installed = False
 
 
+def patch_replicated_inputs(on_data: Callable[[str, Any, Any], None]) -> Callable[[], None]:
+    """Call `on_data(api, data, sharding)` with the host data of every array made by
+    `jax.make_array_from_process_local_data` or `jax.make_array_from_callback` with a sharding that
+    replicates it over more than this process (for the callback: what it returns for this
+    process's first device), before the array is made. Returns the undo."""
+    import jax
+    from jax._src import array
+
+    def replicated(sharding: Any) -> bool:
+        try:
+            return bool(sharding.is_fully_replicated) and not sharding.is_fully_addressable
+        except Exception:
+            return False
+
+    orig_local, orig_cb = array.make_array_from_process_local_data, array.make_array_from_callback
+
+    def make_array_from_process_local_data(sharding: Any, local_data: Any, global_shape: Any = None) -> Any:
+        if replicated(sharding):
+            on_data("make_array_from_process_local_data", local_data, sharding)
+        return orig_local(sharding, local_data, global_shape)
+
+    def make_array_from_callback(shape: Any, sharding: Any, data_callback: Callable, dtype: Any = None) -> Any:
+        if replicated(sharding):
+            seen: list = []
+
+            def callback(index: Any) -> Any:
+                data = data_callback(index)
+                if not seen:
+                    seen.append(True)
+                    on_data("make_array_from_callback", data, sharding)
+                return data
+
+            return orig_cb(shape, sharding, callback, dtype)
+        return orig_cb(shape, sharding, data_callback, dtype)
+
+    for fn, orig in ((make_array_from_process_local_data, orig_local), (make_array_from_callback, orig_cb)):
+        fn.__wrapped__ = orig  # type: ignore[attr-defined]
+        fn.__doc__ = orig.__doc__
+    array.make_array_from_process_local_data = jax.make_array_from_process_local_data = make_array_from_process_local_data
+    array.make_array_from_callback = jax.make_array_from_callback = make_array_from_callback
+
+    def undo() -> None:
+        array.make_array_from_process_local_data = jax.make_array_from_process_local_data = orig_local
+        array.make_array_from_callback = jax.make_array_from_callback = orig_cb
+
+    return undo
+
+
+def host_data_digest(data: Any) -> str:
+    """Digest of host data (dtype, shape and bytes): equal on every process holding equal data."""
+    import numpy as np
+
+    a = np.ascontiguousarray(np.asarray(data))
+    h = hashlib.blake2b(f"{a.dtype.str}{a.shape}".encode(), digest_size=8)
+    h.update(a.reshape(-1).view(np.uint8))
+    return h.hexdigest()
+
+
 def compiled_mesh_executable(compiled: Any) -> Any:
     """The MeshExecutable behind a `jax.stages.Compiled`."""
     return getattr(compiled, "_executable", None)

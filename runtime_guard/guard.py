@@ -464,6 +464,7 @@ class Guard:
         self._kinds: dict[int, tuple[int, tuple | None]] = {}  # GuardedJit._key -> what its wrappers ran
         self._undo_init: Callable[[], None] | None = None
         self._undo_shutdown: Callable[[], None] | None = None
+        self._undo_values: Callable[[], None] | None = None
         self.disabled_reason: str | None = None
         self.adopted = 0  # references to jit objects made before install() that were wrapped
         self._adopted_refs: list[tuple[Any, str, Any, Any]] = []  # (owner, name, jit object, wrapper)
@@ -503,6 +504,8 @@ class Guard:
             )
             global _EXEC_CODE
             _EXEC_CODE = self.hooks.execute_code
+            if self.settings.check_replicated:
+                self._undo_values = compat.patch_replicated_inputs(self._on_replicated_data)
             self._undo_init = compat.patch_initialize(self._after_initialize, self._fill_initialize_args)
             self._undo_shutdown = compat.patch_shutdown(lambda: self.mark_exit(0, None), self.stop_threads)
             self._chain_excepthook()
@@ -612,10 +615,10 @@ class Guard:
         self.active = False
         self.stop_threads()
         self.hooks.uninstall()
-        for undo in (self._undo_init, self._undo_shutdown):
+        for undo in (self._undo_init, self._undo_shutdown, self._undo_values):
             if undo is not None:
                 undo()
-        self._undo_init = self._undo_shutdown = None
+        self._undo_init = self._undo_shutdown = self._undo_values = None
         self._restore_adopted()
 
     def _fill_initialize_args(self, kwargs: dict) -> dict:
@@ -893,6 +896,25 @@ class Guard:
             self.registry.name(exact, info.name)
             self.registry.exact(exact, exact, exec_fields(info))
         return entry
+
+    def _on_replicated_data(self, api: str, data: Any, sharding: Any) -> None:
+        """Host data declared replicated over every process (settings.check_replicated): its
+        digest goes on record as a dispatch of its own, so processes that hold different values
+        differ there, at the line that made the array."""
+        if not self.active or self.exchange is None:
+            return
+        try:
+            if len({d.process_index for d in sharding.device_set}) < self.num_processes:
+                return  # over a subset of the processes: not checked
+            digest = compat.host_data_digest(data)
+            shape = f"{getattr(data, 'dtype', '?')}{list(getattr(data, 'shape', ()))}"
+        except Exception:  # data that cannot be read as an array: JAX itself will say so
+            return
+        key = stable_hash("replicated", api, digest)
+        name = f"{api}(replicated host data)"
+        self.registry.name(key, name)
+        self.registry.exact(key, key, {"name": name, "data": shape, "digest": digest})
+        self.recorder.record(key, key, *self.user_site(sys._getframe(2)))
 
     def _on_compile(self, started: bool) -> None:
         if self.exchange is not None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,10 @@ class GuardSettings:
     skip_frames: tuple[str, ...] = ("/jax/", "/jaxlib/", "/runtime_guard/guard.py", "/runtime_guard/compat.py",
                                     "/runtime_guard/bootstrap.py", "/flax/", "/optax/", "/orbax/", "<frozen ")
     quiet: bool = False
+    # Compare a digest of host data declared replicated over every process (given to
+    # jax.make_array_from_process_local_data / make_array_from_callback with a fully replicated
+    # sharding): off by default, it hashes the data (~1 GB/s). MCJAX_CHECK_REPLICATED=1 turns it on.
+    check_replicated: bool = field(default_factory=lambda: os.environ.get("MCJAX_CHECK_REPLICATED") == "1")
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -72,7 +76,7 @@ class GuardSettings:
     def agreement_fields(self) -> dict[str, object]:
         """Settings that change what processes exchange: they must be identical everywhere."""
         return {"mode": self.mode, "exact": self.exact, "timeout": self.timeout, "interval": self.interval,
-                "on_detect": self.on_detect}
+                "on_detect": self.on_detect, "check_replicated": self.check_replicated}
 
 
 # Exit status of a guarded process that stops itself on a detection, and of mcjax-guard.

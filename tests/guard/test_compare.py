@@ -36,3 +36,14 @@ def test_silent_process_its_supervisor_sees_running_is_frozen_not_dead():
     f = liveness(_states(2, 1), t, 2, now=125.0, alive={0: 0.2, 1: 0.3})
     assert f is not None and f.kind == "missing" and f.culprits == [1], f
     assert "process 1 is frozen" in f.summary and f.detail["frozen"] == [1], f.summary
+
+
+def test_every_process_gone_after_unequal_work_is_reported():
+    from runtime_guard import compare
+
+    tracker = compare.Tracker(died_after=5.0, timeout=0.0)
+    gone = {0: {"seq": 4, "status": "exited", "hb": 1}, 1: {"seq": 3, "status": "exited", "hb": 1}}
+    f = compare.liveness(gone, tracker, 2)
+    assert f is not None and f.kind == "exited" and f.culprits == [1] and f.seq == 4, f
+    equal = {0: {"seq": 3, "status": "exited", "hb": 1}, 1: {"seq": 3, "status": "failed", "hb": 1}}
+    assert compare.liveness(equal, compare.Tracker(died_after=5.0, timeout=0.0), 2) is None
