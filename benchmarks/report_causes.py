@@ -4,8 +4,9 @@ without the linting of the reported files (runtime_guard/causes.py, budget 2 s).
 Runs real programs under `mcjax-guard -n 2`, alternating `MCJAX_NO_CAUSES=1` and the default,
 and prints per program the median of `report.json`'s modification time minus the report's
 `created` time (set once the stacks are in, just before the causes and the files), side by side,
-and what `causes` held (a run whose linting ran past the 2 s budget gets its causes once the job is
-stopped: counted apart, as its files are rewritten then). Then the in-process cost of `attach_causes` alone on a saved report:
+and what `causes` held (a run whose linting ran past the 2 s budget gets its causes once the job
+is stopped: counted apart, as its files are rewritten then). Then the in-process cost of
+`attach_causes` alone on a saved report:
 cold (a fresh interpreter: importing the linter included, as when nothing imported it before)
 and warm (imported, as after the supervisor's start-up import).
 
@@ -42,7 +43,7 @@ print(json.dumps({"cold": t2 - t1 + (t1 - t0), "warm": t3 - t2}))
 '''
 
 
-def run(program: str, causes: bool, tmp: Path) -> tuple[float, list]:
+def run(program: str, causes: bool, tmp: Path) -> tuple[float, list, bool] | None:
     out = tmp / f"r-{program}-{causes}-{os.urandom(3).hex()}"
     env = dict(os.environ)
     env.pop("MCJAX_NO_CAUSES", None)
@@ -51,6 +52,8 @@ def run(program: str, causes: bool, tmp: Path) -> tuple[float, list]:
     subprocess.run([sys.executable, "-m", "runtime_guard", "-n", "2", "--collective-timeout", "30", "--report-dir",
                     str(out), "python", str(ROOT / "fixtures" / "programs" / program)],
                    env=env, cwd=tmp, capture_output=True, timeout=300)
+    if not (out / "report.json").exists():  # (a run the load made end otherwise: not counted)
+        return None
     rep = json.loads((out / "report.json").read_text())
     late = any("once the processes were stopped" in n for n in rep["notes"])
     return (out / "report.json").stat().st_mtime - rep["created"], rep.get("causes") or [], late
@@ -69,13 +72,19 @@ def main() -> None:
         for program in PROGRAMS:
             off, on, found, late = [], [], [], 0
             for _ in range(args.repeats):
-                off.append(run(program, False, tmp)[0])
-                t, found, was_late = run(program, True, tmp)
+                without, with_ = run(program, False, tmp), run(program, True, tmp)
+                if without is None or with_ is None:
+                    continue
+                off.append(without[0])
+                t, found, was_late = with_
                 if was_late:  # out of budget: the files were rewritten after the job stopped
                     late += 1
                 else:
                     on.append(t)
-            saved = saved or next(tmp.glob(f"r-{program}-True-*/report.json"))
+            saved = saved or next(tmp.glob(f"r-{program}-True-*/report.json"), None)
+            if not off:
+                print(f"| {program} | no report in {args.repeats} runs | | | |")
+                continue
             a = statistics.median(off)
             b = statistics.median(on) if on else float("nan")
             what = ", ".join(f"{c['code']} at line {c['line']}" for c in found) or "none"
