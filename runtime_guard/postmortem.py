@@ -49,6 +49,8 @@ def build_postmortem_report(
     if kind not in KINDS:
         raise ValueError(f"unknown report kind {kind!r}; expected one of {', '.join(KINDS)}")
     procs = {p.process_index: p for p in processes}
+    # The guard's culprits of a `died` report, before later exits are settled into statuses.
+    died = [i for i, p in sorted(procs.items()) if p.status == "died"] if kind == "died" else None
     settle_statuses(Report(kind=kind, summary="-", processes=list(procs.values())))
     for idx in stacks:
         procs.setdefault(idx, ProcessReport(process_index=idx))
@@ -61,7 +63,7 @@ def build_postmortem_report(
         for i, p in procs.items() if p.dispatch is not None and p.dispatch.location is not None
     }
     culprit = one_sided(kind, list(procs.values()), seq) if kind == "exited" else None
-    odd = culprit.odd if culprit is not None else guard_outliers(kind, list(procs.values()))
+    odd = culprit.odd if culprit is not None else died if died else guard_outliers(kind, list(procs.values()))
     merged, per = merge_stacks({i: stacks[i] for i in sorted(procs)}, last_seq, threads=threads,
                                collapse=collapse, in_dispatch=in_dispatch, outliers=odd)
 
@@ -124,9 +126,9 @@ class OneSided:
 
 def one_sided(kind: str, procs: list[ProcessReport], seq: int | None) -> OneSided | None:
     """The processes that left (`exited`) and those that dispatched #seq, which they never ran,
-    each with its line. When the ones that left ended normally (exit 0), the others ran extra
-    cross-process work (a rank-0-only collective, one batch more): they are the odd ones. When
-    a process left by an exception, it is."""
+    each with its line. When the ones that left ended normally (exit 0), the smaller side is odd
+    (a rank-0-only collective, one process's batch more or fewer; on a tie, the side that ran the
+    extra work). When a process left by an exception, it is."""
     left = [p for p in procs if p.status in ("exited", "died")]
     ran = [p for p in procs if p.dispatch is not None and seq is not None and p.dispatch.seq >= seq
            and p not in left]
@@ -140,7 +142,9 @@ def one_sided(kind: str, procs: list[ProcessReport], seq: int | None) -> OneSide
     lefts = "; ".join(f"{_who([p.process_index])[0]} did not: it left" + (f" at {_short(p.location)}" if p.location else "")
                       + f" after dispatch #{p.last_seq}" + (f" ({exit_text(p.exit_code)})" if p.exit_code is not None else "")
                       for p in left)
-    odd = ran if normal else left
+    # Ended normally: the smaller side did what the others did not (one process's extra batch, or
+    # one process's fewer batches); on a tie, the side that ran the extra work.
+    odd = (ran if len(ran) <= len(left) else left) if normal else left
     return OneSided(odd=sorted(p.process_index for p in odd),
                     sentence=f"{runs}; {lefts}; the odd one{'s' if len(odd) > 1 else ''}: {who(odd)}")
 

@@ -263,7 +263,9 @@ def merge_stacks(
         for c in classes:
             c["outlier"] = bool(forced) and set(c["processes"]) <= forced
         classes.sort(key=lambda c: not c["outlier"])
-    outliers = sorted(i for c in classes if c["outlier"] for i in c["processes"])
+        outliers = sorted(forced & set(per))  # with or without stacks (a process killed by SIGKILL)
+    else:
+        outliers = sorted(i for c in classes if c["outlier"] for i in c["processes"])
 
     trees = [{"thread": "MainThread", "root": _tree([(p.process_index, p.display, p.blocked) for p in with_stacks], outliers)}]
     if threads == "all":

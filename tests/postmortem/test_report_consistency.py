@@ -162,7 +162,8 @@ def test_died_gives_every_exit_status(reports):
     text = (reports["died"][0] / "report.txt").read_text()
     dead = [p for p in data["processes"] if p["status"] == "died"]
     assert [p["process_index"] for p in dead] == [1] and dead[0]["exit_code"] == -signal.SIGKILL, data["processes"]
-    assert "process 1 [died (killed by SIGKILL)]" in text
+    assert "process 1 [died (killed by SIGKILL)] <<" in text  # the guard's culprit, though it has no stacks
+    assert data["merged_stacks"]["outliers"] == [1], data["summary"]
     assert "dispatch #{}: the first that process 1 never ran".format(data["seq"]) in text
 
 
