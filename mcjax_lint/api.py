@@ -86,14 +86,21 @@ def _imported_files(files: dict[str, str], root: Path | None) -> dict[str, str]:
         except (SyntaxError, ValueError):
             continue
         for node in ast.walk(tree):
+            here = bases
             if isinstance(node, ast.Import):
                 mods = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                mods = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.ImportFrom):
+                head = node.module or ""
+                mods = [m for m in (head, *(f"{head}.{a.name}".lstrip(".") for a in node.names)) if m]
+                if node.level:  # `from .utils import is_main`: next to the importing file
+                    d = os.path.dirname(path)
+                    for _ in range(node.level - 1):
+                        d = os.path.dirname(d)
+                    here = {d}
             else:
                 continue
             for m in mods:
-                for base in bases:
+                for base in here:
                     stem = os.path.join(base, *m.split("."))
                     for cand in (stem + ".py", os.path.join(stem, "__init__.py")):
                         if cand in files or cand in out or not os.path.isfile(cand):

@@ -225,3 +225,28 @@ def test_pytest_plugin_failure_names_the_cause(pytester: pytest.Pytester) -> Non
     result.assert_outcomes(failed=1)
     line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if "if jax.process_index() == 0" in t)
     assert f"likely cause: MCJ101 at test_branch.py:{line}" in result.stdout.str()
+
+
+def test_causes_know_the_helpers_a_reported_file_imports(tmp_path):
+    """`is_main()` defined in the package next to the program: linting the reported file alone
+    would not know it is process-dependent; its imports are read with it."""
+    from mcjax_lint.api import lint_paths
+
+    (tmp_path / "pyproject.toml").write_text("")
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "utils.py").write_text("import jax\n\n\ndef is_main():\n    return jax.process_index() == 0\n")
+    (pkg / "train.py").write_text(textwrap.dedent("""\
+        from jax.experimental import multihost_utils
+
+        from .utils import is_main
+
+
+        def save():
+            if is_main():  # expect: MCJ101
+                multihost_utils.sync_global_devices("save")
+        """))
+    findings, errors = lint_paths([pkg / "train.py"])
+    assert [(f.code, f.line) for f in findings] == [("MCJ101", expect_line(pkg / "train.py", "MCJ101"))], errors
+    assert lint_paths([pkg / "train.py"], imports=False)[0] == []  # (what reading the imports adds)
