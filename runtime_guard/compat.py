@@ -777,6 +777,14 @@ def host_data_digest(data: Any) -> str:
     return h.hexdigest()
 
 
+def clear_jit_cache(jitted: Any) -> None:
+    """Drop a jit object's C++ dispatch cache (its next calls take the Python path once)."""
+    try:
+        jitted.clear_cache()
+    except Exception:
+        pass
+
+
 def compiled_mesh_executable(compiled: Any) -> Any:
     """The MeshExecutable behind a `jax.stages.Compiled`."""
     return getattr(compiled, "_executable", None)

@@ -49,8 +49,10 @@ def _one_line(report: dict) -> str:
 
 
 # What a jit wrapper has been seen to run (bits): executables local to this process, over every
-# process, over a subset of the processes (a sub-mesh: a pipeline stage, say).
-_UNKNOWN, _LOCAL, _MULTI, _SUBSET = 0, 1, 2, 4
+# process, over a subset of the processes (a sub-mesh: a pipeline stage, say), over several
+# processes but exchanging nothing between devices (local work: see `compat.executable_communicates`).
+_UNKNOWN, _LOCAL, _MULTI, _SUBSET, _QUIET = 0, 1, 2, 4, 8
+_CROSS = _MULTI | _SUBSET
 _SEVERAL: tuple = ()  # GuardedJit._subset when the wrapper has run over more than one subset
 _tl = compat.thread_state()
 _in_trace = compat.in_trace_or_disabled_jit
@@ -92,6 +94,7 @@ def _statics_hash(cache: dict, vals: tuple) -> int:
 # the key its records carry, seq recorded before the call in a subset's stream or 0, that stream].
 _WRAPPER, _CODE, _LINE, _PRE, _RECORDED, _KEY, _SPRE, _STREAM = range(8)
 _getframe = sys._getframe
+_MISSING = object()
 _EXEC_CODE: CodeType | None = None  # code of the hook frame running an executable (compat.DispatchHooks)
 
 
@@ -290,7 +293,7 @@ class GuardedJit(_JitBase):
                 rec.undo(seq)
             elif rec.seq >= seq:
                 rec.settled = seq
-        elif not call[_RECORDED] and kind != _LOCAL and not _in_trace():
+        elif not call[_RECORDED] and (kind & _CROSS or kind == _UNKNOWN) and not _in_trace():
             # A cache hit of a function seen running over different sets of processes: where did
             # this one run?
             procs = compat.args_processes(args, kwargs)
@@ -676,8 +679,8 @@ class Guard:
     def _allow_fastpath(self, executable: Any) -> bool:
         if not self.active:
             return True
-        multi = self._me_multi.get(executable)
-        if multi is None:
+        multi = self._me_multi.get(executable, _MISSING)
+        if multi is _MISSING:
             multi = compat.is_multiprocess_mesh_executable(executable)
             if not multi and compat.spans_processes(executable):
                 multi = None  # over several processes, but exchanging nothing
@@ -686,24 +689,27 @@ class Guard:
             except TypeError:
                 pass
         if multi is None:
-            # Not cross-process work, but over several processes: kept off the C++ path, so that a
-            # call of it is always seen (at ~200 µs) and never taken for cross-process work by its
-            # arguments, as a cache hit nobody saw must be.
-            return False
+            # Not cross-process work, but over several processes. A wrapper that also runs
+            # cross-process programs must see each call of it (at ~200 µs): a cache hit it cannot
+            # see is taken for cross-process work by its arguments (see `_mark`).
+            call = _current_call()
+            w = call[_WRAPPER] if call is not None else None
+            return w is None or not w._kind & _CROSS
         if not multi:
             return True
         # Cross-process: the C++ path may run it only where a wrapper sees each call.
         return not self.strict and _current_call() is not None
 
-    def _exec_entry(self, er: Any, args: tuple) -> tuple[int, bool, tuple[int, ...] | None]:
-        """(exact signature, spans every process, the subset of processes it spans or None)."""
+    def _exec_entry(self, er: Any, args: tuple) -> tuple[int, bool | None, tuple[int, ...] | None]:
+        """(exact signature, spans every process (None: spans several but exchanges nothing), the
+        subset of processes it spans or None)."""
         entry = self._er_info.get(er)
         if entry is None:
             info = compat.exec_info_from_replicated(er, args)
             exact = exec_key(info)
             # A program that exchanges nothing between devices needs no other process (process 0
             # reading an element of a replicated global array): it is checked as a local one.
-            entry = (exact, *self._scope(info.processes)) if info.communicates else (exact, False, None)
+            entry = (exact, *self._scope(info.processes)) if info.communicates else (exact, None, None)
             self._er_info[er] = entry
             self.registry.name(exact, info.name)
             self.registry.exact(exact, exact, exec_fields(info))
@@ -736,7 +742,12 @@ class Guard:
         JAX shares compiled executables between `jax.jit` objects of one function, so a sibling's
         call may hit an executable this one compiled without any hook seeing it."""
         for v in tuple(self._by_key.get(w._key, ())) or (w,):
+            was = v._kind
             v._kind, v._subset = _seen_also((v._kind, v._subset), kind, subset)
+            if v._kind & _QUIET and v._kind & _CROSS and not (was & _QUIET and was & _CROSS):
+                # Now runs both: programs exchanging nothing it cached on the C++ path would be
+                # cache hits taken for cross-process work. Let JAX look them up again.
+                compat.clear_jit_cache(v._jitted)
         # (and every later jit object of the function starts from it)
         self._kinds[w._key] = _seen_also(self._kinds.get(w._key, (_UNKNOWN, None)), kind, subset)
 
@@ -788,7 +799,7 @@ class Guard:
             self._on_subset_execute(call, w, exact, subset)
             return
         if w is not None:
-            self._mark(w, _MULTI if multi else _LOCAL)
+            self._mark(w, _MULTI if multi else _LOCAL if multi is False else _QUIET)
             if call[_SPRE]:  # recorded as over a subset, but this call runs elsewhere
                 call[_STREAM].undo(call[_SPRE])
                 call[_SPRE] = 0
