@@ -56,6 +56,8 @@ def prewarm(urgent: bool = False) -> None:
     starts, at the lowest CPU priority (the job's processes are starting too), and again with
     `urgent` when it prepares a report (stacks are being taken meanwhile): then the thread runs
     at normal priority. Idempotent."""
+    if os.environ.get("MCJAX_NO_CAUSES"):
+        return
     t = _prewarm.get("thread")
     if t is None:
         def load() -> None:
