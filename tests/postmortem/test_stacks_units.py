@@ -297,3 +297,28 @@ def test_processes_killed_by_one_signal_are_described_as_killed():
     assert len(clauses) >= 2 and all("killed by SIGABRT" in c for c in clauses[-2:]), rep.summary
     assert [c["ended"] for c in rep.merged_stacks["classes"]] == ["killed by SIGABRT"] * 2
     assert "train.py:27" in rep.summary
+
+
+def test_exited_names_the_smaller_side_with_lines():
+    from runtime_guard.postmortem import build_postmortem_report
+    from runtime_guard.report.model import Dispatch, Location, ProcessReport
+
+    def proc(i, seq, status="ok", code=None, left_at=None):
+        d = Dispatch(seq, "jit(step)", {}, Location("/app/train.py", 30))
+        return ProcessReport(i, status, last_seq=seq, dispatch=d, exit_code=code,
+                             location=Location("/app/train.py", left_at) if left_at else None)
+
+    # Rank-0 bug, 4 processes: process 0 ran #5; 1-3 ended normally at line 40.
+    rank0 = [proc(0, 5)] + [proc(i, 4, "exited", 0, 40) for i in (1, 2, 3)]
+    rep = build_postmortem_report("exited", rank0, {}, headline="process 1 exited after dispatch #4", seq=5)
+    assert rep.merged_stacks["outliers"] == [0] and rep.processes[0].status == "diverged"
+    assert "process 0 ran dispatch #5 jit(step) at /app/train.py:30" in rep.summary
+    assert "process 1 did not: it left at /app/train.py:40 after dispatch #4 (exit 0)" in rep.summary
+    # One process had a batch fewer: it is the odd one; the three that went on stay `ok`.
+    fewer = [proc(0, 4, "exited", 0, 40)] + [proc(i, 5) for i in (1, 2, 3)]
+    rep = build_postmortem_report("exited", fewer, {}, headline="process 0 exited after dispatch #4", seq=5)
+    assert rep.merged_stacks["outliers"] == [0] and [p.status for p in rep.processes[1:]] == ["ok"] * 3
+    # It left by an exception: it is the odd one, whatever the sizes.
+    raised = [proc(0, 5), proc(1, 4, "exited", 1, 21)]
+    rep = build_postmortem_report("exited", raised, {}, headline="process 1 raised", seq=5)
+    assert rep.merged_stacks["outliers"] == [1] and rep.processes[0].status == "ok"
