@@ -87,13 +87,7 @@ def build_postmortem_report(
         for i in culprit.odd:
             if procs[i].status == "ok":
                 procs[i].status = "diverged"
-    dead = {i: exit_text(p.exit_code) for i, p in procs.items() if p.exit_code is not None and p.exit_code < 0}
-    for c in merged["classes"]:
-        how = {dead.get(i) for i in c["processes"]}
-        if len(how) == 1 and None not in how:
-            # Its stack is where it was as it died (a crash dump), not where it waits.
-            c["ended"] = how.pop()
-            c["progress"] = ""
+    _mark_killed(merged, procs)
 
     notes = list(guard_notes)
     notes.extend(_method_notes(per))
@@ -114,6 +108,17 @@ def build_postmortem_report(
         merged_stacks=merged,
         guard=dict(guard or {}),
     )
+
+
+def _mark_killed(merged: dict[str, Any], procs: dict[int, ProcessReport]) -> None:
+    """A class whose processes were all killed by one signal says so (`ended`): its stack is where
+    each was as it died (a crash dump), not where it waits."""
+    dead = {i: exit_text(p.exit_code) for i, p in procs.items() if p.exit_code is not None and p.exit_code < 0}
+    for c in merged["classes"]:
+        how = {dead.get(i) for i in c["processes"]}
+        if len(how) == 1 and None not in how:
+            c["ended"] = how.pop()
+            c["progress"] = ""
 
 
 @dataclass

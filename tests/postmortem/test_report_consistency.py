@@ -153,7 +153,7 @@ def test_exited_names_who_ran_the_one_sided_dispatch_and_who_left(reports):
     assert procs[0]["status"] == "exited" and procs[0]["exit_code"] == 0, procs[0]
     s = data["summary"]
     assert f"process 1 ran dispatch #{data['seq']} jit(train_step) at " in s and f"{program.name}:{step}" in s, s
-    assert f"process 0 did not: it left at " in s and f"{program.name}:{end}" in s, s
+    assert "process 0 did not: it left at " in s and f"{program.name}:{end}" in s, s
     assert data["merged_stacks"]["outliers"] == [1], s
 
 
