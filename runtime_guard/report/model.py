@@ -164,8 +164,6 @@ def _convert(tp: Any, value: Any, path: str) -> Any:
     if origin is dict:
         if not isinstance(value, dict):
             raise ValueError(f"{path}: expected an object, got {_tname(value)}")
-        if args and args[1] is str and not all(isinstance(v, str) for v in value.values()):
-            raise ValueError(f"{path}: expected text values")
         return value
     if dataclasses.is_dataclass(tp):
         return _build(tp, value, path)
