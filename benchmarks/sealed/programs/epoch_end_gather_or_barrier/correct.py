@@ -1,0 +1,24 @@
+# At epoch end a process with outputs gathers them while a process without outputs only waits at a barrier
+# Source: https://github.com/Lightning-AI/pytorch-lightning/issues/19680
+# Written for the mcjax sealed evaluation (not copied); run as 2 processes by benchmarks/sealed/run_pair.py.
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental import multihost_utils
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+jax.distributed.initialize(os.environ["COORDINATOR_ADDRESS"], int(os.environ["NUM_PROCESSES"]),
+                           int(os.environ["PROCESS_ID"]))
+mesh = jax.make_mesh((jax.device_count(),), ("data",))
+BATCH = NamedSharding(mesh, P("data"))
+REPLICATED = NamedSharding(mesh, P())
+
+MAX_OUT = 4
+outputs = [1.0, 2.0, 3.0] if jax.process_index() == 0 else []
+buf = np.zeros((MAX_OUT,), np.float32)
+buf[:len(outputs)] = outputs
+gathered = multihost_utils.process_allgather(buf)
+total = float(np.sum(gathered))
+print("RESULT", "epoch done", total)
