@@ -166,8 +166,9 @@ def finish_late(report: Report | None, report_dir: str | os.PathLike[str], wait:
 
 
 def report_sites(report: Report) -> list[Site]:
-    """Every user-code place the report names, per process: the reported dispatch's call site,
-    where the process is (or was), and the user frames of its main thread's first snapshot."""
+    """Every user-code place the report names, per process (the odd ones first): the reported
+    dispatch's call site, where the process is (or was), and the user frames of its main
+    thread's first snapshot."""
     from runtime_guard.stacks.frames import is_library
 
     out: list[Site] = []
@@ -184,7 +185,11 @@ def report_sites(report: Report) -> list[Site]:
         seen.add((p, path, line))
         out.append(Site(p, path, line, what))
 
-    for p in sorted(report.processes, key=lambda p: p.process_index):
+    # The odd processes first (as the report singles them out), so that a finding explaining
+    # every process names the odd one's place.
+    odd = set((report.merged_stacks or {}).get("outliers") or [])
+    odd |= {p.process_index for p in report.processes if p.status in ("diverged", "never-joined", "died", "hung")}
+    for p in sorted(report.processes, key=lambda p: (p.process_index not in odd, p.process_index)):
         if p.dispatch is not None and p.dispatch.location is not None:
             add(p.process_index, p.dispatch.location.file, p.dispatch.location.line, "call site")
         if p.location is not None:
