@@ -709,7 +709,10 @@ class Guard:
             exact = exec_key(info)
             # A program that exchanges nothing between devices needs no other process (process 0
             # reading an element of a replicated global array): it is checked as a local one.
-            entry = (exact, *self._scope(info.processes)) if info.communicates else (exact, None, None)
+            multi, subset = self._scope(info.processes)
+            if not info.communicates and (multi or subset is not None):
+                multi, subset = None, None
+            entry = (exact, multi, subset)
             self._er_info[er] = entry
             self.registry.name(exact, info.name)
             self.registry.exact(exact, exact, exec_fields(info))
