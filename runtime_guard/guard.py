@@ -598,7 +598,11 @@ class Guard:
         self._adopted_refs.clear()
 
     def _chain_excepthook(self) -> None:
-        # In-code installs have no bootstrap to see an uncaught exception: record it on the way out.
+        # In-code installs have no bootstrap to see an uncaught exception: record it on the way out
+        # (and print it without the guard's frames, as the bootstrap does).
+        from runtime_guard.report.user_traceback import install_excepthook
+
+        install_excepthook()
         prev = sys.excepthook
 
         def hook(et: Any, ev: Any, tb: Any) -> None:
