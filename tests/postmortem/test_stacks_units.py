@@ -322,3 +322,33 @@ def test_exited_names_the_smaller_side_with_lines():
     raised = [proc(0, 5), proc(1, 4, "exited", 1, 21)]
     rep = build_postmortem_report("exited", raised, {}, headline="process 1 raised", seq=5)
     assert rep.merged_stacks["outliers"] == [1] and rep.processes[0].status == "ok"
+
+
+def test_user_traceback_drops_the_guards_frames_only():
+    import traceback
+
+    from runtime_guard.report.model import Report
+    from runtime_guard.report.user_traceback import user_traceback
+
+    def users_code():
+        Report.from_dict({"kind": 3, "summary": "x", "processes": []})  # raises inside runtime_guard/
+
+    try:
+        users_code()
+    except ValueError as e:
+        err = e
+    files = [f.filename for f in traceback.extract_tb(err.__traceback__)]
+    assert any("/runtime_guard/" in f for f in files)
+    kept = traceback.extract_tb(user_traceback(err, err.__traceback__))
+    assert kept and kept[-1].name == "users_code" and not any("/runtime_guard/" in f.filename for f in kept)
+    # A SyntaxError from compiling the user's file has no user frame: only its own location is left.
+    try:
+        compile("def f(:\n", "/app/train.py", "exec")
+    except SyntaxError as e:
+        assert user_traceback(e, None) is None
+    # An error with no user frame at all (a bug of the guard itself) keeps every frame.
+    try:
+        Report.from_dict([])
+    except ValueError as e:
+        guard_only = e.__traceback__.tb_next  # without this test's frame
+    assert user_traceback(ValueError(), guard_only) is guard_only
