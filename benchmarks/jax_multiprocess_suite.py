@@ -149,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
             for way in ways:
                 r = run_once(way, test, a.processes, a.devices_per_process, a.timeout, a.guard_args.split(), work)
                 results.append(r)
+                if a.json:  # after every run: a long repetition cut short keeps what it measured
+                    a.json.write_text(json.dumps(results, indent=1))
                 print(f"  {test.name:28s} {way:8s} run {i + 1:2d}: {r['outcome']}{' (' + r['kind'] + ')' if r['kind'] else ''}"
                       f" exit {r['code']}, {r['tests']} tests ({r['skipped']} skipped), "
                       f"{'-' if r['compared'] is None else r['compared']} compared, {r['seconds']:.0f} s", flush=True)
@@ -161,8 +163,6 @@ def main(argv: list[str] | None = None) -> int:
             kinds = Counter(r["kind"] for r in rs if r["kind"])
             print(f"  {test.name:28s} {way:8s} {c['pass']:3d} / {c['report']:3d} / {c['fail']:3d} / {c['timeout']:3d}"
                   f"  {secs[len(secs) // 2]:6.0f} s" + (f"  reports: {dict(kinds)}" if kinds else ""))
-    if a.json:
-        a.json.write_text(json.dumps(results, indent=1))
     return 0
 
 
