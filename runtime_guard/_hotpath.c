@@ -29,6 +29,13 @@ typedef struct {
     uint64_t ring_mask, fold_mask;
     int have_view;
     char fast;           /* Guard._fast: GuardedJit's hot path applies */
+    /* Recorded cross-process calls in flight, every thread (see `enter`): the thread of the
+       oldest, its record; calls that overlapped one of another thread and were kept, the first
+       one's record. Read and written with the GIL held, by C only (Python goes through
+       enter()/leave()), so no update is lost. */
+    unsigned long busy_thread;
+    int busy_n;
+    long long busy_seq, overlaps, overlap_seq, overlap_with;
     /* Direct-mapped copies of hits in `sites` and `names`, read without making Python ints. Both
        stay true: `names` only grows, and a cached site's code object is kept alive by the
        recorder's site table, so its address is never another code's (`sites` itself may be
@@ -260,13 +267,59 @@ static PyObject *hp_record(HotPath *self, PyObject *const *argv, Py_ssize_t narg
     return Py_BuildValue("(LllK)", o.seq, o.site, o.line, (unsigned long long)o.key);
 }
 
+/* A recorded cross-process call starts on this thread: returns 1 when a call of another thread is
+   in flight (an overlap, counted by `leave` if the call's record is kept). */
+static int busy_enter(HotPath *hp, long long seq, long long *with) {
+    unsigned long me = PyThread_get_thread_ident();
+    int other = hp->busy_n > 0 && hp->busy_thread != me;
+    if (hp->busy_n == 0) { hp->busy_thread = me; hp->busy_seq = seq; }
+    *with = other ? hp->busy_seq : 0;
+    hp->busy_n++;
+    return other;
+}
+
+static void busy_leave(HotPath *hp, int overlapped, int kept, long long seq, long long with) {
+    if (hp->busy_n > 0) hp->busy_n--;
+    if (overlapped && kept) {
+        if (!hp->overlaps) { hp->overlap_seq = seq; hp->overlap_with = with; }
+        hp->overlaps++;
+    }
+}
+
+/* enter(seq) -> token | None: busy_enter for the Python paths; token for leave(). */
+static PyObject *hp_enter(HotPath *self, PyObject *arg) {
+    long long seq = PyLong_AsLongLong(arg);
+    if (seq == -1 && PyErr_Occurred()) return NULL;
+    long long with;
+    if (!busy_enter(self, seq, &with)) Py_RETURN_NONE;
+    return PyLong_FromLongLong(with);
+}
+
+/* leave(token, kept, seq): busy_leave for the Python paths. */
+static PyObject *hp_leave(HotPath *self, PyObject *const *argv, Py_ssize_t nargs) {
+    if (nargs != 3) { PyErr_SetString(PyExc_TypeError, "leave(token, kept, seq)"); return NULL; }
+    int overlapped = argv[0] != Py_None;
+    long long with = overlapped ? PyLong_AsLongLong(argv[0]) : 0;
+    int kept = PyObject_IsTrue(argv[1]);
+    long long seq = PyLong_AsLongLong(argv[2]);
+    if (PyErr_Occurred()) return NULL;
+    busy_leave(self, overlapped, kept > 0, seq, with);
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef hp_methods[] = {
+    {"enter", (PyCFunction)hp_enter, METH_O, "enter(seq) -> token | None (a call of another thread is in flight)"},
+    {"leave", (PyCFunction)(void (*)(void))hp_leave, METH_FASTCALL, "leave(token, kept, seq)"},
     {"record", (PyCFunction)(void (*)(void))hp_record, METH_FASTCALL, "record(key0, args) -> (seq, site, line, key) | None"},
     {NULL}
 };
 
 static PyMemberDef hp_members[] = {
     {"fast", T_BOOL, offsetof(HotPath, fast), 0, "Guard._fast: the hot path applies"},
+    {"busy_n", T_INT, offsetof(HotPath, busy_n), READONLY, "recorded cross-process calls in flight"},
+    {"overlaps", T_LONGLONG, offsetof(HotPath, overlaps), READONLY, "kept calls that overlapped another thread's"},
+    {"overlap_seq", T_LONGLONG, offsetof(HotPath, overlap_seq), READONLY, "record of the first such call"},
+    {"overlap_with", T_LONGLONG, offsetof(HotPath, overlap_with), READONLY, "record of the call it overlapped"},
     {NULL}
 };
 
@@ -407,9 +460,12 @@ static PyObject *jb_call(JitBase *self, PyObject *args, PyObject *kwargs) {
     if (r == 0) goto fallback;
     node.prev = tl_top; node.wrapper = (PyObject *)self; node.caller = caller;
     tl_top = &node;
+    long long with;
+    int overlapped = busy_enter(hp, node.rec.seq, &with);
     out = PyObject_Call(jitted, args, has_kw ? kwargs : NULL);
     tl_top = node.prev;
     PyObject *pseq = node.rec.pseq;
+    int kept = 0;
     if (out) {
         PyObject *settled;
         if (concrete(hp, out)) {
@@ -417,6 +473,7 @@ static PyObject *jb_call(JitBase *self, PyObject *args, PyObject *kwargs) {
             PyObject *cur = PyObject_GetAttr(hp->rec, s_seq);
             int ge = cur ? (cur == pseq ? 1 : PyObject_RichCompareBool(cur, pseq, Py_GE)) : -1;
             Py_XDECREF(cur);
+            kept = ge > 0;
             settled = ge < 0 ? NULL : (ge ? (PyObject_SetAttr(hp->rec, s_settled, pseq) < 0 ? NULL : Py_None) : Py_None);
             Py_XINCREF(settled);
         } else {
@@ -424,6 +481,7 @@ static PyObject *jb_call(JitBase *self, PyObject *args, PyObject *kwargs) {
         }
         if (settled) Py_DECREF(settled); else Py_CLEAR(out);
     }
+    busy_leave(hp, overlapped, kept, node.rec.seq, with);
     Py_DECREF(pseq);
     goto done;
 fallback:

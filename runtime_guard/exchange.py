@@ -153,6 +153,9 @@ class Exchange:
         self._threads: list[threading.Thread] = []
         self._state_dir = Path(settings.state_dir) if settings.state_dir else None
         self.errors: list[str] = []
+        # The first cross-process call dispatched while another thread's was in flight (Guard.overlap)
+        self.overlap: Callable[[], dict | None] = lambda: None
+        self._overlap_sites: dict | None = None
         # id(recorder) -> (seq, key, first seen) of its last record while it may be taken back
         self._tentative: dict[int, tuple[int, int, float]] = {}
 
@@ -216,7 +219,24 @@ class Exchange:
                 "fine": [list(x) for x in fine[-CHECKPOINTS:]], "coarse": [list(x) for x in coarse[-CHECKPOINTS:]],
                 "t": time.time(),
                 "settled": self.recorder.settled,
+                "threads": self._overlap_state(),
                 "subsets": {compare.subset_name(sub): self._stream_state(rec) for sub, rec in self.streams.items()}}
+
+    def _overlap_state(self) -> dict | None:
+        """The first overlap of two threads' cross-process calls, with both call sites (read once:
+        the records leave the ring later)."""
+        if self._overlap_sites is None:
+            ov = self.overlap()
+            if ov is None:
+                return None
+            sites = {}
+            for k in ("with", "seq"):
+                recs = self.recorder.records(ov[k], ov[k])
+                f, ln, fn = _site(recs[0]) if recs else ("", 0, "")
+                name = self.registry.names.get(recs[0].key, "?") if recs else "?"
+                sites[k] = {"seq": ov[k], "name": name, "file": f, "line": ln, "function": fn, "source": _source(f, ln)}
+            self._overlap_sites = dict(sites, count=ov["count"])
+        return self._overlap_sites
 
     def _decided(self, rec: Recorder, snap: tuple) -> tuple:
         """`snap` (a `Recorder.snapshot`) without its last record while that one may still be
@@ -355,6 +375,10 @@ class Exchange:
     def compare_round(self) -> None:
         states = {int(k): v for k, v in self.kv.dir("state/").items() if isinstance(v, dict)}
         self.tracker.observe(states)
+        for p, st in sorted(states.items()):
+            if isinstance(st.get("threads"), dict):
+                self._publish_verdict(_threads_report(p, st["threads"], states, self._guard_info()))
+                return
         suspect = compare.find_suspect(states)
         if suspect is not None:
             self._resolve_divergence(states, suspect.lo, suspect.hi)
@@ -644,6 +668,34 @@ def strict_barrier_id(seq: int, exact: int, subset: str = "") -> str:
     # Parity in the id: consecutive dispatches of the same executable use alternate barriers.
     # A subset's stream ("0,1") has barriers of its own, among its members.
     return f"x/{exact:x}/{seq % 2}" if not subset else f"x/{subset}/{exact:x}/{seq % 2}"
+
+
+def _threads_report(p: int, th: dict, states: dict[int, dict], guard: dict) -> Report:
+    """Process p dispatched a cross-process computation while another of its threads was still
+    dispatching one (`Exchange._overlap_state`)."""
+    first, second = th["with"], th["seq"]
+
+    def at(r: dict) -> str:
+        return f"{r['file']}:{r['line']}" if r.get("file") else "an unknown line"
+
+    summary = (f"process {p} dispatched cross-process computations from two threads at once: "
+               f"#{second['seq']} {second['name']} at {at(second)} started while another thread's "
+               f"#{first['seq']} {first['name']} at {at(first)} was still being dispatched. Which "
+               f"computation meets which on the other processes then depends on thread scheduling "
+               f"(a deadlock, or data exchanged between the wrong computations): dispatch "
+               f"cross-process work from one thread, or in an order the program fixes, not the scheduler")
+    procs = []
+    for q, st in sorted(states.items()):
+        rec = second if q == p else None
+        procs.append(ProcessReport(
+            process_index=q, status="diverged" if q == p else "ok", pid=st.get("pid"), host=st.get("host", ""),
+            last_seq=int(st.get("seq", 0)), location=verdict.location(rec) if rec else _loc_recent(st),
+            dispatch=Dispatch(seq=int(rec["seq"]), name=rec["name"], fields={"name": rec["name"]},
+                              location=verdict.location(rec)) if rec else None,
+            note=(f"also in flight on another thread: #{first['seq']} {first['name']} at {at(first)}; "
+                  f"{th.get('count', 1)} overlapping call(s) so far") if q == p else ""))
+    return Report(kind="divergence", summary=summary, processes=procs, created=time.time(),
+                  seq=int(second["seq"]), guard=guard)
 
 
 def _loc_recent(st: dict) -> Location | None:

@@ -139,6 +139,36 @@ _c_current = hotpath.current_function() if _JitBase is not object else None
 _C_FIELDS = ("_jitted", "_guard", "_key", "_kind", "_hp", "_statics")
 
 
+class _Busy:
+    """The Python twin of the C hot path's count of recorded cross-process calls in flight (see
+    `_hotpath.c`, busy_enter): a call that starts while another thread's is in flight, and whose
+    record is kept, is an overlap (their pairing with the other processes depends on scheduling)."""
+
+    __slots__ = ("busy_thread", "busy_n", "busy_seq", "overlaps", "overlap_seq", "overlap_with", "_lock")
+
+    def __init__(self) -> None:
+        self.busy_thread = self.busy_n = self.busy_seq = 0
+        self.overlaps = self.overlap_seq = self.overlap_with = 0
+        self._lock = threading.Lock()
+
+    def enter(self, seq: int) -> int | None:
+        me = threading.get_ident()
+        with self._lock:
+            other = self.busy_n > 0 and self.busy_thread != me
+            if self.busy_n == 0:
+                self.busy_thread, self.busy_seq = me, seq
+            self.busy_n += 1
+            return self.busy_seq if other else None
+
+    def leave(self, token: int | None, kept: bool, seq: int) -> None:
+        with self._lock:
+            self.busy_n = max(0, self.busy_n - 1)
+            if token is not None and kept:
+                if not self.overlaps:
+                    self.overlap_seq, self.overlap_with = seq, token
+                self.overlaps += 1
+
+
 class GuardedJit(_JitBase):
     """Stands in for a `jax.jit` object: same call, attributes and method binding; records each
     cross-process dispatch while keeping JAX's C++ fast path.
@@ -225,11 +255,17 @@ class GuardedJit(_JitBase):
                 rec._pack(rec._buf, rec._base + (pre & _RING_MASK) * _SIZE, pre, key, 0, 0, site, line, rec.now)
                 if not pre & _FOLD_MASK:
                     rec._fold()
-        out = self._jitted(*args, **kwargs) if kwargs else self._jitted(*args)
-        if type(out) is not _Array and not _concrete(out) and _in_trace():
-            rec.undo(pre)  # traced, not dispatched
-        elif rec.seq >= pre:  # (not taken back by a hook: it ran locally or over a subset)
-            rec.settled = pre  # a cache hit (or compiled: its signature is attached)
+        busy = guard._busy
+        tok, kept = busy.enter(pre), False
+        try:
+            out = self._jitted(*args, **kwargs) if kwargs else self._jitted(*args)
+            if type(out) is not _Array and not _concrete(out) and _in_trace():
+                rec.undo(pre)  # traced, not dispatched
+            elif rec.seq >= pre:  # (not taken back by a hook: it ran locally or over a subset)
+                rec.settled = pre  # a cache hit (or compiled: its signature is attached)
+                kept = True
+        finally:
+            busy.leave(tok, kept, pre)
         return out
 
     if _JitBase is object:
@@ -282,10 +318,14 @@ class GuardedJit(_JitBase):
         call = [self, code, line, pre, False, key, spre, stream]
         outer = getattr(_tl, "call", None)
         _tl.call = call
+        busy = guard._busy
+        tok = busy.enter(pre) if pre else None
         try:
             out = self._jitted(*args, **kwargs)
         finally:
             _tl.call = outer
+            if pre:
+                busy.leave(tok, call[_PRE] != 0 or call[_RECORDED], pre)
         if pre or call[_SPRE]:
             rec = guard.recorder if pre else call[_STREAM]
             seq = pre or call[_SPRE]
@@ -463,6 +503,7 @@ class Guard:
         self._sites: dict[int, tuple[int, int]] = {}
         self._fast = False  # active, fast mode, not exact: GuardedJit's hot path applies (see `active`)
         self._hp: Any = False  # the C hot path, made on first use (None: not available)
+        self._busy: Any = _Busy()  # cross-process calls in flight: the C hot path's, once made
         self._by_key: dict[int, weakref.WeakSet] = {}  # GuardedJit._key -> its wrappers (see `_mark`)
         self._kinds: dict[int, tuple[int, tuple | None]] = {}  # GuardedJit._key -> what its wrappers ran
         self._undo_init: Callable[[], None] | None = None
@@ -656,6 +697,7 @@ class Guard:
         self.exchange = Exchange(kv, self.recorder, self.registry, self.process_index, self.num_processes,
                                  self.settings, self._on_verdict, streams=self.streams)
         self.exchange.coordinator = compat.coordinator_address()
+        self.exchange.overlap = self.overlap
         self.exchange.start()
         self.active = True
 
@@ -739,6 +781,7 @@ class Guard:
                 self._hp = hotpath.make(self._sites, self.registry.names, self.recorder)
                 if self._hp is not None:
                     self._hp.fast = self._fast
+                    self._busy = self._hp  # one count for the C and the Python paths
             except Exception as e:  # the Python path does the same work
                 self._say(f"C hot path unavailable: {e!r}")
                 self._hp = None
@@ -887,10 +930,13 @@ class Guard:
             call = [None, code, line, 0, True, exact, stream.record(exact, exact, code, line), stream]
         outer = getattr(_tl, "call", None)
         _tl.call = call  # the Python fallback path, if taken, must not record it again
+        busy, seq = self._busy, call[_PRE] or call[_SPRE]
+        tok = busy.enter(seq)
         try:
             return orig(compiled, *args, **kwargs)
         finally:
             _tl.call = outer
+            busy.leave(tok, True, seq)
 
     def _allow_fastpath_multi(self, ex: Any) -> bool:
         """Is this executable cross-process work (see `_allow_fastpath`'s cache: None is over
@@ -933,6 +979,14 @@ class Guard:
         self.registry.name(key, name)
         self.registry.exact(key, key, {"name": name, "data": shape, "digest": digest})
         self.recorder.record(key, key, *self.user_site(sys._getframe(2)))
+
+    def overlap(self) -> dict | None:
+        """The first kept cross-process call that started while another thread's was in flight:
+        {"seq", "with", "count"} (records of the main stream or a subset's), or None."""
+        b = self._busy
+        if not b.overlaps:
+            return None
+        return {"seq": int(b.overlap_seq), "with": int(b.overlap_with), "count": int(b.overlaps)}
 
     def _on_compile(self, started: bool) -> None:
         if self.exchange is not None:

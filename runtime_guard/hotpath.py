@@ -31,7 +31,9 @@ except ImportError:  # not built here (no compiler, CPython < 3.11, PyPy): the P
 
 
 def available() -> bool:
-    return _hotpath is not None and not os.environ.get("MCJAX_PURE_PYTHON")
+    # (an extension built from an older _hotpath.c lacks `enter`: the Python path, rather than a
+    # C path that does not count calls in flight)
+    return _hotpath is not None and hasattr(_hotpath.HotPath, "enter") and not os.environ.get("MCJAX_PURE_PYTHON")
 
 
 def jit_base() -> type | None:

@@ -51,3 +51,19 @@ def test_replicated_host_data_that_differs_is_reported_where_it_was_made(guard_r
 def test_the_value_check_is_off_by_default(guard_run):
     assert "MCJAX_CHECK_REPLICATED" not in os.environ
     _silent(guard_run(REPLICATED, program_args=("hazard",)))
+
+
+THREADS = HERE / "two_threads_dispatching.py"
+
+
+def test_two_threads_one_after_the_other_are_silent(guard_run):
+    _silent(guard_run(THREADS))
+
+
+def test_two_threads_dispatching_at_once_are_reported_at_the_first_overlap(guard_run):
+    run = guard_run(THREADS, program_args=("hazard",))
+    assert run.code == EXIT_DETECTED, run.stderr[-4000:]
+    report = run.report
+    assert report["kind"] == "divergence" and "two threads at once" in report["summary"], report["summary"]
+    odd = [p for p in report["processes"] if p["status"] == "diverged"]
+    assert odd and all(p["location"]["line"] == site_markers(THREADS)[0] for p in odd), odd
