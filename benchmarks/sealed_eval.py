@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -37,6 +38,7 @@ SEALED = HERE / "sealed"
 PROGRAMS = SEALED / "programs"
 SPLIT = SEALED / "split.json"
 NEAR = 3  # lines either side of the documented hazard lines
+LINT_ENV: dict[str, str] | None = None  # set by --lint-at: run the linter of a committed state
 
 
 def program_files(pid: str) -> list[Path]:
@@ -61,7 +63,7 @@ def lint_json(target: Path, cwd: Path, jobs: int | None = None) -> list[dict]:
     cmd = [sys.executable, "-m", "mcjax_lint", str(target), "--format", "json", "--no-cache", "--exit-zero"]
     if jobs:
         cmd += ["-j", str(jobs)]
-    out = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=3600)
+    out = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=3600, env=LINT_ENV)
     if out.returncode not in (0, 1, 2) or not out.stdout.strip():
         raise RuntimeError(f"mcjax-lint failed on {target}: {out.stderr.strip()[-400:]}")
     return json.loads(out.stdout)
@@ -74,6 +76,19 @@ def lint_alone(path: Path) -> list[dict]:
         shutil.copy2(path, d / path.name)
         (d / "pyproject.toml").write_text("[tool.mcjax]\n")
         return lint_json(Path(path.name), d)
+
+
+def use_linter_at(commit: str, dest: Path) -> str:
+    """Export mcjax_lint as of `commit` (this checkout's git) to dest and lint with it, so that
+    figures belong to a commit and not to uncommitted work in the tree."""
+    global LINT_ENV
+    full = subprocess.run(["git", "-C", str(HERE.parent), "rev-parse", commit], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    archive = subprocess.run(["git", "-C", str(HERE.parent), "archive", full, "mcjax_lint", "docs/rules"],
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    LINT_ENV = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(dest), os.environ.get("PYTHONPATH")])))
+    return full
 
 
 def score_programs(ids: list[str]) -> dict:
@@ -133,6 +148,7 @@ def main() -> int:
     ap.add_argument("--no-programs", action="store_true")
     ap.add_argument("-o", "--output", type=Path, help="write all findings here (JSON) for review")
     ap.add_argument("-j", "--jobs", type=int, help="mcjax-lint worker processes for codebases")
+    ap.add_argument("--lint-at", metavar="COMMIT", help="lint with mcjax_lint as of this commit (default: the tree)")
     args = ap.parse_args()
     split = json.loads(SPLIT.read_text())
     digest = sealed_digest(split)
@@ -150,6 +166,10 @@ def main() -> int:
               "analysis work is done)", file=sys.stderr)
         return 2
     report: dict = {"half": args.half, "sealed_sha256": digest}
+    tmp = tempfile.TemporaryDirectory(prefix="sealed-lint-")
+    if args.lint_at:
+        report["linter_commit"] = use_linter_at(args.lint_at, Path(tmp.name))
+        print(f"linter: mcjax_lint at {report['linter_commit'][:12]}")
     if not args.no_programs:
         report["programs"] = score_programs(split["programs"][args.half])
     if args.codebases:
