@@ -69,7 +69,8 @@ def run(scenario: str, mode: str, work: Path) -> tuple[float, str]:
     for p in (event,):
         p.unlink(missing_ok=True)
     env = dict(os.environ, SCENARIO=scenario, EVENT_FILE=str(event))
-    cmd = [sys.executable, "-m", "runtime_guard", "-n", "2", "--mode", mode, "--collective-timeout", "60",
+    cmd = [sys.executable, "-m", "runtime_guard", "-n", "2", "--devices-per-process", "1", "--mode", mode,
+           "--collective-timeout", "60",
            "--report-dir", str(reports), "python", str(prog)]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     rep = reports / "report.json"

@@ -49,7 +49,8 @@ def run(program: str, causes: bool, tmp: Path) -> tuple[float, list, bool] | Non
     env.pop("MCJAX_NO_CAUSES", None)
     if not causes:
         env["MCJAX_NO_CAUSES"] = "1"
-    subprocess.run([sys.executable, "-m", "runtime_guard", "-n", "2", "--collective-timeout", "30", "--report-dir",
+    subprocess.run([sys.executable, "-m", "runtime_guard", "-n", "2", "--devices-per-process", "1",
+                    "--collective-timeout", "30", "--report-dir",
                     str(out), "python", str(ROOT / "fixtures" / "programs" / program)],
                    env=env, cwd=tmp, capture_output=True, timeout=300)
     if not (out / "report.json").exists():  # (a run the load made end otherwise: not counted)

@@ -42,18 +42,31 @@ class GuardRun:
         p = self.report_dir / "report.json"
         return json.loads(p.read_text()) if p.exists() else None
 
+    @property
+    def guard_messages(self) -> list[str]:
+        """What the guard said on stderr besides its banner and a clean run's summary."""
+        return [ln for ln in self.stderr.splitlines() if ln.startswith("mcjax-guard:") and not _BANNER.match(ln)
+                and not re.match(r"mcjax-guard: \d+ processes, (\S+ dispatches compared, no divergence|.*nothing compared)", ln)]
+
     def process(self, index: int) -> dict:
         assert self.report is not None, self.stderr[-3000:]
         return next(p for p in self.report["processes"] if p["process_index"] == index)
 
 
+# The banner `mcjax-guard -n N` prints first (runtime_guard/progress.py).
+_BANNER = re.compile(r"^mcjax-guard: \d+ process(es)? x \d+ CPU devices?( \(.*?\))?, (fast|strict) mode, ")
+
+
 def run_guard(program: Path, tmp_path: Path, *args: str, n: int = 2, timeout: float = 150,
-              program_args: tuple[str, ...] = ()) -> GuardRun:
+              program_args: tuple[str, ...] = (), devices: int = 1) -> GuardRun:
+    """`devices`: the programs here give each process one row of data per device, written for one
+    device per process (which also keeps gloo from starving on 2 cores): they ask for it. The
+    launcher's own default (2) is tested in test_launcher_cli.py."""
     import time
 
     report_dir = tmp_path / "reports"
-    cmd = [sys.executable, "-m", "runtime_guard", "-n", str(n), "--collective-timeout", "30",
-           "--report-dir", str(report_dir), *args, "python", str(program), *program_args]
+    cmd = [sys.executable, "-m", "runtime_guard", "-n", str(n), "--devices-per-process", str(devices),
+           "--collective-timeout", "30", "--report-dir", str(report_dir), *args, "python", str(program), *program_args]
     t = time.monotonic()
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp_path)
     return GuardRun(out.returncode, out.stdout, out.stderr, report_dir, time.monotonic() - t)
@@ -86,8 +99,8 @@ def expected_kind(program: Path) -> str:
 @pytest.fixture
 def guard_run(tmp_path: Path):
     def run(program: Path, *args: str, n: int | None = None, timeout: float = 150,
-            program_args: tuple[str, ...] = ()) -> GuardRun:
+            program_args: tuple[str, ...] = (), devices: int = 1) -> GuardRun:
         n = process_count(program) if n is None else n
-        return run_guard(program, tmp_path, *args, n=n, timeout=timeout, program_args=program_args)
+        return run_guard(program, tmp_path, *args, n=n, timeout=timeout, program_args=program_args, devices=devices)
 
     return run
