@@ -282,11 +282,13 @@ def render_html(report: Report) -> str:
         p = by_index[r.process]
         cls = "proc outlier" if r.odd else "proc"
         now = f"<code>{e(r.now_at)}</code>" if r.now_at else ""
-        if r.source:
-            now += f'<br><code class="src">{e(r.source)}</code>'
+        called = f"<code>{e(r.called_at)}</code>"
+        if r.source:  # under the place it is the line of
+            src = f'<br><code class="src">{e(r.source)}</code>'
+            now, called = (now + src, called) if r.now_at else (now, called + src)
         methods = e(", ".join(dict.fromkeys(s.method for s in p.snapshots)))
         parts.append(f'<tr class="{cls}" data-proc="{r.process}"><td>{r.process}</td><td>{e(r.status)}</td>'
-                     f"<td>{e(r.dispatch)}</td><td><code>{e(r.called_at)}</code></td><td>{now}</td>"
+                     f"<td>{e(r.dispatch)}</td><td>{called}</td><td>{now}</td>"
                      f"<td>{e(r.waiting or r.note)}</td><td>{methods}</td></tr>")
     parts.append("</table>")
     parts.append('<div id="detail"><noscript>Enable JavaScript for the per-process stacks (they are also in report.txt).</noscript></div>')
