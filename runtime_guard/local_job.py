@@ -1,7 +1,7 @@
 """What `mcjax-guard -n N` gives each local process, and how the process honours it.
 
 Launcher side (`job_env`): the environment of process i — who it is (`MCJAX_*`), the loopback
-coordinator (bound to 127.0.0.1 only, `JAX_COORDINATOR_BIND_ADDRESS`), its CPU devices (the
+coordinator (which process 0 binds to 127.0.0.1 only, through `initialize_args`), its CPU devices (the
 caller's `JAX_NUM_CPU_DEVICES` or `XLA_FLAGS` device count unless `--devices-per-process` says
 otherwise; else `DEFAULT_DEVICES`), and its own `PYTHONHASHSEED` (separate hosts hash strings
 differently; a seed shared by every process would hide hash-order bugs).
@@ -27,6 +27,7 @@ _XLA_COUNT = re.compile(r"--xla_force_host_platform_device_count=(\d+)")
 HASH_SEED_MAX = 4294967295  # PYTHONHASHSEED's range is 0..2**32-1
 
 NUM, ID, ADDR, BIND = "MCJAX_NUM_PROCESSES", "MCJAX_PROCESS_ID", "MCJAX_COORDINATOR_ADDRESS", "MCJAX_COORDINATOR_BIND"
+SUPERVISOR = "MCJAX_SUPERVISOR_PID"  # the launcher's pid: its children are the job's processes
 
 
 class LaunchError(ValueError):
@@ -73,11 +74,11 @@ def job_env(base: Mapping[str, str], index: int, n: int, port: int, devices: tup
     """The environment of local process `index` of `n` (coordinator on 127.0.0.1:`port`)."""
     env = dict(base)
     addr = f"127.0.0.1:{port}"
-    env.update({NUM: str(n), ID: str(index), ADDR: addr, BIND: addr,
-                # JAX reads these two itself: `initialize()` with no arguments finds the
-                # coordinator, and process 0 serves it on loopback only (JAX's default is [::]).
-                "JAX_COORDINATOR_ADDRESS": addr, "JAX_COORDINATOR_BIND_ADDRESS": addr,
-                "JAX_PLATFORMS": "cpu"})
+    env.update({NUM: str(n), ID: str(index), ADDR: addr, BIND: addr, SUPERVISOR: str(os.getpid()),
+                # JAX reads it itself. The bind address goes through initialize()'s argument
+                # (initialize_args), not JAX_COORDINATOR_BIND_ADDRESS: workers the program starts
+                # with a job of their own inherit the environment and must bind where they say.
+                "JAX_COORDINATOR_ADDRESS": addr, "JAX_PLATFORMS": "cpu"})
     count, source = devices
     if source != "XLA_FLAGS":  # JAX_NUM_CPU_DEVICES wins over the XLA flag: set it unless the flag decides
         env["JAX_NUM_CPU_DEVICES"] = str(count)
@@ -101,6 +102,8 @@ def initialize_args(kwargs: dict[str, Any], environ: Mapping[str, str] | None = 
     launcher's process count, id, coordinator and (with `-n`) loopback bind address. A value the
     program passed that differs is overridden, with one line on stderr saying so."""
     env = os.environ if environ is None else environ
+    if env.get(SUPERVISOR) and env[SUPERVISOR] != str(os.getppid()):
+        return kwargs  # a worker the program started itself (a harness): its own job, its own arguments
     want: dict[str, Any] = {}
     if env.get(NUM):
         want["num_processes"] = int(env[NUM])
