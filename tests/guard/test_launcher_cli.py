@@ -301,3 +301,20 @@ def test_run_directory_is_private_to_its_user(tmp_path):
             runfile.list_supervisors()
     finally:
         os.environ.pop("MCJAX_RUN_DIR", None)
+
+
+def test_launcher_values_reach_only_its_own_children():
+    from runtime_guard.local_job import ADDR, BIND, ID, NUM, SUPERVISOR, initialize_args
+
+    env = {NUM: "2", ID: "1", ADDR: "127.0.0.1:5", BIND: "127.0.0.1:5", SUPERVISOR: str(os.getppid())}
+    said: list[str] = []
+    got = initialize_args({"coordinator_address": "localhost:9", "process_id": 0}, env, warn=said.append)
+    assert got == {"coordinator_address": "127.0.0.1:5", "num_processes": 2, "process_id": 1,
+                   "coordinator_bind_address": "127.0.0.1:5"}
+    assert said == ["mcjax-guard: the launcher overrides the program's jax.distributed.initialize("
+                    "coordinator_address='localhost:9', process_id=0): this is process 1 of 2, coordinator 127.0.0.1:5"]
+    # A worker the program started itself (its parent is not the launcher): its own job.
+    worker = dict(env, **{SUPERVISOR: str(os.getpid())})
+    assert initialize_args({"coordinator_address": "localhost:9", "process_id": 3}, worker, warn=said.append) == {
+        "coordinator_address": "localhost:9", "process_id": 3}
+    assert len(said) == 1
