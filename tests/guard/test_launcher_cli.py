@@ -312,7 +312,7 @@ def test_launcher_values_reach_only_its_own_children():
     assert got == {"coordinator_address": "127.0.0.1:5", "num_processes": 2, "process_id": 1,
                    "coordinator_bind_address": "127.0.0.1:5"}
     assert said == ["mcjax-guard: the launcher overrides the program's jax.distributed.initialize("
-                    "coordinator_address='localhost:9', process_id=0): this is process 1 of 2, coordinator 127.0.0.1:5"]
+                    "process_id=0, coordinator_address='localhost:9'): this is process 1 of 2, coordinator 127.0.0.1:5"]
     # A worker the program started itself (its parent is not the launcher): its own job.
     worker = dict(env, **{SUPERVISOR: str(os.getpid())})
     assert initialize_args({"coordinator_address": "localhost:9", "process_id": 3}, worker, warn=said.append) == {
