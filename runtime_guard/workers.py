@@ -4,11 +4,11 @@ A test harness that re-executes `/proc/self/exe`, `multiprocessing` (spawn, fork
 `subprocess.run([sys.executable, "worker.py"])` starts Python processes that `mcjax-guard` did not
 start. They inherit its environment, and through it a start-up hook: `mcjax-guard` puts
 `HOOK_DIR` (a directory holding only a `sitecustomize.py`) first on PYTHONPATH, so every Python
-process of the job runs `arm()` at start-up. `arm()` costs a few microseconds and imports
-nothing: it watches for `import jax`, and only a process that imports JAX gets the guard, which
-starts comparing once the process joins a distributed job (`jax.distributed.initialize` with 2
-or more processes). pip, a compiler helper or any other Python process that never imports JAX is
-left alone.
+process of the job runs it at start-up. It imports nothing: it puts a watch for `import jax` on
+`sys.meta_path`, and only a process that imports JAX gets the guard (`before_jax`, `after_jax`
+here), which starts comparing once the process joins a distributed job
+(`jax.distributed.initialize` with 2 or more processes). pip, a compiler helper or any other
+Python process that never imports JAX is left alone.
 
 Workers started as the base interpreter (`/proc/self/exe` resolves a virtualenv's `python` to the
 interpreter it was made from) do not process the virtualenv's `.pth` files, so an editable
@@ -26,13 +26,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 ROOT_ENV = "MCJAX_GUARD_ROOT"  # "<major>.<minor>:<directory holding the runtime_guard package>"
-SETTINGS_ENV = "MCJAX_GUARD_SETTINGS"  # == settings.ENV (not imported: this module loads at start-up)
 HOOK_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "worker_hook")
 
-_finder: Any = None
 _fork_hook_registered = False
 
 
@@ -48,68 +45,23 @@ def worker_env(env: dict[str, str]) -> dict[str, str]:
     return env
 
 
-# -- the start-up hook (runs in every Python process of the job: keep it cheap) ---------------------
-
-class _JaxImportWatcher:
-    """A meta-path finder that answers only for `jax`: it lets the other finders find it and runs
-    `_on_jax_imported` once JAX's package has executed."""
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name != "jax":
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(name, path, target)
-            if spec is not None:
-                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-                    spec.loader = _AfterLoad(spec.loader, spec)
-                return spec
-        return None
-
-
-class _AfterLoad:
-    def __init__(self, loader: Any, spec: Any) -> None:
-        self._loader, self._spec = loader, spec
-
-    def create_module(self, spec: Any) -> Any:
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module: Any) -> None:
-        disarm()
-        _register_exit_handler()  # before JAX's own: see bootstrap
-        # Nothing downstream sees this wrapper (importlib.resources asks the spec's loader).
-        self._spec.loader = self._loader
-        module.__loader__ = self._loader
-        self._loader.exec_module(module)
-        _install_guard()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._loader, name)
-
-
-def arm() -> None:
-    """Install the guard in this process when (if ever) it imports JAX. Called by the start-up
-    hook in processes whose environment carries the guard's settings; a no-op elsewhere."""
-    global _finder
-    if not os.environ.get(SETTINGS_ENV) or _finder is not None:
-        return
-    if "jax" in sys.modules:  # cannot happen at start-up; a late call installs at once
-        _install_guard()
-        return
-    _finder = _JaxImportWatcher()
-    sys.meta_path.insert(0, _finder)
-
+# -- the start-up hook's work, once a process imports JAX ---------------------------------------------
+# (the hook itself, runtime_guard/worker_hook/sitecustomize.py, imports nothing before that)
 
 def disarm() -> None:
     """Stop watching for `import jax` (the bootstrap installs the guard itself)."""
-    global _finder
-    if _finder is not None:
-        try:
-            sys.meta_path.remove(_finder)
-        except ValueError:
-            pass
-        _finder = None
+    sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "mcjax_guard_watch", False)]
+
+
+def before_jax() -> None:
+    """Called by the hook as JAX's package starts executing."""
+    disarm()
+    _register_exit_handler()  # before JAX's own, as the bootstrap does
+
+
+def after_jax() -> None:
+    """Called by the hook once JAX's package has executed: the guard, from the inherited settings."""
+    _install_guard()
 
 
 def _register_exit_handler() -> None:
