@@ -503,6 +503,11 @@ class Supervisor:
             local = [self._index_of(c, states, guess=local_group)
                      for c in self.children if c.exited is None and pid_running(c.proc.pid)]
             local = [p for p in local if p is not None]
+            if not local_group:  # workers the program started itself (see workers.descendants)
+                from runtime_guard.workers import descendants
+
+                local += [p for pid, p in descendants(states, {c.proc.pid for c in self.children}).items()
+                          if pid_running(pid)]
             if self.options.processes is not None or self._collector is not None:
                 alive = dict(self._collector.alive_times()) if self._collector is not None else {}
                 alive.update({p: now for p in local})

@@ -104,6 +104,38 @@ def test_run_without_distributed_job_warns(tmp_path: Path) -> None:
     assert len(lines) == 1 and "never joined" in lines[0], run.stderr[-3000:]
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_stopped_worker_is_frozen_not_dead(tmp_path: Path) -> None:
+    """A worker stopped for 10 s (past the 4 s heartbeat limit) runs on: the supervisor notes the
+    liveness of the program's own workers too, so no `died` report stops the job."""
+    import signal
+
+    env = dict(os.environ, JAX_PLATFORMS="cpu", WORKER_READY_DIR=str(tmp_path))
+    env.pop(ENV, None)
+    cmd = [sys.executable, "-m", "runtime_guard", "--report-dir", str(tmp_path / "reports"), "python",
+           str(HERE / "launch_subprocess.py"), "steady"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env)
+    try:
+        ready = tmp_path / "ready-1"
+        deadline = time.monotonic() + 150
+        while not ready.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert ready.exists(), proc.communicate(timeout=60)[0][-3000:]
+        time.sleep(0.5)
+        pid = int(ready.read_text())
+        os.kill(pid, signal.SIGSTOP)
+        time.sleep(10)
+        os.kill(pid, signal.SIGCONT)
+        out, _ = proc.communicate(timeout=200)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert proc.returncode == 0, out[-3000:]
+    assert not (tmp_path / "reports" / "report.json").exists(), out[-3000:]
+
+
 def test_summary_warns_when_workers_joined_but_compared_nothing() -> None:
     from runtime_guard.progress import summary
 
