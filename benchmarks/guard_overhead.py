@@ -4,7 +4,8 @@ Starts N real local JAX processes (CPU, 1 device each, loopback coordinator). In
 rounds alternate unguarded / fast / strict (the guard is installed and removed between rounds, so
 all variants run in the same processes, on the same arrays, interleaved against drift). Per round
 and variant it times a loop of cross-process dispatches:
-  - tiny:  an elementwise jit on a sharded global array (no communication): the dispatch alone;
+  - tiny:  a column sum of a sharded global array (an all-reduce of 32 floats): the dispatch alone
+           (a program that exchanges nothing between devices is local work to the guard);
   - step:  a small MLP training step on a sharded batch (gradients all-reduced over gloo), called
            and waited for: the whole step.
 It also times the guard's own bookkeeping in isolation (Recorder.record, the jit wrapper).
@@ -49,7 +50,7 @@ def worker(pid: int, n: int, port: int, calls: int, rounds: int) -> dict:
         # Fresh function objects per round: JAX's C++ dispatch cache is keyed by the function, and
         # an entry cached in one variant's round must not serve another variant's.
         def tiny(a):
-            return a * 2.0 + 1.0
+            return (a * 2.0).sum(axis=0)  # an all-reduce of 32 floats: the smallest cross-process work
 
         def step(p, x, y):
             def loss(p):

@@ -124,6 +124,8 @@ def _current_call() -> list | None:
             w = loc.get("self")
             if "pre" not in loc or w is None:
                 return None  # not recording yet (cannot happen: the hooks run inside the call)
+            if loc["pre"] == -1:  # a local wrapper's short path: nothing read yet
+                return w._late_call(f.f_back, loc.get("args", ()), loc.get("kwargs") or {})
             return [w, w._guard.recorder.code_of(loc["site"]), loc["line"], loc["pre"], False, loc["key"], 0, None]
         if published is not None and (code is _SLOW_CODE or code is _AOT_CODE):
             return published
@@ -221,7 +223,14 @@ class GuardedJit(_JitBase):
         """A call, in Python: `__call__` itself without the C base, and where the C base's
         `tp_call` hands a call over (any call but a hot one, or one it cannot record)."""
         guard = self._guard
-        if self._kind != _MULTI or not guard._fast:
+        kind = self._kind
+        if kind != _MULTI or not guard._fast:
+            if kind and not kind & _CROSS and guard._fast:
+                # Only ever ran work local to this process: JAX's call and nothing else. Should a
+                # hook on JAX's Python path run in it (new arguments that span the processes), it
+                # finds this call by this frame and reads its site and key then (`_current_call`).
+                pre = -1
+                return self._jitted(*args, **kwargs) if kwargs else self._jitted(*args)
             return self._call_slow(args, kwargs)
         # The hot path: a function known to run across processes, fast mode. Recorded before the
         # call, so a hang or crash inside is attributed; whether it was traced (inside another
@@ -270,6 +279,18 @@ class GuardedJit(_JitBase):
 
     if _JitBase is object:
         __call__ = _call_py
+
+    def _late_call(self, frame: Any, args: tuple, kwargs: dict) -> list:
+        """The call in progress on `_call_py`'s short path, as `_current_call` returns it: its
+        site and key, read now (what `_call_slow` reads before its call)."""
+        guard = self._guard
+        site, line = guard.site_of_frame(frame) if frame is not None else (0, 0)
+        key = self._key ^ _arg_shapes(args)
+        if kwargs or self._statics is not None:
+            key ^= self._bound_key(args, kwargs)
+        if key not in guard.registry.names:
+            self._name_variant(key, args, kwargs)
+        return [self, guard.recorder.code_of(site), line, 0, False, key, 0, None]
 
     def _settle(self, out: Any, pre: int) -> None:
         """After a call the C base recorded as `pre` returned a result it cannot tell dispatched
