@@ -37,6 +37,7 @@ _CMP = {
     cst.GreaterThan: ast.Gt, cst.GreaterThanEqual: ast.GtE, cst.Is: ast.Is, cst.IsNot: ast.IsNot,
     cst.In: ast.In, cst.NotIn: ast.NotIn,
 }
+_CODE = cst.Module([])
 _KEYWORD_CONSTANTS = {"None": None, "True": True, "False": False}
 _CONVERSION = {None: -1, "s": ord("s"), "r": ord("r"), "a": ord("a")}
 
@@ -61,6 +62,17 @@ def _text(raw: str, prefix: str) -> str:
             except (SyntaxError, ValueError):
                 break
     return raw
+
+
+def _merged(parts: list[ast.expr]) -> list[ast.expr]:
+    """Adjacent literal parts of an f-string are one constant, as the host's parser gives them."""
+    out: list[ast.expr] = []
+    for p in parts:
+        if out and isinstance(p, ast.Constant) and isinstance(out[-1], ast.Constant):
+            out[-1] = ast.copy_location(ast.Constant(out[-1].value + p.value), out[-1])
+        elif not (isinstance(p, ast.Constant) and p.value == ""):
+            out.append(p)
+    return out
 
 
 class _Converter:
@@ -199,9 +211,7 @@ class _Converter:
         return out
 
     def s_ClassDef(self, n):
-        bases = [self.ex(a.value) for a in n.bases]
-        keywords = [self.at(ast.keyword(a.keyword.value if a.keyword is not None else None, self.ex(a.value)), a)
-                    for a in n.keywords]
+        bases, keywords = self._call_args([*n.bases, *n.keywords])
         out = ast.ClassDef(n.name.value, bases, keywords, self.body(n.body), [self.ex(d.decorator) for d in n.decorators])
         if "type_params" in ast.ClassDef._fields:
             out.type_params = []
@@ -289,7 +299,15 @@ class _Converter:
             spec = None
             if part.format_spec is not None:
                 spec = ast.JoinedStr(self._fstring_parts_of(part.format_spec, prefix))
-            out.append(self.at(ast.FormattedValue(self.ex(part.expression), _CONVERSION.get(part.conversion, -1), spec), part))
+            conversion = _CONVERSION.get(part.conversion, -1)
+            if getattr(part, "equal", None) is not None:
+                # `f"{x=}"`: the expression's text, then its repr unless a conversion or spec is given.
+                code = _CODE.code_for_node
+                out.append(self.at(ast.Constant(code(part.whitespace_before_expression) + code(part.expression)
+                                                + code(part.whitespace_after_expression) + code(part.equal)), part))
+                if conversion == -1 and spec is None:
+                    conversion = ord("r")
+            out.append(self.at(ast.FormattedValue(self.ex(part.expression), conversion, spec), part))
         return out
 
     def _fstring_parts_of(self, parts, prefix: str) -> list[ast.expr]:
@@ -300,25 +318,21 @@ class _Converter:
         return self._fstring_parts(p)
 
     def e_FormattedString(self, n, ctx):
-        return ast.JoinedStr(self._fstring_parts(n))
+        return ast.JoinedStr(_merged(self._fstring_parts(n)))
 
     e_TemplatedString = e_FormattedString  # 3.14 t-strings: their parts, as an f-string's
 
     def e_ConcatenatedString(self, n, ctx):
         parts: list[ast.expr] = []
+        joined = False
         for side in (n.left, n.right):
             v = self.ex(side)
+            joined = joined or isinstance(v, ast.JoinedStr)
             parts.extend(v.values if isinstance(v, ast.JoinedStr) else [v])
-        if all(isinstance(p, ast.Constant) for p in parts):
+        if not joined:  # (an f-string without fields still makes the whole a JoinedStr)
             return ast.Constant(parts[0].value + "".join(p.value for p in parts[1:]) if isinstance(parts[0].value, str)
                                 else b"".join(p.value for p in parts))
-        merged: list[ast.expr] = []
-        for p in parts:  # adjacent literal parts are one constant, as the host's parser gives them
-            if merged and isinstance(p, ast.Constant) and isinstance(merged[-1], ast.Constant):
-                merged[-1] = ast.copy_location(ast.Constant(merged[-1].value + p.value), merged[-1])
-            elif not (isinstance(p, ast.Constant) and p.value == ""):
-                merged.append(p)
-        return ast.JoinedStr(merged)
+        return ast.JoinedStr(_merged(parts))
 
     def _elts(self, elements, ctx) -> list[ast.expr]:
         out = []
@@ -366,8 +380,13 @@ class _Converter:
         return ast.Subscript(self.ex(n.value), sl, ctx)
 
     def e_Call(self, n, ctx):
-        args, keywords = [], []
-        for a in n.args:
+        args, keywords = self._call_args(n.args)
+        return ast.Call(self.ex(n.func), args, keywords)
+
+    def _call_args(self, arguments) -> tuple[list[ast.expr], list[ast.keyword]]:
+        args: list[ast.expr] = []
+        keywords: list[ast.keyword] = []
+        for a in arguments:
             if a.keyword is not None:
                 keywords.append(self.at(ast.keyword(a.keyword.value, self.ex(a.value)), a))
             elif a.star == "**":
@@ -376,7 +395,7 @@ class _Converter:
                 args.append(self.at(ast.Starred(self.ex(a.value), ast.Load()), a))
             else:
                 args.append(self.ex(a.value))
-        return ast.Call(self.ex(n.func), args, keywords)
+        return args, keywords
 
     def e_UnaryOperation(self, n, ctx):
         return ast.UnaryOp(_UNARY[type(n.operator)](), self.ex(n.expression))

@@ -1103,27 +1103,36 @@ class ProjectIndex:
         if any(k.startswith(STAR) for k in s.imports):
             return True  # names from `from common import *` resolve only in the file pass
         for q, f in s.functions.items():
-            pd, order, hashed = "p" in f.flags, "o" in f.flags, "h" in f.flags
-            collective = q in self.collective or bool(f.jit)
-            for call in f.calls:
-                # The arguments' taint is already in the function's flags.
-                res, coll = self.call_without_args(call, s.path)
-                pd = pd or res.process_dependent
-                order = order or bool(res.order) or res.unordered
-                hashed = hashed or bool(res.hash)
-                collective = collective or coll is not None or bool(call.get("cbc"))
-            if not (pd and order):
-                for r in f.refs:
-                    v = self.ref(r)
-                    pd = pd or v.process_dependent
-                    order = order or bool(v.order) or v.unordered
-                    hashed = hashed or bool(v.hash)
-                    collective = collective or bool(v.callable)
+            pd, order, hashed, collective = self.function_claims(q, f, s.path, all_refs=False)
             if collective and (pd or order or hashed):
                 return True
             if (pd and order and "x" in f.flags) or (hashed and "s" in f.flags):
                 return True  # a per-process partition of an unordered listing; a hashed seed
         return False
+
+    def function_claims(self, q: str, f: FunctionFacts, path: str, all_refs: bool = True) -> tuple[bool, bool, bool, bool]:
+        """What the summary pass claims about one function's body: (touches process-dependent
+        values, touches an order, hashes strings, does collective work), directly or through
+        the calls and project references it makes. The precise pass never finds more in it
+        (tests/lint/test_pass_agreement.py). `all_refs=False`: the prefilter's shortcut, which
+        stops reading references once both of the first two are known."""
+        pd, order, hashed = "p" in f.flags, "o" in f.flags, "h" in f.flags
+        collective = q in self.collective or bool(f.jit)
+        for call in f.calls:
+            # The arguments' taint is already in the function's flags.
+            res, coll = self.call_without_args(call, path)
+            pd = pd or res.process_dependent
+            order = order or bool(res.order) or res.unordered
+            hashed = hashed or bool(res.hash)
+            collective = collective or coll is not None or bool(call.get("cbc"))
+        if all_refs or not (pd and order):
+            for r in f.refs:
+                v = self.ref(r)
+                pd = pd or v.process_dependent
+                order = order or bool(v.order) or v.unordered
+                hashed = hashed or bool(v.hash)
+                collective = collective or bool(v.callable)
+        return pd, order, hashed, collective
 
 
 _CYCLE = "<cycle>"  # pseudo-dependency of values a resolution cycle cut short (never reused across rounds)

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcjax_lint import knowledge as K
+from mcjax_lint.analysis import semantics
+from mcjax_lint.analysis.read_ast import read
 from mcjax_lint.analysis.values import with_binding
 from mcjax_lint.errors import AnalysisError
 
@@ -360,7 +362,7 @@ class _Scope:
         self.param_pos: dict[str, int] = {}  # parameter -> position after self (-1: keyword-only)
 
 
-class _Summarizer:
+class _Summarizer(semantics.StatementRules):
     def __init__(self, path: str, module: str, tree: ast.Module, is_package: bool, source: str = ""):
         self._str_defaults: dict[str, dict[str, str]] = {}
         self.path = path
@@ -415,13 +417,7 @@ class _Summarizer:
         return None
 
     def _local(self, name: str) -> Sym | None:
-        """Value of a function-local (or enclosing function's) name; None for module-level names."""
-        s = self.scope
-        while s is not None and not s.is_module:
-            if name in s.env:
-                return s.env[name]
-            s = s.outer
-        return None
+        return semantics.lookup_local(self.scope, name)
 
     def src(self, desc: str, node: ast.AST, code: str = "") -> list:
         return [desc, node.lineno, code] if code else [desc, node.lineno]
@@ -854,6 +850,8 @@ class _Summarizer:
             self.summary.order_sources = True
             return sym_join({"order": [self.src(K.FS_LISTING_CALLS[q], node, "MCJ202")]}, argu)
         if q == "hash":
+            if not semantics.hash_differs_between_processes(node.args[0] if node.args else None, read, self._num):
+                return sym_taint(argu)
             self.summary.hash_calls = True
             return sym_join({"hash": [self.src("`hash()` of a string", node, "MCJ203")]}, argu)
         if q in K.SET_CONSTRUCTORS:
@@ -972,47 +970,16 @@ class _Summarizer:
             return sym_join(sym_taint(argu), {"order": [self.src("iteration over a set", node, "MCJ201")]})
         return None
 
-    # ---- numbers
+    # ---- numbers (`semantics` decides; this pass says which names hold numbers)
     def numeric_elements(self, node) -> bool:
-        """Whether a set built from `node` holds numbers (their hashes, hence the order, are fixed)."""
-        if isinstance(node, (ast.SetComp, ast.ListComp, ast.GeneratorExp)):
-            bound = {g.target.id for g in node.generators if _is_range(g.iter) and isinstance(g.target, ast.Name)}
-            return self.is_numeric(node.elt, bound)
-        if isinstance(node, (ast.Set, ast.List, ast.Tuple)):
-            return bool(node.elts) and all(self.is_numeric(e) for e in node.elts)
-        if isinstance(node, ast.Name):
-            return bool(self._num(node.id))
-        return _is_range(node)
+        return semantics.numeric_elements(node, read, self._num)
 
     def _num(self, name: str) -> bool:
-        v = self._local(name)
-        if v is None:
-            v = self.module_scope.env.get(name)
+        v = semantics.lookup(self.scope, self.module_scope.env, name)
         return bool(v and v.get("num"))
 
     def is_numeric(self, node, bound=frozenset()) -> bool:
-        """Syntactic guess that `node` is a number (see taint.FileAnalysis.is_numeric)."""
-        if isinstance(node, ast.Constant):
-            return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
-        if isinstance(node, ast.Name):
-            return node.id in bound or self._num(node.id)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-            return node.func.id in ("len", "int", "float", "abs", "round", "id")
-        if isinstance(node, ast.Attribute):
-            return node.attr in ("ndim", "size")
-        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute):
-            return node.value.attr == "shape"
-        if isinstance(node, ast.Tuple):
-            return bool(node.elts) and all(self.is_numeric(e, bound) for e in node.elts)
-        if isinstance(node, ast.BinOp):
-            if not isinstance(node.op, (ast.Add, ast.Mod, ast.Mult)):
-                return True
-            return self.is_numeric(node.left, bound) or self.is_numeric(node.right, bound)
-        if isinstance(node, ast.UnaryOp):
-            return isinstance(node.op, (ast.USub, ast.Invert))
-        if isinstance(node, ast.IfExp):
-            return self.is_numeric(node.body, bound) or self.is_numeric(node.orelse, bound)
-        return False
+        return semantics.is_numeric(node, read, self._num, bound)
 
     # ---- statements
     def bind(self, target: ast.expr, value: Sym) -> None:
@@ -1068,28 +1035,15 @@ class _Summarizer:
         for s in stmts:
             self.stmt(s)
 
-    def stmt(self, node: ast.stmt) -> None:
-        m = getattr(self, "st_" + type(node).__name__, None)
-        if m is not None:
-            m(node)
-        else:
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, ast.expr):
-                    self.ev(child)
+    # `stmt`, `st_Expr`, `st_Assign`, `st_AnnAssign`: semantics.StatementRules, told how this
+    # pass marks a number and where an assignment's targets are; other statements: their expressions.
+    as_number = staticmethod(lambda v: dict(v, num=True))
+    assign_targets = staticmethod(lambda node: node.targets)
 
-    def st_Expr(self, node):
-        self.ev(node.value)
-
-    def st_Assign(self, node: ast.Assign):
-        v = self.ev(node.value)
-        if self.is_numeric(node.value):
-            v = dict(v, num=True)
-        for t in node.targets:
-            self.bind(t, v)
-
-    def st_AnnAssign(self, node: ast.AnnAssign):
-        if node.value is not None:
-            self.bind(node.target, self.ev(node.value))
+    def st_other(self, node: ast.stmt) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.ev(child)
 
     def st_AugAssign(self, node: ast.AugAssign):
         v = self.ev(node.value)
@@ -1137,19 +1091,15 @@ class _Summarizer:
             self.scope.env = dict(before)
             if control:
                 self._ret_taints.append(control)
-            n = self._singleton(singleton[1]) if singleton is not None and singleton[0] == i else None
-            if n is not None:
-                self.scope.env[singleton[1]] = n[0]
+            sname = singleton[1] if singleton is not None and singleton[0] == i else None
+            n = self._singleton(sname)
+            semantics.enter_singleton(self.scope.env, sname, n)
             try:
                 self.run_block(b)
             finally:
                 if control:
                     self._ret_taints.pop()
-            if n is not None and self.scope.env.get(singleton[1]) is n[0]:
-                if n[1] is None:
-                    del self.scope.env[singleton[1]]
-                else:
-                    self.scope.env[singleton[1]] = n[1]
+            semantics.leave_singleton(self.scope.env, sname, n)
             results.append(self.scope.env)
         merged: dict[str, Sym] = {}
         implicit = {k: v for k, v in cond.items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs")}
@@ -1516,7 +1466,7 @@ def _is_main_guard(test) -> bool:
 
 
 def _is_range(node) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range"
+    return semantics.is_range(node, read)
 
 
 _CMP_OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
@@ -1561,17 +1511,7 @@ def _always_exits(body: list[ast.stmt]) -> bool:
 
 
 def _expr_name(node: ast.expr | None) -> str:
-    if node is None:
-        return "?"
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return f"{_expr_name(node.value)}.{node.attr}"
-    if isinstance(node, ast.Call):
-        return _expr_name(node.func) + "(...)"
-    if isinstance(node, ast.Lambda):
-        return "lambda"
-    return type(node).__name__.lower()
+    return semantics.expr_name(node, read, none="?")
 
 
 def parse(source: str, path: str) -> ast.Module:
@@ -1582,7 +1522,7 @@ def parse(source: str, path: str) -> ast.Module:
             warnings.simplefilter("ignore")  # SyntaxWarnings of the linted code are not ours to print
             return ast.parse(source, filename=path)
     except SyntaxError as e:
-        tree = _parse_newer_grammar(source)
+        tree = None if (e.msg or "").startswith("too many") else _parse_newer_grammar(source)  # (nesting limits)
         if tree is None:
             raise AnalysisError(path, f"syntax error: {e.msg}", e.lineno, (e.offset or 1) - 1) from None
         return tree
@@ -1590,15 +1530,39 @@ def parse(source: str, path: str) -> ast.Module:
         raise AnalysisError(path, f"cannot parse: {type(e).__name__}: {e}") from None
 
 
+_MAX_BRACKET_DEPTH = 200  # the host parser's own limit ("too many nested parentheses")
+
+
+def _bracket_depth(source: str) -> int:
+    """The deepest bracket nesting, counting brackets in strings and comments too (an upper bound)."""
+    depth = deepest = 0
+    for ch in source:
+        if ch in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in ")]}":
+            depth -= 1
+    return deepest
+
+
 def _parse_newer_grammar(source: str) -> ast.Module | None:
-    """The tree of a source the host's parser refused, through libcst; None if libcst refuses it too."""
+    """The tree of a source the host's parser refused, through libcst; None if libcst refuses it
+    too, or if it nests deeper than the host's parser allows (libcst's native parser overflows
+    the C stack, killing the process, on nesting in the thousands)."""
     import libcst as cst
 
     from mcjax_lint.analysis.cst_to_ast import to_ast
 
+    if max(source.count("("), source.count("["), source.count("{")) > _MAX_BRACKET_DEPTH \
+            and _bracket_depth(source) > _MAX_BRACKET_DEPTH:
+        return None
     try:
-        return to_ast(cst.parse_module(source))
+        module = cst.parse_module(source)
     except (cst.ParserSyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    try:
+        return to_ast(module)
+    except Exception:  # noqa: BLE001 (a tree libcst accepts that no host grammar has: the host's error stands)
         return None
 
 

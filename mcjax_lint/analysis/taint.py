@@ -26,7 +26,9 @@ from mcjax_lint.analysis.tree import children
 from mcjax_lint.analysis.positions import Range
 
 from mcjax_lint import knowledge as K
+from mcjax_lint.analysis import semantics
 from mcjax_lint.analysis.index import ProjectIndex, short_name
+from mcjax_lint.analysis.read_cst import read
 from mcjax_lint.analysis.summary import FunctionFacts, jit_statics
 from mcjax_lint.analysis.values import BOTTOM, SANITIZED, Src, Val, _cap, join_all, with_binding
 from mcjax_lint.model import Edit, Fix
@@ -75,7 +77,7 @@ def _code(module: cst.Module, node: cst.CSTNode) -> str:
     return module.code_for_node(node)
 
 
-class FileAnalysis:
+class FileAnalysis(semantics.StatementRules):
     def __init__(self, module: cst.Module, positions, path: str, modname: str, index: ProjectIndex,
                  settings: AnalysisSettings, imports: dict[str, str]):
         self.module = module
@@ -158,12 +160,7 @@ class FileAnalysis:
 
     # ================================================================ names
     def local(self, name: str) -> Val | None:
-        s = self.scope
-        while s is not None and not s.is_module:
-            if name in s.env:
-                return s.env[name]
-            s = s.outer
-        return None
+        return semantics.lookup_local(self.scope, name)
 
     def qualify(self, node: cst.BaseExpression) -> str | None:
         if isinstance(node, cst.Name):
@@ -801,7 +798,8 @@ class FileAnalysis:
             fix = None if q in ("os.walk", "tensorflow.io.gfile.walk") else self.wrap_sorted_fix(node, key)
             return argu.join(Val(order=frozenset({self.src(node, K.FS_LISTING_CALLS[q], "MCJ202", fix)}))), None
         if q == "hash":
-            if args and self.is_numeric(node.args[0].value):
+            a0 = node.args[0] if node.args else None
+            if not semantics.hash_differs_between_processes(a0.value if a0 is not None and not a0.star else a0, read, self._num):
                 return argu, None
             return argu.join(Val(hash=frozenset({self.src(node, "`hash()` of a string", "MCJ203")}))), None
         if q in K.SET_CONSTRUCTORS:
@@ -1127,52 +1125,16 @@ class FileAnalysis:
         return mod in self.seeded_modules
 
     # ---------------------------------------------------------------- numbers
+    # (`semantics` decides; this pass says which names hold numbers)
     def numeric_elements(self, node: cst.BaseExpression) -> bool:
-        """Whether a set built from `node` holds numbers (their hashes, hence the order, are fixed)."""
-        if isinstance(node, (cst.SetComp, cst.ListComp, cst.GeneratorExp)):
-            comp = node.for_in
-            bound = set()
-            while comp is not None:
-                if _is_range(comp.iter) and isinstance(comp.target, cst.Name):
-                    bound.add(comp.target.value)
-                comp = comp.inner_for_in
-            return self.is_numeric(node.elt, bound)
-        if isinstance(node, (cst.Set, cst.List, cst.Tuple)):
-            return bool(node.elements) and all(self.is_numeric(e.value) for e in node.elements)
-        if _is_range(node):
-            return True
-        if isinstance(node, cst.Name):
-            v = self.local(node.value) or self.module_scope.env.get(node.value)
-            return bool(v and v.numeric)
-        return False
+        return semantics.numeric_elements(node, read, self._num)
+
+    def _num(self, name: str) -> bool:
+        v = semantics.lookup(self.scope, self.module_scope.env, name)
+        return bool(v and v.numeric)
 
     def is_numeric(self, node: cst.BaseExpression, bound: set[str] = frozenset()) -> bool:
-        """A syntactic guess that `node` is a number (literals, len(), arithmetic, names bound to
-        numbers). Sides of `+`/ternaries are taken to have one type: one numeric side is enough."""
-        if isinstance(node, (cst.Integer, cst.Float)):
-            return True
-        if isinstance(node, cst.Name):
-            if node.value in bound:
-                return True
-            v = self.local(node.value) or self.module_scope.env.get(node.value)
-            return bool(v and v.numeric)
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
-            return node.func.value in ("len", "int", "float", "abs", "round", "id")
-        if isinstance(node, cst.Attribute):
-            return node.attr.value in ("ndim", "size")
-        if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Attribute):
-            return node.value.attr.value == "shape"
-        if isinstance(node, cst.Tuple):
-            return bool(node.elements) and all(self.is_numeric(e.value, bound) for e in node.elements)
-        if isinstance(node, cst.BinaryOperation):
-            if not isinstance(node.operator, (cst.Add, cst.Modulo, cst.Multiply)):
-                return True  # -, //, /, **, bit operations: not strings
-            return self.is_numeric(node.left, bound) or self.is_numeric(node.right, bound)
-        if isinstance(node, cst.UnaryOperation):
-            return isinstance(node.operator, (cst.Minus, cst.BitInvert))
-        if isinstance(node, cst.IfExp):
-            return self.is_numeric(node.body, bound) or self.is_numeric(node.orelse, bound)
-        return False
+        return semantics.is_numeric(node, read, self._num, bound)
 
     # ---------------------------------------------------------------- sinks
     def _sink(self, code: str, v: Val, node: cst.CSTNode, what: str) -> None:
@@ -1271,30 +1233,18 @@ class FileAnalysis:
         for s in stmts:
             self.stmt(s)
 
-    def stmt(self, node: cst.CSTNode) -> None:
-        m = getattr(self, "st_" + type(node).__name__, None)
-        if m is not None:
-            m(node)
-        elif isinstance(node, cst.BaseExpression):
+    # `stmt`, `st_Expr`, `st_Assign`, `st_AnnAssign`: semantics.StatementRules, told how this
+    # pass marks a number and where an assignment's targets are; other statements: nothing.
+    as_number = staticmethod(lambda v: replace(v, numeric=True))
+    assign_targets = staticmethod(lambda node: [t.target for t in node.targets])
+
+    def st_other(self, node: cst.CSTNode) -> None:
+        if isinstance(node, cst.BaseExpression):
             self.ev(node)
 
     def st_SimpleStatementLine(self, node):
         for s in node.body:
             self.stmt(s)
-
-    def st_Expr(self, node):
-        self.ev(node.value)
-
-    def st_Assign(self, node: cst.Assign):
-        v = self.ev(node.value)
-        if self.is_numeric(node.value):
-            v = replace(v, numeric=True)
-        for t in node.targets:
-            self.bind(t.target, v)
-
-    def st_AnnAssign(self, node: cst.AnnAssign):
-        if node.value is not None:
-            self.bind(node.target, self.ev(node.value))
 
     def st_AugAssign(self, node: cst.AugAssign):
         v = self.ev(node.value).data()
@@ -1334,17 +1284,12 @@ class FileAnalysis:
         results = []
         for i, b in enumerate(blocks):
             self.scope.env = dict(before)
-            n = self._singleton(singleton[1]) if singleton is not None and singleton[0] == i and b is not None else None
-            if n is not None:
-                self.scope.env[singleton[1]] = n[0]
+            sname = singleton[1] if singleton is not None and singleton[0] == i and b is not None else None
+            n = self._singleton(sname)
+            semantics.enter_singleton(self.scope.env, sname, n)
             if b is not None:
                 self.block(b)
-            if n is not None and self.scope.env.get(singleton[1]) is n[0]:
-                # Unchanged in the block: after the branch it is the set it was.
-                if n[1] is None:
-                    del self.scope.env[singleton[1]]
-                else:
-                    self.scope.env[singleton[1]] = n[1]
+            semantics.leave_singleton(self.scope.env, sname, n)
             results.append(self.scope.env)
         merged: dict[str, Val] = {}
         for env in results:
@@ -1682,7 +1627,7 @@ def _const_str(node) -> str | None:
 
 
 def _is_range(node) -> bool:
-    return isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "range"
+    return semantics.is_range(node, read)
 
 
 def _none_test(test) -> tuple[str | None, bool]:
@@ -1764,17 +1709,7 @@ def _looks_like_sharding(node: cst.BaseExpression | None) -> bool:
 
 
 def _expr_name(node) -> str:
-    if node is None:
-        return "function"
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{_expr_name(node.value)}.{node.attr.value}"
-    if isinstance(node, cst.Call):
-        return _expr_name(node.func) + "(...)"
-    if isinstance(node, cst.Lambda):
-        return "lambda"
-    return type(node).__name__.lower()
+    return semantics.expr_name(node, read, none="function")
 
 
 def _measures(e: cst.BaseExpression, arr: str, module: cst.Module) -> bool:

@@ -43,6 +43,7 @@ def test_the_correct_312_look_alike_is_silent():
 
 @pytest.mark.parametrize("source", [
     "x = f'{a!r:>{w}}' 'tail' f\"{b}\"\n",
+    "x = f'{a=} {b = !s} {c=:>3} \\n{{}}'\n",
     "def f(a, /, b=1, *c, d, e=2, **g) -> int:\n    return (yield from h(a[1:2, ::3], *c, **g))\n",
     "async def f():\n    async with a as (b, c):\n        async for x in y: del x, z[0]\n",
     "match p:\n    case [1, *rest] | {'k': v, **kw} if v: pass\n    case C(1, y=2) as z: pass\n    case None: pass\n",
@@ -57,3 +58,11 @@ def test_the_converted_tree_equals_the_hosts(source: str):
 def test_a_file_no_grammar_accepts_is_still_an_error():
     _, errors = analyze_project({"bad.py": "def f(:\n    pass\n"})
     assert len(errors) == 1 and "syntax error" in errors[0].message
+
+
+def test_nesting_beyond_the_hosts_limit_is_an_error_not_a_crash():
+    """libcst's native parser overflows the C stack on nesting in the thousands: a 3.12 file
+    nested deeper than the host's own limit (200 brackets) is refused, as the host refuses it."""
+    deep = "type T = int\nx = " + "(" * 3000 + "1" + ")" * 3000 + "\n"
+    findings, errors = analyze_project({"deep312.py": deep, "ok.py": "y = 2\n"})
+    assert findings == [] and [e.path for e in errors] == ["deep312.py"]

@@ -1,0 +1,42 @@
+"""The summary pass's reader: a stdlib `ast` node as `semantics`' normalized tuple."""
+
+from __future__ import annotations
+
+import ast
+
+_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+        ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|", ast.BitAnd: "&", ast.BitXor: "^",
+        ast.MatMult: "@", ast.USub: "-", ast.UAdd: "+", ast.Not: "not", ast.Invert: "~"}
+
+
+def _constant(n: ast.Constant) -> tuple:
+    v = n.value
+    return ("number",) if isinstance(v, (int, float)) and not isinstance(v, bool) else ("other", "constant")
+
+
+def _comp(n) -> tuple:
+    return ("comp", n.elt, [(g.target, g.iter) for g in n.generators])
+
+
+_READ = {
+    ast.Constant: _constant,
+    ast.Name: lambda n: ("name", n.id),
+    ast.Attribute: lambda n: ("attr", n.value, n.attr),
+    ast.Call: lambda n: ("call", n.func),
+    ast.Subscript: lambda n: ("subscript", n.value),
+    ast.Tuple: lambda n: ("tuple", n.elts),
+    ast.List: lambda n: ("seq", n.elts),
+    ast.Set: lambda n: ("seq", n.elts),
+    ast.ListComp: _comp,
+    ast.SetComp: _comp,
+    ast.GeneratorExp: _comp,
+    ast.BinOp: lambda n: ("binop", _OPS[type(n.op)], n.left, n.right),
+    ast.UnaryOp: lambda n: ("unary", _OPS[type(n.op)]),
+    ast.IfExp: lambda n: ("ifexp", n.body, n.orelse),
+    ast.Lambda: lambda n: ("lambda",),
+}
+
+
+def read(node) -> tuple:
+    f = _READ.get(type(node))
+    return f(node) if f is not None else ("other", type(node).__name__.lower())

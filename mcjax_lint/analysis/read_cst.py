@@ -1,0 +1,49 @@
+"""The precise pass's reader: a libcst node as `semantics`' normalized tuple."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+_OPS = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.FloorDivide: "//",
+        cst.Modulo: "%", cst.Power: "**", cst.LeftShift: "<<", cst.RightShift: ">>", cst.BitOr: "|",
+        cst.BitAnd: "&", cst.BitXor: "^", cst.MatrixMultiply: "@", cst.Minus: "-", cst.Plus: "+", cst.Not: "not",
+        cst.BitInvert: "~"}
+
+
+def _comp(n) -> tuple:
+    gens = []
+    f = n.for_in
+    while f is not None:
+        gens.append((f.target, f.iter))
+        f = f.inner_for_in
+    return ("comp", n.elt, gens)
+
+
+def _elements(n) -> list:
+    # (a starred element is itself, as in `ast`: `(*xs, 1)` is not known to hold numbers)
+    return [e if isinstance(e, cst.StarredElement) else e.value for e in n.elements]
+
+
+_READ = {
+    cst.Integer: lambda n: ("number",),
+    cst.Float: lambda n: ("number",),
+    cst.Name: lambda n: ("name", n.value),
+    cst.Attribute: lambda n: ("attr", n.value, n.attr.value),
+    cst.Call: lambda n: ("call", n.func),
+    cst.Subscript: lambda n: ("subscript", n.value),
+    cst.Tuple: lambda n: ("tuple", _elements(n)),
+    cst.List: lambda n: ("seq", _elements(n)),
+    cst.Set: lambda n: ("seq", _elements(n)),
+    cst.ListComp: _comp,
+    cst.SetComp: _comp,
+    cst.GeneratorExp: _comp,
+    cst.BinaryOperation: lambda n: ("binop", _OPS[type(n.operator)], n.left, n.right),
+    cst.UnaryOperation: lambda n: ("unary", _OPS[type(n.operator)]),
+    cst.IfExp: lambda n: ("ifexp", n.body, n.orelse),
+    cst.Lambda: lambda n: ("lambda",),
+}
+
+
+def read(node) -> tuple:
+    f = _READ.get(type(node))
+    return f(node) if f is not None else ("other", type(node).__name__.lower())

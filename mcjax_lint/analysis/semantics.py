@@ -1,0 +1,179 @@
+"""Pieces of Python's semantics that both passes use, written once.
+
+The summary pass (`summary.py`, stdlib `ast`, every file) and the precise pass (`taint.py`,
+libcst, the files that can produce a finding) read different trees. They meet here through a
+*reader*: a function that turns one node of its tree into a small normalized tuple (see
+`read_ast.py` and `read_cst.py`):
+
+    ("number",)                      an int or float literal (not bool, not complex)
+    ("name", id)
+    ("attr", value_node, attr)
+    ("call", func_node)
+    ("subscript", value_node)
+    ("tuple", elt_nodes) / ("seq", elt_nodes)   a tuple; a list or set display
+    ("comp", elt_node, [(target_node, iter_node), ...])   list/set comprehension, generator
+    ("binop", op, left, right) / ("unary", op)   op as written: "+", "%", "-", "~", "not", ...
+    ("ifexp", body, orelse)
+    ("lambda",)
+    ("other", type_name_lowercase)
+
+A rule of Python decided here is decided once: the precise pass may know more (positions,
+per-call-site context) but asks the same function, so the passes cannot disagree on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+
+Reader = Callable[[object], tuple]
+NumName = Callable[[str], bool]
+
+# Builtins whose result is a number whatever their argument.
+NUMERIC_BUILTINS = frozenset({"len", "int", "float", "abs", "round", "id"})
+# Attributes of arrays that are numbers.
+NUMERIC_ATTRIBUTES = frozenset({"ndim", "size"})
+# Binary operators that also apply to strings and sequences: `a + b` is a number only if a side is.
+_SEQUENCE_OPERATORS = frozenset({"+", "%", "*"})
+
+
+def is_range(node: object, read: Reader) -> bool:
+    """`range(...)`: iterates over numbers."""
+    r = read(node)
+    return r[0] == "call" and read(r[1]) == ("name", "range")
+
+
+def is_numeric(node: object, read: Reader, num_name: NumName, bound: Collection[str] = frozenset()) -> bool:
+    """A syntactic guess that `node` is a number: literals, `len()` and the like, arithmetic,
+    array sizes, names the pass has seen bound to numbers (`num_name`) or bound by `range()`
+    (`bound`). Sides of `+` and of ternaries are taken to have one type: one numeric side is
+    enough."""
+    r = read(node)
+    tag = r[0]
+    if tag == "number":
+        return True
+    if tag == "name":
+        return r[1] in bound or num_name(r[1])
+    if tag == "call":
+        f = read(r[1])
+        return f[0] == "name" and f[1] in NUMERIC_BUILTINS
+    if tag == "attr":
+        return r[2] in NUMERIC_ATTRIBUTES
+    if tag == "subscript":
+        v = read(r[1])
+        return v[0] == "attr" and v[2] == "shape"
+    if tag == "tuple":
+        return bool(r[1]) and all(is_numeric(e, read, num_name, bound) for e in r[1])
+    if tag == "binop":
+        if r[1] not in _SEQUENCE_OPERATORS:
+            return True  # -, //, /, **, bit operations: not strings
+        return is_numeric(r[2], read, num_name, bound) or is_numeric(r[3], read, num_name, bound)
+    if tag == "unary":
+        return r[1] in ("-", "~")
+    if tag == "ifexp":
+        return is_numeric(r[1], read, num_name, bound) or is_numeric(r[2], read, num_name, bound)
+    return False
+
+
+def numeric_elements(node: object, read: Reader, num_name: NumName) -> bool:
+    """Whether a collection built from `node` holds numbers: their hashes, hence the iteration
+    order of a set of them, are the same in every process."""
+    r = read(node)
+    if r[0] == "comp":
+        bound = set()
+        for target, it in r[2]:
+            t = read(target)
+            if t[0] == "name" and is_range(it, read):
+                bound.add(t[1])
+        return is_numeric(r[1], read, num_name, bound)
+    if r[0] in ("seq", "tuple"):
+        return bool(r[1]) and all(is_numeric(e, read, num_name) for e in r[1])
+    if r[0] == "name":
+        return num_name(r[1])
+    return is_range(node, read)
+
+
+def hash_differs_between_processes(arg: object | None, read: Reader, num_name: NumName) -> bool:
+    """`hash(x)`: a string's (bytes', and of anything holding them) is salted per process
+    (PYTHONHASHSEED); a number's is its value everywhere (`hash(7) == 7`), so hashing a number
+    is no source."""
+    return arg is None or not is_numeric(arg, read, num_name)
+
+
+def expr_name(node: object | None, read: Reader, none: str) -> str:
+    """A short readable name of an expression for messages: `a.b`, `f(...)`, `lambda`; `none`
+    when there is no expression."""
+    if node is None:
+        return none
+    r = read(node)
+    if r[0] == "name":
+        return r[1]
+    if r[0] == "attr":
+        return f"{expr_name(r[1], read, none)}.{r[2]}"
+    if r[0] == "call":
+        return expr_name(r[1], read, none) + "(...)"
+    if r[0] == "lambda":
+        return "lambda"
+    return type(node).__name__.lower()  # (the tree's own node type)
+
+
+def lookup_local(scope, name: str):
+    """The value of a function-local name, or of an enclosing function's (closures); None for
+    module-level names, which each pass reads from its module scope. `scope` has `env`,
+    `outer` and `is_module`."""
+    while scope is not None and not scope.is_module:
+        if name in scope.env:
+            return scope.env[name]
+        scope = scope.outer
+    return None
+
+
+def lookup(scope, module_env: dict, name: str):
+    """A name's value where it is read: the innermost function scope that binds it, else the module."""
+    v = lookup_local(scope, name)
+    return module_env.get(name) if v is None else v
+
+
+def enter_singleton(env: dict, name: str | None, narrowed: tuple | None) -> None:
+    """In a block where the set `name` holds at most one element (`if len(s) == 1:`), it has no
+    order to give: `narrowed` is (its value without the set's order, the value it replaces)."""
+    if narrowed is not None:
+        env[name] = narrowed[0]
+
+
+def leave_singleton(env: dict, name: str | None, narrowed: tuple | None) -> None:
+    """After such a block: a set the block left alone is again the set it was."""
+    if narrowed is not None and env.get(name) is narrowed[0]:
+        if narrowed[1] is None:
+            del env[name]
+        else:
+            env[name] = narrowed[1]
+
+
+class StatementRules:
+    """Statement semantics both passes share, as a mixin. A pass supplies `ev` (an expression's
+    value), `bind` (a target takes a value), `is_numeric`, `as_number` (a value marked numeric),
+    `assign_targets` (an assignment's target expressions) and `st_other` (a statement it has no
+    rule for)."""
+
+    def stmt(self, node) -> None:
+        m = getattr(self, "st_" + type(node).__name__, None)
+        if m is not None:
+            m(node)
+        else:
+            self.st_other(node)
+
+    def st_Expr(self, node) -> None:
+        self.ev(node.value)
+
+    def st_Assign(self, node) -> None:
+        # `x = y = v`: every target takes v's value. A numeric expression makes a number (a set of
+        # numbers has one order everywhere, `hash(n)` is n).
+        v = self.ev(node.value)
+        if self.is_numeric(node.value):
+            v = self.as_number(v)
+        for t in self.assign_targets(node):
+            self.bind(t, v)
+
+    def st_AnnAssign(self, node) -> None:
+        if node.value is not None:  # (a bare annotation binds nothing)
+            self.bind(node.target, self.ev(node.value))
