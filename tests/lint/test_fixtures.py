@@ -53,9 +53,22 @@ def expected_markers(files: dict[str, str]) -> set[tuple[str, int, str]]:
 
 
 CASES = _cases()
+BENIGN_FOR = re.compile(r"benign-for:\s*(MCJ\d{3}(?:\s*,\s*MCJ\d{3})*)")
 
 
-@pytest.mark.parametrize("name,path", CASES, ids=[c[0] for c in CASES])
+def case_id(name: str, path: Path) -> str:
+    """The test id: the rule codes a fixture is about, then its name, so that `pytest -k MCJ203`
+    selects that rule's hazards and look-alikes."""
+    files = _project(path)
+    codes = sorted({c for _, _, c in expected_markers(files)}
+                   | {c for text in files.values() for m in BENIGN_FOR.finditer(text) for c in re.split(r"\s*,\s*", m.group(1))})
+    return f"{'+'.join(codes) or 'none'}-{name}"
+
+
+IDS = [case_id(*c) for c in CASES]
+
+
+@pytest.mark.parametrize("name,path", CASES, ids=IDS)
 def test_fixture_findings_match_markers(name: str, path: Path):
     files = _project(path)
     findings, errors = analyze_project(files)
