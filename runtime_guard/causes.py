@@ -8,7 +8,8 @@ process (`mcjax_lint.api.lint_paths`) and the findings that explain a reported s
    the caller's statement that leads into a helper on the stack);
 2. the finding names the site as its collective work;
 3. the finding's statement comes before the site in the same function (the early exit or the
-   branch above it).
+   branch above it). Only a guess (it may have changed nothing the report shows): the cause's
+   `match` says which of the three it is, and this one reads "possible cause", not "likely".
 
 Bounded: the linting runs in a daemon thread given `BUDGET` seconds; whatever happens (a
 timeout, an exception, a file that does not parse) the report is still written, with a note.
@@ -222,9 +223,14 @@ def explain(findings: list[Any], sites: list[Site]) -> list[dict[str, Any]]:
         rank, order, s = best
         ranked.append(((rank, order, f.line), {
             "code": f.code, "severity": getattr(f.severity, "value", str(f.severity)), "path": path,
-            "line": f.line, "end_line": f.end_line, "message": f.message, "site": s.to_dict()}))
+            "line": f.line, "end_line": f.end_line, "message": f.message, "site": s.to_dict(),
+            "match": MATCHES[rank[0]]}))
     ranked.sort(key=lambda r: r[0])
     return [c for _, c in ranked[:MAX_CAUSES]]
+
+
+# How a finding explains a site, by `_rank`'s first element.
+MATCHES = ("contains", "names", "above")
 
 
 def _rank(f: Any, s: Site, functions: list[tuple[int, int]]) -> tuple | None:
@@ -258,7 +264,8 @@ def _scope(functions: list[tuple[int, int]], line: int) -> tuple[int, int] | Non
 
 
 def cause_lines(report: Report) -> list[str]:
-    """Lines under the verdict: 'likely cause: MCJ103 at train.py:75 — loop over ...'."""
+    """Lines under the verdict: 'likely cause: MCJ103 at train.py:75 — loop over ...' (a finding
+    that only stands above the site: 'possible cause: ...')."""
     causes = report.causes
     if causes is None:
         return []
@@ -269,7 +276,8 @@ def cause_lines(report: Report) -> list[str]:
     for c in causes:
         s = c.get("site") or {}
         explains = f" (explains process {s['process']} at {_short(s['file'])}:{s['line']})" if s.get("file") else ""
-        out.append(f"likely cause: {c['code']} at {_short(c['path'])}:{c['line']} \u2014 {c['message']}{explains}")
+        label = "possible cause" if c.get("match") == "above" else "likely cause"
+        out.append(f"{label}: {c['code']} at {_short(c['path'])}:{c['line']} \u2014 {c['message']}{explains}")
     return out
 
 

@@ -81,6 +81,28 @@ def test_a_report_no_finding_explains_says_so():
     assert cause_lines(rep) and "no mcjax-lint finding explains it" in render_text(rep)
 
 
+def test_a_finding_only_above_the_site_is_a_possible_cause(tmp_path):
+    """A finding whose statement holds the reported place is a likely cause; one that only stands
+    above it in the same scope may have nothing to do with it, and says so."""
+    path = tmp_path / "two_barriers.py"
+    path.write_text(textwrap.dedent("""\
+        import jax
+        from jax.experimental import multihost_utils
+
+        if jax.process_index() == 0:
+            multihost_utils.sync_global_devices("leader")
+        print("between")
+        multihost_utils.sync_global_devices("everyone")
+        """))
+    inside = attach_causes(_report_at(path, 5), budget=LOADED)
+    assert [(c["code"], c["line"], c["match"]) for c in inside.causes] == [("MCJ101", 4, "contains")], inside.notes
+    assert cause_lines(inside)[0].startswith("likely cause: MCJ101 at ")
+    below = attach_causes(_report_at(path, 7), budget=LOADED)
+    assert [(c["code"], c["match"]) for c in below.causes] == [("MCJ101", "above")], below.notes
+    assert cause_lines(below)[0].startswith("possible cause: MCJ101 at ")
+    jsonschema.validate({"causes": below.causes}, {**SCHEMA, "required": []})
+
+
 def test_causes_never_fail_or_hold_up_a_report(tmp_path):
     # Out of time: the report goes on without causes, with a note naming the command to run...
     path = PROGRAMS / "hazard_last_batch.py"
