@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 
+from mcjax_lint import knowledge as K
+
 Reader = Callable[[object], tuple]
 NumName = Callable[[str], bool]
 
@@ -97,6 +99,21 @@ def hash_differs_between_processes(arg: object | None, read: Reader, num_name: N
     (PYTHONHASHSEED); a number's is its value everywhere (`hash(7) == 7`), so hashing a number
     is no source."""
     return arg is None or not is_numeric(arg, read, num_name)
+
+
+def process_dependent_call(q: str, seeded_modules: Collection[str], has_args: bool) -> str | None:
+    """How a call to `q` differs between processes (the source's description), None if it does
+    not by itself: a per-process call (`jax.process_index()`, the clock, the host name; a
+    `random` module function unless the file seeds that module), anything under a per-process
+    prefix, an RNG constructed without a seed."""
+    if q in K.PROCESS_DEPENDENT_CALLS and q.rsplit(".", 1)[0] not in seeded_modules:
+        return K.PROCESS_DEPENDENT_CALLS[q]
+    for pre, desc in K.PROCESS_DEPENDENT_PREFIXES.items():
+        if q.startswith(pre):
+            return desc
+    if q in K.UNSEEDED_RNG_CONSTRUCTORS and not has_args:
+        return f"unseeded `{q}()`"
+    return None
 
 
 def expr_name(node: object | None, read: Reader, none: str) -> str:

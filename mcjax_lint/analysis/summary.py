@@ -831,17 +831,11 @@ class _Summarizer(semantics.StatementRules):
             if not self.summary.initialize_line:
                 self.summary.initialize_line = node.lineno
             return {}
-        if q in K.PROCESS_DEPENDENT_CALLS and q.rsplit(".", 1)[0] not in self.summary.seeded_rngs:
+        desc = semantics.process_dependent_call(q, self.summary.seeded_rngs, bool(node.args or node.keywords))
+        if desc is not None:
             self.summary.direct_sources = True
-            return {"pd": [self.src(K.PROCESS_DEPENDENT_CALLS[q], node)]}
-        for pre, desc in K.PROCESS_DEPENDENT_PREFIXES.items():
-            if q.startswith(pre):
-                self.summary.direct_sources = True
-                return {"pd": [self.src(desc, node)]}
-        if q in K.UNSEEDED_RNG_CONSTRUCTORS:
-            if not node.args and not node.keywords:
-                self.summary.direct_sources = True
-                return {"pd": [self.src(f"unseeded `{q}()`", node)]}
+            return {"pd": [self.src(desc, node)]}
+        if q in K.UNSEEDED_RNG_CONSTRUCTORS:  # (seeded)
             return sym_taint(argu)
         if q in K.ENV_READ_CALLS:
             key = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str) else None

@@ -781,14 +781,10 @@ class FileAnalysis(semantics.StatementRules):
         if st.collective_functions and K.matches(q, st.collective_functions):
             return Val(glob=True), self.index._declared_collective(q)
         arg0 = args[0][1] if args and args[0][0] == 0 else BOTTOM
-        if q in K.PROCESS_DEPENDENT_CALLS and not self._seeded(q):
-            return Val(pd=frozenset({self.src(node, K.PROCESS_DEPENDENT_CALLS[q])})), None
-        for pre, desc in K.PROCESS_DEPENDENT_PREFIXES.items():
-            if q.startswith(pre):
-                return Val(pd=frozenset({self.src(node, desc)})), None
-        if q in K.UNSEEDED_RNG_CONSTRUCTORS:
-            if not node.args:
-                return Val(pd=frozenset({self.src(node, f"unseeded `{short_name(q)}()`")})), None
+        desc = semantics.process_dependent_call(q, self.seeded_modules, bool(node.args))
+        if desc is not None:
+            return Val(pd=frozenset({self.src(node, desc)})), None
+        if q in K.UNSEEDED_RNG_CONSTRUCTORS:  # (seeded: its seed may be a sink)
             self._seed_sink(q, args, node)
             return argu, None
         if q in K.ENV_READ_CALLS:
@@ -1118,11 +1114,6 @@ class FileAnalysis(semantics.StatementRules):
                 if q.startswith(K.ORBAX_ARGS_PREFIXES):
                     return True
         return False
-
-    def _seeded(self, q: str) -> bool:
-        """`random.random()` in a file that calls `random.seed(...)`: deterministic by design."""
-        mod = q.rsplit(".", 1)[0]
-        return mod in self.seeded_modules
 
     # ---------------------------------------------------------------- numbers
     # (`semantics` decides; this pass says which names hold numbers)
