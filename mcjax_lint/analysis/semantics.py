@@ -94,6 +94,12 @@ def numeric_elements(node: object, read: Reader, num_name: NumName) -> bool:
     return is_range(node, read)
 
 
+def set_order_differs(arg: object | None, read: Reader, num_name: NumName) -> bool:
+    """`set(arg)` / `frozenset(arg)`: iterating it follows its elements' hashes, salted per process
+    for strings; an empty set, or one of numbers (`set(range(n))`), iterates alike everywhere."""
+    return arg is not None and not numeric_elements(arg, read, num_name)
+
+
 def hash_differs_between_processes(arg: object | None, read: Reader, num_name: NumName) -> bool:
     """`hash(x)`: a string's (bytes', and of anything holding them) is salted per process
     (PYTHONHASHSEED); a number's is its value everywhere (`hash(7) == 7`), so hashing a number

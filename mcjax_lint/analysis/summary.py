@@ -850,7 +850,7 @@ class _Summarizer(semantics.StatementRules):
             return sym_join({"hash": [self.src("`hash()` of a string", node, "MCJ203")]}, argu)
         if q in K.SET_CONSTRUCTORS:
             out = _strip_order(sym_taint(argu))
-            if node.args and not self.numeric_elements(node.args[0]):
+            if semantics.set_order_differs(node.args[0] if node.args else None, read, self._num):
                 self.summary.order_sources = True
                 out["u"] = True
             return out

@@ -799,8 +799,9 @@ class FileAnalysis(semantics.StatementRules):
                 return argu, None
             return argu.join(Val(hash=frozenset({self.src(node, "`hash()` of a string", "MCJ203")}))), None
         if q in K.SET_CONSTRUCTORS:
-            numeric = bool(node.args) and self.numeric_elements(node.args[0].value)
-            return replace(argu.without_order(), unordered=bool(node.args) and not numeric), None
+            a0 = node.args[0] if node.args else None
+            unordered = semantics.set_order_differs(a0.value if a0 is not None and not a0.star else a0, read, self._num)
+            return replace(argu.without_order(), unordered=unordered), None
         if q in _RE_MATCH_ANY and node.args and _alternation(node.args[0].value):
             # `re.compile("|".join(NO_DECAY))`: which alternative matches may follow their order,
             # whether one does not.
