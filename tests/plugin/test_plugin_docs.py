@@ -24,8 +24,8 @@ def test_docs_example_runs_as_documented(pytester: pytest.Pytester) -> None:
     out = result.stdout.str()
     lines = path.read_text().splitlines()
     only0 = next(i for i, s in enumerate(lines, 1) if "only process 0 joins" in s)
-    assert f"process 0 ran jit(mean_square) at {path}:{only0}" in out
-    assert f"process 1 ran jit(add) at {path}:{only0 + 1}" in out
+    assert f"process 0 ran jit(_reduce_max) at {path}:{only0}" in out
+    assert f"process 1 ran jit(mean_square) at {path}:{only0 + 1}" in out
     assert "FAILED test_allreduce.py::test_log_on_process_0 - mcjax DIVERGENCE" in out
     # The page quotes these lines of the real output.
     text = DOC.read_text()
