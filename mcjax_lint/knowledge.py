@@ -66,6 +66,8 @@ PROCESS_DEPENDENT_PREFIXES: dict[str, str] = {
 PROCESS_DEPENDENT_FIXTURES: dict[str, str] = {
     "mcjax_process_index": "the `mcjax_process_index` fixture (`jax.process_index()`)",
 }
+# Decorators that make a function a pytest fixture (pytest fills its parameters with fixtures).
+PYTEST_FIXTURE_DECORATORS = frozenset({"pytest.fixture", "pytest_asyncio.fixture"})
 # Calls that are sources only when called without a seed argument.
 UNSEEDED_RNG_CONSTRUCTORS = {"numpy.random.default_rng", "numpy.random.RandomState", "random.Random"}
 

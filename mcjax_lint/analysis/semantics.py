@@ -122,6 +122,35 @@ def process_dependent_call(q: str, seeded_modules: Collection[str], has_args: bo
     return None
 
 
+def is_test_module(path: str) -> bool:
+    """A module pytest collects tests from: `test_*.py`, `*_test.py`, or a `conftest.py`."""
+    base = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return base == "conftest.py" or (base.endswith(".py") and (base.startswith("test_") or base.endswith("_test.py")))
+
+
+def fixture_param_source(param: str, qualname: str, module: str, cls: str | None, decorators: Collection[str],
+                         path: str) -> str | None:
+    """How a parameter differs between processes when pytest fills it with a per-process fixture
+    (`K.PROCESS_DEPENDENT_FIXTURES`), None otherwise. pytest fills the parameters of a fixture
+    (`@pytest.fixture`, `@pytest.fixture(...)`: `decorators` are the qualified names, a call's
+    function) and of what it collects from a test module: a module-level `test*` function, a
+    `test*` method of a module-level `Test*` class. Elsewhere the same name is an ordinary
+    parameter, as the caller passes it."""
+    desc = K.PROCESS_DEPENDENT_FIXTURES.get(param)
+    if desc is None:
+        return None
+    if any(d in K.PYTEST_FIXTURE_DECORATORS for d in decorators):
+        return desc
+    owner, _, name = qualname.rpartition(".")
+    if not name.startswith("test") or not is_test_module(path):
+        return None
+    if owner == module:
+        return desc
+    if cls is not None and owner == cls and cls.rpartition(".")[0] == module and cls.rpartition(".")[2].startswith("Test"):
+        return desc
+    return None
+
+
 def expr_name(node: object | None, read: Reader, none: str) -> str:
     """A short readable name of an expression for messages: `a.b`, `f(...)`, `lambda`; `none`
     when there is no expression."""

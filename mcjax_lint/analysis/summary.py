@@ -27,7 +27,7 @@ from mcjax_lint.analysis.read_ast import read
 from mcjax_lint.analysis.values import with_binding
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 31
+SUMMARY_VERSION = 32
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -1282,10 +1282,15 @@ class _Summarizer(semantics.StatementRules):
         env: dict[str, Sym] = {}
         annotated = {p.arg for p in node.args.posonlyargs + node.args.args + node.args.kwonlyargs
                      if isinstance(p.annotation, ast.Name) and p.annotation.id in ("int", "float")}
+        decorators = [q for d in node.decorator_list if (q := self.qualify(d.func if isinstance(d, ast.Call) else d))]
         for p in params:
             env[p] = sym_join({"params": [p]}, defaults.get(p))
             if p in annotated:
                 env[p]["num"] = True
+            fixture = semantics.fixture_param_source(p, facts.name, self.module, facts.cls, decorators, self.path)
+            if fixture is not None:  # (pytest passes a per-process fixture)
+                self.summary.direct_sources = True
+                env[p] = sym_join(env[p], {"pd": [self.src(fixture, node)]})
         if facts.cls and params and params[0] in ("self", "cls"):
             env[params[0]] = {"cls": facts.cls}
         saved = self.scope, self.class_stack, self._in_class_body, self._loop_taints, self._ret_taints

@@ -1480,9 +1480,14 @@ class FileAnalysis(semantics.StatementRules):
         env: dict[str, Val] = {}
         params = _all_params(node.params)
         callbacks = self.index.callback_params.get(qual, ())
+        decorators = [q for d in node.decorators
+                      if (q := self.qualify(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator))]
         for i, p in enumerate(params):
             name = p.name.value
             v = defaults.get(name, BOTTOM)
+            fixture = semantics.fixture_param_source(name, qual, self.modname, cls, decorators, self.path)
+            if fixture is not None:  # (pytest passes a per-process fixture)
+                v = v.join(Val(pd=frozenset({self.src(p.name, fixture)})))
             if param_taint and name in param_taint:
                 v = v.join(param_taint[name])
             if i == 0 and cls and name in ("self", "cls") and not _is_static(node):

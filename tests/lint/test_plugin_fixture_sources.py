@@ -2,9 +2,10 @@
 logging bug in docs/pytest.md's own example is reported by `pytest --mcjax-lint` (the lint
 items only: no JAX process starts), and the example's correct test is not.
 
-The fixture is listed in `mcjax_lint.knowledge.PROCESS_DEPENDENT_FIXTURES`; the analysis does not
-read that table yet (a test function's parameter is never a source today), hence the strict
-xfail: it turns into a failure, to be removed, once the analysis seeds such parameters."""
+The fixture is listed in `mcjax_lint.knowledge.PROCESS_DEPENDENT_FIXTURES`; both passes seed a
+test function's or fixture's parameter of that name (`analysis.semantics.fixture_param_source`).
+The finer cases (a `Test*` method, a fixture, a look-alike helper) are fixtures:
+`fixtures/lint/hazards/test_fixture_rank_branch.py`, `fixtures/lint/benign/test_fixture_name_in_helper.py`."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from mcjax_lint import knowledge
 
@@ -31,7 +31,6 @@ def test_the_fixture_is_in_the_table():
     assert "mcjax_process_count" not in knowledge.PROCESS_DEPENDENT_FIXTURES  # equal everywhere
 
 
-@pytest.mark.xfail(strict=True, reason="the analysis does not read PROCESS_DEPENDENT_FIXTURES yet")
 def test_docs_example_bug_is_reported_by_mcjax_lint(tmp_path):
     name, code = _docs_example()
     (tmp_path / name).write_text(code)
