@@ -11,6 +11,8 @@ _OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "
 
 def _constant(n: ast.Constant) -> tuple:
     v = n.value
+    if isinstance(v, str):
+        return ("string", v)
     return ("number",) if isinstance(v, (int, float)) and not isinstance(v, bool) else ("other", "constant")
 
 

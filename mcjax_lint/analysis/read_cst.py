@@ -24,7 +24,16 @@ def _elements(n) -> list:
     return [e if isinstance(e, cst.StarredElement) else e.value for e in n.elements]
 
 
+def _string(n: cst.SimpleString) -> tuple:
+    try:
+        v = n.evaluated_value
+    except Exception:  # noqa: BLE001 - an odd literal is just not a known string
+        return ("other", "simplestring")
+    return ("string", v) if isinstance(v, str) else ("other", "bytes")
+
+
 _READ = {
+    cst.SimpleString: _string,
     cst.Integer: lambda n: ("number",),
     cst.Float: lambda n: ("number",),
     cst.Name: lambda n: ("name", n.value),

@@ -6,6 +6,7 @@ libcst, the files that can produce a finding) read different trees. They meet he
 `read_ast.py` and `read_cst.py`):
 
     ("number",)                      an int or float literal (not bool, not complex)
+    ("string", value)                a str literal (not bytes, not an f-string)
     ("name", id)
     ("attr", value_node, attr)
     ("call", func_node)
@@ -185,6 +186,32 @@ def lookup(scope, module_env: dict, name: str):
     return module_env.get(name) if v is None else v
 
 
+def note_string_binding(scope, target: object, value: object, read: Reader) -> None:
+    """An assignment `name = value` in `scope` (it has `strings`): a name assigned once, to a str
+    literal, holds that string; assigned again, it holds no known string."""
+    t = read(target)
+    if t[0] != "name":
+        return
+    v = read(value)
+    scope.strings[t[1]] = v[1] if v[0] == "string" and t[1] not in scope.strings else None
+
+
+def env_key(node: object, read: Reader, scope) -> str | None:
+    """The environment variable a read names (`os.environ.get(key)`): a str literal, or a name
+    assigned once to one (`SETTINGS_ENV = "MCJAX_GUARD_SETTINGS"`) in the innermost scope that
+    binds it, the module's included; None for a computed key."""
+    r = read(node)
+    if r[0] == "string":
+        return r[1]
+    if r[0] != "name":
+        return None
+    while scope is not None:
+        if r[1] in scope.env:
+            return scope.strings.get(r[1])
+        scope = scope.outer
+    return None
+
+
 def enter_singleton(env: dict, name: str | None, narrowed: tuple | None) -> None:
     """In a block where the set `name` holds at most one element (`if len(s) == 1:`), it has no
     order to give: `narrowed` is (its value without the set's order, the value it replaces)."""
@@ -202,7 +229,8 @@ def leave_singleton(env: dict, name: str | None, narrowed: tuple | None) -> None
 
 
 class StatementRules:
-    """Statement semantics both passes share, as a mixin. A pass supplies `ev` (an expression's
+    """Statement semantics both passes share, as a mixin. A pass supplies `read` (its reader),
+    `scope` (with `strings`, see `note_string_binding`), `ev` (an expression's
     value), `bind` (a target takes a value), `is_numeric`, `as_number` (a value marked numeric),
     `assign_targets` (an assignment's target expressions) and `st_other` (a statement it has no
     rule for)."""
@@ -223,9 +251,12 @@ class StatementRules:
         v = self.ev(node.value)
         if self.is_numeric(node.value):
             v = self.as_number(v)
-        for t in self.assign_targets(node):
+        targets = self.assign_targets(node)
+        for t in targets:
             self.bind(t, v)
+            note_string_binding(self.scope, t, node.value, self.read)
 
     def st_AnnAssign(self, node) -> None:
         if node.value is not None:  # (a bare annotation binds nothing)
             self.bind(node.target, self.ev(node.value))
+            note_string_binding(self.scope, node.target, node.value, self.read)

@@ -27,7 +27,7 @@ from mcjax_lint.analysis.read_ast import read
 from mcjax_lint.analysis.values import with_binding
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 32
+SUMMARY_VERSION = 33
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -358,6 +358,7 @@ class _Scope:
         self.env = env
         self.outer = outer
         self.is_module = is_module
+        self.strings: dict[str, str | None] = {}  # names assigned to a str literal (semantics.note_string_binding)
         self.none_params: set[str] = set()  # parameters whose default is None
         self.param_pos: dict[str, int] = {}  # parameter -> position after self (-1: keyword-only)
 
@@ -506,8 +507,7 @@ class _Summarizer(semantics.StatementRules):
     def ev_Subscript(self, node: ast.Subscript) -> Sym:
         q = self.qualify(node.value)
         if q == "os.environ":
-            key = node.slice.value if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str) else None
-            return self._env_read(key, node.slice, node)
+            return self._env_read(semantics.env_key(node.slice, read, self.scope), node.slice, node)
         base = self.ev(node.value)
         idx = self.ev(node.slice)
         if idx and "x" not in self.scope.facts.flags:
@@ -838,7 +838,7 @@ class _Summarizer(semantics.StatementRules):
         if q in K.UNSEEDED_RNG_CONSTRUCTORS:  # (seeded)
             return sym_taint(argu)
         if q in K.ENV_READ_CALLS:
-            key = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str) else None
+            key = semantics.env_key(node.args[0], read, self.scope) if node.args else None
             return self._env_read(key, node.args[0] if node.args else None, node)
         if q in K.FS_LISTING_CALLS:
             self.summary.order_sources = True
@@ -1033,6 +1033,7 @@ class _Summarizer(semantics.StatementRules):
     # pass marks a number and where an assignment's targets are; other statements: their expressions.
     as_number = staticmethod(lambda v: dict(v, num=True))
     assign_targets = staticmethod(lambda node: node.targets)
+    read = staticmethod(read)
 
     def st_other(self, node: ast.stmt) -> None:
         for child in ast.iter_child_nodes(node):

@@ -68,6 +68,7 @@ class _Scope:
     cls: str | None = None  # qualified class of a method's `self`
     qualname: str = ""
     params: frozenset = frozenset()  # a function's own parameters (in its scope only)
+    strings: dict = field(default_factory=dict)  # names assigned to a str literal (semantics.note_string_binding)
 
 
 _BUILTINS = frozenset(dir(__import__("builtins")))
@@ -921,7 +922,7 @@ class FileAnalysis(semantics.StatementRules):
     def _env_read(self, key_node: cst.BaseExpression | None, node: cst.CSTNode) -> Val:
         """An environment variable's value (`os.environ[k]`, `os.getenv(k)`): process-dependent for
         a per-process name, or a computed one not named by the caller (see `_param_key`)."""
-        key = _const_str(key_node) if key_node is not None else None
+        key = semantics.env_key(key_node, read, self.scope) if key_node is not None else None
         if K.is_per_process_env_key(key) and not (key_node is not None and self._param_key(key_node)):
             return Val(pd=frozenset({self.src(node, f"environment variable `{key or '(computed)'}`")}))
         return BOTTOM
@@ -1229,6 +1230,7 @@ class FileAnalysis(semantics.StatementRules):
     # pass marks a number and where an assignment's targets are; other statements: nothing.
     as_number = staticmethod(lambda v: replace(v, numeric=True))
     assign_targets = staticmethod(lambda node: [t.target for t in node.targets])
+    read = staticmethod(read)
 
     def st_other(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.BaseExpression):
