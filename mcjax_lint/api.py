@@ -76,14 +76,17 @@ def _imported_files(files: dict[str, str], root: Path | None) -> dict[str, str]:
     """The local modules `files` import, found next to them or under the project root."""
     import ast
 
+    from mcjax_lint.analysis.summary import parse
+    from mcjax_lint.errors import AnalysisError
+
     bases = {os.path.dirname(p) for p in files}
     if root is not None:
         bases |= {str(root), str(root / "src")}
     out: dict[str, str] = {}
     for path, text in files.items():
         try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
+            tree = parse(text, path)  # (the summary pass's parser: a newer grammar than the host's too)
+        except AnalysisError:
             continue
         for node in ast.walk(tree):
             here = bases
