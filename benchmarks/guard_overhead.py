@@ -6,6 +6,7 @@ all variants run in the same processes, on the same arrays, interleaved against 
 and variant it times a loop of cross-process dispatches:
   - tiny:  a column sum of a sharded global array (an all-reduce of 32 floats): the dispatch alone
            (a program that exchanges nothing between devices is local work to the guard);
+  - sync:  the same column sum, called and waited for: a ~200 µs cross-process step;
   - step:  a small MLP training step on a sharded batch (gradients all-reduced over gloo), called
            and waited for: the whole step.
 It also times the guard's own bookkeeping in isolation (Recorder.record, the jit wrapper).
@@ -29,7 +30,7 @@ import tempfile
 import time
 
 
-def worker(pid: int, n: int, port: int, calls: int, rounds: int) -> dict:
+def worker(pid: int, n: int, port: int, calls: int, rounds: int, soak: int = 100_000) -> dict:
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -90,8 +91,26 @@ def worker(pid: int, n: int, port: int, calls: int, rounds: int) -> dict:
             tiny, step = make()
             ftiny, fstep = jax.jit(tiny), jax.jit(step)  # created after install: wrapped when guarded
             results.setdefault(f"tiny/{variant}", []).append(timed(ftiny, (x,), calls, False))
+            # The same, called and waited for: a ~200 µs cross-process step (the gloo all-reduce).
+            results.setdefault(f"sync/{variant}", []).append(timed(ftiny, (x,), max(200, calls // 4), True))
             results.setdefault(f"step/{variant}", []).append(timed(fstep, (params, x, y), max(100, calls // 10), True))
             runtime_guard.uninstall()
+
+    # Resident memory over many dispatches, unguarded then fast (the guard's ring, tables and
+    # threads must not grow with the dispatch count).
+    def rss_mb() -> float:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+    for variant in ("unguarded", "fast"):
+        if variant == "fast":
+            runtime_guard.install(GuardSettings(mode="fast", quiet=True, state_dir=tempfile.mkdtemp()))
+        ftiny = jax.jit(make()[0])
+        timed(ftiny, (x,), soak, False)  # warm: JAX's and the allocator's own first-100k growth (~2 MB, unguarded too)
+        before = rss_mb()
+        timed(ftiny, (x,), soak, False)
+        results[f"rss/{variant}"] = [rss_mb() - before]
+        runtime_guard.uninstall()
 
     # The guard's own bookkeeping, without JAX: the recorder and the wrapper's Python layer.
     from runtime_guard.flight import FlightRecorder
@@ -106,12 +125,12 @@ def worker(pid: int, n: int, port: int, calls: int, rounds: int) -> dict:
     out: dict = {k: statistics.median(v) for k, v in results.items()}
     # Per round, fast against the unguarded run just before it: the machine's drift between
     # rounds (±30% within minutes here) mostly cancels in a ratio of neighbours.
-    for w in ("tiny", "step"):
+    for w in ("tiny", "sync", "step"):
         out[f"{w}/pairs"] = [f / u for u, f in zip(results[f"{w}/unguarded"], results[f"{w}/fast"])]
     return out
 
 
-def hot_path(rounds: int, calls: int = 20000) -> dict[str, float]:
+def hot_path(rounds: int, calls: int = 20000, local: bool = False) -> dict[str, float]:
     """The guard's own cost per dispatch, isolated from cross-process noise: one process, a cached
     jit call through JAX's C++ fast path, raw and through the guard's wrapper (recording it exactly
     as it records a cross-process dispatch), the two calls alternating in one loop and each timed
@@ -119,7 +138,7 @@ def hot_path(rounds: int, calls: int = 20000) -> dict[str, float]:
     import jax
     import jax.numpy as jnp
 
-    from runtime_guard.guard import _MULTI, Guard, GuardedJit
+    from runtime_guard.guard import _LOCAL, _MULTI, Guard, GuardedJit
     from runtime_guard.settings import GuardSettings
 
     g = Guard(GuardSettings(quiet=True, state_dir=tempfile.mkdtemp()))  # flight file on, as under mcjax-guard
@@ -133,7 +152,8 @@ def hot_path(rounds: int, calls: int = 20000) -> dict[str, float]:
         raw = jax.jit(lambda a: a * 2.0 + 1.0)
         guarded = GuardedJit(jax.jit(lambda a: a * 2.0 + 1.0), g)
         jax.block_until_ready((raw(x), guarded(x)))
-        guarded._kind = _MULTI  # record every call, as for a cross-process computation
+        # record every call, as for a cross-process computation (or: a jit seen running locally only)
+        guarded._kind = _LOCAL if local else _MULTI
         for i in range(calls):
             t0 = clock()
             a = raw(x)
@@ -177,18 +197,23 @@ def main() -> None:
     r = res[0]  # process 0; the others are printed for spread
     print(f"mcjax guard overhead: {a.processes} processes, 1 CPU device each, median of {a.rounds} interleaved rounds")
     print(f"{'workload':<8} {'unguarded µs':>13} {'fast µs':>9} {'fast/ung':>9} {'strict µs':>10} {'strict/ung':>11}")
-    for w in ("tiny", "step"):
+    for w in ("tiny", "sync", "step"):
         u, f, s = r[f"{w}/unguarded"], r[f"{w}/fast"], r[f"{w}/strict"]
         print(f"{w:<8} {u:13.1f} {f:9.1f} {f / u:9.2f} {s:10.1f} {s / u:11.2f}")
-    for w in ("tiny", "step"):
+    for w in ("tiny", "sync", "step"):
         pairs = sorted(r[f"{w}/pairs"])
         print(f"{w}: fast / unguarded of the same round, median of {len(pairs)} rounds {statistics.median(pairs):.3f} "
               f"(rounds {pairs[0]:.3f}–{pairs[-1]:.3f})")
     print(f"guard bookkeeping per dispatch (Recorder.record): {r['record()']:.2f} µs")
+    print(f"resident memory over 100k tiny dispatches after 100k of warm-up, process 0: unguarded {r['rss/unguarded']:+.2f} MB, "
+          f"fast {r['rss/fast']:+.2f} MB")
     hp = hot_path(a.rounds)
     print(f"hot path, one process, cached jit on the C++ fast path (median per call, alternating): raw {hp['raw']:.2f} µs, "
           f"guarded {hp['guarded']:.2f} µs, added {hp['added']:.2f} µs per dispatch "
           f"(median of {a.rounds} rounds; rounds: {', '.join(f'{v:.2f}' for v in hp['added_rounds'])})")
+    lp = hot_path(a.rounds, local=True)
+    print(f"local jit (seen running on this process only), same loop: raw {lp['raw']:.2f} µs, guarded "
+          f"{lp['guarded']:.2f} µs, added {lp['added']:.2f} µs per call")
     for i, o in enumerate(res[1:], 1):
         print(f"(process {i}: tiny {o['tiny/unguarded']:.1f}/{o['tiny/fast']:.1f}/{o['tiny/strict']:.1f} µs, "
               f"step {o['step/unguarded']:.1f}/{o['step/fast']:.1f}/{o['step/strict']:.1f} µs)")
