@@ -24,7 +24,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
-_SOURCE_KEYS = ("pd", "pdc", "order", "hash")
+_SOURCE_KEYS = ("pd", "pdc", "order", "hash", "lmax")  # [description, line, ...] lists
 _PAIR_KEYS = ("collective", "device_access", "import_device_access")
 
 
