@@ -245,10 +245,13 @@ def _rank(f: Any, s: Site, functions: list[tuple[int, int]]) -> tuple | None:
 
 def _function_ranges(path: str) -> list[tuple[int, int]]:
     """(first, last) line of every function in the file."""
+    from mcjax_lint.analysis.summary import parse  # the linter's parser: newer grammars too
+    from mcjax_lint.errors import AnalysisError
+
     try:
         with open(path, encoding="utf-8") as fh:
-            tree = ast.parse(fh.read())
-    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+            tree = parse(fh.read(), path)
+    except (OSError, UnicodeDecodeError, AnalysisError):
         return []
     return [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree)
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]

@@ -17,7 +17,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from runtime_guard.causes import attach_causes, cause_lines, finish_late
+from runtime_guard.causes import _function_ranges, attach_causes, cause_lines, finish_late
 from runtime_guard.report.model import Dispatch, Location, ProcessReport, Report
 from runtime_guard.report.render_text import render_text
 from runtime_guard.settings import EXIT_DETECTED
@@ -101,6 +101,24 @@ def test_a_finding_only_above_the_site_is_a_possible_cause(tmp_path):
     assert [(c["code"], c["match"]) for c in below.causes] == [("MCJ101", "above")], below.notes
     assert cause_lines(below)[0].startswith("possible cause: MCJ101 at ")
     jsonschema.validate({"causes": below.causes}, {**SCHEMA, "required": []})
+
+
+def test_function_scopes_of_a_file_in_a_newer_grammar(tmp_path):
+    """A file the host Python cannot parse (3.12 syntax under 3.11) still has its functions, so
+    a finding in one function is not taken as standing above a site in another."""
+    path = tmp_path / "newer.py"
+    path.write_text(textwrap.dedent("""\
+        type Batch = list[int]
+
+
+        def first():
+            return f"{'nested'}"
+
+
+        def second():
+            pass
+        """))
+    assert sorted(_function_ranges(str(path))) == [(4, 5), (8, 9)]
 
 
 def test_causes_never_fail_or_hold_up_a_report(tmp_path):
