@@ -8,54 +8,42 @@ reported; its look-alike (only printing on process 0) must pass with dispatches 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
 import sys
 import textwrap
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from runtime_guard import workers
 from runtime_guard.settings import ENV, EXIT_DETECTED, GuardSettings
+from tests.guard.conftest import GuardRun
 
 HERE = Path(__file__).resolve().parent / "worker_programs"
 HAZARD_LINE = next(i for i, line in enumerate((HERE / "worker.py").read_text().splitlines(), 1)
                    if "process 1 never runs it" in line)
 
 
-@dataclass
-class Run:
-    code: int
-    stderr: str
-    report_dir: Path
-
-    @property
-    def report(self) -> dict | None:
-        p = self.report_dir / "report.json"
-        return json.loads(p.read_text()) if p.exists() else None
-
-
-def guard_program(tmp_path: Path, *program: str, timeout: float = 240) -> Run:
+def guard_program(tmp_path: Path, *program: str, timeout: float = 240) -> GuardRun:
     report_dir = tmp_path / "reports"
     env = dict(os.environ, JAX_PLATFORMS="cpu")
     env.pop(ENV, None)
     cmd = [sys.executable, "-m", "runtime_guard", "--report-dir", str(report_dir), "python", *program]
+    t = time.monotonic()
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp_path, env=env)
-    return Run(out.returncode, out.stdout + out.stderr, report_dir)
+    return GuardRun(out.returncode, out.stdout, out.stderr, report_dir, time.monotonic() - t)
 
 
-def compared(run: Run) -> int:
+def compared(run: GuardRun) -> int:
     m = re.search(r"([\d,]+) dispatches compared", run.stderr)
     assert m, run.stderr[-3000:]
     return int(m.group(1).replace(",", ""))
 
 
-def assert_one_sided_reported(run: Run, stacks: bool) -> None:
+def assert_one_sided_reported(run: GuardRun, stacks: bool) -> None:
     assert run.code == EXIT_DETECTED, run.stderr[-3000:]
     rep = run.report
     assert rep is not None and rep["kind"] == "exited", run.stderr[-3000:]
