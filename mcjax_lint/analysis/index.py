@@ -769,10 +769,16 @@ class ProjectIndex:
         return res, coll
 
     def _callbacks_count(self, callee: str) -> bool:
-        """Passing a collective function to `callee` counts as collective work (it may call it)."""
+        """Passing a collective function to `callee` counts as collective work (it may call it).
+        Both passes ask this."""
         callee = self._follow_reexport(callee)
         if callee in self.functions:
             return False  # project functions: precise, via the parameters they call
+        if self.resolve_class_name(callee) in self.classes:
+            # A project class stores what it is given: its `__init__` is a project function
+            # (precise, as above), and a method that calls the stored function later is
+            # collective work where that method is called.
+            return False
         if callee in K.JIT_WRAPPERS or callee.startswith(_JAX_TRANSFORMS):
             return False
         return True
@@ -1013,6 +1019,8 @@ class ProjectIndex:
         for call in f.calls:
             if (call.get("cb") or call.get("cbc")) and "n" in call:
                 g = self._follow_reexport(call["n"])
+                if self.resolve_class_name(g) in self.classes:
+                    g = self.method(self.resolve_class_name(g), "__init__") or g  # a constructor: its __init__
                 gf = self.functions.get(g)
                 if gf is not None and gf.called_params and not self.callback_params.get(g):
                     if call.get("cbc") or any((self.ref(cb).callable or self.collective.get(self.ref(cb).fn or ""))

@@ -123,6 +123,15 @@ def process_dependent_call(q: str, seeded_modules: Collection[str], has_args: bo
     return None
 
 
+def host_params_of_traced(params: Collection[str], statics: Collection[str]) -> frozenset[str]:
+    """The parameters of a function traced by `jit`/`pmap`/`shard_map` that hold host values while
+    its body runs: only its static ones. The others are tracers: their content is not known at
+    trace time and their shapes are the ones every process passes alike (a shape that differs is
+    a finding where the function is called), so a branch or a `raise` on them inside the body
+    goes the same way on every process."""
+    return frozenset(p for p in params if p in statics)
+
+
 def is_test_module(path: str) -> bool:
     """A module pytest collects tests from: `test_*.py`, `*_test.py`, or a `conftest.py`."""
     base = path.replace("\\", "/").rsplit("/", 1)[-1]

@@ -723,6 +723,10 @@ class FileAnalysis(semantics.StatementRules):
             params = params[1:]
         cur = self.fn_params.setdefault(q, {})
         kwonly = {p.name.value for p in fdef.params.kwonly_params}
+        facts = self.index.functions.get(q)
+        # A jitted function's body runs at trace time: only its static parameters carry the
+        # caller's host values into it.
+        host = semantics.host_params_of_traced(params + sorted(kwonly), facts.statics) if facts and facts.jit else None
         i = 0
         for a in node.args:
             val = self.ev_cached(a.value)
@@ -734,10 +738,10 @@ class FileAnalysis(semantics.StatementRules):
             val = val.taint().join(Val(callable=desc, chosen=val.chosen)) if desc else val.taint()
             if a.keyword is not None:
                 name = a.keyword.value
-                if name in params or name in kwonly:
+                if (name in params or name in kwonly) and (host is None or name in host):
                     cur[name] = cur.get(name, BOTTOM).join(val)
             elif not a.star:
-                if i < len(params):
+                if i < len(params) and (host is None or params[i] in host):
                     cur[params[i]] = cur.get(params[i], BOTTOM).join(val)
                 i += 1
 
@@ -759,7 +763,7 @@ class FileAnalysis(semantics.StatementRules):
         if q is None:
             return None
         q = self.index._follow_reexport(q)
-        if q in self.index.functions or q in K.JIT_WRAPPERS or q.startswith(("jax.", "flax.", "equinox.", "functools.", "optax.")):
+        if not self.index._callbacks_count(q):
             return None
         if q in ("print", "isinstance", "getattr", "setattr", "hasattr", "len", "str", "repr", "id", "type"):
             return None
