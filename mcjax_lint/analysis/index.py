@@ -19,6 +19,7 @@ from typing import Any
 from dataclasses import replace
 
 from mcjax_lint import knowledge as K
+from mcjax_lint.analysis import semantics
 from mcjax_lint.analysis import values as _values
 from mcjax_lint.analysis.summary import STAR, ClassFacts, FunctionFacts, ModuleSummary, Sym, star_exports
 from mcjax_lint.analysis.values import BOTTOM, Src, Val
@@ -488,7 +489,7 @@ class ProjectIndex:
             pdc=srcs("pdc"),
             order=srcs("order", "MCJ202"),
             hash=srcs("hash", "MCJ203"),
-            unordered=bool(sym.get("u")),
+            unordered=sym["u"] if sym.get("u") == semantics.GUESS else bool(sym.get("u")),
             callable=sym.get("callable"),
             statics=tuple(tuple(x) for x in sym.get("statics", ())) if sym.get("callable") else (),
             factory=(sym["jitf"][0], tuple(sym["jitf"][1]), tuple(sym["jitf"][2])) if sym.get("jitf") else (),

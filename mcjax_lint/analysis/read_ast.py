@@ -13,18 +13,23 @@ def _constant(n: ast.Constant) -> tuple:
     v = n.value
     if isinstance(v, str):
         return ("string", v)
+    if isinstance(v, bytes):
+        return ("text",)
+    if v is None or isinstance(v, bool):
+        return ("name", repr(v))  # (libcst reads True/False/None as names)
     return ("number",) if isinstance(v, (int, float)) and not isinstance(v, bool) else ("other", "constant")
 
 
 def _comp(n) -> tuple:
-    return ("comp", n.elt, [(g.target, g.iter) for g in n.generators])
+    return ("comp", n.elt, [(g.target, g.iter) for g in n.generators], [t for g in n.generators for t in g.ifs])
 
 
 _READ = {
     ast.Constant: _constant,
     ast.Name: lambda n: ("name", n.id),
     ast.Attribute: lambda n: ("attr", n.value, n.attr),
-    ast.Call: lambda n: ("call", n.func),
+    ast.Call: lambda n: ("call", n.func, [a for a in n.args if not isinstance(a, ast.Starred)]),
+    ast.JoinedStr: lambda n: ("text",),
     ast.Subscript: lambda n: ("subscript", n.value),
     ast.Tuple: lambda n: ("tuple", n.elts),
     ast.List: lambda n: ("seq", n.elts),

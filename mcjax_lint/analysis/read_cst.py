@@ -11,12 +11,13 @@ _OPS = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst
 
 
 def _comp(n) -> tuple:
-    gens = []
+    gens, ifs = [], []
     f = n.for_in
     while f is not None:
         gens.append((f.target, f.iter))
+        ifs += [c.test for c in f.ifs]
         f = f.inner_for_in
-    return ("comp", n.elt, gens)
+    return ("comp", n.elt, gens, ifs)
 
 
 def _elements(n) -> list:
@@ -29,7 +30,7 @@ def _string(n: cst.SimpleString) -> tuple:
         v = n.evaluated_value
     except Exception:  # noqa: BLE001 - an odd literal is just not a known string
         return ("other", "simplestring")
-    return ("string", v) if isinstance(v, str) else ("other", "bytes")
+    return ("string", v) if isinstance(v, str) else ("text",)
 
 
 _READ = {
@@ -38,7 +39,9 @@ _READ = {
     cst.Float: lambda n: ("number",),
     cst.Name: lambda n: ("name", n.value),
     cst.Attribute: lambda n: ("attr", n.value, n.attr.value),
-    cst.Call: lambda n: ("call", n.func),
+    cst.Call: lambda n: ("call", n.func, [a.value for a in n.args if a.keyword is None and not a.star]),
+    cst.FormattedString: lambda n: ("text",),
+    cst.ConcatenatedString: lambda n: ("text",),
     cst.Subscript: lambda n: ("subscript", n.value),
     cst.Tuple: lambda n: ("tuple", _elements(n)),
     cst.List: lambda n: ("seq", _elements(n)),

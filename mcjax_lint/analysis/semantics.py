@@ -7,12 +7,14 @@ libcst, the files that can produce a finding) read different trees. They meet he
 
     ("number",)                      an int or float literal (not bool, not complex)
     ("string", value)                a str literal (not bytes, not an f-string)
+    ("text",)                        bytes or an f-string: hashed like a str
+    ("name", "True"/"False"/"None")  those constants, as libcst reads them
     ("name", id)
     ("attr", value_node, attr)
-    ("call", func_node)
+    ("call", func_node, positional_arg_nodes)
     ("subscript", value_node)
     ("tuple", elt_nodes) / ("seq", elt_nodes)   a tuple; a list or set display
-    ("comp", elt_node, [(target_node, iter_node), ...])   list/set comprehension, generator
+    ("comp", elt_node, [(target_node, iter_node), ...], [if_test_node, ...])   list/set comprehension, generator
     ("binop", op, left, right) / ("unary", op)   op as written: "+", "%", "-", "~", "not", ...
     ("ifexp", body, orelse)
     ("lambda",)
@@ -77,9 +79,81 @@ def is_numeric(node: object, read: Reader, num_name: NumName, bound: Collection[
     return False
 
 
-def numeric_elements(node: object, read: Reader, num_name: NumName) -> bool:
-    """Whether a collection built from `node` holds numbers: their hashes, hence the iteration
-    order of a set of them, are the same in every process."""
+# Builtins whose result is a bool (hashed as 0 or 1 everywhere).
+BOOL_BUILTINS = frozenset({"bool", "isinstance", "issubclass", "callable", "hasattr", "any", "all"})
+# Builtins whose result is a str (hashed with the per-process salt).
+STR_BUILTINS = frozenset({"str", "repr", "format", "chr", "hex", "oct", "bin", "ascii"})
+# Set order: what a set's iteration order depends on (`set_order`).
+SALTED = True  # its elements are str/bytes (or hold them): the order differs between processes
+GUESS = "guess"  # element types unknown: it differs if they are strings or objects hashed by id()
+
+
+def hash_is_fixed(node: object, read: Reader, num_name: NumName, bound: Collection[str] = frozenset()) -> bool:
+    """Whether `hash(node)` is the same number in every process. CPython hashes ints and floats by
+    value, bools as 0/1 and None by a constant; a tuple or frozenset of such hashes its elements.
+    Only str and bytes are salted per process (PYTHONHASHSEED), and objects with the default
+    `__hash__` hash by `id()`."""
+    if is_numeric(node, read, num_name, bound):
+        return True
+    r = read(node)
+    tag = r[0]
+    if tag == "name":
+        return r[1] in ("True", "False", "None")
+    if tag == "other":
+        return r[1] in ("comparison", "compare")  # `a < b`, `x in s`: a bool
+    if tag == "unary":
+        return r[1] == "not"
+    if tag == "tuple":
+        return all(hash_is_fixed(e, read, num_name, bound) for e in r[1])
+    if tag == "call":
+        f = read(r[1])
+        if f[0] != "name":
+            return False
+        if f[1] in BOOL_BUILTINS:
+            return True
+        if f[1] in ("frozenset", "tuple"):  # of fixed elements (`frozenset({1, 2})`, `tuple(range(n))`)
+            return not r[2] or (len(r[2]) == 1 and elements_hash_fixed(r[2][0], read, num_name))
+    return False
+
+
+def is_text(node: object, read: Reader) -> bool:
+    """Certainly a str or bytes (salted hash): a literal, an f-string, `str()` and the like, or a
+    `+`/`%` with such a side."""
+    r = read(node)
+    if r[0] in ("string", "text"):
+        return True
+    if r[0] == "call":
+        f = read(r[1])
+        return f[0] == "name" and f[1] in STR_BUILTINS or f[0] == "attr" and f[2] in STR_METHODS
+    if r[0] == "subscript":  # `name.split("/")[0]`: an element of a str's split
+        v = read(r[1])
+        return v[0] == "call" and read(v[1])[0] == "attr" and read(v[1])[2] in SPLIT_METHODS
+    if r[0] == "binop" and r[1] in ("+", "%"):
+        return is_text(r[2], read) or is_text(r[3], read)
+    return False
+
+
+# Methods only str (and bytes) have, whose result is one: called on a name, they say it holds text.
+STR_METHODS = frozenset({"format", "join", "lower", "upper", "strip", "lstrip", "rstrip", "casefold", "title",
+                         "removeprefix", "removesuffix", "zfill", "ljust", "rjust", "capitalize", "swapcase"})
+STR_TEST_METHODS = frozenset({"startswith", "endswith", "isdigit", "isalpha", "isalnum", "isidentifier", "isspace",
+                              "islower", "isupper", "isnumeric", "isdecimal"})
+SPLIT_METHODS = frozenset({"split", "rsplit", "splitlines", "partition", "rpartition"})
+
+
+def _tests_text(test: object, name: str, read: Reader) -> bool:
+    """Whether a comprehension's filter calls a str-only method on `name` (`n.startswith("a")`)."""
+    r = read(test)
+    if r[0] == "call":
+        f = read(r[1])
+        if f[0] == "attr" and f[2] in (STR_TEST_METHODS | STR_METHODS | SPLIT_METHODS):
+            return read(f[1]) == ("name", name)
+    return False
+
+
+def elements_hash_fixed(node: object, read: Reader, num_name: NumName) -> bool:
+    """Whether a collection built from `node` holds values whose hashes (hence the iteration order
+    of a set of them) are the same in every process: numbers, bools, None, tuples of them."""
     r = read(node)
     if r[0] == "comp":
         bound = set()
@@ -87,25 +161,62 @@ def numeric_elements(node: object, read: Reader, num_name: NumName) -> bool:
             t = read(target)
             if t[0] == "name" and is_range(it, read):
                 bound.add(t[1])
-        return is_numeric(r[1], read, num_name, bound)
+        return hash_is_fixed(r[1], read, num_name, bound)
     if r[0] in ("seq", "tuple"):
-        return bool(r[1]) and all(is_numeric(e, read, num_name) for e in r[1])
+        return bool(r[1]) and all(hash_is_fixed(e, read, num_name) for e in r[1])
     if r[0] == "name":
         return num_name(r[1])
     return is_range(node, read)
 
 
+numeric_elements = elements_hash_fixed  # (the name both passes ask by)
+
+
+def _elements_text(node: object, read: Reader) -> bool:
+    """Whether some element of a collection built from `node` is certainly a str/bytes (a str
+    literal itself iterates as its characters)."""
+    r = read(node)
+    if r[0] == "comp":
+        e = read(r[1])
+        return is_text(r[1], read) or e[0] == "name" and any(_tests_text(t, e[1], read) for t in r[3])
+    if r[0] in ("seq", "tuple"):
+        return any(is_text(e, read) for e in r[1])
+    return r[0] in ("string", "text")
+
+
+def set_order(arg: object | None, read: Reader, num_name: NumName) -> bool | str:
+    """What iterating a set built from `arg` (a display, a comprehension, `set(arg)`) follows:
+    False if its order is the same in every process (empty, or of numbers/bools/None and tuples
+    of them); `SALTED` if its elements are certainly strings or bytes; `GUESS` when their type is
+    unknown (it differs if they are strings or objects hashed by identity)."""
+    if arg is None or elements_hash_fixed(arg, read, num_name):
+        return False
+    return SALTED if _elements_text(arg, read) else GUESS
+
+
+def stronger_order(a: bool | str, b: bool | str) -> bool | str:
+    """The join of two `set_order` claims: certain beats a guess, a guess beats none."""
+    return SALTED if a is SALTED or b is SALTED else (a or b)
+
+
+def set_iteration_desc(order: bool | str) -> str:
+    """How a finding names the source of an order taken from iterating such a set."""
+    if order == GUESS:
+        return "iteration over a set whose elements may be strings or objects hashed by identity"
+    return "iteration over a set"
+
+
 def set_order_differs(arg: object | None, read: Reader, num_name: NumName) -> bool:
     """`set(arg)` / `frozenset(arg)`: iterating it follows its elements' hashes, salted per process
     for strings; an empty set, or one of numbers (`set(range(n))`), iterates alike everywhere."""
-    return arg is not None and not numeric_elements(arg, read, num_name)
+    return bool(set_order(arg, read, num_name))
 
 
 def hash_differs_between_processes(arg: object | None, read: Reader, num_name: NumName) -> bool:
     """`hash(x)`: a string's (bytes', and of anything holding them) is salted per process
     (PYTHONHASHSEED); a number's is its value everywhere (`hash(7) == 7`), so hashing a number
     is no source."""
-    return arg is None or not is_numeric(arg, read, num_name)
+    return arg is None or not hash_is_fixed(arg, read, num_name)
 
 
 def process_dependent_call(q: str, seeded_modules: Collection[str], has_args: bool) -> str | None:

@@ -27,7 +27,7 @@ from mcjax_lint.analysis.read_ast import read
 from mcjax_lint.analysis.values import with_binding
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 33
+SUMMARY_VERSION = 34
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -69,7 +69,9 @@ def sym_join(a: Sym | None, b: Sym | None) -> Sym:
     for k, v in b.items():
         if k == "tup":
             continue
-        if k not in out:
+        if k == "u" and k in out:
+            out[k] = semantics.stronger_order(out[k], v)
+        elif k not in out:
             out[k] = v
         elif isinstance(v, list):
             out[k] = _merge_list(out[k], v)
@@ -547,9 +549,10 @@ class _Summarizer(semantics.StatementRules):
         return out
 
     def ev_Set(self, node):
-        if self.numeric_elements(node):
+        order = semantics.set_order(node, read, self._num)
+        if not order:
             return sym_taint(self.ev_children(node))
-        out: Sym = {"u": True}
+        out: Sym = {"u": order}
         for e in node.elts:
             out = sym_join(out, sym_taint(self.ev(e)))
         self.summary.order_sources = True
@@ -557,9 +560,10 @@ class _Summarizer(semantics.StatementRules):
 
     def ev_SetComp(self, node):
         out = self._comp(node, [node.elt])
-        if self.numeric_elements(node):
+        order = semantics.set_order(node, read, self._num)
+        if not order:
             return out
-        out["u"] = True
+        out["u"] = order
         self.summary.order_sources = True
         return out
 
@@ -580,8 +584,9 @@ class _Summarizer(semantics.StatementRules):
                 it = self.ev(gen.iter)
                 elem = sym_element(it)
                 if it.get("u"):
-                    elem = sym_join(elem, {"order": [self.src("iteration over a set", gen.iter, "MCJ201")]})
-                    out = sym_join(out, {"order": [self.src("iteration over a set", gen.iter, "MCJ201")]})
+                    desc = semantics.set_iteration_desc(it["u"])
+                    elem = sym_join(elem, {"order": [self.src(desc, gen.iter, "MCJ201")]})
+                    out = sym_join(out, {"order": [self.src(desc, gen.iter, "MCJ201")]})
                 # A process-dependent iterable (a slice by process index): as many elements as it
                 # has, as a slice of it would be (the precise pass calls this a length source).
                 out = sym_join(out, {k: v for k, v in it.items() if k in ("order", "pd")})
@@ -653,7 +658,7 @@ class _Summarizer(semantics.StatementRules):
         a, b = self.ev(node.left), self.ev(node.right)
         out = sym_join(sym_taint(a), sym_taint(b))
         if (a.get("u") or b.get("u")) and isinstance(node.op, (ast.BitOr, ast.BitAnd, ast.Sub, ast.BitXor)):
-            out["u"] = True
+            out["u"] = semantics.stronger_order(a.get("u", False), b.get("u", False))
         if a.get("glob") or b.get("glob"):
             out["glob"] = True  # arithmetic on a global jax.Array gives a global array
         return out
@@ -850,9 +855,10 @@ class _Summarizer(semantics.StatementRules):
             return sym_join({"hash": [self.src("`hash()` of a string", node, "MCJ203")]}, argu)
         if q in K.SET_CONSTRUCTORS:
             out = _strip_order(sym_taint(argu))
-            if semantics.set_order_differs(node.args[0] if node.args else None, read, self._num):
+            order = semantics.set_order(node.args[0] if node.args else None, read, self._num)
+            if order:
                 self.summary.order_sources = True
-                out["u"] = True
+                out["u"] = order
             return out
         if q in ("max", "min") and (it := _measured_iterable(node)) is not None:
             # `max(len(s) for s in xs)`: over process-local elements, a length of this process's
@@ -869,7 +875,7 @@ class _Summarizer(semantics.StatementRules):
         if q in K.ORDER_INSENSITIVE:
             return _strip_order(sym_taint(argu), node.lineno)
         if q in K.ORDER_IMPOSING and args and args[0].get("u"):
-            return sym_join(sym_taint(argu), {"order": [self.src("iteration over a set", node, "MCJ201")]})
+            return sym_join(sym_taint(argu), {"order": [self.src(semantics.set_iteration_desc(args[0]["u"]), node, "MCJ201")]})
         if q in K.JIT_WRAPPERS or (q in ("functools.partial", "partial") and node.args and self.qualify(node.args[0]) in K.JIT_WRAPPERS):
             target = node.args[0] if q in K.JIT_WRAPPERS and node.args else (node.args[1] if len(node.args) > 1 else None)
             name = _expr_name(target) if target is not None else "function"
@@ -953,7 +959,7 @@ class _Summarizer(semantics.StatementRules):
             return sym_join({"order": [self.src(f"`.{meth}()`", node, "MCJ202")]}, sym_taint(recv))
         if recv.get("u"):
             if meth in K.SET_METHODS:
-                return sym_join({"u": True}, sym_taint(sym_join(recv, argu)))
+                return sym_join({"u": recv["u"]}, sym_taint(sym_join(recv, argu)))
             if meth == "pop":
                 return sym_join(sym_taint(recv), {"order": [self.src("`set.pop()`", node, "MCJ201")]})
         if meth == "sort":
@@ -961,7 +967,8 @@ class _Summarizer(semantics.StatementRules):
         if meth == "get" and recv.get("refs") == ["os.environ"]:
             return None
         if meth == "join" and args and args[0].get("u"):
-            return sym_join(sym_taint(argu), {"order": [self.src("iteration over a set", node, "MCJ201")]})
+            # (`str.join` takes strings only: the set's elements are strings.)
+            return sym_join(sym_taint(argu), {"order": [self.src(semantics.set_iteration_desc(semantics.SALTED), node, "MCJ201")]})
         return None
 
     # ---- numbers (`semantics` decides; this pass says which names hold numbers)
@@ -1157,7 +1164,7 @@ class _Summarizer(semantics.StatementRules):
         it = self.ev(node.iter)
         elem = sym_element(it)
         if it.get("u"):
-            elem = sym_join(elem, {"order": [self.src("iteration over a set", node.iter, "MCJ201")]})
+            elem = sym_join(elem, {"order": [self.src(semantics.set_iteration_desc(it["u"]), node.iter, "MCJ201")]})
         self.bind(node.target, elem)
         self._loop_taints.append({k: v for k, v in it.items() if k in ("pd", "pdc", "via", "params", "refs")})
         try:

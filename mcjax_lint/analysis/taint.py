@@ -131,6 +131,10 @@ class FileAnalysis(semantics.StatementRules):
         r = self.pos(node)
         return Src(r[0], r[1], desc, code, r[2], r[3], "", fix)
 
+    def _set_iteration(self, node: cst.CSTNode, v: Val) -> Src:
+        """The source of an order taken from iterating the set `v` (`semantics.set_order`)."""
+        return self.src(node, semantics.set_iteration_desc(v.unordered), "MCJ201", self.wrap_sorted_fix(node))
+
     def wrap_sorted_fix(self, node: cst.CSTNode, key: str | None = None) -> Fix:
         r = self.pos(node)
         text = _code(self.module, node).strip()
@@ -322,7 +326,7 @@ class FileAnalysis(semantics.StatementRules):
         return " or ".join(descs) or None
 
     def ev_Set(self, node: cst.Set) -> Val:
-        return replace(join_all(self.ev(e.value).data() for e in node.elements), unordered=not self.numeric_elements(node))
+        return replace(join_all(self.ev(e.value).data() for e in node.elements), unordered=semantics.set_order(node, read, self._num))
 
     def ev_List(self, node) -> Val:
         vals = [self.ev(e.value) for e in node.elements]
@@ -367,7 +371,7 @@ class FileAnalysis(semantics.StatementRules):
         if a.glob or b.glob:
             out = replace(out, glob=True)  # arithmetic on a global jax.Array gives a global array
         if (a.unordered or b.unordered) and isinstance(node.operator, (cst.BitOr, cst.BitAnd, cst.Subtract, cst.BitXor)):
-            out = replace(out, unordered=True)
+            out = replace(out, unordered=semantics.stronger_order(a.unordered, b.unordered))
         if isinstance(node.operator, cst.Multiply) and isinstance(node.left, (cst.List, cst.Tuple)) and b.pd:
             out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a sequence repeated {_why(b.pd)} times", "len")})))
         return out
@@ -468,7 +472,7 @@ class FileAnalysis(semantics.StatementRules):
         return self._comp(node, [node.elt], "gen")
 
     def ev_SetComp(self, node) -> Val:
-        return replace(self._comp(node, [node.elt], "set"), unordered=not self.numeric_elements(node))
+        return replace(self._comp(node, [node.elt], "set"), unordered=semantics.set_order(node, read, self._num))
 
     def ev_DictComp(self, node: cst.DictComp) -> Val:
         out = self._comp(node, [node.key, node.value], "dict")
@@ -486,7 +490,7 @@ class FileAnalysis(semantics.StatementRules):
                 self.iters[comp] = self.iters.get(comp, BOTTOM).join(it)
                 elem = it.element()
                 if it.unordered and kind not in ("set",):
-                    s = self.src(comp.iter, "iteration over a set", "MCJ201", self.wrap_sorted_fix(comp.iter))
+                    s = self._set_iteration(comp.iter, it)
                     elem = replace(elem, order=_cap(elem.order | {s}))
                     out = replace(out, order=_cap(out.order | {s}))
                 out = out.join(Val(order=it.order, hash=it.hash))
@@ -514,7 +518,7 @@ class FileAnalysis(semantics.StatementRules):
         finally:
             self.scope = saved
         out = replace(out, struct=kind) if kind in ("list", "dict", "set") else out
-        return replace(out, unordered=True) if kind == "dict" and out.unordered else out
+        return out
 
     # ---------------------------------------------------------------- calls
     def ev_Call(self, node: cst.Call) -> Val:
@@ -805,7 +809,7 @@ class FileAnalysis(semantics.StatementRules):
             return argu.join(Val(hash=frozenset({self.src(node, "`hash()` of a string", "MCJ203")}))), None
         if q in K.SET_CONSTRUCTORS:
             a0 = node.args[0] if node.args else None
-            unordered = semantics.set_order_differs(a0.value if a0 is not None and not a0.star else a0, read, self._num)
+            unordered = semantics.set_order(a0.value if a0 is not None and not a0.star else a0, read, self._num)
             return replace(argu.without_order(), unordered=unordered), None
         if q in _RE_MATCH_ANY and node.args and _alternation(node.args[0].value):
             # `re.compile("|".join(NO_DECAY))`: which alternative matches may follow their order,
@@ -832,7 +836,7 @@ class FileAnalysis(semantics.StatementRules):
             return replace(argu.without_order(), unordered=arg0.unordered or bool(arg0.order)), None
         if q in K.ORDER_IMPOSING:
             if arg0.unordered:
-                s = self.src(node.args[0].value, "iteration over a set", "MCJ201", self.wrap_sorted_fix(node.args[0].value))
+                s = self._set_iteration(node.args[0].value, arg0)
                 out = argu.join(Val(order=frozenset({s})))
             else:
                 out = argu
@@ -1049,11 +1053,11 @@ class FileAnalysis(semantics.StatementRules):
             return recv.data().join(Val(order=frozenset({self.src(node, f"`.{meth}()`", "MCJ202", self.wrap_sorted_fix(node))}))), None
         if recv.unordered:
             if meth in K.SET_METHODS:
-                return replace(recv.data().join(argu), unordered=True), None
+                return replace(recv.data().join(argu), unordered=recv.unordered), None
             if meth == "pop":
                 return recv.data().join(Val(order=frozenset({self.src(node, "`set.pop()`", "MCJ201")}))), None
         if meth in ("keys", "values", "items") and recv.unordered:
-            return replace(recv.data(), unordered=True), None
+            return replace(recv.data(), unordered=recv.unordered), None
         if meth in _MUTATORS and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and args:
             # `rows.append(x)`: what goes into a container is in the container.
             name = node.func.value.value
@@ -1071,7 +1075,8 @@ class FileAnalysis(semantics.StatementRules):
             return BOTTOM, None
         if meth == "join" and args and args[0][1].unordered:
             a0 = node.args[0].value
-            return argu.join(Val(order=frozenset({self.src(a0, "iteration over a set", "MCJ201", self.wrap_sorted_fix(a0))}))), None
+            # (`str.join` takes strings only: the set's elements are strings.)
+            return argu.join(Val(order=frozenset({self._set_iteration(a0, replace(args[0][1], unordered=True))}))), None
         if meth == "shard" and _partition(recv, argu):
             self._sink("order-partition", recv, node, "a per-process partition (`.shard()` by process)")
         if recv.glob and meth in K.GLOBAL_ARRAY_METHODS:
@@ -1372,7 +1377,7 @@ class FileAnalysis(semantics.StatementRules):
         it = self.ev(node.iter)
         elem = it.element()
         if it.unordered:
-            s = self.src(node.iter, "iteration over a set", "MCJ201", self.wrap_sorted_fix(node.iter))
+            s = self._set_iteration(node.iter, it)
             elem = replace(elem, order=_cap(elem.order | {s}))
             it = replace(it, order=_cap(it.order | {s}))
         self.iters[node] = self.iters.get(node, BOTTOM).join(it)

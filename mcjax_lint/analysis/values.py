@@ -72,7 +72,9 @@ class Val:
     hash: frozenset[Src] = frozenset()
     shape: frozenset[Src] = frozenset()
     tree: frozenset[Src] = frozenset()
-    unordered: bool = False  # a set/frozenset: iterating it imposes an arbitrary order
+    # A set/frozenset: iterating it imposes an arbitrary order; True when its elements are
+    # strings, "guess" when their type is unknown (`semantics.set_order`).
+    unordered: bool | str = False
     callable: str | None = None  # applying it is collective work (e.g. "`train_step` (jit)")
     ckpt: bool = False  # a checkpointer/manager whose save/restore are collective
     sharding: bool = False
@@ -109,7 +111,7 @@ class Val:
             _cap(self.hash | other.hash),
             _cap(self.shape | other.shape),
             _cap(self.tree | other.tree),
-            self.unordered or other.unordered,
+            True if self.unordered is True or other.unordered is True else (self.unordered or other.unordered),
             self.callable or other.callable,
             self.ckpt or other.ckpt,
             self.sharding or other.sharding,
