@@ -57,6 +57,14 @@ PROCESS_DEPENDENT_CALLS: dict[str, str] = {
     "grain.ShardByJaxProcess": "a per-process shard (`grain.ShardByJaxProcess()`)",
     "grain.sharding.ShardByJaxProcess": "a per-process shard (`grain.ShardByJaxProcess()`)",
 }
+# Random draws given a size: where the size goes (its positional index; -1: the dimensions are the
+# positional arguments, `np.random.rand(3, 4)`). Given one, the draw's values differ by process
+# but its shape is the size's: process-local content, not a process-dependent shape or count.
+SIZED_DRAWS: dict[str, int] = {
+    "numpy.random.rand": -1, "numpy.random.randn": -1, "numpy.random.randint": 2, "numpy.random.random": 0,
+    "numpy.random.uniform": 2, "numpy.random.normal": 2, "numpy.random.choice": 1,
+    "numpy.random.permutation": 0, "random.sample": 1,
+}
 PROCESS_DEPENDENT_PREFIXES: dict[str, str] = {
     "secrets.": "`secrets`",
 }
@@ -261,6 +269,8 @@ for _ns in ("numpy", "jax.numpy"):
     SHAPE_CONSTRUCTORS[f"{_ns}.tile"] = (1, "reps")
 SHAPE_CONSTRUCTORS["jax.ShapeDtypeStruct"] = (0, "shape")
 SHAPE_METHODS = {"reshape", "astype", "resize"}
+# Joining arrays along the first axis: `concatenate([x, zeros(K - len(x))])` pads x to K rows.
+CONCATENATES = {f"{ns}.{fn}" for ns in ("numpy", "jax.numpy") for fn in ("concatenate", "vstack", "hstack", "append")}
 # jax.Array methods that dispatch a computation over the array: on a global array, the same
 # cross-process work as the `jnp` function of the same name (`x.sum()` is `jnp.sum(x)`).
 GLOBAL_ARRAY_METHODS = frozenset({

@@ -243,6 +243,16 @@ def host_params_of_traced(params: Collection[str], statics: Collection[str]) -> 
     return frozenset(p for p in params if p in statics)
 
 
+def draw_of_given_size(q: str, positional: int, keywords: Collection[str]) -> bool:
+    """Whether a call to `q` (`positional` arguments, these keywords) is a random draw whose size
+    is given (`np.random.normal(size=(4, 8))`, `np.random.rand(3, 4)`): its values differ between
+    processes, its shape does not (a size that itself differs makes a shape source elsewhere)."""
+    at = K.SIZED_DRAWS.get(q)
+    if at is None:
+        return False
+    return positional > 0 if at == -1 else ("size" in keywords or positional > at)
+
+
 def is_test_module(path: str) -> bool:
     """A module pytest collects tests from: `test_*.py`, `*_test.py`, or a `conftest.py`."""
     base = path.replace("\\", "/").rsplit("/", 1)[-1]

@@ -839,7 +839,9 @@ class _Summarizer(semantics.StatementRules):
         desc = semantics.process_dependent_call(q, self.summary.seeded_rngs, bool(node.args or node.keywords))
         if desc is not None:
             self.summary.direct_sources = True
-            return {"pd": [self.src(desc, node)]}
+            kind = "pdc" if semantics.draw_of_given_size(q, sum(not isinstance(a, ast.Starred) for a in node.args),
+                                                         {k.arg for k in node.keywords}) else "pd"
+            return {kind: [self.src(desc, node)]}
         if q in K.UNSEEDED_RNG_CONSTRUCTORS:  # (seeded)
             return sym_taint(argu)
         if q in K.ENV_READ_CALLS:

@@ -792,6 +792,9 @@ class FileAnalysis(semantics.StatementRules):
         arg0 = args[0][1] if args and args[0][0] == 0 else BOTTOM
         desc = semantics.process_dependent_call(q, self.seeded_modules, bool(node.args))
         if desc is not None:
+            if semantics.draw_of_given_size(q, sum(a.keyword is None and not a.star for a in node.args),
+                                            {a.keyword.value for a in node.args if a.keyword is not None}):
+                return Val(pdc=frozenset({self.src(node, desc)})), None
             return Val(pd=frozenset({self.src(node, desc)})), None
         if q in K.UNSEEDED_RNG_CONSTRUCTORS:  # (seeded: its seed may be a sink)
             self._seed_sink(q, args, node)
@@ -834,6 +837,10 @@ class FileAnalysis(semantics.StatementRules):
             return out, None
         if q == "dict.fromkeys" or q == "dict" and arg0.unordered:
             return replace(argu.without_order(), unordered=arg0.unordered or bool(arg0.order)), None
+        if q in K.CONCATENATES and node.args and (padded := self._padded_to_constant(node.args[0].value, node)) is not None:
+            if any(v.glob for _, v in args):
+                return replace(padded, glob=True), f"`{q.replace('jax.numpy.', 'jnp.')}()` on a global array"
+            return padded, None
         if q in K.ORDER_IMPOSING:
             if arg0.unordered:
                 s = self._set_iteration(node.args[0].value, arg0)
@@ -1008,6 +1015,30 @@ class FileAnalysis(semantics.StatementRules):
 
         v = strip(width)
         return v, bool(found)
+
+    def _padded_to_constant(self, seq: cst.BaseExpression, node: cst.Call) -> Val | None:
+        """`concatenate([x, zeros(K - len(x))])` (or `x.shape[0]`): x padded to K rows, whatever
+        its own length. The joined value without x's and the padding's shape sources (K's
+        stay); None if `seq` is not such a list."""
+        if not isinstance(seq, (cst.List, cst.Tuple)):
+            return None
+        parts = [e.value for e in seq.elements if not isinstance(e, cst.StarredElement)]
+        for pad in parts:
+            q = self.qualify(pad.func) if isinstance(pad, cst.Call) else None
+            if q not in K.SHAPE_CONSTRUCTORS or not q.endswith((".zeros", ".ones", ".full", ".empty")) or not pad.args:
+                continue
+            width = pad.args[0].value
+            for x in parts:
+                if x is pad:
+                    continue
+                sv, stripped = self._pad_width(width, x)
+                if stripped:
+                    out = join_all(self.ev(e).data() for e in parts if e is not x and e is not pad)
+                    out = out.join(replace(self.ev(x).data(), shape=frozenset()))
+                    if sv.pd:
+                        out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a shape computed from {_why(sv.pd)}")})))
+                    return out
+        return None
 
     def _shape_args(self, q: str, node: cst.Call, args) -> None:
         """Explicit shape arguments of global-array constructors (MCJ301)."""
