@@ -307,6 +307,15 @@ GENERIC_ATTRIBUTE_NAMES = {
     "loader", "metrics", "count", "index", "id", "x", "y",
 }
 
+# Calls that do not raise on the values programs give them (type checks, clocks, process ids): no
+# point where a `try` body fails on one process (logging is recognized by name as well).
+NON_RAISING_CALLS = frozenset({
+    "isinstance", "issubclass", "hasattr", "callable", "id", "type", "len", "bool", "repr", "str", "print",
+    "time.time", "time.time_ns", "time.perf_counter", "time.perf_counter_ns", "time.monotonic",
+    "time.monotonic_ns", "time.process_time", "jax.process_index", "jax.process_count", "jax.host_id",
+    "jax.host_count", "jax.local_device_count", "jax.device_count", "os.getpid", "socket.gethostname",
+})
+
 # --- Process exit (MCJ102). ----------------------------------------------------------------------------
 EXIT_CALLS = {"sys.exit", "os._exit", "os.abort", "exit", "quit"}
 

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from mcjax_lint import knowledge as K
+from mcjax_lint.analysis import semantics
 from mcjax_lint.analysis.tree import children
 
 from mcjax_lint.analysis.taint import FileAnalysis, _walk_calls
@@ -386,7 +388,7 @@ class Divergence:
             raise_val, raise_node = self.pd_raise(s.body)
             for h in s.handlers:
                 hb = self._block_stmts(h.body)
-                self.walk_body(hb, ctx + [_Frame("handler", h, hb, 0, raise_val)])
+                self.walk_body(hb, ctx + [_Frame("handler", h, hb, 0, self.pd_raise(s.body, h)[0])])
             if s.orelse is not None:
                 self.walk_body(self._block_stmts(s.orelse), ctx + [_Frame("else", s, stmts, i)])
             if s.finalbody is not None:
@@ -574,9 +576,12 @@ class Divergence:
             if c.divergent:
                 self.loops.append(LoopPoint(s, c, t, "condition"))
 
-    def pd_raise(self, body) -> tuple[Val, cst.CSTNode | None]:
-        """Where the block can raise on one process only: the value that decides it, and where."""
+    def pd_raise(self, body, handler: cst.ExceptHandler | None = None) -> tuple[Val, cst.CSTNode | None]:
+        """Where the block can raise on one process only: the value that decides it, and where.
+        With `handler`: only what that handler can catch (`semantics.handler_may_catch`)."""
         out, where = BOTTOM, None
+        caught = self._caught(handler) if handler is not None else None
+        catches = (lambda n: True) if handler is None else (lambda n: self._may_catch(caught, n))
         stack = [(s, BOTTOM) for s in reversed(self._block_stmts(body))]
         while stack:
             n, cond = stack.pop()
@@ -588,18 +593,53 @@ class Divergence:
                 for child in reversed(children(n)):
                     stack.append((child, inner if child is not n.test else cond))
                 continue
-            if isinstance(n, cst.Raise) and cond.divergent:
+            if isinstance(n, cst.Raise) and cond.divergent and catches(n):
                 return cond, n
             if isinstance(n, cst.Call):
                 info = self.fa.calls.get(n)
                 if info is not None:
-                    if info.may_raise_pd:
+                    if info.may_raise_pd and catches(n):
                         return Val(pdc=_val_sources(info.args[0][1]) if info.args else frozenset()), n
-                    if cond.divergent and not info.collective and not _is_logging(info.name or _call_name(n)):
+                    if cond.divergent and not info.collective and not _is_logging(info.name or _call_name(n)) \
+                            and info.name not in K.NON_RAISING_CALLS and catches(n):
                         return cond, n
             for child in reversed(children(n)):
                 stack.append((child, cond))
         return out, where
+
+    def _caught(self, h: cst.ExceptHandler) -> list[str | None] | None:
+        """The qualified names of the types an `except` names (None: a bare `except`)."""
+        if h.type is None:
+            return None
+        types = [e.value for e in h.type.elements] if isinstance(h.type, cst.Tuple) else [h.type]
+        return [self.fa.qualify(t) if isinstance(t, (cst.Name, cst.Attribute)) else None for t in types]
+
+    def _may_catch(self, caught: list[str | None] | None, n: cst.CSTNode) -> bool:
+        """Whether a handler catching `caught` can catch what the raise point `n` raises."""
+        raised, from_library = None, False
+        if isinstance(n, cst.Raise):
+            exc = n.exc.func if isinstance(n.exc, cst.Call) else n.exc
+            raised = self.fa.qualify(exc) if isinstance(exc, (cst.Name, cst.Attribute)) else None
+        elif isinstance(n, cst.Call):
+            info = self.fa.calls.get(n)
+            name = info.name if info is not None else None
+            # (`next()` raises what the iterator raises: StopIteration, or the loader's OSError, ...
+            # and a project generator's own exceptions.)
+            idx = self.fa.index
+            from_library = bool(name) and not info.may_raise_pd and not info.via_project and name not in idx.functions \
+                and name not in idx.classes and not name.endswith(("__init__", "__call__"))
+        return semantics.handler_may_catch(caught, raised, from_library, self._ancestry)
+
+    def _ancestry(self, q: str) -> list[str] | None:
+        idx = self.fa.index
+        q = idx.resolve_class_name(q)
+        if q not in idx.classes:
+            return None
+        out = []
+        for c in idx.mro(q):
+            out.append(c)
+            out.extend(idx.resolve_class_name(b) for b in idx.classes[c].bases)
+        return out
 
     def _exception_points(self, s, raise_val: Val, raise_node) -> None:
         if raise_node is None or not raise_val.divergent:
@@ -608,13 +648,17 @@ class Divergence:
         # Collective work in the try body after the point that can raise.
         coll_after = self._collective_after(body, raise_node)
         for h in s.handlers:
+            h_val, h_node = self.pd_raise(s.body, h)
+            if h_node is None or not h_val.divergent:
+                continue  # nothing that can raise on one process is caught here
+            h_after = coll_after if h_node is raise_node else self._collective_after(body, h_node)
             hb = self._block_stmts(h.body)
             reraises = any(isinstance(x, cst.SimpleStatementLine) and any(isinstance(y, cst.Raise) for y in x.body) for x in hb)
             hseq = first_tok(self.seq_block(h.body))
             if hseq is not None:
-                self.exceptions.append(ExceptionPoint(h, raise_node, raise_val, hseq, "handler"))
-            elif coll_after is not None and not reraises and not _exits_in(h.body, h):
-                self.exceptions.append(ExceptionPoint(h, raise_node, raise_val, coll_after, "swallowed"))
+                self.exceptions.append(ExceptionPoint(h, h_node, h_val, hseq, "handler"))
+            elif h_after is not None and not reraises and not _exits_in(h.body, h):
+                self.exceptions.append(ExceptionPoint(h, h_node, h_val, h_after, "swallowed"))
         if s.finalbody is not None and coll_after is not None:
             ft = first_tok(self.seq_block(s.finalbody))
             if ft is not None:

@@ -26,6 +26,7 @@ per-call-site context) but asks the same function, so the passes cannot disagree
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Collection
 
 from mcjax_lint import knowledge as K
@@ -251,6 +252,59 @@ def draw_of_given_size(q: str, positional: int, keywords: Collection[str]) -> bo
     if at is None:
         return False
     return positional > 0 if at == -1 else ("size" in keywords or positional > at)
+
+
+BUILTIN_EXCEPTIONS: dict[str, type] = {n: c for n, c in vars(builtins).items()
+                                        if isinstance(c, type) and issubclass(c, BaseException)}
+
+
+def _builtin_exception(q: str | None) -> type | None:
+    return BUILTIN_EXCEPTIONS.get(q.removeprefix("builtins.")) if q else None
+
+
+def handler_may_catch(caught: list[str | None] | None, raised: str | None, from_library: bool,
+                      ancestry: Callable[[str], list[str] | None]) -> bool:
+    """Whether `except <caught>` can catch what a statement raises (else the handler is no path
+    that statement's exception takes).
+
+    `caught`: the handler's types as qualified names (None: a bare `except`; a None entry: a type
+    expression not resolved). `raised`: the raised class's qualified name when known (`raise
+    X(...)`; `next()` on an exhausted iterator raises `StopIteration`), else None. `from_library`:
+    the statement is a call into code outside the project, which cannot raise the project's own
+    exception classes. `ancestry(q)`: a project class and the names of its bases, transitively
+    (None if `q` is not a project class)."""
+    if caught is None:
+        return True
+    for h in caught:
+        if h is None:
+            return True
+        hb = _builtin_exception(h)
+        if hb is Exception or hb is BaseException:
+            return True
+        project_h = ancestry(h) is not None
+        if raised is None:
+            if not (project_h and from_library):
+                return True
+            continue
+        rb = _builtin_exception(raised)
+        if rb is not None:
+            if hb is not None and issubclass(rb, hb):
+                return True
+            continue
+        anc = ancestry(raised)
+        if anc is None:  # a library class: unknown bases, but never a subclass of a project class
+            if not project_h:
+                return True
+            continue
+        if h in anc:
+            return True
+        for b in anc:
+            bb = _builtin_exception(b)
+            if bb is not None and hb is not None and issubclass(bb, hb):
+                return True
+            if bb is None and ancestry(b) is None and not project_h:
+                return True  # a library base: it may derive from what is caught
+    return False
 
 
 def is_test_module(path: str) -> bool:
