@@ -45,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to enable (replaces the configured selection)")
     p.add_argument("--extend-select", metavar="CODES", help="codes or prefixes to enable on top of the selection")
     p.add_argument("--ignore", metavar="CODES", help="codes or prefixes to disable (added to the configured ones)")
+    p.add_argument("--confidence", choices=("certain", "all"), default=None,
+                   help="report only findings whose every step is certain, or all (default: the "
+                        "configured `confidence`, else all; a finding with a guess is at most a warning)")
     p.add_argument("--statistics", action="store_true", help="print the number of findings per rule instead of the findings")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--show-source", dest="show_source", action="store_true", default=None,
@@ -84,6 +87,8 @@ def _apply_cli(config: LintConfig, args: argparse.Namespace) -> LintConfig:
         config = replace(config, extend_select=config.extend_select + ext)
     if ign:
         config = replace(config, ignore=config.ignore + ign)
+    if args.confidence is not None:
+        config = replace(config, confidence=args.confidence)
     return config
 
 

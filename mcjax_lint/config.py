@@ -58,6 +58,8 @@ class LintConfig:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     respect_gitignore: bool = True
     cache_dir: str = DEFAULT_CACHE_DIR
+    # Which findings to report: "all", or "certain" (only those whose chain has no guess).
+    confidence: str = "all"
     analysis: AnalysisSettings = field(default_factory=AnalysisSettings)
 
     @property
@@ -279,6 +281,10 @@ def parse_table(table: Mapping[str, Any], path: Path, base: LintConfig | None = 
             if not isinstance(value, str) or not value:
                 raise ConfigError(f"{path}: 'cache-dir' must be a non-empty string, got {_type_name(value)}")
             updates["cache_dir"] = value
+        elif key == "confidence":
+            if value not in CONFIDENCE_LEVELS:
+                raise ConfigError(f"{path}: 'confidence' must be \"certain\" or \"all\", got {value!r}")
+            updates["confidence"] = value
         elif key == "collective-functions":
             analysis = replace(analysis, collective_functions=_names(path, key, value))
         elif key == "benign-functions":
@@ -299,8 +305,9 @@ def parse_table(table: Mapping[str, Any], path: Path, base: LintConfig | None = 
 KNOWN_KEYS = (
     "select", "extend-select", "ignore", "per-file-ignores", "exclude", "extend-exclude", "severity",
     "max-file-size", "respect-gitignore", "cache-dir", "collective-functions", "benign-functions",
-    "process-dependent-sources", "sanitizers", "assume-unknown-calls-collective",
+    "process-dependent-sources", "sanitizers", "assume-unknown-calls-collective", "confidence",
 )
+CONFIDENCE_LEVELS = ("certain", "all")
 
 
 def unknown_key_error(path: Path, key: str, table: str, known: Iterable[str]) -> ConfigError:

@@ -30,6 +30,23 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class Step:
+    """One step of a finding's chain from source to sink: certain, or a guess and why."""
+
+    line: int  # in the finding's file; 0 when the step is in another file (named in `text`)
+    text: str
+    certain: bool = True
+    why: str = ""  # for a guess: what the engine assumed
+
+    def to_dict(self) -> dict:
+        return {"line": self.line or None, "text": self.text, "certain": self.certain, "why": self.why or None}
+
+
+CERTAIN = "certain"
+GUESS = "guess"
+
+
+@dataclass(frozen=True)
 class Finding:
     path: str
     line: int  # 1-based
@@ -42,11 +59,20 @@ class Finding:
     fix: Fix | None = None
     # Related locations (e.g. the source of divergence, the collective call): (label, line, column).
     related: tuple[tuple[str, int, int], ...] = field(default=())
+    # How the finding was reached, source first, sink last (empty: a finding of syntax alone).
+    chain: tuple[Step, ...] = field(default=())
+
+    @property
+    def confidence(self) -> str:
+        """`certain` when every step of the chain is, else `guess`."""
+        return CERTAIN if all(s.certain for s in self.chain) else GUESS
 
     def to_dict(self) -> dict:
         d = asdict(self)
         d["severity"] = self.severity.value
         d["related"] = [{"message": m, "line": ln, "column": c} for m, ln, c in self.related]
+        d["chain"] = [s.to_dict() for s in self.chain]
+        d["confidence"] = self.confidence
         return d
 
 

@@ -51,7 +51,7 @@ from mcjax_lint.analysis.relocate import position_free
 from mcjax_lint.config import LintConfig, RuleFilter
 from mcjax_lint.errors import AnalysisError
 from mcjax_lint.files import display_path
-from mcjax_lint.model import Edit, FileError, Finding, Fix, Severity
+from mcjax_lint.model import CERTAIN, GUESS, Edit, FileError, Finding, Fix, Severity, Step
 from mcjax_lint.modnames import module_names
 from mcjax_lint.settings import AnalysisSettings
 
@@ -134,6 +134,7 @@ def finding_from_dict(d: dict) -> Finding:
         message=d["message"],
         fix=None if fix is None else Fix(fix["description"], tuple(Edit(**e) for e in fix["edits"])),
         related=tuple((r["message"], r["line"], r["column"]) for r in d.get("related", ())),
+        chain=tuple(Step(c["line"] or 0, c["text"], c["certain"], c["why"] or "") for c in d.get("chain", ())),
     )
 
 
@@ -614,12 +615,17 @@ def postprocess(found: list[Finding], f: SourceFile, rec: FileRecord, rule_filte
         if not rule_filter.reported(x.code, rel_for_rules):
             continue
         sev = rule_filter.severity(x.code, x.severity)
+        if sev == Severity.ERROR and x.confidence == GUESS:
+            sev = Severity.WARNING  # a chain with a guess is never an error, whatever the override
         out.append(_replace(x, path=f.display, severity=sev))
     supps = [sup.Suppression.from_list(s) for s in rec.suppressions]
     if supps:
         out = sup.apply(out, supps, f.display, lambda code: rule_filter.reported(code, rel_for_rules))
         out = [x if x.code != sup.UNUSED_SUPPRESSION.code else
                _replace(x, severity=rule_filter.severity(x.code, x.severity)) for x in out]
+    if rule_filter.config.confidence == CERTAIN:
+        # After the suppressions: a comment that silences a guessed finding is still used.
+        out = [x for x in out if x.confidence == CERTAIN]
     return out
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from mcjax_lint import knowledge as K
-from mcjax_lint.analysis import semantics
+from mcjax_lint.analysis import evidence, semantics
 from mcjax_lint.analysis.tree import children
 
 from mcjax_lint.analysis.taint import FileAnalysis, _walk_calls
@@ -93,6 +93,7 @@ class ExceptionPoint:
     val: Val
     collective: Tok
     kind: str  # "swallowed", "handler", "finally", "exit"
+    guess: str = ""  # why raising and being caught here is a guess (evidence.py), "" if certain
 
 
 @dataclass
@@ -655,14 +656,28 @@ class Divergence:
             hb = self._block_stmts(h.body)
             reraises = any(isinstance(x, cst.SimpleStatementLine) and any(isinstance(y, cst.Raise) for y in x.body) for x in hb)
             hseq = first_tok(self.seq_block(h.body))
+            guess = "" if self._surely_catches(self._caught(h), h_node) else evidence.UNMATCHED_EXCEPTION
             if hseq is not None:
-                self.exceptions.append(ExceptionPoint(h, h_node, h_val, hseq, "handler"))
+                self.exceptions.append(ExceptionPoint(h, h_node, h_val, hseq, "handler", guess))
             elif h_after is not None and not reraises and not _exits_in(h.body, h):
-                self.exceptions.append(ExceptionPoint(h, h_node, h_val, h_after, "swallowed"))
+                self.exceptions.append(ExceptionPoint(h, h_node, h_val, h_after, "swallowed", guess))
         if s.finalbody is not None and coll_after is not None:
             ft = first_tok(self.seq_block(s.finalbody))
             if ft is not None:
                 self.exceptions.append(ExceptionPoint(s.finalbody, raise_node, raise_val, ft, "finally"))
+
+    def _surely_catches(self, caught: list[str | None] | None, n: cst.CSTNode) -> bool:
+        """Whether the handler catches what `n` raises for certain (`semantics.handler_may_catch`
+        says whether it can; where it only may, being caught is a guess, see evidence.py)."""
+        raised = None
+        if isinstance(n, cst.Raise):
+            exc = n.exc.func if isinstance(n.exc, cst.Call) else n.exc
+            raised = self.fa.qualify(exc) if isinstance(exc, (cst.Name, cst.Attribute)) else None
+        elif isinstance(n, cst.Call):
+            info = self.fa.calls.get(n)
+            raised = semantics.raised_by_call(info.name if info is not None else None,
+                                              info is not None and info.may_raise_pd)
+        return semantics.handler_surely_catches(caught, raised, self._ancestry)
 
     def _with_point(self, s: cst.With) -> None:
         exit_tok = None

@@ -19,7 +19,7 @@ from typing import Any
 from dataclasses import replace
 
 from mcjax_lint import knowledge as K
-from mcjax_lint.analysis import semantics
+from mcjax_lint.analysis import evidence, semantics
 from mcjax_lint.analysis import values as _values
 from mcjax_lint.analysis.summary import STAR, ClassFacts, FunctionFacts, ModuleSummary, Sym, star_exports
 from mcjax_lint.analysis.values import BOTTOM, Src, Val
@@ -873,8 +873,12 @@ class ProjectIndex:
             if v is not None and v.fn:
                 return self.call_name(v.fn, argv)
             return argv, None
-        if self.settings.assume_unknown_calls_collective and not _is_known_library(q):
-            return replace(argv, ext=True), f"`{short_name(q)}()` (unknown call assumed collective)"
+        if not _is_known_library(q) and q not in _BUILTIN_NAMES:
+            # A library the engine knows nothing about: assume its result is computed from its
+            # arguments (a guess; a known library's data functions are taken as certain).
+            argv = evidence.mark(argv, evidence.UNRESOLVED_CALL, f"`{short_name(q)}()`")
+            if self.settings.assume_unknown_calls_collective:
+                return replace(argv, ext=True), f"`{short_name(q)}()` (unknown call assumed collective)"
         return replace(argv, ext=True), None
 
     def call_method(self, meth: str, recv: Val, argv: Val = BOTTOM, given: tuple | None = None) -> tuple[Val, str | None]:
@@ -908,13 +912,13 @@ class ProjectIndex:
                 self._dep(c)
             colls = [self.collective.get(c) for c in cands]
             if all(colls):
-                return res, colls[0]
+                return res, f"`.{meth}()` {evidence.BY_NAME_NOTE} → {colls[0]}"
             rets = [_bind_guards(self.returns.get(c, BOTTOM), c, self.functions[c], None) for c in cands]
             if all(r.pd or r.hash for r in rets):
-                out = res
+                out = BOTTOM
                 for r in rets:
                     out = out.join(r)
-                return out, None
+                return res.join(evidence.mark(out, evidence.METHOD_BY_NAME, f"`.{meth}()`")), None
         if self.settings.assume_unknown_calls_collective:
             return res, f"`.{meth}()` (unknown call assumed collective)"
         return res, None
@@ -1158,6 +1162,9 @@ def _chain(c: str, call: dict, f: FunctionFacts, short: str) -> str:
         return c
     name = f"`{short_name(callee)}()`"
     return c if c.startswith(name) else f"{name} → {c}"
+
+
+_BUILTIN_NAMES = frozenset(dir(__import__("builtins")))
 
 
 def _is_known_library(q: str) -> bool:

@@ -307,6 +307,40 @@ def handler_may_catch(caught: list[str | None] | None, raised: str | None, from_
     return False
 
 
+def handler_surely_catches(caught: list[str | None] | None, raised: str | None,
+                           ancestry: Callable[[str], list[str] | None]) -> bool:
+    """Whether `except <caught>` catches what a statement raises *for certain*: a bare `except`,
+    `Exception`/`BaseException`, or a known raised class that is (a subclass of) a caught one.
+    Where `handler_may_catch` says only that it can (an unknown raised type, a library class of
+    unknown bases), the catch is a guess (evidence.UNMATCHED_EXCEPTION)."""
+    if caught is None:
+        return True
+    for h in caught:
+        hb = _builtin_exception(h)
+        if hb is Exception or hb is BaseException:
+            return True
+        if raised is None or h is None:
+            continue
+        rb = _builtin_exception(raised)
+        if rb is not None and hb is not None and issubclass(rb, hb):
+            return True
+        anc = ancestry(raised)
+        if anc is not None and (h in anc or any(
+                (bb := _builtin_exception(b)) is not None and hb is not None and issubclass(bb, hb) for b in anc)):
+            return True
+    return False
+
+
+def raised_by_call(name: str | None, next_on_local_data: bool) -> str | None:
+    """The class a call is known to raise when it fails: `next()` on process-local data raises
+    StopIteration when exhausted; `open()` and os/shutil/pathlib calls raise OSError."""
+    if next_on_local_data:
+        return "StopIteration"
+    if name and (name in ("open", "io.open") or name.startswith(("os.", "shutil.", "pathlib."))):
+        return "OSError"
+    return None
+
+
 def is_test_module(path: str) -> bool:
     """A module pytest collects tests from: `test_*.py`, `*_test.py`, or a `conftest.py`."""
     base = path.replace("\\", "/").rsplit("/", 1)[-1]

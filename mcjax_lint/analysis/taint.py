@@ -26,7 +26,7 @@ from mcjax_lint.analysis.tree import children
 from mcjax_lint.analysis.positions import Range
 
 from mcjax_lint import knowledge as K
-from mcjax_lint.analysis import semantics
+from mcjax_lint.analysis import evidence, semantics
 from mcjax_lint.analysis.index import ProjectIndex, short_name
 from mcjax_lint.analysis.read_cst import read
 from mcjax_lint.analysis.summary import FunctionFacts, jit_statics
@@ -158,7 +158,7 @@ class FileAnalysis(semantics.StatementRules):
                 return s
             return frozenset(x if unlocated_only and x.located else
                              Src(r[0], r[1], f"{x.desc} via {name}" if " via " not in x.desc else x.desc,
-                                 x.code, r[2], r[3], x.origin or f"line {x.line}") for x in s)
+                                 x.code, r[2], r[3], x.origin or f"line {x.line}", guess=x.guess) for x in s)
 
         items = tuple(self.anchor(x, node, via, call, unlocated_only) for x in v.items) if v.items is not None else None
         return replace(v, pd=move(v.pd), pdc=move(v.pdc), order=move(v.order), hash=move(v.hash), items=items)
@@ -332,6 +332,8 @@ class FileAnalysis(semantics.StatementRules):
         vals = [self.ev(e.value) for e in node.elements]
         out = join_all(v.data().as_elements() for v in vals)
         out = replace(out, struct=f"seq:{len(node.elements)}", elems=self._elems(vals))
+        if isinstance(node, cst.List):
+            out = self._whole_container(out, vals, node)
         if isinstance(node, cst.Tuple) and 1 < len(vals) <= 16 and not any(isinstance(e, cst.StarredElement) for e in node.elements):
             out = replace(out, items=tuple(replace(v, items=None) for v in vals))  # multiple return values
         return out
@@ -353,7 +355,15 @@ class FileAnalysis(semantics.StatementRules):
             else:
                 out = out.join(self.ev(e.value).data())
                 keys.append("**")
+        out = self._whole_container(out, values, node)
         return replace(out, struct="dict:" + ",".join(sorted(keys)), elems=self._elems(values))
+
+    def _whole_container(self, out: Val, vals: list[Val], node: cst.CSTNode) -> Val:
+        """A literal mixing process-dependent and uniform elements: the engine tracks the
+        container as one value, so reading any element of it later is a guess."""
+        if out.divergent and not all(v.divergent for v in vals):
+            return evidence.mark(out, evidence.WHOLE_CONTAINER, "a container literal", self.line(node))
+        return out
 
     def ev_FormattedString(self, node: cst.FormattedString) -> Val:
         out = BOTTOM
@@ -557,6 +567,8 @@ class FileAnalysis(semantics.StatementRules):
             result, coll = self._known_call(q, node, args, argu, info)
             if result is None:
                 result, coll = self._project_call(q, argu, node)
+                if result.ext and result.divergent:  # an unresolved call's guess is taken here
+                    result = evidence.locate(result, f"`{short_name(q)}()`", self.line(node))
         elif isinstance(func, cst.Attribute):
             meth = func.attr.value
             cls = self.self_class(func.value)
@@ -572,7 +584,7 @@ class FileAnalysis(semantics.StatementRules):
                         result, coll = Val(glob=True), v.callable
                         self._bound_statics(v, node)
                     else:
-                        result = argu
+                        result = evidence.mark(argu, evidence.UNRESOLVED_CALL, f"`{_code(self.module, func)}()`", self.line(node))
             else:
                 recv = self.ev(func.value)
                 result, coll = self._method_call(meth, recv, node, args, argu, info)
@@ -599,7 +611,7 @@ class FileAnalysis(semantics.StatementRules):
                 info.name = call_m
                 result, coll = self._project_call(call_m, argu, node)
             else:
-                result = argu
+                result = evidence.mark(argu, evidence.UNRESOLVED_CALL, f"`{_code(self.module, func)}()`", self.line(node))
         if coll is None:
             coll = self._callback_collective(q or info.name, args)
         if not coll and result is not None:
@@ -1224,6 +1236,10 @@ class FileAnalysis(semantics.StatementRules):
                 return
             el = value.element() if not (value.callable or value.ckpt) else value
             el = replace(el, pd=_cap(el.pd | value.pd)) if value.pd else el
+            if len(target.elements) > 1 and value.struct is None:
+                # An opaque value unpacked: every name gets all of it (one element may be all
+                # that differs).
+                el = evidence.mark(el, evidence.WHOLE_CONTAINER, "an unpacked value", self.line(target))
             for e in target.elements:
                 self.bind(e.value, el)
         elif isinstance(target, cst.StarredElement):
@@ -1245,7 +1261,11 @@ class FileAnalysis(semantics.StatementRules):
                     # insertion order differs (irrelevant to pytrees, which sort dict keys).
                     new = replace(cur.join(value.data().without_order()), unordered=True)
                 else:
-                    new = cur.join(value.element() if not value.order else value.data())
+                    added = value.element() if not value.order else value.data()
+                    if cur.struct and cur.struct.startswith("dict:") and not cur.divergent:
+                        # One key of a uniform dict set from a divergent value: the dict is one value.
+                        added = evidence.mark(added, evidence.WHOLE_CONTAINER, f"`{_code(self.module, target)}`", self.line(target))
+                    new = cur.join(added)
                 if key.pd:
                     new = replace(new, tree=_cap(new.tree | frozenset({self.src(target, f"a key from {_why(key.pd)}")})))
                 self.bind(base, new)

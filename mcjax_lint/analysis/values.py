@@ -39,6 +39,9 @@ class Src:
     end_column: int = 0
     origin: str = ""  # "utils.py:12" for a source found in another function or file
     fix: Fix | None = field(default=None, compare=False)
+    # Guesses the engine took to reach this source's value, (line, text, why) each (see
+    # `evidence.py`); not part of its identity: the same source reached two ways is one source.
+    guess: tuple = field(default=(), compare=False)
 
     def describe(self) -> str:
         return f"{self.desc} ({self.origin})" if self.origin else self.desc

@@ -2,7 +2,9 @@
 
 Keys: path, line (1-based), column (0-based), end_line, end_column, code, severity, message,
 fix (null or {description, edits: [{line, column, end_line, end_column, replacement}]}),
-related ([{message, line, column}], same file), and the rule's name.
+related ([{message, line, column}], same file), chain ([{line, text, certain, why}], source to
+sink: line null when the step is in another file, why null unless it is a guess), confidence
+("certain" when every step is, else "guess"), and the rule's name.
 """
 
 from __future__ import annotations

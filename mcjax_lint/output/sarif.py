@@ -4,7 +4,9 @@ Locations are relative to the project root (`%SRCROOT%`), regions 1-based in lin
 (SARIF's default column unit is the Unicode code point, which is what the findings count).
 Every rule is described in `tool.driver.rules` with its summary, default level, help page and
 the page's text as `help.markdown` (the pages in docs/rules/ ship in the package as
-`mcjax_lint.rule_docs`).
+`mcjax_lint.rule_docs`). Each result carries its evidence: `rank` and `properties.precision`
+(high when every step of its chain is certain, medium when one is a guess) and the chain itself as
+a `codeFlows` thread flow, source to sink.
 """
 
 from __future__ import annotations
@@ -12,12 +14,16 @@ from __future__ import annotations
 import json
 
 from mcjax_lint import __version__
-from mcjax_lint.model import Finding, Severity
+from mcjax_lint.model import CERTAIN, GUESS, Finding, Severity
 from mcjax_lint.output.context import OutputContext
 from mcjax_lint.output.rule_pages import docs_base, page_path
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
+# A finding whose every step is certain, and one reached through a guess (docs/lint.md, "Evidence"):
+# SARIF's `rank` (0-100, how much a viewer should rank it up) and CodeQL's `precision` property.
+RANK = {CERTAIN: 90.0, GUESS: 50.0}
+PRECISION = {CERTAIN: "high", GUESS: "medium"}
 
 
 def _uri(ctx: OutputContext, path: str) -> tuple[str, str | None]:
@@ -74,6 +80,21 @@ def _camel(name: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in parts) or name
 
 
+def _code_flow(ctx: OutputContext, f: Finding) -> dict:
+    """The finding's chain, source to sink, as one thread flow (a step in another file has no
+    region: its message names where it is)."""
+    locs = []
+    for st in f.chain:
+        text = st.text if st.certain else f"{st.text} [guess: {st.why}]"
+        if st.line:
+            loc = _location(ctx, f.path, st.line, 0, message=text)
+        else:
+            loc = {"message": {"text": text}}
+        locs.append({"location": loc, "importance": "essential" if st.certain else "important",
+                     "properties": {"certain": st.certain}})
+    return {"message": {"text": f"how it was reached ({f.confidence})"}, "threadFlows": [{"locations": locs}]}
+
+
 def _fix(ctx: OutputContext, f: Finding) -> list[dict]:
     if f.fix is None:
         return []
@@ -108,6 +129,10 @@ def build(ctx: OutputContext) -> dict:
                 dict(_location(ctx, f.path, line, col, message=label), id=i)
                 for i, (label, line, col) in enumerate(f.related)
             ]
+        res["rank"] = RANK[f.confidence]
+        res["properties"] = {"precision": PRECISION[f.confidence], "confidence": f.confidence}
+        if f.chain:
+            res["codeFlows"] = [_code_flow(ctx, f)]
         fixes = _fix(ctx, f)
         if fixes:
             res["fixes"] = fixes

@@ -1,7 +1,8 @@
 """Default terminal output: `path:line:col: CODE [severity] message`, the source line with a
 caret under the reported span, related locations and the available fix.
 
-Each finding ends with a `= help:` line naming its rule's page (a path that opens here, the
+A `= chain:` line shows how the finding was reached, source to sink, each guess marked with why
+(`docs/lint.md`, "Evidence"). Each finding ends with a `= help:` line naming its rule's page (a path that opens here, the
 page SARIF carries as the rule's help), except with `--no-show-source` (one line per finding).
 The text is built as (text, style) segments once: written plain when the output is not a
 terminal (no rich import, which matters for pre-commit latency), rendered with rich styles when
@@ -52,6 +53,8 @@ def finding_segments(f: Finding, ctx: OutputContext) -> list[Segment]:
         ]
     for label, line, col in f.related:
         seg += [("  = ", "blue"), (f"{f.path}:{line}:{col + 1}: ", "bold"), (f"{label}\n", "")]
+    if f.chain and ctx.show_source:
+        seg += [("  = chain: ", "blue"), (chain_text(f) + "\n", "")]
     if f.fix is not None and ctx.fixable_hint:
         seg += [("  = fix: ", "blue"), (f"{f.fix.description} (apply with --fix)\n", "green")]
     if ctx.show_source:
@@ -60,6 +63,15 @@ def finding_segments(f: Finding, ctx: OutputContext) -> list[Segment]:
             seg += [("  = help: ", "blue"), (f"{link} (or `mcjax-lint rule {f.code}`)\n", "")]
         seg.append(("\n", ""))
     return seg
+
+
+def chain_text(f: Finding) -> str:
+    """The finding's evidence on one line: each step (and its line), a guess marked `[guess]`."""
+    parts = []
+    for st in f.chain:
+        at = f" (line {st.line})" if st.line else ""
+        parts.append(f"{st.text}{at}" + ("" if st.certain else f" [guess: {st.why}]"))
+    return " → ".join(parts)
 
 
 def summary_segments(ctx: OutputContext) -> list[Segment]:

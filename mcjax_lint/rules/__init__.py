@@ -1,80 +1,78 @@
 """Rule registry: every rule's stable code, name, severity and one-line summary.
 
-Each rule lives in its own module (`mcjax_lint/rules/mcjNNN_*.py`) as one small libcst visitor;
-`RULES` is the catalogue the tooling (select/ignore, docs, SARIF) reads.
+Each rule lives in its own module (`mcjax_lint/rules/mcjNNN_*.py`) as one small libcst visitor
+whose class states its catalogue entry as literal attributes (`CODE`, `NAME`, `SEVERITY`,
+`SUMMARY`, `FIXABLE`, `FAMILY`). `RULES`, the catalogue the tooling (select/ignore, docs, SARIF)
+reads, is built from those literals without importing the modules — the configuration and a
+cached run stay free of libcst — and `visitor_classes()` imports them for the analysis. Adding a
+rule is adding its module (with its doc page and fixtures); nothing here changes.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib
 from dataclasses import dataclass
+from pathlib import Path
 
 from mcjax_lint.model import Severity
+
+_HERE = Path(__file__).resolve().parent
+_FIELDS = {"CODE": "code", "NAME": "name", "SEVERITY": "severity", "SUMMARY": "summary", "FIXABLE": "fixable",
+           "FAMILY": "family"}
 
 
 @dataclass(frozen=True)
 class RuleInfo:
     code: str
     name: str  # kebab-case
-    severity: Severity
+    severity: Severity  # of a finding whose every step is certain; a guess makes it at most a warning
     summary: str  # one line
     fixable: bool
     family: str
 
 
-CONTROL_FLOW = "process-dependent control flow"
-ORDER = "nondeterministic order"
-SHAPES = "process-dependent shapes and pytrees"
-INIT = "initialization"
+def _rule_modules() -> list[Path]:
+    return sorted(_HERE.glob("mcj[0-9][0-9][0-9]_*.py"))
 
-_RULES = [
-    RuleInfo("MCJ101", "process-dependent-branch", Severity.ERROR,
-             "A process-dependent condition chooses between branches that issue different collective work.",
-             False, CONTROL_FLOW),
-    RuleInfo("MCJ102", "process-dependent-early-exit", Severity.ERROR,
-             "A return/break/continue/raise/exit under a process-dependent condition skips collective work that follows.",
-             False, CONTROL_FLOW),
-    RuleInfo("MCJ103", "process-local-loop", Severity.ERROR,
-             "A loop over process-local data, or with a process-dependent exit condition, does collective work in its body.",
-             False, CONTROL_FLOW),
-    RuleInfo("MCJ104", "one-process-exception", Severity.WARNING,
-             "An exception that can happen on one process only is swallowed around collective work, or reaches collective work in `finally`/`__exit__`.",
-             False, CONTROL_FLOW),
-    RuleInfo("MCJ201", "set-iteration-order", Severity.ERROR,
-             "The iteration order of a set reaches collective work or a value that must agree across processes.",
-             True, ORDER),
-    RuleInfo("MCJ202", "filesystem-order", Severity.ERROR,
-             "The order of a directory listing or glob reaches collective work or a per-process partition.",
-             True, ORDER),
-    RuleInfo("MCJ203", "string-hash", Severity.ERROR,
-             "`hash()` of a string (randomized per process by PYTHONHASHSEED) reaches collective work, a shape, a seed or a branch.",
-             False, ORDER),
-    RuleInfo("MCJ301", "process-dependent-shape", Severity.ERROR,
-             "A shape or dtype computed from a process-dependent value is passed into a global array or collective.",
-             False, SHAPES),
-    RuleInfo("MCJ302", "process-dependent-pytree", Severity.ERROR,
-             "A pytree whose structure differs between processes (None on some, process-dependent keys) is passed into a collective.",
-             False, SHAPES),
-    RuleInfo("MCJ401", "initialize-after-device-access", Severity.ERROR,
-             "`jax.distributed.initialize()` runs after JAX devices were already accessed.",
-             False, INIT),
-]
 
-RULES: dict[str, RuleInfo] = {r.code: r for r in _RULES}
+def _entry(path: Path) -> RuleInfo:
+    """The catalogue attributes of the rule class in `path`, read as literals."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        vals: dict = {}
+        for st in cls.body:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) \
+                    and st.targets[0].id in _FIELDS:
+                vals[_FIELDS[st.targets[0].id]] = ast.literal_eval(st.value)
+        if "code" in vals:
+            vals.setdefault("fixable", False)
+            vals["severity"] = Severity(vals.get("severity", "error"))
+            return RuleInfo(**vals)
+    raise ImportError(f"{path.name}: no rule class with a literal CODE")
+
+
+def _catalogue() -> dict[str, RuleInfo]:
+    return {info.code: info for info in map(_entry, _rule_modules())}
 
 
 def visitor_classes() -> list[type]:
     """The rule visitors, one per code (imported lazily: they depend on the analysis)."""
-    from mcjax_lint.rules.mcj101_branch import ProcessDependentBranch
-    from mcjax_lint.rules.mcj102_early_exit import ProcessDependentEarlyExit
-    from mcjax_lint.rules.mcj103_local_loop import ProcessLocalLoop
-    from mcjax_lint.rules.mcj104_exception import OneProcessException
-    from mcjax_lint.rules.mcj201_set_order import SetIterationOrder
-    from mcjax_lint.rules.mcj202_fs_order import FilesystemOrder
-    from mcjax_lint.rules.mcj203_string_hash import StringHash
-    from mcjax_lint.rules.mcj301_shape import ProcessDependentShape
-    from mcjax_lint.rules.mcj302_pytree import ProcessDependentPytree
-    from mcjax_lint.rules.mcj401_initialize import InitializeAfterDeviceAccess
+    from mcjax_lint.rules.base import Rule
 
-    return [ProcessDependentBranch, ProcessDependentEarlyExit, ProcessLocalLoop, OneProcessException,
-            SetIterationOrder, FilesystemOrder, StringHash, ProcessDependentShape, ProcessDependentPytree,
-            InitializeAfterDeviceAccess]
+    out = []
+    for path in _rule_modules():
+        mod = importlib.import_module(f"{__name__}.{path.stem}")
+        out += [c for c in vars(mod).values()
+                if isinstance(c, type) and issubclass(c, Rule) and c.__module__ == mod.__name__ and c.CODE]
+    return out
+
+
+def __getattr__(name: str):
+    if name == "RULES":
+        rules = _catalogue()
+        globals()["RULES"] = rules
+        return rules
+    raise AttributeError(name)

@@ -1,4 +1,10 @@
-"""Base class of the rules: one small libcst visitor per rule over the shared analysis."""
+"""Base class of the rules: one small libcst visitor per rule over the shared analysis.
+
+A rule module decides what it reports: its catalogue entry (class attributes `CODE`, `NAME`,
+`SEVERITY`, `SUMMARY`, `FIXABLE`, `FAMILY`, literals read without importing the module, see
+`rules/__init__.py`), which of the engine's facts it turns into findings, the chain of evidence
+each finding carries, how that chain grades it (`grade`) and its message.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +12,11 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from mcjax_lint.analysis import evidence
 from mcjax_lint.analysis.divergence import Divergence, Tok
 from mcjax_lint.analysis.taint import FileAnalysis
 from mcjax_lint.analysis.values import Src, Val
-from mcjax_lint.model import Finding, Fix
+from mcjax_lint.model import Finding, Fix, Severity, Step
 
 
 @dataclass
@@ -22,21 +29,62 @@ class RuleContext:
 
 
 class Rule(cst.BatchableCSTVisitor):
-    """Subclasses set `CODE` and implement `visit_<Node>` methods that call `report`."""
+    """Subclasses set the catalogue attributes and implement `visit_<Node>` methods that call
+    `report` with the finding's chain."""
 
     CODE = ""
+    NAME = ""  # kebab-case
+    SEVERITY = "error"  # of a finding whose every step is certain
+    SUMMARY = ""  # one line
+    FIXABLE = False
+    FAMILY = ""
 
     def __init__(self, ctx: RuleContext):
         super().__init__()
         self.ctx = ctx
-        from mcjax_lint.rules import RULES
 
-        self.info = RULES[self.CODE]
+    # ------------------------------------------------------------- evidence
+    def grade(self, chain: tuple[Step, ...]) -> Severity:
+        """The finding's severity: the rule's own when every step is certain, otherwise at most
+        a warning (a rule with other evidence standards overrides this)."""
+        sev = Severity(self.SEVERITY)
+        if sev == Severity.ERROR and not all(s.certain for s in chain):
+            return Severity.WARNING
+        return sev
+
+    def possible(self, message: str, chain: tuple[Step, ...]) -> str:
+        """The message of a finding reached through a guess says so, and names the first one."""
+        g = next((s for s in chain if not s.certain), None)
+        if g is None:
+            return message
+        at = f" (line {g.line})" if g.line else ""
+        what = "" if g.text.split(": ", 1)[-1] in message else f": {g.text}{at}"
+        return f"{message} [possible: {g.why}{what}]"
+
+    def source_steps(self, s: Src) -> list[Step]:
+        """The source and the guesses that carried it here."""
+        steps = [Step(s.line if s.located else 0, s.describe())]
+        steps += [Step(line, text, False, why) for line, text, why in s.guess]
+        return steps
+
+    def step(self, node: cst.CSTNode, text: str) -> Step:
+        """A certain step at `node` (a decision, an assignment the engine followed)."""
+        return Step(self.line(node), text)
+
+    def work_step(self, node: cst.CSTNode, desc: str, label: str = "collective work") -> Step:
+        """The sink: collective work, certain unless the engine guessed it."""
+        why = evidence.collective_guess(desc)
+        return Step(self.line(node), f"{label}: {desc}", why is None, why or "")
+
+    def tok_step(self, tok: Tok, label: str = "collective work") -> Step:
+        return self.work_step(tok.node, tok.desc, label)
 
     # -------------------------------------------------------------- helpers
-    def report(self, node: cst.CSTNode | Src, message: str, related=(), fix: Fix | None = None) -> None:
+    def report(self, node: cst.CSTNode | Src, message: str, related=(), fix: Fix | None = None,
+               chain: tuple[Step, ...] | list[Step] = ()) -> None:
         """Every location must be in this file: a source the analysis could not place here (see
-        `Src.located`) is never used as one — related locations without a line are left out."""
+        `Src.located`) is never used as one — related locations without a line are left out.
+        The severity and the wording of a guess come from the chain (`grade`, `possible`)."""
         if isinstance(node, Src):  # located (OriginRule.emit checks)
             line, col, end_line, end_col = node.line, node.column, node.end_line, node.end_column
         else:
@@ -46,9 +94,11 @@ class Rule(cst.BatchableCSTVisitor):
         if key in self.ctx._seen:
             return
         self.ctx._seen.add(key)
+        chain = tuple(chain)
         self.ctx.findings.append(Finding(
             path=self.ctx.path, line=line, column=col, end_line=end_line, end_column=end_col, code=self.CODE,
-            severity=self.info.severity, message=message, fix=fix, related=tuple(related)))
+            severity=self.grade(chain), message=self.possible(message, chain), fix=fix, related=tuple(related),
+            chain=chain))
 
     def line(self, node: cst.CSTNode) -> int:
         return self.ctx.fa.line(node)
@@ -66,6 +116,7 @@ class Rule(cst.BatchableCSTVisitor):
 
 
 def process_sources(v: Val) -> list[Src]:
+    """The value's process-dependent sources; a finding names (and grades) the first."""
     return sorted(v.pd) + sorted(v.pdc)
 
 

@@ -10,6 +10,10 @@ from mcjax_lint.rules.base import Rule, visits, describe_source, process_sources
 @visits("If", "IfExp", "BooleanOperation", "Match", "Subscript", "Call")
 class ProcessDependentBranch(Rule):
     CODE = "MCJ101"
+    NAME = "process-dependent-branch"
+    SEVERITY = "error"
+    SUMMARY = "A process-dependent condition chooses between branches that issue different collective work."
+    FAMILY = "process-dependent control flow"
 
     def check(self, node: cst.CSTNode) -> None:
         for p in self.ctx.div.branches_at.get(node, ()):
@@ -35,4 +39,5 @@ class ProcessDependentBranch(Rule):
             else:
                 msg = (f"{what} on a process-dependent value ({describe_source(s, self.line(node))}) issues different "
                        f"collective work on different processes: {self.tok_text(p.collective)} runs on only some of them")
-            self.report(node, msg, related=(related_source(s), self.related_tok(p.collective)))
+            chain = [*self.source_steps(s), self.step(node, f"{what} on it"), self.tok_step(p.collective)]
+            self.report(node, msg, related=(related_source(s), self.related_tok(p.collective)), chain=chain)

@@ -10,6 +10,10 @@ from mcjax_lint.rules.base import Rule, visits, describe_source, process_sources
 @visits("Return", "Break", "Continue", "Raise", "Expr")
 class ProcessDependentEarlyExit(Rule):
     CODE = "MCJ102"
+    NAME = "process-dependent-early-exit"
+    SEVERITY = "error"
+    SUMMARY = "A return/break/continue/raise/exit under a process-dependent condition skips collective work that follows."
+    FAMILY = "process-dependent control flow"
 
     def check(self, node: cst.CSTNode) -> None:
         for p in self.ctx.div.exits_at.get(node, ()):
@@ -21,4 +25,6 @@ class ProcessDependentEarlyExit(Rule):
             self.report(node, (
                 f"{kind} under a process-dependent condition ({describe_source(s, self.line(node))}, "
                 f"line {self.line(p.cond_node)}) skips {self.tok_text(p.skipped)} that the other processes still run"),
-                related=(related_source(s), ("condition", *self.where(p.cond_node)), self.related_tok(p.skipped, "skipped")))
+                related=(related_source(s), ("condition", *self.where(p.cond_node)), self.related_tok(p.skipped, "skipped")),
+                chain=[*self.source_steps(s), self.step(p.cond_node, "condition"), self.step(node, f"{kind} under it"),
+                       self.tok_step(p.skipped, "skipped")])

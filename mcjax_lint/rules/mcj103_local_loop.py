@@ -10,6 +10,10 @@ from mcjax_lint.rules.base import Rule, visits, describe_source, process_sources
 @visits("For", "While", "ListComp", "GeneratorExp", "SetComp", "DictComp")
 class ProcessLocalLoop(Rule):
     CODE = "MCJ103"
+    NAME = "process-local-loop"
+    SEVERITY = "error"
+    SUMMARY = "A loop over process-local data, or with a process-dependent exit condition, does collective work in its body."
+    FAMILY = "process-dependent control flow"
 
     def check(self, node: cst.CSTNode) -> None:
         for p in self.ctx.div.loops_at.get(node, ()):
@@ -24,4 +28,5 @@ class ProcessLocalLoop(Rule):
             self.report(node, (
                 f"{head} does collective work ({self.tok_text(p.collective)}): processes can run different "
                 f"numbers of iterations and the last one waits forever"),
-                related=(related_source(s), self.related_tok(p.collective)))
+                related=(related_source(s), self.related_tok(p.collective)),
+                chain=[*self.source_steps(s), self.step(node, "the loop"), self.tok_step(p.collective)])

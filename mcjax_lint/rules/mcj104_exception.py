@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import libcst as cst
 
+from mcjax_lint.model import Step
 from mcjax_lint.rules.base import Rule, visits, describe_source, process_sources, related_source
 
 
 @visits("ExceptHandler", "Finally", "With", "ExceptStarHandler", "Raise")
 class OneProcessException(Rule):
     CODE = "MCJ104"
+    NAME = "one-process-exception"
+    # An exception on one process is a hazard only when it happens, which the analysis cannot
+    # know: a warning even when every step is certain.
+    SEVERITY = "warning"
+    SUMMARY = ("An exception that can happen on one process only is swallowed around collective work, "
+               "or reaches collective work in `finally`/`__exit__`.")
+    FAMILY = "process-dependent control flow"
 
     def check(self, node: cst.CSTNode) -> None:
         for p in self.ctx.div.exceptions_at.get(node, ()):
@@ -35,4 +43,13 @@ class OneProcessException(Rule):
             related = [("may raise on one process", *self.where(p.raise_node)), self.related_tok(p.collective)]
             if srcs:
                 related.insert(0, related_source(srcs[0]))
-            self.report(node, msg, related=related)
+            raised = Step(self.line(p.raise_node), f"`{_short(self.ctx.fa.module.code_for_node(p.raise_node))}`",
+                          not p.guess, p.guess)
+            chain = [*(self.source_steps(srcs[0]) if srcs else ()), raised, self.step(node, f"{p.kind} here"),
+                     self.tok_step(p.collective)]
+            self.report(node, msg, related=related, chain=chain)
+
+
+def _short(code: str, limit: int = 50) -> str:
+    code = " ".join(code.split())
+    return code if len(code) <= limit else code[:limit - 1] + "…"

@@ -7,5 +7,10 @@ from mcjax_lint.rules.origin import OriginRule
 
 class SetIterationOrder(OriginRule):
     CODE = "MCJ201"
+    NAME = "set-iteration-order"
+    SEVERITY = "error"
+    SUMMARY = "The iteration order of a set reaches collective work or a value that must agree across processes."
+    FIXABLE = True
+    FAMILY = "nondeterministic order"
     KIND = "order"
     HEAD = "the iteration order of a set differs between processes (string hashing is randomized per process)"

@@ -7,5 +7,10 @@ from mcjax_lint.rules.origin import OriginRule
 
 class FilesystemOrder(OriginRule):
     CODE = "MCJ202"
+    NAME = "filesystem-order"
+    SEVERITY = "error"
+    SUMMARY = "The order of a directory listing or glob reaches collective work or a per-process partition."
+    FIXABLE = True
+    FAMILY = "nondeterministic order"
     KIND = "order"
     HEAD = "directory listings come back in filesystem order, which can differ between processes and hosts"

@@ -7,5 +7,9 @@ from mcjax_lint.rules.origin import OriginRule
 
 class StringHash(OriginRule):
     CODE = "MCJ203"
+    NAME = "string-hash"
+    SEVERITY = "error"
+    SUMMARY = "`hash()` of a string (randomized per process by PYTHONHASHSEED) reaches collective work, a shape, a seed or a branch."
+    FAMILY = "nondeterministic order"
     KIND = "hash"
     HEAD = "`hash()` of a str/bytes differs between processes (PYTHONHASHSEED is random per process)"

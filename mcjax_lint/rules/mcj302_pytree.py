@@ -9,6 +9,10 @@ from mcjax_lint.rules.base import Rule, related_source
 
 class ProcessDependentPytree(Rule):
     CODE = "MCJ302"
+    NAME = "process-dependent-pytree"
+    SEVERITY = "error"
+    SUMMARY = "A pytree whose structure differs between processes (None on some, process-dependent keys) is passed into a collective."
+    FAMILY = "process-dependent shapes and pytrees"
 
     def visit_Call(self, node: cst.Call) -> None:
         for sink in self.ctx.div.sinks_at.get(node, ()):
@@ -18,4 +22,5 @@ class ProcessDependentPytree(Rule):
             where = f" (line {s.line})" if s.located and s.line != self.line(node) else ""
             self.report(node, (
                 f"{s.describe()}{where} is passed into {sink.what}: its pytree structure differs between processes"),
-                related=(related_source(s, "structure source"),))
+                related=(related_source(s, "structure source"),),
+                chain=[*self.source_steps(s), self.work_step(node, sink.what, "passed into")])

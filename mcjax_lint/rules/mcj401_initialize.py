@@ -11,6 +11,10 @@ from mcjax_lint.rules.base import Rule
 
 class InitializeAfterDeviceAccess(Rule):
     CODE = "MCJ401"
+    NAME = "initialize-after-device-access"
+    SEVERITY = "error"
+    SUMMARY = "`jax.distributed.initialize()` runs after JAX devices were already accessed."
+    FAMILY = "initialization"
     WALKS = True  # needs every call in source order, not just the analysis' marked nodes
 
     def __init__(self, ctx):
@@ -70,13 +74,15 @@ class InitializeAfterDeviceAccess(Rule):
             desc, where = self.stack[-1][0]
             self.report(node, (f"`jax.distributed.initialize()` runs after JAX devices were already accessed "
                                f"({desc} at line {self.line(where)}); it must come first"),
-                        related=(("device access", *self.where(where)),))
+                        related=(("device access", *self.where(where)),),
+                        chain=[self.work_step(where, desc, "device access"), self.step(node, "initialize()")])
             return
         if len(self.stack) > 1 and self.stack[0]:
             desc, where = self.stack[0][0]
             self.report(node, (f"`jax.distributed.initialize()` runs after JAX devices were already accessed at "
                                f"import time ({desc} at line {self.line(where)}); it must come first"),
-                        related=(("device access", *self.where(where)),))
+                        related=(("device access", *self.where(where)),),
+                        chain=[self.work_step(where, desc, "device access"), self.step(node, "initialize()")])
             return
         summary = fa.index.modules.get(fa.modname)
         for m in (summary.imported_modules if summary else ()):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mcjax_lint.analysis.values import Src, Val
+from mcjax_lint.model import Step
 from mcjax_lint.rules.base import Rule, visits
 
 
@@ -22,25 +23,29 @@ class OriginRule(Rule):
         pool = v.order if self.KIND == "order" else v.hash
         return sorted(s for s in pool if s.code == self.CODE)
 
-    def emit(self, s: Src, what: str, where: cst.CSTNode) -> None:
+    def emit(self, s: Src, what: str, where: cst.CSTNode, work: Step) -> None:
         ln, col = self.where(where)
         text = s.describe()
         # An origin the analysis could not place in this file (it always should) is reported
         # where it is used rather than at a line of another file.
+        chain = [*self.source_steps(s), self.step(where, f"reaches: {what}")]
+        if work.line != ln or not work.certain:
+            chain.append(work)
         self.report(s if s.located else where, f"{text}: {self.HEAD}; it reaches {what} (line {ln})",
-                    related=((f"reaches: {what}", ln, col),), fix=s.fix if s.located else None)
+                    related=((f"reaches: {what}", ln, col),), fix=s.fix if s.located else None, chain=chain)
 
     def check(self, node: cst.CSTNode) -> None:
         div = self.ctx.div
         for p in div.branches_at.get(node, ()):
             for s in self.sources(p.val):
-                self.emit(s, f"a branch that decides whether {p.collective.desc} runs", node)
+                self.emit(s, f"a branch that decides whether {p.collective.desc} runs", node, self.tok_step(p.collective))
         for p in div.exits_at.get(node, ()):
             for s in self.sources(p.val):
-                self.emit(s, f"the condition of a `{p.kind}` that skips {p.skipped.desc}", node)
+                self.emit(s, f"the condition of a `{p.kind}` that skips {p.skipped.desc}", node,
+                          self.tok_step(p.skipped, "skipped"))
         for p in div.loops_at.get(node, ()):
             for s in self.sources(p.val):
-                self.emit(s, f"the exit condition of a loop doing {p.collective.desc}", node)
+                self.emit(s, f"the exit condition of a loop doing {p.collective.desc}", node, self.tok_step(p.collective))
         for sink in div.sinks_at.get(node, ()):
             if sink.code == self.CODE:
-                self.emit(sink.src, sink.what, node)
+                self.emit(sink.src, sink.what, node, self.work_step(node, sink.what, "passed into"))

@@ -33,6 +33,11 @@ def test_example_triggers_rule_and_use_instead_is_clean(code: str):
     bad, _ = analyze_project({"example.py": _block(text, "## Example")})
     assert code in {f.code for f in bad}, [(f.line, f.code, f.message) for f in bad]
     assert {f.code for f in bad} == {code}, [(f.line, f.code, f.message) for f in bad]
+    # The page says how the rule grades its evidence, and its example is a certain finding at the
+    # rule's own severity (a guess would make it a "possible" warning).
+    assert "## Evidence" in text
+    assert all(f.confidence == "certain" and f.severity == info.severity for f in bad), \
+        [(f.line, f.severity, f.confidence, f.message) for f in bad]
     good, errors = analyze_project({"example.py": _block(text, "## Use instead")})
     assert errors == [] and good == [], [(f.line, f.code, f.message) for f in good]
     if info.fixable:

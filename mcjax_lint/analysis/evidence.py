@@ -1,0 +1,78 @@
+"""What the analysis knows and what it guesses: one definition for both passes and every rule.
+
+A finding's *chain* runs from a source (`jax.process_index()`, a set's order, ...) through the
+steps that carry it to the sink (the collective work, the shape, the branch). Each step is either
+certain — a known source, a resolved call, a known collective, a value flowing by assignment —
+or a guess the engine had to take to go on. The engine records each guess where it takes it:
+
+- on a value: every source the value carries gets the guess (`mark`), so whatever is computed
+  from it inherits it (`Src.guess`, not part of a source's identity);
+- on collective work: the description of the work says how it was found (`COLLECTIVE_NOTES`),
+  which survives being wrapped in helpers' descriptions (`helper() → .save() (...)`).
+
+A rule grades its evidence from the chain (`rules/base.py`): `error` only when every step is
+certain, otherwise at most `warning`, and the message says "possible".
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from mcjax_lint.analysis.values import Src, Val
+
+# Why a step is a guess (the texts users read in the chain).
+METHOD_BY_NAME = "a method resolved by its name only (the receiver's type is unknown)"
+WHOLE_CONTAINER = "a whole container taken as process-dependent because one element is"
+STORED_CALLABLE = "a callable handed to other code, never seen called"
+UNRESOLVED_CALL = "an unresolved call assumed to return something computed from its arguments"
+UNMATCHED_EXCEPTION = "an exception whose type was not matched against the handler"
+HELPER_NOT_FOLLOWED = "a helper not followed"
+ASSUMED_COLLECTIVE = "an unknown call assumed to be collective work (`assume-unknown-calls-collective`)"
+
+# Markers the engine writes into a collective work's description when it guessed it.
+BY_NAME_NOTE = "(resolved by method name)"
+COLLECTIVE_NOTES = {
+    "(unknown call assumed collective)": ASSUMED_COLLECTIVE,
+    "passed as a callback": STORED_CALLABLE,
+    BY_NAME_NOTE: METHOD_BY_NAME,
+}
+
+MAX_GUESSES = 3  # per source: enough to explain it, bounded for speed
+
+
+def mark(v: Val, why: str, text: str, line: int = 0) -> Val:
+    """`v` with every source it carries marked as reached through a guess (`why`), taken at
+    `text` (line `line` of the file being analysed, 0 when elsewhere)."""
+    if not (v.pd or v.pdc or v.order or v.hash or v.shape or v.tree or v.items is not None):
+        return v
+    step = (line, text, why)
+
+    def m(s: frozenset[Src]) -> frozenset[Src]:
+        if not s:
+            return s
+        return frozenset(x if step in x.guess or len(x.guess) >= MAX_GUESSES else replace(x, guess=x.guess + (step,))
+                         for x in s)
+
+    items = tuple(mark(x, why, text, line) for x in v.items) if v.items is not None else None
+    return replace(v, pd=m(v.pd), pdc=m(v.pdc), order=m(v.order), hash=m(v.hash), shape=m(v.shape),
+                   tree=m(v.tree), items=items)
+
+
+def locate(v: Val, text: str, line: int) -> Val:
+    """`v` with the guesses taken at `text` somewhere unknown (line 0: the project index does not
+    know lines) placed at `line` of the file being analysed."""
+    def m(s: frozenset[Src]) -> frozenset[Src]:
+        if not any(g[0] == 0 and g[1] == text for x in s for g in x.guess):
+            return s
+        return frozenset(replace(x, guess=tuple((line, t, w) if ln == 0 and t == text else (ln, t, w)
+                                               for ln, t, w in x.guess)) for x in s)
+
+    return replace(v, pd=m(v.pd), pdc=m(v.pdc), order=m(v.order), hash=m(v.hash), shape=m(v.shape), tree=m(v.tree))
+
+
+def collective_guess(desc: str) -> str | None:
+    """Why the collective work `desc` describes is a guess, None when it is known."""
+    for note, why in COLLECTIVE_NOTES.items():
+        if note in desc:
+            return why
+    return None

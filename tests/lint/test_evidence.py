@@ -1,0 +1,162 @@
+"""Evidence-graded findings (docs/lint.md, "Evidence"): every finding carries its chain from
+source to sink; one guess in it makes the finding at most a "possible" warning; `--confidence` /
+`confidence = ...` choose what is reported; JSON and SARIF carry the chain and the confidence.
+
+The fixture pairs differ in one step: the certain version is an error, the guessed one a warning.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cli_helpers import make_project, run_cli, run_json
+from mcjax_lint.analysis import evidence
+from mcjax_lint.engine import analyze_project
+from mcjax_lint.model import Severity
+
+HAZARDS = Path(__file__).resolve().parents[2] / "fixtures" / "lint" / "hazards"
+
+# (certain fixture, guessed look-alike, rule, why the look-alike's chain has a guess)
+PAIRS = [
+    ("evidence_resolved_method.py", "evidence_method_by_name.py", "MCJ101", evidence.METHOD_BY_NAME),
+    ("evidence_known_call.py", "evidence_unresolved_call.py", "MCJ103", evidence.UNRESOLVED_CALL),
+    ("evidence_direct_call.py", "evidence_callback.py", "MCJ101", evidence.STORED_CALLABLE),
+]
+
+
+def _findings(name: str):
+    path = HAZARDS / name
+    findings, errors = analyze_project({str(path): path.read_text(encoding="utf-8")})
+    assert errors == []
+    return findings
+
+
+@pytest.mark.parametrize("certain,guessed,code,why", PAIRS, ids=[f"{p[2]}-{p[1]}" for p in PAIRS])
+def test_a_guess_in_the_chain_makes_the_finding_a_possible_warning(certain, guessed, code, why):
+    [c] = _findings(certain)
+    assert (c.code, c.severity, c.confidence) == (code, Severity.ERROR, "certain")
+    assert all(s.certain for s in c.chain) and "possible" not in c.message
+    [g] = _findings(guessed)
+    assert (g.code, g.severity, g.confidence) == (code, Severity.WARNING, "guess")
+    assert [s.why for s in g.chain if not s.certain] == [why]
+    assert g.message.endswith("]") and f"[possible: {why}" in g.message
+    # Source first, sink last, on lines of the file.
+    assert "jax.process_index()" in g.chain[0].text and g.chain[-1].text.startswith("collective work")
+    assert all(s.line > 0 for s in g.chain)
+
+
+def test_an_unmatched_exception_type_is_a_guess():
+    [f] = _findings("handler_emergency_checkpoint.py")
+    assert f.code == "MCJ104" and f.severity == Severity.WARNING and f.confidence == "guess"
+    assert [s.why for s in f.chain if not s.certain] == [evidence.UNMATCHED_EXCEPTION]
+
+
+def test_a_handler_naming_the_raised_class_is_certain():
+    src = HAZARDS.joinpath("handler_emergency_checkpoint.py").read_text(encoding="utf-8")
+    src = src.replace("except (OSError, ValueError):", "except StopIteration:")
+    [f] = analyze_project({"m.py": src})[0]
+    assert f.code == "MCJ104" and f.confidence == "certain"
+    assert f.severity == Severity.WARNING  # the rule's own severity: whether it raises is never known
+
+
+PAIR_PROJECT = {name: (HAZARDS / name).read_text(encoding="utf-8")
+                for name in ("evidence_known_call.py", "evidence_unresolved_call.py")}
+
+
+def test_json_carries_the_chain_and_the_confidence(tmp_path):
+    root = make_project(tmp_path / "p", PAIR_PROJECT)
+    rc, findings, err = run_json(root, "--no-cache", ".")
+    assert rc == 1, err
+    by_file = {Path(f["path"]).name: f for f in findings}
+    g = by_file["evidence_unresolved_call.py"]
+    assert (g["severity"], g["confidence"]) == ("warning", "guess")
+    assert set(g["chain"][0]) == {"line", "text", "certain", "why"}
+    assert [(s["certain"], s["why"]) for s in g["chain"] if not s["certain"]] == [(False, evidence.UNRESOLVED_CALL)]
+    c = by_file["evidence_known_call.py"]
+    assert (c["severity"], c["confidence"]) == ("error", "certain")
+    assert all(s["certain"] and s["why"] is None for s in c["chain"])
+
+
+def test_sarif_carries_rank_precision_and_the_chain_as_a_code_flow(tmp_path):
+    import json
+
+    root = make_project(tmp_path / "p", PAIR_PROJECT)
+    out = run_cli(root, "--no-cache", "--format", "sarif", ".")
+    assert out.returncode == 1, out.stderr
+    results = {Path(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]).name: r
+               for r in json.loads(out.stdout)["runs"][0]["results"]}
+    g, c = results["evidence_unresolved_call.py"], results["evidence_known_call.py"]
+    assert (g["level"], g["rank"], g["properties"]["precision"]) == ("warning", 50.0, "medium")
+    assert (c["level"], c["rank"], c["properties"]["precision"]) == ("error", 90.0, "high")
+    steps = g["codeFlows"][0]["threadFlows"][0]["locations"]
+    assert [s["properties"]["certain"] for s in steps].count(False) == 1
+    assert all(s["location"]["physicalLocation"]["region"]["startLine"] > 0 for s in steps)
+    assert "[guess: " in next(s for s in steps if not s["properties"]["certain"])["location"]["message"]["text"]
+
+
+def test_text_shows_the_chain_on_one_line(tmp_path):
+    root = make_project(tmp_path / "p", PAIR_PROJECT)
+    out = run_cli(root, "--no-cache", "evidence_unresolved_call.py")
+    chain = [ln for ln in out.stdout.splitlines() if ln.startswith("  = chain: ")]
+    assert len(chain) == 1 and " → " in chain[0] and f"[guess: {evidence.UNRESOLVED_CALL}]" in chain[0]
+
+
+def _codes(findings):
+    return sorted((Path(f["path"]).name, f["severity"]) for f in findings)
+
+
+def test_confidence_certain_reports_only_certain_findings(tmp_path):
+    root = make_project(tmp_path / "p", PAIR_PROJECT)
+    rc, findings, _ = run_json(root, "--no-cache", "--confidence", "certain", ".")
+    assert rc == 1 and _codes(findings) == [("evidence_known_call.py", "error")]
+    # The same from the configuration; the command line overrides it.
+    root2 = make_project(tmp_path / "q", PAIR_PROJECT, '[tool.mcjax]\nconfidence = "certain"\n')
+    rc, findings, _ = run_json(root2, "--no-cache", ".")
+    assert _codes(findings) == [("evidence_known_call.py", "error")]
+    rc, findings, _ = run_json(root2, "--no-cache", "--confidence", "all", ".")
+    assert _codes(findings) == [("evidence_known_call.py", "error"), ("evidence_unresolved_call.py", "warning")]
+    # Only a guessed finding left: nothing reported, exit 0.
+    rc, findings, _ = run_json(root2, "--no-cache", "evidence_unresolved_call.py")
+    assert (rc, findings) == (0, [])
+
+
+def test_a_suppressed_guess_is_not_an_unused_suppression_under_certain(tmp_path):
+    text = PAIR_PROJECT["evidence_unresolved_call.py"].replace("# expect: MCJ103", "# mcjax: ignore[MCJ103]")
+    root = make_project(tmp_path / "p", {"m.py": text}, '[tool.mcjax]\nconfidence = "certain"\n')
+    rc, findings, err = run_json(root, "--no-cache", ".")
+    assert (rc, findings) == (0, []), err
+
+
+def test_a_severity_override_cannot_make_a_guess_an_error(tmp_path):
+    root = make_project(tmp_path / "p", PAIR_PROJECT, '[tool.mcjax.severity]\nMCJ103 = "error"\n')
+    rc, findings, _ = run_json(root, "--no-cache", ".")
+    assert _codes(findings) == [("evidence_known_call.py", "error"), ("evidence_unresolved_call.py", "warning")]
+
+
+def test_the_chain_survives_the_cache(tmp_path):
+    root = make_project(tmp_path / "p", PAIR_PROJECT)
+    _, cold, _ = run_json(root, ".")
+    _, warm, _ = run_json(root, ".")
+    assert cold == warm and all(f["chain"] for f in warm)
+
+
+@pytest.mark.parametrize("value", ['"high"', "true", '["certain"]'])
+def test_a_bad_confidence_is_one_line_and_exit_2(tmp_path, value):
+    root = make_project(tmp_path / "p", {"m.py": "x = 1\n"}, f"[tool.mcjax]\nconfidence = {value}\n")
+    out = run_cli(root, ".")
+    assert out.returncode == 2
+    assert out.stderr.strip().count("\n") == 0 and "'confidence' must be \"certain\" or \"all\"" in out.stderr
+
+
+def test_a_bad_confidence_flag_is_a_usage_error(tmp_path):
+    root = make_project(tmp_path / "p", {"m.py": "x = 1\n"})
+    out = run_cli(root, "--confidence", "some", ".")
+    assert out.returncode == 2 and "--confidence" in out.stderr
+
+
+def test_a_misspelt_confidence_key_is_still_an_unknown_key(tmp_path):
+    root = make_project(tmp_path / "p", {"m.py": "x = 1\n"}, '[tool.mcjax]\nconfidense = "all"\n')
+    out = run_cli(root, ".")
+    assert out.returncode == 2 and "unknown key 'confidense'" in out.stderr and "did you mean 'confidence'" in out.stderr
