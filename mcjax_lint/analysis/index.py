@@ -499,6 +499,7 @@ class ProjectIndex:
             cls=sym.get("cls"),
             sanitized=bool(sym.get("san")),
             subgroup=bool(sym.get("sub")),
+            hostable=bool(sym.get("hl") and sym.get("callable")),
         )
         self._static[id(sym)] = (sym, v)
         return v
@@ -644,7 +645,7 @@ class ProjectIndex:
             if f.prop:
                 return _bind_guards(self.returns.get(r, BOTTOM), r, f, None)  # reading a property calls it
             if f.jit:
-                return Val(callable=f"`{short_name(r)}` ({f.jit})", fn=r)
+                return Val(callable=f"`{short_name(r)}` ({f.jit})", fn=r, hostable="l" in f.flags)
             return Val(fn=r)
         if r in self.classes:
             return BOTTOM

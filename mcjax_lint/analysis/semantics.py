@@ -11,11 +11,13 @@ libcst, the files that can produce a finding) read different trees. They meet he
     ("name", "True"/"False"/"None")  those constants, as libcst reads them
     ("name", id)
     ("attr", value_node, attr)
-    ("call", func_node, positional_arg_nodes)
+    ("call", func_node, positional_arg_nodes, arg_nodes)   arg_nodes: every argument's value,
+                                     positional then keyword (starred: the iterable)
     ("subscript", value_node)
     ("tuple", elt_nodes) / ("seq", elt_nodes)   a tuple; a list or set display
     ("comp", elt_node, [(target_node, iter_node), ...], [if_test_node, ...])   list/set comprehension, generator
-    ("binop", op, left, right) / ("unary", op)   op as written: "+", "%", "-", "~", "not", ...
+    ("dict", value_nodes)            a dict display
+    ("binop", op, left, right) / ("unary", op, operand)   op as written: "+", "%", "-", "~", "not", ...
     ("ifexp", body, orelse)
     ("lambda",)
     ("other", type_name_lowercase)
@@ -27,6 +29,7 @@ per-call-site context) but asks the same function, so the passes cannot disagree
 from __future__ import annotations
 
 import builtins
+import re
 from collections.abc import Callable, Collection
 
 from mcjax_lint import knowledge as K
@@ -450,6 +453,7 @@ class StatementRules:
     """Statement semantics both passes share, as a mixin. A pass supplies `read` (its reader),
     `scope` (with `strings`, see `note_string_binding`), `ev` (an expression's
     value), `bind` (a target takes a value), `is_numeric`, `as_number` (a value marked numeric),
+    `is_host`, `as_host` (a value marked host data, `is_host_data`),
     `assign_targets` (an assignment's target expressions) and `st_other` (a statement it has no
     rule for)."""
 
@@ -469,6 +473,8 @@ class StatementRules:
         v = self.ev(node.value)
         if self.is_numeric(node.value):
             v = self.as_number(v)
+        if self.is_host(node.value):
+            v = self.as_host(v)
         targets = self.assign_targets(node)
         for t in targets:
             self.bind(t, v)
@@ -476,5 +482,139 @@ class StatementRules:
 
     def st_AnnAssign(self, node) -> None:
         if node.value is not None:  # (a bare annotation binds nothing)
-            self.bind(node.target, self.ev(node.value))
+            v = self.ev(node.value)
+            self.bind(node.target, self.as_host(v) if self.is_host(node.value) else v)
             note_string_binding(self.scope, node.target, node.value, self.read)
+
+
+# ---- host data: what a jitted computation given only these inputs runs on ------------------------
+# A jitted computation whose inputs are all host data (numpy arrays, Python scalars and lists, or
+# arrays it produced itself from such inputs) runs on this process's default device only: it is
+# process-local work, not cross-process work, whatever branch or loop it runs in.
+
+# Calls whose result is host data whatever their arguments: numpy copies (or refuses) what it is
+# given, `jax.device_get` fetches this process's shards.
+_HOST_CALL_PREFIXES = ("numpy.",)
+_HOST_CALLS = frozenset({"jax.device_get", "tensorflow_datasets.as_numpy", "int", "float", "bool", "str", "len",
+                         "round", "abs", "repr", "format", "range", "hash", "id"})
+# Builtins whose result is host data when their arguments are.
+_HOST_IF_ARGS_CALLS = frozenset({"list", "tuple", "dict", "sorted", "reversed", "enumerate", "zip", "next", "iter",
+                                 "min", "max", "sum", "jax.device_put"})
+# Methods whose result is host data whatever their receiver (a tf tensor's or a jax array's copy
+# on the host; a tf dataset's numpy iterator).
+_HOST_METHODS = frozenset({"numpy", "item", "tolist", "copy_to_host", "as_numpy_iterator", "__array__"})
+# Jit wrappers whose computation runs where its inputs live (pmap and shard_map span every
+# process's devices whatever their inputs).
+LOCAL_JIT_KINDS = frozenset({"jit", "pjit", "nnx.jit", "filter_jit"})
+# Keywords of a jit wrapper that say nothing about where it runs (any other one, e.g.
+# `in_shardings`, `out_shardings`, `device`, `backend`, may name a global sharding).
+_PLACEMENT_FREE_JIT_KEYWORDS = frozenset({"static_argnums", "static_argnames", "donate_argnums", "donate_argnames",
+                                          "inline", "keep_unused", "abstracted_axes", "compiler_options"})
+# Roots of the libraries a jitted function may name without closing over the project's arrays.
+LIBRARY_ROOTS = ("jax", "numpy", "math", "functools", "operator", "flax", "optax", "einops", "typing", "chex")
+_ARRAY_OP_PREFIXES = K.ARRAY_OP_PREFIXES
+_MESH_CONTEXT = re.compile(r"\b(?:set_mesh|use_mesh)\b|^[ \t]*(?:async[ \t]+)?with\b[^\n]*mesh", re.MULTILINE | re.IGNORECASE)
+
+HostName = Callable[[str], bool]
+Qualify = Callable[[object], "str | None"]
+LocalCall = Callable[[object], bool]
+
+
+def is_host_data(node: object, read: Reader, host_name: HostName, qualify: Qualify,
+                 local_call: LocalCall = lambda n: False, bound: Collection[str] = frozenset()) -> bool:
+    """Whether `node` is provably host data: a literal, a numpy value, a Python container of host
+    data, `jax.device_get(...)`, `.numpy()`/`.item()`, a jax.numpy op on host data (it runs on this
+    process's default device), names the pass has seen bound to host data (`host_name`, `bound`),
+    and calls the pass knows run a jitted function locally on host data (`local_call`). Anything
+    else (a parameter, an attribute of an object, a project helper's result) is not."""
+    def host(n: object) -> bool:
+        return is_host_data(n, read, host_name, qualify, local_call, bound)
+
+    r = read(node)
+    tag = r[0]
+    if tag in ("number", "string", "text"):
+        return True
+    if tag == "other":
+        return r[1] in ("constant", "joinedstr", "formattedstring", "concatenatedstring", "bytes", "simplestring")
+    if tag == "name":
+        return r[1] in ("True", "False", "None") or r[1] in bound or host_name(r[1])
+    if tag == "attr":
+        q = qualify(node)
+        if q is not None:
+            return q.startswith(_HOST_CALL_PREFIXES)  # `np.pi`, `np.float32`
+        return host(r[1])  # `x.T`, `x.shape` of host data
+    if tag == "subscript":
+        return host(r[1])
+    if tag in ("tuple", "seq", "dict"):
+        return all(host(e) for e in r[1])
+    if tag == "binop":
+        return host(r[2]) and host(r[3])
+    if tag == "unary":
+        return len(r) > 2 and host(r[2])
+    if tag == "ifexp":
+        return host(r[1]) and host(r[2])
+    if tag == "comp":
+        inner = set(bound)
+        for target, it in r[2]:
+            t = read(target)
+            if t[0] != "name" or not is_host_data(it, read, host_name, qualify, local_call, frozenset(inner)):
+                return False
+            inner.add(t[1])
+        return is_host_data(r[1], read, host_name, qualify, local_call, frozenset(inner))
+    if tag == "call":
+        args = r[3] if len(r) > 3 else None
+        q = qualify(r[1])
+        if q is not None:
+            if q.startswith(_HOST_CALL_PREFIXES) or q in _HOST_CALLS:
+                return True
+            if q in _HOST_IF_ARGS_CALLS or q.startswith(_ARRAY_OP_PREFIXES):
+                return args is not None and all(host(a) for a in args)
+            return local_call(node)
+        f = read(r[1])
+        if f[0] == "attr":
+            if f[2] in _HOST_METHODS:
+                return True
+            if host(f[1]):  # a method of a numpy array (`x.reshape(...)`, `x.astype(...)`)
+                return True
+        return local_call(node)
+    return False
+
+
+def host_iteration(it: object, read: Reader, host_name: HostName, qualify: Qualify,
+                   local_call: LocalCall = lambda n: False) -> bool:
+    """`for x in it`: the elements of host data are host data."""
+    return is_host_data(it, read, host_name, qualify, local_call)
+
+
+def jit_may_run_locally(kind: str, keywords: Collection[str], target: object | None, read: Reader, qualify: Qualify,
+                        closes_over_host_only: Callable[[str], bool]) -> bool:
+    """Whether a function jitted this way (`jax.jit(target, **keywords)`, or a decorator) can run
+    on this process alone: its computation runs where its inputs live unless its wrapper spans
+    every process (`pmap`, `shard_map`), a keyword may place it (`in_shardings`, `device`, ...),
+    or the function closes over values that may be global arrays. The target must be a library
+    function or a project function that reads only host data from enclosing scopes
+    (`closes_over_host_only(qualified name)`); anything else (a bound method, a lambda) may
+    close over global arrays."""
+    if kind not in LOCAL_JIT_KINDS or any(k not in _PLACEMENT_FREE_JIT_KEYWORDS for k in keywords):
+        return False
+    if target is None:
+        return True  # a decorator: the caller checks the decorated function
+    q = qualify(target)
+    if q is None:
+        return False
+    if q.split(".")[0] in LIBRARY_ROOTS:
+        return True
+    return closes_over_host_only(q)
+
+
+def jitted_call_is_local(hostable: bool, arg_nodes: Collection[object] | None, is_host: Callable[[object], bool],
+                         mesh_context: bool) -> bool:
+    """A call of a jitted function is process-local work (not cross-process) when the function can
+    run locally (`jit_may_run_locally`), every argument is host data, and no mesh context is in
+    force in the file (`with mesh:`, `use_mesh`, `set_mesh` place computations on the mesh)."""
+    return hostable and not mesh_context and arg_nodes is not None and all(is_host(a) for a in arg_nodes)
+
+
+def mesh_context_in(source: str) -> bool:
+    """Whether a file enters or sets a mesh context anywhere (conservatively, by its text)."""
+    return bool(_MESH_CONTEXT.search(source))

@@ -27,7 +27,7 @@ from mcjax_lint.analysis.read_ast import read
 from mcjax_lint.analysis.values import with_binding
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 34
+SUMMARY_VERSION = 35
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -62,9 +62,9 @@ def _merge_list(a: list, b: list) -> list:
 
 def sym_join(a: Sym | None, b: Sym | None) -> Sym:
     if not a:
-        return dict(b) if b else {}
+        return {k: v for k, v in b.items() if k != "host"} if b else {}  # (an empty Sym may be an unknown value)
     if not b:
-        return dict(a)
+        return {k: v for k, v in a.items() if k != "host"}
     out = dict(a)
     for k, v in b.items():
         if k == "tup":
@@ -85,6 +85,10 @@ def sym_join(a: Sym | None, b: Sym | None) -> Sym:
         out.pop("tup", None)
     if out.get("num") and not (a.get("num") and b.get("num")):
         del out["num"]
+    if out.get("host") and not (a.get("host") and b.get("host")):
+        del out["host"]
+    if out.get("hl") and not all(x.get("hl") for x in (a, b) if x.get("callable")):
+        del out["hl"]  # (a callable that may run locally only where every joined one may)
     return out
 
 
@@ -393,6 +397,14 @@ class _Summarizer(semantics.StatementRules):
         self._ret_taints: list[Sym] = []
         self._main_guard = False
         self._positional: dict[str, list[str]] = {}  # function -> positional parameters (static_argnums)
+        # Host data and local jitted calls (semantics.is_host_data): the file's mesh context, the
+        # calls found to run locally, the module's defs that close over host data only.
+        self._mesh_context = semantics.mesh_context_in(source)
+        self._local_call_nodes: set[int] = set()
+        self._local_jits: set[str] = set()  # jit-decorated defs of this module that may run locally
+        self._host_closed: dict[str, bool] = {}
+        self._module_host_names: set[str] | None = None
+        self._stores: dict[str, int] | None = None
 
     # ---- names
     def _positional_params(self, target: ast.expr | None) -> list[str] | None:
@@ -706,6 +718,8 @@ class _Summarizer(semantics.StatementRules):
             r = self._known_call(q, node, args, kwargs, argu)
             if r is not None:
                 return r
+            if q in self._local_jits and self._runs_locally(True, node):
+                return {"host": True}
             call["n"] = q
         elif isinstance(func, ast.Attribute):
             if isinstance(func.value, ast.Name) and func.value.id == "self" and self.class_stack and self._local("self") is not None:
@@ -732,6 +746,8 @@ class _Summarizer(semantics.StatementRules):
             if fv.get("jitf"):
                 return jit_factory_result(fv["jitf"], node.args[0] if node.args else None, self._positional_params)
             if fv.get("callable"):
+                if self._runs_locally(bool(fv.get("hl")), node):
+                    return {"host": True}
                 self._collective(f"{fv['callable']}", node)
                 return {"glob": True}
             call["v"] = _prune({k: v for k, v in fv.items() if k in ("via", "refs", "params", "callable")})
@@ -890,9 +906,14 @@ class _Summarizer(semantics.StatementRules):
             statics = jit_statics(*literal_statics(node.keywords), self._positional_params(target))
             if statics:
                 out["statics"] = statics
+            if q in K.JIT_WRAPPERS and semantics.jit_may_run_locally(
+                    kind, [k.arg or "**" for k in node.keywords], target, read, self.qualify, self._closes_over_host_only):
+                out["hl"] = True
             return out
         if q in ("functools.partial", "partial") and args:
             out = dict(args[0])
+            if out.get("hl") and not all(self.is_host(a) for a in list(node.args[1:]) + [k.value for k in node.keywords]):
+                del out["hl"]  # bound arguments that may be global arrays
             return out
         if q in K.SANITIZERS:
             if q in K.COLLECTIVE_CALLS:
@@ -983,6 +1004,82 @@ class _Summarizer(semantics.StatementRules):
 
     def is_numeric(self, node, bound=frozenset()) -> bool:
         return semantics.is_numeric(node, read, self._num, bound)
+
+    # ---- host data (`semantics` decides; this pass says which names hold host data)
+    def _host(self, name: str) -> bool:
+        v = semantics.lookup(self.scope, self.module_scope.env, name)
+        return bool(v and v.get("host"))
+
+    def is_host(self, node) -> bool:
+        return semantics.is_host_data(node, read, self._host, self.qualify, lambda n: id(n) in self._local_call_nodes)
+
+    as_host = staticmethod(lambda v: dict(v, host=True))
+
+    def _runs_locally(self, hostable: bool, node: ast.Call) -> bool:
+        """A call of a jitted function that runs on this process alone (semantics.jitted_call_is_local)."""
+        args = [a.value if isinstance(a, ast.Starred) else a for a in node.args] + [k.value for k in node.keywords]
+        if semantics.jitted_call_is_local(hostable, args, self.is_host, self._mesh_context):
+            self._local_call_nodes.add(id(node))
+            return True
+        return False
+
+    def _deco_may_run_locally(self, node: ast.FunctionDef, kind: str, qual: str) -> bool:
+        """`@jax.jit` (or `@partial(jax.jit, static_argnums=...)`) on a module-level def."""
+        if not self.scope.is_module or self.class_stack:
+            return False
+        for d in node.decorator_list:
+            if not isinstance(d, ast.Call):
+                continue
+            dq = self.qualify(d.func)
+            if dq in ("functools.partial", "partial"):
+                if len(d.args) > 1:
+                    return False
+            elif dq not in K.JIT_WRAPPERS:
+                continue
+            if not semantics.jit_may_run_locally(kind, [k.arg or "**" for k in d.keywords], None, read, self.qualify,
+                                                 self._closes_over_host_only):
+                return False
+        return semantics.jit_may_run_locally(kind, (), None, read, self.qualify, self._closes_over_host_only) \
+            and self._closes_over_host_only(qual)
+
+    def _closes_over_host_only(self, q: str) -> bool:
+        """Whether a def of this module reads, from outside its own body, only libraries, builtins,
+        this module's other such defs and classes, and module-level names bound only to host data
+        (a jitted function closing over a global array is cross-process work whatever its inputs)."""
+        name = q[len(self.module) + 1:] if q.startswith(self.module + ".") else None
+        node = next((n for n in self.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and n.name == name), None) if name and "." not in name else None
+        if node is None:
+            return False
+        if q in self._host_closed:
+            return self._host_closed[q]
+        self._host_closed[q] = False  # (recursion: not proven)
+        ok = all(self._host_free_name(n) for n in _free_names(node))
+        self._host_closed[q] = ok
+        return ok
+
+    def _host_free_name(self, name: str) -> bool:
+        if name in self.imports:
+            return self.imports[name].split(".")[0] in semantics.LIBRARY_ROOTS
+        if name in self.module_defs:
+            node = next(n for n in self.tree.body if getattr(n, "name", None) == name)
+            return isinstance(node, ast.ClassDef) or self._closes_over_host_only(self.module_defs[name])
+        if self._module_host_names is None:
+            self._module_host_names = _module_host_names(self.tree, lambda n, known: semantics.is_host_data(
+                n, read, known.__contains__, self._module_qualify))
+        if name in self._module_host_names:
+            return True
+        if self._stores is None:
+            self._stores = _module_stores(self.tree)
+        return name in _BUILTIN_NAMES and name not in self._stores
+
+    def _module_qualify(self, node: ast.expr) -> str | None:
+        """`qualify` as seen from the module's top level."""
+        saved, self.scope = self.scope, self.module_scope
+        try:
+            return self.qualify(node)
+        finally:
+            self.scope = saved
 
     # ---- statements
     def bind(self, target: ast.expr, value: Sym) -> None:
@@ -1167,6 +1264,8 @@ class _Summarizer(semantics.StatementRules):
         elem = sym_element(it)
         if it.get("u"):
             elem = sym_join(elem, {"order": [self.src(semantics.set_iteration_desc(it["u"]), node.iter, "MCJ201")]})
+        if isinstance(node.target, ast.Name) and self.is_host(node.iter):
+            elem = self.as_host(elem)  # an element of host data
         self.bind(node.target, elem)
         self._loop_taints.append({k: v for k, v in it.items() if k in ("pd", "pdc", "via", "params", "refs")})
         try:
@@ -1237,6 +1336,12 @@ class _Summarizer(semantics.StatementRules):
         value: Sym = {"refs": [qual]}
         if deco_jit:
             value = {"callable": f"`{node.name}` ({deco_jit})", "refs": [qual]}
+            if self._deco_may_run_locally(node, deco_jit, qual):
+                value["hl"] = True
+                facts.flags += "l"
+                self._local_jits.add(qual)
+        if self.scope.is_module and not self.class_stack and self._closes_over_host_only(qual):
+            facts.flags += "k"
         if not in_class_body and (not self.scope.is_module or deco_jit):
             self.scope.env[node.name] = value
         self.pending.append((node, facts, params, defaults, self.scope, list(self.class_stack)))
@@ -1331,6 +1436,70 @@ class _Summarizer(semantics.StatementRules):
             self.run_function(node, facts, params, defaults, outer, classes)
         self.summary.refs_used = sorted(r for r in self._refs if r.startswith(".") or not r.startswith(_EXTERNAL_ROOTS))
         return self.summary
+
+
+_BUILTIN_NAMES = frozenset(dir(__import__("builtins")))
+
+
+def _free_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names a def's body reads from enclosing scopes (loads of names it never binds; its
+    decorators and defaults run where the def is, not in the body)."""
+    bound: set[str] = set()
+    declared: set[str] = set()
+    loads: set[str] = set()
+    for st in fn.body:
+        for n in ast.walk(st):
+            if isinstance(n, ast.Name):
+                (loads if isinstance(n.ctx, ast.Load) else bound).add(n.id)
+            elif isinstance(n, ast.arg):
+                bound.add(n.arg)
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(n.name)
+            elif isinstance(n, (ast.Import, ast.ImportFrom)):
+                bound.update((a.asname or a.name).split(".")[0] for a in n.names)
+            elif isinstance(n, ast.ExceptHandler) and n.name:
+                bound.add(n.name)
+            elif isinstance(n, (ast.Global, ast.Nonlocal)):
+                declared.update(n.names)
+    a = fn.args
+    bound.update(x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [v for v in (a.vararg, a.kwarg) if v])
+    return (loads - bound) | (loads & declared)
+
+
+def _module_stores(tree: ast.Module) -> dict[str, int]:
+    """How many times each name is bound in the module's own scope (not in its functions), and
+    -1 for names a function declares `global`."""
+    out: dict[str, int] = {}
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            for g in ast.walk(n):
+                if isinstance(g, ast.Global):
+                    out.update((x, -1) for x in g.names)
+            continue
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and out.get(n.id, 0) >= 0:
+            out[n.id] = out.get(n.id, 0) + 1
+        todo.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def _module_host_names(tree: ast.Module, is_host) -> set[str]:
+    """Module-level names every binding of which is a top-level assignment of host data
+    (`is_host(node, names known so far)`)."""
+    out: set[str] = set()
+    top: dict[str, list] = {}
+    for st in tree.body:
+        if isinstance(st, ast.Assign) and all(isinstance(t, ast.Name) for t in st.targets):
+            for t in st.targets:
+                top.setdefault(t.id, []).append(st.value)
+        elif isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.value is not None:
+            top.setdefault(st.target.id, []).append(st.value)
+    stores = _module_stores(tree)
+    for name, values in top.items():  # (in order: a later name may use an earlier one)
+        if stores.get(name, 0) == len(values) and all(is_host(v, out) for v in values):
+            out.add(name)
+    return out
 
 
 # Refs into these libraries never name project facts: not worth keeping for the prefilter.

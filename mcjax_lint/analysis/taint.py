@@ -110,6 +110,8 @@ class FileAnalysis(semantics.StatementRules):
         self._sink_keys: set = set()
         self.seeded_modules: set[str] = set()
         self._full_positions = None
+        self._mesh_context: bool | None = None  # (semantics.mesh_context_in, read once when needed)
+        self._local_call_nodes: set[int] = set()  # jitted calls found to run on this process alone
 
     # ================================================================ positions & sources
     def pos(self, node: cst.CSTNode):
@@ -565,7 +567,9 @@ class FileAnalysis(semantics.StatementRules):
         if q is not None:
             info.name = q
             result, coll = self._known_call(q, node, args, argu, info)
-            if result is None:
+            if result is None and self._local_jit(q) and self._runs_locally(True, node):
+                result = Val(host=True)  # a jit-decorated function on host data: this process's work
+            elif result is None:
                 result, coll = self._project_call(q, argu, node)
                 if result.ext and result.divergent:  # an unresolved call's guess is taken here
                     result = evidence.locate(result, f"`{short_name(q)}()`", self.line(node))
@@ -579,7 +583,9 @@ class FileAnalysis(semantics.StatementRules):
                     result, coll = self._project_call(m, argu, node)
                 else:
                     v = self.index.attr(cls, meth)
-                    if v is not None and v.callable:
+                    if v is not None and v.callable and self._runs_locally(v.hostable, node):
+                        result = Val(host=True)
+                    elif v is not None and v.callable:
                         info.name = f"{cls}.{meth}"
                         result, coll = Val(glob=True), v.callable
                         self._bound_statics(v, node)
@@ -595,6 +601,8 @@ class FileAnalysis(semantics.StatementRules):
                 result = Val(callable=f"`{_expr_name(target)}` ({fv.factory[0]})",
                              statics=self._statics_for(fv.factory[1], fv.factory[2], target),
                              chosen=args[0][1].chosen if args else frozenset())
+            elif fv.callable and self._runs_locally(fv.hostable, node):
+                result = Val(host=True)
             elif fv.callable:
                 result, coll = Val(glob=True), fv.callable
                 self._bound_statics(fv, node)
@@ -889,7 +897,9 @@ class FileAnalysis(semantics.StatementRules):
                 jit_target = (K.JIT_WRAPPERS[inner], positional[1].value if len(positional) > 1 else None)
             else:
                 f = args[0][1]
-                return Val(callable=f.callable, fn=f.fn, cls=None), None
+                # Bound arguments that may be global arrays make the partial cross-process work.
+                hostable = f.hostable and all(self.is_host(a.value) for a in node.args[1:])
+                return Val(callable=f.callable, fn=f.fn, cls=None, hostable=hostable), None
         if jit_target is not None and jit_target[1] is None and q not in K.JIT_WRAPPERS:
             # `functools.partial(jax.jit, donate_argnums=0)`: a jit decorator of the project's own.
             nums, names = self._jit_static_literals(node)
@@ -898,8 +908,11 @@ class FileAnalysis(semantics.StatementRules):
             kind, target = jit_target
             # A function chosen per process stays chosen once jitted (`jax.jit(fn)(x)`).
             chosen = next((v.chosen for k, v in args if k == (0 if q in K.JIT_WRAPPERS else 1)), frozenset())
+            hostable = q in K.JIT_WRAPPERS and semantics.jit_may_run_locally(
+                kind, [a.keyword.value if a.keyword is not None else "**" for a in node.args if a.keyword is not None or a.star == "**"],
+                target, read, self.qualify, self._closes_over_host_only)
             return Val(callable=f"`{_expr_name(target)}` ({kind})", statics=self._statics_for(*self._jit_static_literals(node), target),
-                       chosen=chosen), None
+                       chosen=chosen, hostable=hostable), None
         if q in K.SANITIZERS:
             return SANITIZED, K.COLLECTIVE_CALLS.get(q)
         if q in K.COLLECTIVE_CALLS:
@@ -1181,6 +1194,36 @@ class FileAnalysis(semantics.StatementRules):
     def is_numeric(self, node: cst.BaseExpression, bound: set[str] = frozenset()) -> bool:
         return semantics.is_numeric(node, read, self._num, bound)
 
+    # (`semantics` decides what is host data; this pass says which names hold it)
+    def _host(self, name: str) -> bool:
+        v = semantics.lookup(self.scope, self.module_scope.env, name)
+        return bool(v and v.host)
+
+    def is_host(self, node: cst.BaseExpression) -> bool:
+        return semantics.is_host_data(node, read, self._host, self.qualify, lambda n: id(n) in self._local_call_nodes)
+
+    as_host = staticmethod(lambda v: replace(v, host=True))
+
+    def _runs_locally(self, hostable: bool, node: cst.Call) -> bool:
+        """A call of a jitted function that runs on this process alone (semantics.jitted_call_is_local)."""
+        if not hostable:
+            return False
+        if self._mesh_context is None:
+            self._mesh_context = semantics.mesh_context_in(self.module.code)
+        if semantics.jitted_call_is_local(hostable, [a.value for a in node.args], self.is_host, self._mesh_context):
+            self._local_call_nodes.add(id(node))
+            return True
+        return False
+
+    def _closes_over_host_only(self, q: str) -> bool:
+        f = self.index.functions.get(q)
+        return f is not None and "k" in f.flags
+
+    def _local_jit(self, q: str) -> bool:
+        """A jit-decorated function that may run on this process alone (the summary's "l" flag)."""
+        f = self.index.functions.get(q)
+        return f is not None and "l" in f.flags
+
     # ---------------------------------------------------------------- sinks
     def _sink(self, code: str, v: Val, node: cst.CSTNode, what: str) -> None:
         if code == "order-partition":
@@ -1435,6 +1478,8 @@ class FileAnalysis(semantics.StatementRules):
         if _is_range(node.iter) or (isinstance(node.iter, cst.Call) and isinstance(node.iter.func, cst.Name)
                                     and node.iter.func.value == "enumerate" and isinstance(node.target, cst.Tuple)):
             elem = replace(elem, numeric=True) if _is_range(node.iter) else elem
+        if isinstance(node.target, cst.Name) and self.is_host(node.iter):
+            elem = self.as_host(elem)  # an element of host data
         self.bind(node.target, elem)
         self._loop(Val(pd=it.count_sources), node.body, node)
         if node.orelse is not None:
@@ -1500,7 +1545,7 @@ class FileAnalysis(semantics.StatementRules):
             if p.default is not None:
                 defaults[p.name.value] = self.ev(p.default).data()
         in_class = bool(self.cls_stack) and self.scope.is_module and self._in_class_body
-        value = Val(callable=f"`{node.name.value}` ({jit})", fn=qual) if jit else Val(fn=qual)
+        value = Val(callable=f"`{node.name.value}` ({jit})", fn=qual, hostable=self._local_jit(qual)) if jit else Val(fn=qual)
         if not in_class:
             self.scope.env[node.name.value] = value
         cls = self.cls_stack[-1] if in_class else None

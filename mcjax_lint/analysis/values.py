@@ -101,12 +101,21 @@ class Val:
     # A jit decorator of the project's own (`functools.partial(jax.jit, donate_argnums=0)`):
     # (kind, static nums, static names); applying it makes a jitted function.
     factory: tuple = ()
+    # Host data (numpy, Python values) or an array a jitted call made from host data alone on this
+    # process's default device (`semantics.is_host_data`): a jitted call given only such inputs is
+    # process-local work. Kept only where every joined value is host data.
+    host: bool = False
+    # With `callable`: a jitted function that runs on this process alone when its inputs are all
+    # host data (`semantics.jit_may_run_locally`); kept only where every joined callable is one.
+    hostable: bool = False
 
     def join(self, other: Val) -> Val:
-        if other is self or other == BOTTOM:
+        if other is self:
             return self
+        if other == BOTTOM:
+            return replace(self, host=False) if self.host else self  # (BOTTOM may be an unknown value)
         if self == BOTTOM:
-            return other
+            return replace(other, host=False) if other.host else other
         return Val(
             _cap(self.pd | other.pd),
             _cap(self.pdc | other.pdc),
@@ -132,13 +141,16 @@ class Val:
             self.chosen | other.chosen,
             self.elems or other.elems,
             self.factory or other.factory,
+            self.host and other.host,
+            (self.hostable or not self.callable) and (other.hostable or not other.callable)
+            and bool(self.callable or other.callable),
         )
 
     # Taint only (drops object kinds): what flows into a value computed from this one.
     def taint(self) -> Val:
         if not (self.unordered or self.callable or self.ckpt or self.sharding or self.glob or self.cls or self.fn
                 or self.struct or self.items is not None or self.sanitized or self.ext or self.elems
-                or self.factory) and not self.subgroup:
+                or self.factory or self.host) and not self.subgroup:
             return self
         return Val(self.pd, self.pdc, self.order, self.hash, self.shape, self.tree, subgroup=self.subgroup)
 

@@ -5,8 +5,9 @@ Process 0 checks the step on host data of the global arrays' shapes before train
 host runs a smoke test on a batch of its own local size: those calls run on this process's device
 only, so nothing is compared. Then every process trains with the same steps (two closures of one
 factory over different constants, chosen alike everywhere): nothing that ran locally before may
-enter what the processes compare. (Not a lint fixture: the linter assumes a jitted function is applied to global arrays, so
-it reports both local calls; docs/rules/MCJ101.md, Known limitations.)
+enter what the processes compare. (Not a lint fixture: the linter cannot prove that a jitted function a factory makes over its
+own parameter closes over host data only, so it reports both local calls; docs/rules/MCJ101.md,
+"What is not cross-process work".)
 """
 
 import jax
