@@ -319,6 +319,12 @@ NON_RAISING_CALLS = frozenset({
 # --- Process exit (MCJ102). ----------------------------------------------------------------------------
 EXIT_CALLS = {"sys.exit", "os._exit", "os.abort", "exit", "quit"}
 
+# --- Programs that are not multi-process. ---------------------------------------------------------
+# A script that pins JAX to the CPU (`os.environ["JAX_PLATFORMS"] = "cpu"`, `jax.config.update(
+# "jax_platforms", "cpu")`) and never calls `jax.distributed.initialize()` runs as one process.
+PLATFORM_ENV_KEYS = {"JAX_PLATFORMS", "JAX_PLATFORM_NAME"}
+PLATFORM_CONFIG_KEYS = {"jax_platforms", "jax_platform_name"}
+
 # --- Device access before initialize (MCJ401). -------------------------------------------------------
 INITIALIZE = "jax.distributed.initialize"
 DEVICE_ACCESS_CALLS = {

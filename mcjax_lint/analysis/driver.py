@@ -63,6 +63,8 @@ def analyze_source(source: str, path: str, module: str, index: ProjectIndex, set
         wrapper = MetadataWrapper(mod, unsafe_skip_copy=True)
         positions = lean_positions(wrapper.module)
         own = _own_summary(source, path, module, index)
+        if index.single_process_script(own):
+            return []
         fa = FileAnalysis(wrapper.module, positions, path, module, index, settings, own.imports)
         fa.seeded_modules = set(own.seeded_rngs)
         fa.run()

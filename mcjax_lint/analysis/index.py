@@ -255,6 +255,7 @@ class ProjectIndex:
         state["globals"] = dict.fromkeys(self.globals, {})
         state["modules"] = {m: ModuleSummary(s.path, s.module, dict(s.imports), imported_modules=list(s.imported_modules),
                                              initialize_line=s.initialize_line, import_device_access=s.import_device_access,
+                                             pins_cpu=s.pins_cpu,
                                              seeded_rngs=list(s.seeded_rngs))
                             for m, s in self.modules.items()}
         # Most resolved values are one of a few (nothing, an unknown library value): one copy each.
@@ -1104,6 +1105,25 @@ class ProjectIndex:
         return self._suffix_map.get(name) or name
 
     # ---------------------------------------------------------------- prefilter
+    def single_process_script(self, s: ModuleSummary) -> bool:
+        """A script pinned to the CPU backend from which no `jax.distributed.initialize()` call is
+        reachable (in it or in the project modules it imports, transitively): it runs as one
+        process, so nothing in it is cross-process work (on the CPU, JAX is multi-process only
+        through `initialize()`)."""
+        if not s.pins_cpu:
+            return False
+        seen, todo = {s.module}, [s]
+        while todo:
+            m = todo.pop()
+            if m.initialize_line:
+                return False
+            for name in m.imported_modules:
+                name = self.module_alias(name)
+                if name not in seen and name in self.modules:
+                    seen.add(name)
+                    todo.append(self.modules[name])
+        return True
+
     def needs_full_analysis(self, s: ModuleSummary) -> bool:
         """Whether the file can produce a finding. Per function (module body included): it must
         touch a divergent value — directly, from a project helper, attribute or global — and do

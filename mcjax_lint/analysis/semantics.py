@@ -344,6 +344,12 @@ def raised_by_call(name: str | None, next_on_local_data: bool) -> str | None:
     return None
 
 
+def jit_runs_locally(keywords: Collection[tuple[str | None, object]], read: Reader) -> bool:
+    """`jax.jit(f, backend="cpu")`: compiled for this host's CPU device alone, whatever devices
+    the job spans, so calling it is no cross-process work. `keywords`: a call's (name, value)."""
+    return any(k == "backend" and read(v) == ("string", "cpu") for k, v in keywords)
+
+
 def is_test_module(path: str) -> bool:
     """A module pytest collects tests from: `test_*.py`, `*_test.py`, or a `conftest.py`."""
     base = path.replace("\\", "/").rsplit("/", 1)[-1]

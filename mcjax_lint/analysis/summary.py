@@ -231,6 +231,7 @@ class ModuleSummary:
     order_sources: bool = False  # lists a directory / builds a set
     hash_calls: bool = False
     initialize_line: int = 0  # first `jax.distributed.initialize()` call, 0 if none
+    pins_cpu: bool = False  # the script pins JAX to the CPU backend (`knowledge.PLATFORM_ENV_KEYS`)
     refs_used: list[str] = field(default_factory=list)  # attribute/global refs read (prefilter)
     seeded_rngs: list[str] = field(default_factory=list)  # RNG modules the file seeds ("random", ...)
     import_device_access: list | None = None  # [desc, line] device access at import time
@@ -250,6 +251,7 @@ class ModuleSummary:
             "order_sources": self.order_sources,
             "hash_calls": self.hash_calls,
             "initialize_line": self.initialize_line,
+            "pins_cpu": self.pins_cpu,
             "import_device_access": self.import_device_access,
             "refs_used": self.refs_used,
             "seeded_rngs": self.seeded_rngs,
@@ -271,6 +273,7 @@ class ModuleSummary:
             order_sources=bool(d.get("order_sources")),
             hash_calls=bool(d.get("hash_calls")),
             initialize_line=int(d.get("initialize_line", 0)),
+            pins_cpu=bool(d.get("pins_cpu")),
             refs_used=list(d.get("refs_used", [])),
             seeded_rngs=list(d.get("seeded_rngs", [])),
             import_device_access=d.get("import_device_access"),
@@ -895,6 +898,8 @@ class _Summarizer(semantics.StatementRules):
         if q in K.ORDER_IMPOSING and args and args[0].get("u"):
             return sym_join(sym_taint(argu), {"order": [self.src(semantics.set_iteration_desc(args[0]["u"]), node, "MCJ201")]})
         if q in K.JIT_WRAPPERS or (q in ("functools.partial", "partial") and node.args and self.qualify(node.args[0]) in K.JIT_WRAPPERS):
+            if semantics.jit_runs_locally([(k.arg, k.value) for k in node.keywords], read):
+                return {}  # (a host-local function: calling it is no collective work)
             target = node.args[0] if q in K.JIT_WRAPPERS and node.args else (node.args[1] if len(node.args) > 1 else None)
             name = _expr_name(target) if target is not None else "function"
             kind = K.JIT_WRAPPERS.get(q) or K.JIT_WRAPPERS[self.qualify(node.args[0])]
@@ -1305,10 +1310,13 @@ class _Summarizer(semantics.StatementRules):
             dq = self.qualify(d.func if isinstance(d, ast.Call) else d)
             if dq in ("property", "functools.cached_property", "cached_property"):
                 is_property = True
-            elif dq in K.JIT_WRAPPERS:
+            elif dq in K.JIT_WRAPPERS and not (isinstance(d, ast.Call) and semantics.jit_runs_locally(
+                    [(k.arg, k.value) for k in d.keywords], read)):
                 deco_jit = K.JIT_WRAPPERS[dq]
                 static_lits = literal_statics(d.keywords) if isinstance(d, ast.Call) else ([], [])
             elif dq in ("functools.partial", "partial") and isinstance(d, ast.Call) and d.args and self.qualify(d.args[0]) in K.JIT_WRAPPERS:
+                if semantics.jit_runs_locally([(k.arg, k.value) for k in d.keywords], read):
+                    continue
                 deco_jit = K.JIT_WRAPPERS[self.qualify(d.args[0])]
                 static_lits = literal_statics(d.keywords)
             else:
@@ -1435,7 +1443,33 @@ class _Summarizer(semantics.StatementRules):
             node, facts, params, defaults, outer, classes = self.pending.pop(0)
             self.run_function(node, facts, params, defaults, outer, classes)
         self.summary.refs_used = sorted(r for r in self._refs if r.startswith(".") or not r.startswith(_EXTERNAL_ROOTS))
+        self.summary.pins_cpu = self._pins_cpu()
         return self.summary
+
+    def _pins_cpu(self) -> bool:
+        """Whether the module, run as a script, pins JAX to the CPU backend unconditionally: an
+        assignment `os.environ["JAX_PLATFORMS"] = "cpu"` or a `jax.config.update("jax_platforms",
+        "cpu")` among its top-level statements (those of its `__main__` guard included)."""
+        stmts = list(self.tree.body)
+        for st in self.tree.body:
+            if isinstance(st, ast.If) and _is_main_guard(st.test):
+                stmts += st.body
+        for st in stmts:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Subscript):
+                t = st.targets[0]
+                if self.qualify(t.value) == "os.environ" and _const(t.slice) in K.PLATFORM_ENV_KEYS \
+                        and _const(st.value) == "cpu":
+                    return True
+            if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and len(st.value.args) == 2:
+                c = st.value
+                if self.qualify(c.func) == "jax.config.update" and _const(c.args[0]) in K.PLATFORM_CONFIG_KEYS \
+                        and _const(c.args[1]) == "cpu":
+                    return True
+        return False
+
+
+def _const(node) -> object:
+    return node.value if isinstance(node, ast.Constant) else None
 
 
 _BUILTIN_NAMES = frozenset(dir(__import__("builtins")))

@@ -888,6 +888,10 @@ class FileAnalysis(semantics.StatementRules):
         if q in K.SEED_CALLS:
             self._seed_sink(q, args, node)
         jit_target = None
+        if (q in K.JIT_WRAPPERS or q in ("functools.partial", "partial")) and semantics.jit_runs_locally(
+                [(a.keyword.value, a.value) for a in node.args if a.keyword is not None], read) \
+                and (q in K.JIT_WRAPPERS or (node.args and self.qualify(node.args[0].value) in K.JIT_WRAPPERS)):
+            return BOTTOM, None  # a host-local function: calling it is no collective work
         if q in K.JIT_WRAPPERS:
             jit_target = (K.JIT_WRAPPERS[q], node.args[0].value if node.args else None)
         elif q in ("functools.partial", "partial") and node.args:
@@ -1531,6 +1535,10 @@ class FileAnalysis(semantics.StatementRules):
         for d in node.decorators:
             dec = d.decorator
             dq = self.qualify(dec.func if isinstance(dec, cst.Call) else dec)
+            if isinstance(dec, cst.Call) and semantics.jit_runs_locally(
+                    [(a.keyword.value, a.value) for a in dec.args if a.keyword is not None], read) \
+                    and (dq in K.JIT_WRAPPERS or dq in ("functools.partial", "partial")):
+                continue  # `@partial(jax.jit, backend="cpu")`: host-local
             if dq in K.JIT_WRAPPERS:
                 jit = K.JIT_WRAPPERS[dq]
             elif dq in ("functools.partial", "partial") and isinstance(dec, cst.Call) and dec.args \
