@@ -288,6 +288,12 @@ PER_PROCESS_DATA_COLLECTIVES = {
     "jax.make_array_from_single_device_arrays",
     "jax.make_array_from_callback",
 }
+# Arguments that list this process's own shards (position, keyword): their length is the number
+# of devices the process addresses, by design different per process; only the global shape,
+# dtype and sharding must agree (and each shard's shape, which the sharding fixes).
+PER_PROCESS_SHARD_LISTS: dict[str, tuple[int, str]] = {
+    "jax.make_array_from_single_device_arrays": (2, "arrays"),
+}
 # Method names too generic to resolve by name to a project method when the receiver is unknown
 # (`self._condition.wait()` is threading, not a checkpoint manager's `wait`).
 GENERIC_METHOD_NAMES = {

@@ -1251,7 +1251,10 @@ class FileAnalysis(semantics.StatementRules):
             return
         what = info.collective or "collective work"
         per_process = info.name in K.PER_PROCESS_DATA_COLLECTIVES
+        shard_list = K.PER_PROCESS_SHARD_LISTS.get(info.name or "", ())
         for k, v in info.args:
+            if k in shard_list:  # this process's shards: how many differs by design
+                v = replace(v, shape=frozenset(x for x in v.shape if x.code != "len"))
             if per_process and v.process_dependent:
                 # Per-process data by design and visibly process-local: its order is as local as
                 # its content. (Data the same everywhere still must arrive in the same order.)
