@@ -344,6 +344,28 @@ def raised_by_call(name: str | None, next_on_local_data: bool) -> str | None:
     return None
 
 
+
+
+# Builtin constructors that never return None.
+_VALUE_BUILTINS = frozenset({"list", "dict", "tuple", "set", "frozenset", "int", "float", "str", "bool", "bytes",
+                             "len", "range", "sorted"})
+
+
+def never_none(node: object, read: Reader, qualify: Callable[[object], str | None]) -> bool:
+    """An expression whose value is never None: a literal, a display or comprehension,
+    arithmetic, a builtin constructor, or a numpy/jax call (they return arrays). After `if x is
+    None: x = <such>`, x is not None on any path (a placeholder the followers make)."""
+    r = read(node)
+    if r[0] in ("number", "string", "text", "seq", "tuple", "comp", "binop"):
+        return True
+    if r[0] == "other":
+        return r[1] in ("dict", "dictcomp")
+    if r[0] == "call":
+        q = qualify(r[1])
+        return q is not None and (q in _VALUE_BUILTINS or q.startswith(("numpy.", "jax.")))
+    return False
+
+
 def jit_runs_locally(keywords: Collection[tuple[str | None, object]], read: Reader) -> bool:
     """`jax.jit(f, backend="cpu")`: compiled for this host's CPU device alone, whatever devices
     the job spans, so calling it is no cross-process work. `keywords`: a call's (name, value)."""

@@ -1435,10 +1435,22 @@ class FileAnalysis(semantics.StatementRules):
             self._branches(c, [node.body, node.orelse], node, single)
             return
         self._branches(c, [node.body, node.orelse], node, single)
-        if name is not None and is_none and node.orelse is None and _always_exits(node.body):
-            self._narrow(name)  # `if x is None: break/return/...` — after it, x is not None
+        if name is not None and is_none and node.orelse is None and (_always_exits(node.body) or self._fills(node.body, name)):
+            # `if x is None: break/return/...`, or `if x is None: x = np.zeros(n)` (a
+            # placeholder): after it, x is not None
+            self._narrow(name)
         if sname is not None and not when and node.orelse is None and _always_exits(node.body):
             self._narrow_singleton(sname)  # `if len(s) != 1: raise ...` — after it, s has one element
+
+    def _fills(self, body, name: str) -> bool:
+        """Whether a block's last statement assigns `name` a value never None."""
+        stmts = getattr(body, "body", [])
+        last = stmts[-1] if stmts else None
+        if not isinstance(last, cst.SimpleStatementLine) or len(last.body) != 1 or not isinstance(last.body[0], cst.Assign):
+            return False
+        a = last.body[0]
+        return any(isinstance(t.target, cst.Name) and t.target.value == name for t in a.targets) \
+            and semantics.never_none(a.value, read, self.qualify)
 
     def _narrow_singleton(self, name: str) -> None:
         n = self._singleton(name)
