@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from mcjax_lint.analysis import semantics
 from mcjax_lint.analysis.values import Src, Val
 
 # Why a step is a guess (the texts users read in the chain).
@@ -27,6 +28,7 @@ STORED_CALLABLE = "a callable handed to other code, never seen called"
 UNRESOLVED_CALL = "an unresolved call assumed to return something computed from its arguments"
 UNMATCHED_EXCEPTION = "an exception whose type was not matched against the handler"
 HELPER_NOT_FOLLOWED = "a helper not followed"
+UNKNOWN_SET_ELEMENTS = "its order differs between processes only if they are strings, bytes or objects hashed by identity"
 ASSUMED_COLLECTIVE = "an unknown call assumed to be collective work (`assume-unknown-calls-collective`)"
 
 # Markers the engine writes into a collective work's description when it guessed it.
@@ -76,3 +78,14 @@ def collective_guess(desc: str) -> str | None:
         if note in desc:
             return why
     return None
+
+
+def set_order_guess(s: Src) -> Src:
+    """The source of an order taken from a set whose element type is unknown
+    (`semantics.set_order` is GUESS; its description says so): a guess."""
+    if s.desc.startswith(_GUESSED_SET) and not s.guess:
+        return replace(s, guess=((s.line if s.located else 0, "iteration over a set", UNKNOWN_SET_ELEMENTS),))
+    return s
+
+
+_GUESSED_SET = semantics.set_iteration_desc(semantics.GUESS)

@@ -482,7 +482,9 @@ class ProjectIndex:
                 self._note_origin(short, ln[1], path)
 
         def srcs(key: str, code: str = "") -> frozenset[Src]:
-            return frozenset(Src(ln[1], 0, ln[0], ln[2] if len(ln) > 2 else code, origin=f"{short}:{ln[1]}")
+            # (A set's order is a guess when its elements' type was unknown: `set_order_guess`.)
+            return frozenset(evidence.set_order_guess(Src(ln[1], 0, ln[0], ln[2] if len(ln) > 2 else code,
+                                                          origin=f"{short}:{ln[1]}"))
                              for ln in sym.get(key, ()))
 
         v = Val(

@@ -148,6 +148,8 @@ SPLIT_METHODS = frozenset({"split", "rsplit", "splitlines", "partition", "rparti
 def _tests_text(test: object, name: str, read: Reader) -> bool:
     """Whether a comprehension's filter calls a str-only method on `name` (`n.startswith("a")`)."""
     r = read(test)
+    if r[0] == "unary" and r[1] == "not":
+        return _tests_text(r[2], name, read)
     if r[0] == "call":
         f = read(r[1])
         if f[0] == "attr" and f[2] in (STR_TEST_METHODS | STR_METHODS | SPLIT_METHODS):
@@ -206,7 +208,7 @@ def stronger_order(a: bool | str, b: bool | str) -> bool | str:
 def set_iteration_desc(order: bool | str) -> str:
     """How a finding names the source of an order taken from iterating such a set."""
     if order == GUESS:
-        return "iteration over a set whose elements may be strings or objects hashed by identity"
+        return "iteration over a set of elements of unknown type"
     return "iteration over a set"
 
 
@@ -356,7 +358,7 @@ def never_none(node: object, read: Reader, qualify: Callable[[object], str | Non
     arithmetic, a builtin constructor, or a numpy/jax call (they return arrays). After `if x is
     None: x = <such>`, x is not None on any path (a placeholder the followers make)."""
     r = read(node)
-    if r[0] in ("number", "string", "text", "seq", "tuple", "comp", "binop"):
+    if r[0] in ("number", "string", "text", "seq", "tuple", "comp", "binop", "dict"):
         return True
     if r[0] == "other":
         return r[1] in ("dict", "dictcomp")

@@ -135,7 +135,8 @@ class FileAnalysis(semantics.StatementRules):
 
     def _set_iteration(self, node: cst.CSTNode, v: Val) -> Src:
         """The source of an order taken from iterating the set `v` (`semantics.set_order`)."""
-        return self.src(node, semantics.set_iteration_desc(v.unordered), "MCJ201", self.wrap_sorted_fix(node))
+        s = self.src(node, semantics.set_iteration_desc(v.unordered), "MCJ201", self.wrap_sorted_fix(node))
+        return evidence.set_order_guess(s)
 
     def wrap_sorted_fix(self, node: cst.CSTNode, key: str | None = None) -> Fix:
         r = self.pos(node)
