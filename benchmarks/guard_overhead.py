@@ -11,7 +11,12 @@ and variant it times a loop of cross-process dispatches:
            and waited for: the whole step.
 It also times the guard's own bookkeeping in isolation (Recorder.record, the jit wrapper).
 
-    python benchmarks/guard_overhead.py [--processes 2] [--calls 2000] [--rounds 5]
+    python benchmarks/guard_overhead.py [--processes 2] [--calls 2000] [--rounds 5] [--soak 100000]
+
+It also reports the CPU time the guard's exchange threads (publisher, watcher) took per second of a
+fast round, in every process: on a 2-core machine that time is taken from JAX's and gloo's threads.
+`--soak N` adds a resident-memory soak of N dispatches (after N of warm-up) per variant: minutes
+on a loaded 2-core machine; `benchmarks/guard_rss.py` measures every process, alternating.
 
 Prints median per-call microseconds (per round; the median over rounds), the guarded/unguarded
 ratio per variant, and the median over rounds of fast / unguarded within each round (neighbours in
@@ -30,7 +35,7 @@ import tempfile
 import time
 
 
-def worker(pid: int, n: int, port: int, calls: int, rounds: int, soak: int = 100_000) -> dict:
+def worker(pid: int, n: int, port: int, calls: int, rounds: int, soak: int = 0) -> dict:
     import jax
     import jax.numpy as jnp
     import numpy as np
@@ -82,18 +87,36 @@ def worker(pid: int, n: int, port: int, calls: int, rounds: int, soak: int = 100
         jax.block_until_ready(out)
         return statistics.median(ts) / 1e3
 
+    def thread_cpu(threads: list) -> float:
+        """CPU seconds (user + system) the given threads have used so far."""
+        tick, total = os.sysconf("SC_CLK_TCK"), 0.0
+        for t in threads:
+            try:
+                with open(f"/proc/self/task/{t.native_id}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                total += (int(fields[11]) + int(fields[12])) / tick
+            except (OSError, IndexError, ValueError, TypeError):
+                pass
+        return total
+
     results: dict[str, list[float]] = {}
     for _r in range(rounds):
         for variant in ("unguarded", "fast", "strict"):
+            threads: list = []
             if variant != "unguarded":
                 # With a flight file, as `mcjax-guard` runs it (the recorder's ring is that file).
-                runtime_guard.install(GuardSettings(mode=variant, quiet=True, state_dir=tempfile.mkdtemp()))
+                g = runtime_guard.install(GuardSettings(mode=variant, quiet=True, state_dir=tempfile.mkdtemp()))
+                threads = list(g.exchange._threads) if g.exchange is not None else []
+            cpu0, wall0 = thread_cpu(threads), time.perf_counter()
             tiny, step = make()
             ftiny, fstep = jax.jit(tiny), jax.jit(step)  # created after install: wrapped when guarded
             results.setdefault(f"tiny/{variant}", []).append(timed(ftiny, (x,), calls, False))
             # The same, called and waited for: a ~200 µs cross-process step (the gloo all-reduce).
             results.setdefault(f"sync/{variant}", []).append(timed(ftiny, (x,), max(200, calls // 4), True))
             results.setdefault(f"step/{variant}", []).append(timed(fstep, (params, x, y), max(100, calls // 10), True))
+            if variant == "fast":  # ms of CPU per s of the round
+                results.setdefault("threads_cpu", []).append(
+                    (thread_cpu(threads) - cpu0) / (time.perf_counter() - wall0) * 1e3)
             runtime_guard.uninstall()
 
     # Resident memory over many dispatches, unguarded then fast (the guard's ring, tables and
@@ -102,7 +125,7 @@ def worker(pid: int, n: int, port: int, calls: int, rounds: int, soak: int = 100
         with open("/proc/self/statm") as f:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
 
-    for variant in ("unguarded", "fast"):
+    for variant in ("unguarded", "fast") if soak else ():
         if variant == "fast":
             runtime_guard.install(GuardSettings(mode="fast", quiet=True, state_dir=tempfile.mkdtemp()))
         ftiny = jax.jit(make()[0])
@@ -123,6 +146,7 @@ def worker(pid: int, n: int, port: int, calls: int, rounds: int, soak: int = 100
         rec.record(12345, 0, code, 1)
     results["record()"] = [(time.perf_counter() - t) / 100000 * 1e6]
     out: dict = {k: statistics.median(v) for k, v in results.items()}
+    out["threads_cpu"] = results.get("threads_cpu", [0.0])
     # Per round, fast against the unguarded run just before it: the machine's drift between
     # rounds (±30% within minutes here) mostly cancels in a ratio of neighbours.
     for w in ("tiny", "sync", "step"):
@@ -175,11 +199,12 @@ def main() -> None:
     ap.add_argument("--processes", type=int, default=2)
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--soak", type=int, default=0, help="dispatches of the resident-memory soak (0: none)")
     ap.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker is not None:
-        print("RESULT " + json.dumps(worker(a.worker, a.processes, a.port, a.calls, a.rounds)), flush=True)
+        print("RESULT " + json.dumps(worker(a.worker, a.processes, a.port, a.calls, a.rounds, a.soak)), flush=True)
         return
 
     from runtime_guard.launcher import free_port
@@ -188,14 +213,16 @@ def main() -> None:
     env = dict(os.environ, JAX_PLATFORMS="cpu", JAX_NUM_CPU_DEVICES="1",
                XLA_FLAGS="--xla_cpu_collective_timeout_seconds=120")
     procs = [subprocess.Popen([sys.executable, __file__, "--worker", str(i), "--processes", str(a.processes),
-                               "--port", str(port), "--calls", str(a.calls), "--rounds", str(a.rounds)],
+                               "--port", str(port), "--calls", str(a.calls), "--rounds", str(a.rounds),
+                               "--soak", str(a.soak)],
                               env=env, stdout=subprocess.PIPE, text=True) for i in range(a.processes)]
     outs = [p.communicate(timeout=1800)[0] for p in procs]
     res = [json.loads(line[7:]) for o in outs for line in o.splitlines() if line.startswith("RESULT ")]
     if len(res) != a.processes:
         sys.exit("a worker failed")
     r = res[0]  # process 0; the others are printed for spread
-    print(f"mcjax guard overhead: {a.processes} processes, 1 CPU device each, median of {a.rounds} interleaved rounds")
+    print(f"mcjax guard overhead: {a.processes} processes, 1 CPU device each, median of {a.rounds} interleaved rounds; "
+          f"load average {os.getloadavg()[0]:.2f}")
     print(f"{'workload':<8} {'unguarded µs':>13} {'fast µs':>9} {'fast/ung':>9} {'strict µs':>10} {'strict/ung':>11}")
     for w in ("tiny", "sync", "step"):
         u, f, s = r[f"{w}/unguarded"], r[f"{w}/fast"], r[f"{w}/strict"]
@@ -205,8 +232,11 @@ def main() -> None:
         print(f"{w}: fast / unguarded of the same round, median of {len(pairs)} rounds {statistics.median(pairs):.3f} "
               f"(rounds {pairs[0]:.3f}–{pairs[-1]:.3f})")
     print(f"guard bookkeeping per dispatch (Recorder.record): {r['record()']:.2f} µs")
-    print(f"resident memory over 100k tiny dispatches after 100k of warm-up, process 0: unguarded {r['rss/unguarded']:+.2f} MB, "
-          f"fast {r['rss/fast']:+.2f} MB")
+    print("guard exchange threads' CPU per second of a fast round: " + ", ".join(
+        f"process {i} {statistics.median(o['threads_cpu']):.1f} ms" for i, o in enumerate(res)))
+    if a.soak:
+        print(f"resident memory over {a.soak} tiny dispatches after {a.soak} of warm-up, process 0: "
+              f"unguarded {r['rss/unguarded']:+.2f} MB, fast {r['rss/fast']:+.2f} MB")
     hp = hot_path(a.rounds)
     print(f"hot path, one process, cached jit on the C++ fast path (median per call, alternating): raw {hp['raw']:.2f} µs, "
           f"guarded {hp['guarded']:.2f} µs, added {hp['added']:.2f} µs per dispatch "

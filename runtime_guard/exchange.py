@@ -7,7 +7,7 @@ Every guarded process runs two daemon threads:
     local copy for the supervisor. On process 0 it also *compares*: one `dir` read of all states per
     round; on a suspicion it asks every process for the records in question, then publishes the
     verdict.
-  - the *watcher* long-polls the control key `ctl/<gen>` (one outstanding call, no polling) and
+  - the *watcher* polls the control counter `ctl/latest` (one small read every `CTL_POLL`) and
     answers detail requests or acts on the verdict.
 Store size stays bounded: one state key per process, one key per distinct computation, and the
 two most recent control messages.
@@ -45,7 +45,14 @@ HEARTBEAT = 0.5  # seconds between unchanged state publications
 # together). Up to 500 processes publish every `interval` (0.25 s); beyond, the interval grows with
 # N so that the coordinator's load stays flat (see docs/benchmarks.md, coordinator load).
 PUBLISH_BUDGET = 2000.0
-DETAIL_WAIT = 2.0  # how long the comparator waits for detail answers
+DETAIL_WAIT = 2.0  # how long the comparator waits for detail answers (at least 4 control polls)
+# The control channel is polled, not long-polled: a `blocking_key_value_get` that times out leaks
+# ~20 kB in the caller and ~25 kB in the coordination service, in process 0 (JAX 0.10.2 and 0.12;
+# a timed-out call stays registered). A 1 s long-poll made every process's RSS grow for ever, process
+# 0's fastest (benchmarks/guard_rss.py). A read of an existing key leaks nothing. Reads per second
+# on the coordinator stay under CTL_BUDGET, all processes together.
+CTL_POLL = 0.1
+CTL_BUDGET = 4000.0
 # The local copy of the state (for this host's supervisor, which reads it only to write a report)
 # is rewritten at most this often while only the dispatch count moves: each write is ~0.4 ms of
 # file system calls. A change of status or of a strict-mode wait is written at once.
@@ -138,6 +145,8 @@ class Exchange:
         self.stop_event = threading.Event()
         self.interval = max(settings.interval, count / PUBLISH_BUDGET)
         self.heartbeat = max(HEARTBEAT, 2 * self.interval)
+        self.ctl_poll = max(CTL_POLL, count / CTL_BUDGET)
+        self.detail_wait = max(DETAIL_WAIT, 4 * self.ctl_poll)
         self.tracker = compare.Tracker(died_after=max(settings.died_after, 3 * self.heartbeat),
                                        timeout=settings.timeout,
                                        min_learned=settings.min_learned_timeout, factor=settings.learned_factor)
@@ -450,7 +459,7 @@ class Exchange:
 
     def request_details(self, lo: int, hi: int, subset: tuple[int, ...] | None = None) -> dict[int, dict]:
         """Ask every process (every member of `subset`) for its records lo..hi (in that subset's
-        stream); returns what came back within DETAIL_WAIT."""
+        stream); returns what came back within `detail_wait`."""
         members = list(subset) if subset is not None else list(range(self.n))
         rid = f"{time.time():.6f}"
         for p in members:
@@ -462,7 +471,7 @@ class Exchange:
         if subset is not None:
             msg["subset"] = list(subset)
         self._send_ctl(msg)
-        deadline = time.monotonic() + DETAIL_WAIT
+        deadline = time.monotonic() + self.detail_wait
         got: dict[int, dict] = {}
         while time.monotonic() < deadline:
             for k, v in self.kv.dir("details/").items():
@@ -615,34 +624,35 @@ class Exchange:
                 pass
 
     def _watch_loop(self) -> None:
-        gen, idle = 1, 0
+        gen = 1  # the next control message to read
         while not self.stop_event.is_set() and self.verdict is None:
             try:
-                msg = self.kv.wait(f"ctl/{gen}", 1.0)  # short: the thread must stop promptly at exit
-                if msg is None:
-                    idle += 1
-                    if idle % 5 == 0:
-                        # Only the last two messages are kept: one we missed is gone for good, so
-                        # catch up with the newest (a verdict is always the last message).
-                        latest = self.kv.get("ctl/latest")
-                        if isinstance(latest, int) and latest > gen:
-                            gen = latest
+                latest = self.kv.get("ctl/latest")
+                if not isinstance(latest, int) or latest < gen:
+                    self.stop_event.wait(self.ctl_poll)
                     continue
+                # Only the last two messages are kept: one we missed is gone for good (a verdict
+                # is always the last message).
+                gen = max(gen, latest - 1)
+                while gen <= latest and self.verdict is None:
+                    msg = self.kv.get(f"ctl/{gen}")
+                    gen += 1
+                    if isinstance(msg, dict):
+                        self._on_ctl(msg)
             except KVError:
-                time.sleep(self.interval)
-                continue
-            idle = 0
-            gen = max(gen, int(msg.get("gen", gen))) + 1
-            try:
-                if msg.get("type") == "details":
-                    self.answer_details(msg)
-                elif msg.get("type") == "verdict":
-                    self._deliver(msg["report"])
-                    self._break_barriers()
-                elif msg.get("type") == "final":
-                    self.final_event.set()
-            except KVError as e:
-                self._note(f"control message {msg.get('type')}: {e}")
+                self.stop_event.wait(self.interval)
+
+    def _on_ctl(self, msg: dict) -> None:
+        try:
+            if msg.get("type") == "details":
+                self.answer_details(msg)
+            elif msg.get("type") == "verdict":
+                self._deliver(msg["report"])
+                self._break_barriers()
+            elif msg.get("type") == "final":
+                self.final_event.set()
+        except KVError as e:
+            self._note(f"control message {msg.get('type')}: {e}")
 
     def _deliver(self, report: dict) -> None:
         if self.verdict is not None:
