@@ -7,8 +7,9 @@ Every guarded process runs two daemon threads:
     local copy for the supervisor. On process 0 it also *compares*: one `dir` read of all states per
     round; on a suspicion it asks every process for the records in question, then publishes the
     verdict.
-  - the *watcher* polls the control counter `ctl/latest` (one small read every `CTL_POLL`) and
-    answers detail requests or acts on the verdict.
+  - the *watcher* (not on process 0, which sends the control messages) polls the control counter
+    `ctl/latest` (one small read every `CTL_POLL`) and answers detail requests or acts on the
+    verdict.
 Store size stays bounded: one state key per process, one key per distinct computation, and the
 two most recent control messages.
 """
@@ -49,10 +50,12 @@ DETAIL_WAIT = 2.0  # how long the comparator waits for detail answers (at least 
 # The control channel is polled, not long-polled: a `blocking_key_value_get` that times out leaks
 # ~20 kB in the caller and ~25 kB in the coordination service, in process 0 (JAX 0.10.2 and 0.12;
 # a timed-out call stays registered). A 1 s long-poll made every process's RSS grow for ever, process
-# 0's fastest (benchmarks/guard_rss.py). A read of an existing key leaks nothing. Reads per second
-# on the coordinator stay under CTL_BUDGET, all processes together.
-CTL_POLL = 0.1
-CTL_BUDGET = 4000.0
+# 0's fastest (benchmarks/guard_rss.py). A read of an existing key leaks nothing, but any call costs
+# ~0.1 ms of the calling thread and ~0.3 ms more of the client's and the service's threads: at
+# 0.25 s, ~1.4 ms of CPU a second per process. Reads per second on the coordinator stay under
+# CTL_BUDGET, all processes together.
+CTL_POLL = 0.25
+CTL_BUDGET = 2000.0
 # The local copy of the state (for this host's supervisor, which reads it only to write a report)
 # is rewritten at most this often while only the dispatch count moves: each write is ~0.4 ms of
 # file system calls. A change of status or of a strict-mode wait is written at once.
@@ -155,6 +158,7 @@ class Exchange:
         self._collector_published = False
         self._collector_fetched = self.p == 0
         self._collector_tried = -1.0
+        self._collector_every = 1.0  # seconds between tries, growing
         self._last_pub = (-1, None, None, 0.0)
         self._publish_lock = threading.Lock()
         self._last_local = (None, None, -LOCAL_STATE_EVERY)  # status, pending, time of the last local write
@@ -173,7 +177,10 @@ class Exchange:
     def start(self) -> None:
         if self._state_dir is not None:
             self._state_dir.mkdir(parents=True, exist_ok=True)
-        for target, name in ((self._publish_loop, "mcjax-guard-publisher"), (self._watch_loop, "mcjax-guard-watcher")):
+        loops = [(self._publish_loop, "mcjax-guard-publisher")]
+        if self.p != 0:  # process 0 sends the control messages: it acts on them as it sends them
+            loops.append((self._watch_loop, "mcjax-guard-watcher"))
+        for target, name in loops:
             t = threading.Thread(target=target, name=name, daemon=True)
             t.start()
             self._threads.append(t)
@@ -297,9 +304,10 @@ class Exchange:
                              dict(st, last=self._last_dispatch(), n=self.n, coordinator=self.coordinator))
                 self._last_local = (self.status, self.pending, now)
             self._relay_collector()
-            if not self._collector_fetched and now - self._collector_tried >= 1.0:
-                # (with -n there is no collector: one try a second costs nothing)
+            if not self._collector_fetched and now - self._collector_tried >= self._collector_every:
+                # (with -n there is no collector: tries thin out, each costs ~0.4 ms of CPU)
                 self._collector_tried = now
+                self._collector_every = min(8.0, self._collector_every * 1.25)
                 self._fetch_collector()
         items, sigs = self.registry.take()
         for key, value in items:
@@ -599,6 +607,8 @@ class Exchange:
                 self.kv.delete(f"ctl/{self._gen - 2}")
             except KVError:
                 pass
+        if self.p == 0 and msg["type"] == "details":  # (no watcher here; a verdict it delivers itself)
+            self.answer_details(msg)
 
     def _publish_verdict(self, rep: Report) -> None:
         data = rep.to_dict()
