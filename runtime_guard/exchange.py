@@ -55,6 +55,7 @@ DETAIL_WAIT = 2.0  # how long the comparator waits for detail answers (at least 
 # 0.25 s, ~1.4 ms of CPU a second per process. Reads per second on the coordinator stay under
 # CTL_BUDGET, all processes together.
 CTL_POLL = 0.25
+CTL_POLL_BRISK = 0.03  # while leaving, and for a few seconds after a control message
 CTL_BUDGET = 2000.0
 # The local copy of the state (for this host's supervisor, which reads it only to write a report)
 # is rewritten at most this often while only the dispatch count moves: each write is ~0.4 ms of
@@ -635,12 +636,17 @@ class Exchange:
 
     def _watch_loop(self) -> None:
         gen = 1  # the next control message to read
+        brisk_until = 0.0  # poll at CTL_POLL_BRISK until then: a comparison is asking questions
         while not self.stop_event.is_set() and self.verdict is None:
             try:
                 latest = self.kv.get("ctl/latest")
                 if not isinstance(latest, int) or latest < gen:
-                    self.stop_event.wait(self.ctl_poll)
+                    # Leaving (the last comparison's questions must be answered within the
+                    # others' bounded final wait) or just asked: poll briskly, for a few seconds.
+                    brisk = self.status != compare.RUNNING or time.monotonic() < brisk_until
+                    self.stop_event.wait(CTL_POLL_BRISK if brisk else self.ctl_poll)
                     continue
+                brisk_until = time.monotonic() + 5.0
                 # Only the last two messages are kept: one we missed is gone for good (a verdict
                 # is always the last message).
                 gen = max(gen, latest - 1)
@@ -657,12 +663,35 @@ class Exchange:
             if msg.get("type") == "details":
                 self.answer_details(msg)
             elif msg.get("type") == "verdict":
-                self._deliver(msg["report"])
+                first = self.verdict is None
+                self._deliver(msg["report"])  # (its report written and printed: it may now leave)
+                if first:
+                    try:
+                        self.kv.set(f"seen/{self.p}", 1)  # process 0 waits for it before leaving
+                    except KVError:
+                        pass
                 self._break_barriers()
             elif msg.get("type") == "final":
                 self.final_event.set()
         except KVError as e:
             self._note(f"control message {msg.get('type')}: {e}")
+
+    def wait_verdict_seen(self) -> None:
+        """Process 0, about to leave after its verdict: it hosts the coordination service, and
+        leaving at once would take the verdict with it before the others' watchers read it (they
+        poll; a process whose service is gone is aborted by JAX). Waits, bounded, until every
+        other process said it saw the verdict."""
+        if self.p != 0 or self.n < 2:
+            return
+        deadline = time.monotonic() + max(3.0, 4 * self.ctl_poll)
+        while time.monotonic() < deadline:
+            try:
+                if len(self.kv.dir("seen/")) >= self.n - 1:
+                    time.sleep(0.3)  # (for them to leave first: JAX aborts a process whose service went away)
+                    return
+            except KVError:
+                return
+            time.sleep(0.05)
 
     def _deliver(self, report: dict) -> None:
         if self.verdict is not None:

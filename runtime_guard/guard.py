@@ -1091,14 +1091,16 @@ class Guard:
             return
         # Supervised: the supervisor collects stacks and stops the group; leave on our own only if
         # it does not.
+        ex = self.exchange
+        wait = ex.wait_verdict_seen if ex is not None and not supervised else None
         try:
-            threading.Thread(target=_exit_later, args=(delay,), daemon=True).start()
+            threading.Thread(target=_exit_later, args=(delay, wait), daemon=True).start()
         except RuntimeError:
             # The interpreter is shutting down (the program was leaving when the verdict came;
             # Python 3.12+ starts no thread then): leave from this thread, unless the supervisor
             # is there to stop us.
             if not supervised:
-                _exit_later(0.0)
+                _exit_later(0.0, wait)
 
     def _exits_on(self, report: dict) -> bool:
         """Does this verdict make an unsupervised process exit with EXIT_DETECTED (see `_on_verdict`)?"""
@@ -1118,7 +1120,7 @@ class Guard:
             # report is out, exit from this thread, since the interpreter may finish before
             # `_on_verdict`'s thread runs.
             ex.verdict_handled.wait(10.0)
-            _exit_later(0.0)
+            _exit_later(0.0, ex.wait_verdict_seen)
 
     def _say(self, msg: str) -> None:
         if not self.settings.quiet:
@@ -1170,8 +1172,13 @@ def _exit_point(code: int, error: BaseException | None, program: str = "") -> di
     return info
 
 
-def _exit_later(delay: float) -> None:
+def _exit_later(delay: float, wait: Callable[[], None] | None = None) -> None:
     time.sleep(delay)
+    if wait is not None:
+        try:
+            wait()  # (process 0: until the others saw the verdict, bounded)
+        except Exception:
+            pass
     sys.stderr.flush()
     sys.stdout.flush()
     os._exit(EXIT_DETECTED)
