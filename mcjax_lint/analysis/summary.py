@@ -1770,8 +1770,8 @@ def _parse_newer_grammar(source: str) -> ast.Module | None:
         return None
     try:
         module = cst.parse_module(source)
-    except (cst.ParserSyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    except (cst.ParserSyntaxError, cst.CSTValidationError, ValueError, RecursionError, MemoryError):
+        return None  # (CSTValidationError: a name the host grammar refuses, e.g. a non-printable char)
     try:
         return to_ast(module)
     except Exception:  # noqa: BLE001 (a tree libcst accepts that no host grammar has: the host's error stands)

@@ -95,3 +95,10 @@ def test_unparsable_source_is_a_clean_error():
     findings, errors = analyze_project({"bad.py": "def f(:\n    pass\n", "ok.py": "x = 1\n"})
     assert findings == [] and len(errors) == 1 and errors[0].path == "bad.py"
     assert "syntax error" in errors[0].message
+
+
+def test_a_non_printable_name_character_is_a_syntax_error_not_a_crash() -> None:
+    # Found by the random-text test: U+13441 is refused by the host parser and by libcst's
+    # node validation (CSTValidationError, not ParserSyntaxError).
+    findings, errors = analyze_project({"odd.py": "x\U00013441 = 1\n"})
+    assert findings == [] and len(errors) == 1 and "syntax error" in errors[0].message
