@@ -23,6 +23,7 @@ from typing import Any
 
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import semantics
+from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import read
 from mcjax_lint.analysis.values import with_binding
 from mcjax_lint.errors import AnalysisError
@@ -364,7 +365,7 @@ def _short_path(path: str) -> str:
 class _Scope:
     def __init__(self, facts: FunctionFacts, env: dict[str, Sym], outer: _Scope | None, is_module: bool = False):
         self.facts = facts
-        self.env = env
+        self.env = Env(env)
         self.outer = outer
         self.is_module = is_module
         self.strings: dict[str, str | None] = {}  # names assigned to a str literal (semantics.note_string_binding)
@@ -593,7 +594,7 @@ class _Summarizer(semantics.StatementRules):
     def _comp(self, node, elts) -> Sym:
         env_saved = self.scope.env
         out: Sym = {}
-        self.scope.env = dict(self.scope.env)
+        self.scope.env = self.scope.env.child()  # the comprehension's own names
         try:
             for gen in node.generators:
                 it = self.ev(gen.iter)
@@ -1189,12 +1190,14 @@ class _Summarizer(semantics.StatementRules):
         return isinstance(e, ast.Name) and e.id not in ("self", "cls") and self._local(e.id) is None
 
     def _branches(self, cond: Sym, blocks: list[list[ast.stmt]], singleton: tuple[int, str] | None = None) -> None:
-        """`singleton`: (block index, name) of a set known to hold at most one element in that block."""
-        before = dict(self.scope.env)
+        """`singleton`: (block index, name) of a set known to hold at most one element in that block.
+        Each block runs in its own layer over the scope (analysis/env.py); only the names some block
+        rebinds are merged, so the cost is what the blocks bind, not the scope's size."""
+        before = self.scope.env
         results = []
         control = _control(cond)
         for i, b in enumerate(blocks):
-            self.scope.env = dict(before)
+            self.scope.env = before.child()
             if control:
                 self._ret_taints.append(control)
             sname = singleton[1] if singleton is not None and singleton[0] == i else None
@@ -1207,31 +1210,26 @@ class _Summarizer(semantics.StatementRules):
                     self._ret_taints.pop()
             semantics.leave_singleton(self.scope.env, sname, n)
             results.append(self.scope.env)
-        merged: dict[str, Sym] = {}
+        self.scope.env = before
         implicit = {k: v for k, v in cond.items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs")}
-        for env in results:
-            for k, v in env.items():
-                merged[k] = sym_join(merged.get(k), v)
-        for k, v in before.items():
-            # Untouched in every block: keep the very object, so that an enclosing branch still
-            # sees it as unchanged (a copy would take that branch's implicit taint).
-            if all(env.get(k) is v for env in results):
-                merged[k] = v
-        if not any(k in cond for k in ("pd", "pdc", "order", "hash")):
-            for k in merged:
+        uniform = not any(k in cond for k in ("pd", "pdc", "order", "hash"))
+        for k, vals in branch_changes(before, results).items():
+            m: Sym | None = None
+            for v in vals:
+                if v is not None:
+                    m = sym_join(m, v)
+            if m is not None and uniform:
                 # `if multi_process: x = broadcast(x)` (else: the single-process or test path):
                 # a value made to agree on one side of a uniform decision counts as agreed.
-                san = [env[k] for env in results if k in env and env[k].get("san")]
+                san = [v for v in vals if v is not None and v.get("san")]
                 if san:
-                    merged[k] = san[0]
-        if implicit:
-            for k in merged:
-                if any(env.get(k) is not before.get(k) for env in results):
-                    # An unordered container (a dict keyed by a set's elements) has no order to
-                    # take from the condition: filling it in any order gives the same mapping.
-                    imp = {x: y for x, y in implicit.items() if x != "order"} if merged[k].get("u") else implicit
-                    merged[k] = sym_join(merged[k], imp)
-        self.scope.env = merged
+                    m = san[0]
+            if m is not None and implicit:
+                # An unordered container (a dict keyed by a set's elements) has no order to
+                # take from the condition: filling it in any order gives the same mapping.
+                imp = {x: y for x, y in implicit.items() if x != "order"} if m.get("u") else implicit
+                m = sym_join(m, imp)
+            before.set_or_delete(k, m)
 
     def st_If(self, node: ast.If):
         if self.scope.is_module and _is_main_guard(node.test):
@@ -1435,7 +1433,7 @@ class _Summarizer(semantics.StatementRules):
 
     def run(self) -> ModuleSummary:
         self.run_block(self.tree.body)
-        self.summary.globals = self.module_scope.env
+        self.summary.globals = self.module_scope.env.flat()
         mf = self.mod_facts
         if mf.device_access and (not self.summary.initialize_line or mf.device_access[1] < self.summary.initialize_line):
             self.summary.import_device_access = mf.device_access

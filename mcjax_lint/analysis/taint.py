@@ -27,6 +27,7 @@ from mcjax_lint.analysis.positions import Range
 
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import evidence, semantics
+from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.index import ProjectIndex, short_name
 from mcjax_lint.analysis.read_cst import read
 from mcjax_lint.analysis.summary import FunctionFacts, jit_statics
@@ -62,13 +63,17 @@ class Sink:
 
 @dataclass
 class _Scope:
-    env: dict[str, Val]
+    env: Env
     outer: _Scope | None
     is_module: bool = False
     cls: str | None = None  # qualified class of a method's `self`
     qualname: str = ""
     params: frozenset = frozenset()  # a function's own parameters (in its scope only)
     strings: dict = field(default_factory=dict)  # names assigned to a str literal (semantics.note_string_binding)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.env, Env):
+            self.env = Env(self.env)
 
 
 _BUILTINS = frozenset(dir(__import__("builtins")))
@@ -1385,10 +1390,11 @@ class FileAnalysis(semantics.StatementRules):
     def _branches(self, cond: Val, blocks: list, node: cst.CSTNode | None = None,
                   singleton: tuple[int, str] | None = None) -> None:
         """`singleton`: (block index, name) of a set known to hold at most one element in that block."""
-        before = dict(self.scope.env)
+        before = self.scope.env
         results = []
         for i, b in enumerate(blocks):
-            self.scope.env = dict(before)
+            # Each block binds in its own layer (analysis/env.py): merging costs what it binds.
+            self.scope.env = before.child()
             sname = singleton[1] if singleton is not None and singleton[0] == i and b is not None else None
             n = self._singleton(sname)
             semantics.enter_singleton(self.scope.env, sname, n)
@@ -1396,32 +1402,33 @@ class FileAnalysis(semantics.StatementRules):
                 self.block(b)
             semantics.leave_singleton(self.scope.env, sname, n)
             results.append(self.scope.env)
-        merged: dict[str, Val] = {}
-        for env in results:
-            for k, v in env.items():
-                merged[k] = merged[k].join(v) if k in merged else v
+        self.scope.env = before
         implicit = Val(pd=cond.pd, pdc=cond.pdc, order=cond.order, hash=cond.hash)
-        if not implicit.divergent:
-            for k in merged:
+        for k, vals in branch_changes(before, results).items():
+            present = [v for v in vals if v is not None]
+            if not present:
+                before.set_or_delete(k, None)
+                continue
+            m = present[0]
+            for v in present[1:]:
+                m = m.join(v)
+            if not implicit.divergent:
                 # `if multi_process: x = broadcast(x)` (else: the single-process or test path):
                 # a value made to agree on one side of a uniform decision counts as agreed.
-                san = [env[k] for env in results if k in env and env[k].sanitized]
+                san = [v for v in present if v.sanitized]
                 if san:
-                    merged[k] = san[0]
-        for k in merged:
-            vals = [env.get(k) for env in results]
-            changed = any(v is not before.get(k) for v in vals)
-            if changed and implicit.divergent:
+                    m = san[0]
+            else:
                 # An unordered container (a dict keyed by a set's elements) takes no order from it.
-                imp = replace(implicit, order=frozenset()) if merged[k].unordered else implicit
-                new = merged[k].join(imp)
+                imp = replace(implicit, order=frozenset()) if m.unordered else implicit
+                new = m.join(imp)
                 structs = {v.struct if v is not None else before.get(k, BOTTOM).struct for v in vals}
                 if len(structs) > 1 and (("none" in structs) or None not in structs) and cond.process_dependent and node is not None:
                     new = replace(new, tree=_cap(new.tree | frozenset({self.src(node, f"`{k}` has a different structure depending on {_why(cond.pd | cond.pdc)}")})))
-                merged[k] = new
+                m = new
             if len({(v.struct if v is not None else None) for v in vals}) > 1:
-                merged[k] = replace(merged[k], struct=None)
-        self.scope.env = merged
+                m = replace(m, struct=None)
+            before[k] = m
 
     def st_If(self, node: cst.If):
         c = self.ev(node.test).data()
@@ -1520,17 +1527,24 @@ class FileAnalysis(semantics.StatementRules):
         self.block(node.body)
 
     def st_Try(self, node):
-        before = dict(self.scope.env)
+        before = self.scope.env
+        self.scope.env = body = before.child()
         self.block(node.body)
-        after_body = dict(self.scope.env)
         blocks = [h.body for h in node.handlers] + ([node.orelse.body] if node.orelse else [])
-        self.scope.env = {k: (after_body[k].join(before[k]) if k in before else after_body[k]) for k in after_body}
+        # A handler may start anywhere in the body: what the body bound joins what was there.
+        for k in list(body.written()):
+            v, old = body.get(k), before.get(k)
+            if v is not None and old is not None and v is not old:
+                body[k] = v.join(old)
         for h in node.handlers:
             if h.type is not None:
                 self.ev(h.type)
             if h.name is not None and isinstance(h.name.name, cst.Name):
                 self.scope.env[h.name.name.value] = BOTTOM
         self._branches(BOTTOM, blocks or [None])
+        for k in list(body.written()):
+            before.set_or_delete(k, body.get(k))
+        self.scope.env = before
         if node.finalbody is not None:
             self.block(node.finalbody.body)
 
@@ -1598,7 +1612,8 @@ class FileAnalysis(semantics.StatementRules):
                 if isinstance(s, (cst.FunctionDef, cst.ClassDef)):
                     self.stmt(s)
                 else:
-                    env_before = dict(self.scope.env)
+                    env_before = self.scope.env
+                    self.scope.env = env_before.child()
                     self.stmt(s)
                     self.scope.env = env_before  # class attributes are not module names
         finally:
