@@ -164,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
         if fixed:
             print(f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.", file=sys.stderr)
 
+    for note in result.stats.notes:
+        print(f"mcjax-lint: warning: {note}", file=sys.stderr)
     if args.timings:
         st = result.stats
         phases = " ".join(f"{k}={v:.3f}s" for k, v in st.timings.items())

@@ -95,6 +95,7 @@ class RunStats:
     timings: dict[str, float] = field(default_factory=dict)  # seconds per phase
     slowest: list[tuple[float, str]] = field(default_factory=list)  # (seconds, file) per analysed file
     skipped: set[str] = field(default_factory=set)  # prefiltered in this run
+    notes: list[str] = field(default_factory=list)  # warnings about the analysis itself (stderr)
     relocated: int = 0  # files whose moved lines the cached index was moved to (no rebuild)
     resolved: int = 0  # changed files whose functions were re-solved on the cached index
     relocation_refused: str = ""  # why the cached index could not be moved (then rebuilt)
@@ -116,6 +117,21 @@ class LintResult:
     files: dict[str, SourceFile] = field(default_factory=dict)  # by display path
     stats: RunStats = field(default_factory=RunStats)
     index: Any = None  # the project index when this run needed one (built, loaded or moved)
+
+
+def unsettled_note(index: Any) -> str | None:
+    """A warning when the call-graph fixpoint stopped before every function's facts settled:
+    collective work reached only through those functions may then be missing from the findings
+    (never dropped without saying so)."""
+    left = getattr(index, "unsettled", None)
+    if not left:
+        return None
+    from mcjax_lint.analysis.index import MAX_ITERATIONS
+
+    names = ", ".join(f"`{q}`" for q in left[:3]) + (f" and {len(left) - 3} more" if len(left) > 3 else "")
+    return (f"the facts of {len(left)} function{'s' if len(left) != 1 else ''} ({names}) did not settle within "
+            f"{MAX_ITERATIONS} rounds of the call graph: collective work reached through them was not followed "
+            f"to the end and may be missing from the findings")
 
 
 # --- (de)serialisation of findings -----------------------------------------------------------
@@ -523,6 +539,9 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
                     cache.save_index(project_fp, index, background=True,
                                      base={rel: r.summary_digest for rel, r in summarized})
             stats.phase("index", t0)
+            note = unsettled_note(index)
+            if note:
+                stats.notes.append(note)
         return index
 
     def key_for(f: SourceFile, rec: FileRecord) -> str:

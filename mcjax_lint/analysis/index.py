@@ -26,6 +26,28 @@ from mcjax_lint.analysis.values import BOTTOM, Src, Val
 from mcjax_lint.settings import AnalysisSettings
 
 MAX_ITERATIONS = 12
+
+
+def _callees_first(graph: dict[str, set[str]]) -> dict[str, int]:
+    """A rank per node such that the nodes it points to rank lower (a depth-first postorder;
+    a cycle is broken where it is entered). Iterative: call chains may be deep."""
+    rank: dict[str, int] = {}
+    for root in sorted(graph):
+        if root in rank:
+            continue
+        on_path = {root}
+        stack = [(root, iter(sorted(graph[root])))]
+        while stack:
+            node, it = stack[-1]
+            nxt = next((d for d in it if d not in rank and d not in on_path and d in graph), None)
+            if nxt is None:
+                stack.pop()
+                on_path.discard(node)
+                rank[node] = len(rank)
+            else:
+                on_path.add(nxt)
+                stack.append((nxt, iter(sorted(graph[nxt]))))
+    return rank
 _JAX_TRANSFORMS = ("jax.", "flax.", "equinox.", "optax.", "functools.")
 
 
@@ -935,6 +957,9 @@ class ProjectIndex:
         self.iterations = 0
         deps: dict[str, set[str]] = {}
         pending = set(self.functions)
+        # Callees before callers: an acyclic chain of helpers settles in one round however deep
+        # (in name order a 50-deep chain needed 50 rounds and was cut off).
+        rank = _callees_first({q: self._called_by_name(f) for q, f in self.functions.items()})
         while pending and self.iterations < MAX_ITERATIONS:
             self.iterations += 1
             self._round += 1
@@ -944,12 +969,15 @@ class ProjectIndex:
             changed: set[str] = set()
             self._changed_now = changed
             again: set[str] = set()
-            for q in sorted(pending):
+            for q in sorted(pending, key=lambda q: (rank.get(q, 0), q)):
                 deps[q] = self._solve_one(q, changed, again)
             self._dep_stack = []
             self._round_changes.append(changed | {_CYCLE})
             pending = again | {q for q, d in deps.items() if not d.isdisjoint(changed)}
+            if pending:  # what each function read, as found: the order for the next round
+                rank = _callees_first({q: {d for d in ds if d in self.functions} for q, ds in deps.items()})
         self.converged = not pending
+        self.unsettled = sorted(pending)
         self._stable = True
         self._attr_cache.clear()
         self._global_cache.clear()
@@ -1042,6 +1070,17 @@ class ProjectIndex:
                 self.device_access[q] = dev
                 changed.add(q)
         return self._dep_stack.pop()
+
+    def _called_by_name(self, f: FunctionFacts) -> set[str]:
+        """The project functions `f` calls by name (the static call graph, before any solving)."""
+        out = set()
+        for call in f.calls:
+            n = call.get("n")
+            if n:
+                n = self._follow_reexport(n)
+                if n in self.functions and n != f.name:
+                    out.add(n)
+        return out
 
     def _collective_of(self, f: FunctionFacts, path: str) -> str | None:
         d = self._declared(f.name)
@@ -1181,8 +1220,10 @@ def _flat(v: Val) -> Val:
 def _chain(c: str, call: dict, f: FunctionFacts, short: str) -> str:
     """`save()` → checkpointer `.save()` (ckpt.py:12): how a function reaches collective work."""
     callee = call.get("n") or call.get("m")
-    if not callee or c.count("→") >= 2:
+    if not callee:
         return c
+    if c.count("→") >= 2:  # the innermost steps are kept; the ones between are elided, visibly
+        return c if c.startswith("… → ") else f"… → {c}"
     name = f"`{short_name(callee)}()`"
     return c if c.startswith(name) else f"{name} → {c}"
 

@@ -663,7 +663,7 @@ class FileAnalysis(semantics.StatementRules):
         if coll and ((fn is not None and not fn.jit) or target in self.index.classes):
             self.calls[node].via_project = True
             name = f"`{short_name(target)}()`"
-            if not coll.startswith(name) and coll.count("→") < 3:
+            if not coll.startswith(name) and (coll.count("→") < 3 or coll.startswith("… → ")):
                 coll = f"{name} → {coll}"  # name the function the reader sees called here
         if target in self.fn_nodes:
             info = self.calls.get(node)
@@ -1171,7 +1171,7 @@ class FileAnalysis(semantics.StatementRules):
             if fn is not None and not fn.jit:
                 info.via_project = True
                 name = f"`{short_name(target)}()`"
-                if not coll.startswith(name) and coll.count("→") < 3:
+                if not coll.startswith(name) and (coll.count("→") < 3 or coll.startswith("… → ")):
                     coll = f"{name} → {coll}"
         if res.divergent:
             # The receiver's and arguments' own sources are located here already; what a project
