@@ -297,6 +297,13 @@ def parse_table(table: Mapping[str, Any], path: Path, base: LintConfig | None = 
             if not isinstance(value, bool):
                 raise ConfigError(f"{path}: 'assume-unknown-calls-collective' must be true or false, got {value!r}")
             analysis = replace(analysis, assume_unknown_calls_collective=value)
+        elif key == "library-summaries":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{path}: 'library-summaries' must be true or false, got {value!r}")
+            analysis = replace(analysis, library_summaries=value)
+        elif key == "library-paths":
+            base = path.parent
+            analysis = replace(analysis, library_paths=tuple(str((base / p).resolve()) for p in _str_list(path, key, value)))
         else:
             raise unknown_key_error(path, key, "tool.mcjax", KNOWN_KEYS)
     return replace(cfg, analysis=analysis, **updates)
@@ -306,6 +313,7 @@ KNOWN_KEYS = (
     "select", "extend-select", "ignore", "per-file-ignores", "exclude", "extend-exclude", "severity",
     "max-file-size", "respect-gitignore", "cache-dir", "collective-functions", "benign-functions",
     "process-dependent-sources", "sanitizers", "assume-unknown-calls-collective", "confidence",
+    "library-summaries", "library-paths",
 )
 CONFIDENCE_LEVELS = ("certain", "all")
 

@@ -34,6 +34,7 @@ __all__ = [
     "analyze",
     "analyze_project",
     "build_index",
+    "library_summaries",
     "needs_full_analysis",
     "summarize",
 ]
@@ -46,11 +47,24 @@ def summarize(source: str, path: str, module: str) -> ModuleSummary:
     return summarize_source(source, path, module)
 
 
-def build_index(summaries: Iterable[ModuleSummary], settings: AnalysisSettings = AnalysisSettings()) -> ProjectIndex:
-    """Resolve names across modules and compute transitive facts (call-graph fixpoint)."""
+def build_index(summaries: Iterable[ModuleSummary], settings: AnalysisSettings = AnalysisSettings(),
+                libraries: Iterable[ModuleSummary] = ()) -> ProjectIndex:
+    """Resolve names across modules and compute transitive facts (call-graph fixpoint).
+    `libraries`: summaries of installed library modules the project uses (`library_summaries`)."""
     from mcjax_lint.analysis.index import build_project_index
 
-    return build_project_index(list(summaries), settings)
+    return build_project_index(list(summaries), settings, list(libraries))
+
+
+def library_summaries(summaries: Iterable[ModuleSummary], settings: AnalysisSettings = AnalysisSettings(),
+                      cache_dir=None) -> list[ModuleSummary]:
+    """Summaries of the installed library modules these project summaries use, read from the
+    libraries' source (see mcjax_lint/libraries.py); none when `settings.library_summaries` is off."""
+    if not settings.library_summaries:
+        return []
+    from mcjax_lint import libraries
+
+    return libraries.library_summaries(list(summaries), libraries.search_path(settings.library_paths), cache_dir).summaries
 
 
 def needs_full_analysis(summary: ModuleSummary, index: ProjectIndex) -> bool:
@@ -88,7 +102,7 @@ def analyze_project(
             summaries[path] = summarize(source, path, names[path])
         except AnalysisError as e:
             errors.append(FileError(path, str(e)))
-    index = build_index(summaries.values(), settings)
+    index = build_index(summaries.values(), settings, library_summaries(summaries.values(), settings))
     findings: list[Finding] = []
     for path, summary in summaries.items():
         if not needs_full_analysis(summary, index):

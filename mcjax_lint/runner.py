@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mcjax_lint import libraries
 from mcjax_lint import suppressions as sup
 from mcjax_lint.cache import (
     Cache,
@@ -96,6 +97,8 @@ class RunStats:
     slowest: list[tuple[float, str]] = field(default_factory=list)  # (seconds, file) per analysed file
     skipped: set[str] = field(default_factory=set)  # prefiltered in this run
     notes: list[str] = field(default_factory=list)  # warnings about the analysis itself (stderr)
+    library_modules: int = 0  # installed library modules whose summaries the index used
+    library_modules_read: int = 0  # of those, read from source in this run (not cached)
     relocated: int = 0  # files whose moved lines the cached index was moved to (no rebuild)
     resolved: int = 0  # changed files whose functions were re-solved on the cached index
     relocation_refused: str = ""  # why the cached index could not be moved (then rebuilt)
@@ -501,7 +504,9 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
     # the current lines); findings quote lines of other files, so they are keyed by the
     # summaries with their positions (`lines_fp`).
     summarized = sorted((rel, r) for rel, r in records.items() if r.summary_digest is not None)
-    project_fp = _json_digest([repr(settings), [(rel, r.module, r.shape_digest) for rel, r in summarized]])
+    lib_fp = (libraries.environment_fingerprint(libraries.search_path(settings.library_paths))
+              if settings.library_summaries else "")
+    project_fp = _json_digest([repr(settings), lib_fp, [(rel, r.module, r.shape_digest) for rel, r in summarized]])
     lines_fp = _json_digest([project_fp, [(rel, r.summary_digest) for rel, r in summarized]])
 
     def summary_dict(digest: str) -> dict:
@@ -531,9 +536,19 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
             t0 = time.perf_counter()
             loaded = cache.load_index(project_fp) if cache is not None and not reference else None
             if loaded is not None:
-                index = _relocated(loaded, summarized, summary_dict, stats)
+                index = _relocated(loaded, summarized, summary_dict, stats, lib_fp)
             if index is None:
-                index = engine.build_index([summary_of(r) for _, r in summarized], settings)
+                project = [summary_of(r) for _, r in summarized]
+                libs = []
+                if settings.library_summaries:
+                    t1 = time.perf_counter()
+                    got = libraries.library_summaries(project, libraries.search_path(settings.library_paths),
+                                                      cache.dir / "libraries" if cache is not None else None)
+                    libs = got.summaries
+                    stats.library_modules, stats.library_modules_read = len(libs), got.read
+                    stats.phase("libraries", t1)
+                index = engine.build_index(project, settings, libs)
+                index.library_env = lib_fp
                 stats.index_built = True
                 if cache is not None and not reference:
                     cache.save_index(project_fp, index, background=True,
@@ -659,7 +674,7 @@ def _replace(f: Finding, **kw: Any) -> Finding:
 _MAX_RELOCATED = 64
 
 
-def _relocated(loaded, summarized, summary_dict, stats: RunStats):
+def _relocated(loaded, summarized, summary_dict, stats: RunStats, library_env: str = ""):
     """The cached index brought to the current summaries without a rebuild, or None (rebuild).
 
     Files whose summaries changed since the index was built (its base) are, each, either moved
@@ -684,6 +699,9 @@ def _relocated(loaded, summarized, summary_dict, stats: RunStats):
     if set(base) != {rel for rel, _ in summarized} or not getattr(index, "converged", False):
         stats.relocation_refused = "files added or removed" if getattr(index, "converged", False) else "index did not converge"
         return None
+    if getattr(index, "library_env", "") != library_env:
+        stats.relocation_refused = "installed libraries changed"
+        return None
     drift = [(rel, r) for rel, r in summarized if base[rel] != r.summary_digest]
     if not drift:
         return index
@@ -699,6 +717,11 @@ def _relocated(loaded, summarized, summary_dict, stats: RunStats):
             return None
         m = line_map(old, new)
         current[rel] = engine.ModuleSummary.from_dict(new)
+        if library_env and not libraries.same_outside_names(engine.ModuleSummary.from_dict(old), current[rel]):
+            # The file now uses a name from outside the project it did not use: the library
+            # modules behind it may not be in the index (mcjax_lint/libraries.py).
+            stats.relocation_refused = "new names used from outside the project"
+            return None
         if m is None:
             changed.append((rel, old, new))
         else:

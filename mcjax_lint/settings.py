@@ -26,3 +26,9 @@ class AnalysisSettings:
     # Functions a guarded run saw doing cross-process work, with where that was seen (each is
     # also in `collective_functions`; see mcjax_lint/observed.py): (qualified name, provenance).
     observed_functions: tuple[tuple[str, str], ...] = ()
+    # Read the source of installed libraries the project uses (mcjax_lint/libraries.py): their
+    # functions' facts are computed like the project's. Off: only the built-in tables.
+    library_summaries: bool = True
+    # More directories to find libraries in, before `sys.path` (absolute, or relative to the
+    # project root as the configuration gives them).
+    library_paths: tuple[str, ...] = ()

@@ -13,7 +13,7 @@ User declarations from `AnalysisSettings` are applied on top of the built-in kno
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
 from typing import Any
 from dataclasses import replace
@@ -124,10 +124,17 @@ def _is_test_module(module: str) -> bool:
 class ProjectIndex:
     """Cross-module facts; query with `call()`, `ref()`, `method()`; see module docstring."""
 
-    def __init__(self, summaries: list[ModuleSummary], settings: AnalysisSettings):
+    def __init__(self, summaries: list[ModuleSummary], settings: AnalysisSettings,
+                 libraries: Sequence[ModuleSummary] = ()):
         self.settings = settings
         # Facts (and the descriptions in messages) must not depend on the order files came in.
         summaries = sorted(summaries, key=lambda s: (s.module, s.path))
+        # Installed libraries' modules (mcjax_lint/libraries.py): their functions are solved with
+        # the project's, but a name is never resolved to them by its spelling alone (by-name
+        # method and attribute tables), and their import-time device access is theirs.
+        own = {s.module for s in summaries}
+        libraries = sorted((s for s in libraries if s.module not in own), key=lambda s: s.module)
+        self.library_modules = frozenset(s.module for s in libraries)
         self.modules: dict[str, ModuleSummary] = {}
         for s in summaries:
             self.modules[s.module] = s
@@ -167,6 +174,17 @@ class ProjectIndex:
             for name, v in s.globals.items():
                 self.globals[f"{s.module}.{name}"] = v
                 self.fn_path[f"{s.module}.{name}"] = s.path
+        for s in libraries:
+            self.modules[s.module] = s
+            for q, f in s.functions.items():
+                self.functions.setdefault(q, f)
+                self.fn_path.setdefault(q, s.path)
+            for q, c in s.classes.items():
+                self.classes.setdefault(q, c)
+                self.fn_path.setdefault(q, s.path)
+            for name, v in s.globals.items():
+                self.globals.setdefault(f"{s.module}.{name}", v)
+                self.fn_path.setdefault(f"{s.module}.{name}", s.path)
         # Resolved facts (filled by the fixpoint).
         self.returns: dict[str, Val] = {}
         self.param_flow: dict[str, str] = {}
@@ -1118,7 +1136,7 @@ class ProjectIndex:
     def _import_device_access(self) -> dict[str, str]:
         out: dict[str, str] = {}
         for m, s in self.modules.items():
-            if s.import_device_access:
+            if s.import_device_access and m not in self.library_modules:
                 self._note_origin(os.path.basename(s.path), s.import_device_access[1], s.path)
                 out[m] = f"{s.import_device_access[0]} ({os.path.basename(s.path)}:{s.import_device_access[1]})"
         changed = True
@@ -1238,6 +1256,7 @@ def _is_known_library(q: str) -> bool:
                                "getattr", "setattr", "hasattr", "type", "enumerate", "zip", "sorted", "min", "max"}
 
 
-def build_project_index(summaries: Iterable[ModuleSummary], settings: AnalysisSettings) -> ProjectIndex:
-    index = ProjectIndex(list(summaries), settings)
+def build_project_index(summaries: Iterable[ModuleSummary], settings: AnalysisSettings,
+                        libraries: Sequence[ModuleSummary] = ()) -> ProjectIndex:
+    index = ProjectIndex(list(summaries), settings, libraries)
     return index
