@@ -174,6 +174,10 @@ def main(argv: list[str] | None = None) -> int:
               f"index_built={st.index_built} jobs={st.jobs}", file=sys.stderr)
         for took, rel in st.slowest[:5]:
             print(f"timings: {took:7.2f}s {rel}", file=sys.stderr)
+        if st.library_modules:
+            print(f"timings: library modules {st.library_modules} ({st.library_modules_read} read from source)", file=sys.stderr)
+        for note in st.info:
+            print(f"mcjax-lint: note: {note}", file=sys.stderr)
     return _report(result.findings, errors, result, config, args)
 
 

@@ -32,7 +32,7 @@ from mcjax_lint.analysis.summary import SUMMARY_VERSION, ModuleSummary, summariz
 from mcjax_lint.errors import AnalysisError
 
 MAX_MODULES = 150  # library modules read for one project
-MAX_HOPS = 6  # calls followed from a name the project uses
+MAX_HOPS = 10  # calls followed from a name the project uses
 MAX_MODULE_BYTES = 1024 * 1024
 # Packages never read: their cross-process primitives are the built-in tables, and reading them
 # (JAX alone is ~400k lines) would cost more than any project.
@@ -50,6 +50,21 @@ class LibrarySummaries:
     read: int = 0  # modules summarised in this run (the rest came from the cache)
     cached: int = 0
     seconds: float = 0.0
+    cut: list[str] = field(default_factory=list)  # library functions whose callees were not read (MAX_HOPS)
+    full: bool = False  # MAX_MODULES was reached
+
+    def not_followed(self) -> str | None:
+        """A warning when the bounds stopped the reading: collective work further down those
+        library calls is then unknown (the built-in tables still apply)."""
+        if not self.cut and not self.full:
+            return None
+        what = []
+        if self.cut:
+            names = ", ".join(f"`{q}`" for q in self.cut[:3]) + (f" and {len(self.cut) - 3} more" if len(self.cut) > 3 else "")
+            what.append(f"calls more than {MAX_HOPS} deep into installed libraries ({names})")
+        if self.full:
+            what.append(f"library modules beyond the first {MAX_MODULES}")
+        return " and ".join(what) + " were not read: collective work there may be missing from the findings"
 
     def fingerprint(self) -> str:
         """Changes when a library the project uses changes version (or its source, for a checkout)."""
@@ -112,7 +127,8 @@ class _Finder:
         pkg = None
         if top.isidentifier() and top not in SKIPPED_PACKAGES and top not in sys.stdlib_module_names:
             for d in self.dirs:
-                if os.path.isfile(os.path.join(d, top, "__init__.py")) or os.path.isfile(os.path.join(d, top + ".py")):
+                # (a directory without `__init__.py`: a namespace package, as `orbax` is)
+                if os.path.isdir(os.path.join(d, top)) or os.path.isfile(os.path.join(d, top + ".py")):
                     dist = self._dist_table(d).get(top)
                     if dist is None:  # a source checkout on the path: its files' signatures version it
                         pkg = _Package(top, d, "source", True)
@@ -175,13 +191,17 @@ class _Reader:
         self.modules: dict[str, ModuleSummary | None] = {}
         self.packages: dict[str, _Package] = {}
         self.read = self.cached = 0
+        self.full = False
 
     def summary(self, module: str) -> ModuleSummary | None:
         if module in self.modules:
             return self.modules[module]
         self.modules[module] = None
         top = module.split(".")[0]
-        if top in self.own or self.read + self.cached >= MAX_MODULES:
+        if top in self.own:
+            return None
+        if self.read + self.cached >= MAX_MODULES:
+            self.full = True
             return None
         pkg = self.finder.package(top)
         if pkg is None or not pkg.jax_dependent:
@@ -288,6 +308,7 @@ def library_summaries(project: Sequence[ModuleSummary], search_path: Sequence[st
     own = {s.module.split(".")[0] for s in project}
     reader = _Reader(finder, cache_dir, own)
     seen: set[str] = set()
+    cut: list[str] = []
     work = [(n, 0) for n in _names_used(project) if n.split(".")[0] not in own]
     while work:
         name, hops = work.pop()
@@ -300,16 +321,20 @@ def library_summaries(project: Sequence[ModuleSummary], search_path: Sequence[st
         s, rest = hit
         # A module imported as a whole (`from flax.training import checkpoints`) adds nothing by
         # itself: the names the project calls in it are on the work list already.
-        if not rest or hops >= MAX_HOPS:
+        if not rest:
             continue
-        for n in _reached(s, rest):
-            if n.split(".")[0] not in own and n not in seen:
-                work.append((n, hops + 1))
+        more = [n for n in _reached(s, rest) if n.split(".")[0] not in own and n not in seen
+                and finder.package(n.split(".")[0]) is not None]
+        if more and hops >= MAX_HOPS:
+            cut.append(f"{s.module}.{rest}")  # said, not dropped silently (see `not_followed`)
+            continue
+        work.extend((n, hops + 1) for n in more)
     for pkg in reader.packages.values():
         _save_cache(cache_dir, pkg)
     out = LibrarySummaries(summaries=[m for m in reader.modules.values() if m is not None],
                            packages={t: p.version for t, p in reader.packages.items()},
-                           read=reader.read, cached=reader.cached)
+                           read=reader.read, cached=reader.cached, cut=sorted(set(cut)),
+                           full=reader.full)
     out.seconds = time.perf_counter() - t0
     return out
 

@@ -97,6 +97,7 @@ class RunStats:
     slowest: list[tuple[float, str]] = field(default_factory=list)  # (seconds, file) per analysed file
     skipped: set[str] = field(default_factory=set)  # prefiltered in this run
     notes: list[str] = field(default_factory=list)  # warnings about the analysis itself (stderr)
+    info: list[str] = field(default_factory=list)  # what the analysis' bounds left out (--timings)
     library_modules: int = 0  # installed library modules whose summaries the index used
     library_modules_read: int = 0  # of those, read from source in this run (not cached)
     relocated: int = 0  # files whose moved lines the cached index was moved to (no rebuild)
@@ -549,6 +550,7 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
                     stats.phase("libraries", t1)
                 index = engine.build_index(project, settings, libs)
                 index.library_env = lib_fp
+                index.library_note = got.not_followed() if settings.library_summaries else None
                 stats.index_built = True
                 if cache is not None and not reference:
                     cache.save_index(project_fp, index, background=True,
@@ -557,6 +559,11 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
             note = unsettled_note(index)
             if note:
                 stats.notes.append(note)
+            note = getattr(index, "library_note", None)
+            if note:
+                # Library reading stops at its bounds on most projects (deep framework internals):
+                # said with --timings, not on every run.
+                stats.info.append(note)
         return index
 
     def key_for(f: SourceFile, rec: FileRecord) -> str:

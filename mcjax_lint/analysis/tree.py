@@ -26,12 +26,23 @@ def _fields(t: type) -> tuple[str, ...]:
     return f
 
 
+_IS_NODE: dict[type, bool] = {}  # `isinstance(x, CSTNode)` per type: the ABC check is slow
+
+
+def _is_node(t: type) -> bool:
+    r = _IS_NODE.get(t)
+    if r is None:
+        r = _IS_NODE[t] = issubclass(t, cst.CSTNode)
+    return r
+
+
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     out: list[cst.CSTNode] = []
     for name in _fields(type(node)):
         v = getattr(node, name)
-        if isinstance(v, cst.CSTNode):
+        t = type(v)
+        if t is list or t is tuple:
+            out.extend(x for x in v if _is_node(type(x)))
+        elif _is_node(t):
             out.append(v)
-        elif isinstance(v, (list, tuple)):
-            out.extend(x for x in v if isinstance(x, cst.CSTNode))
     return out

@@ -121,6 +121,19 @@ def test_only_what_the_project_reaches_is_read(tmp_path):
     assert libraries.library_summaries(project, [str(site)], None).summaries == []
 
 
+def test_library_calls_beyond_the_bound_are_reported(tmp_path, monkeypatch):
+    """Reading stops `MAX_HOPS` calls into a library; the run then says what it did not read."""
+    site = write_site(tmp_path)
+    project = [engine.summarize(PROGRAM, "train.py", "train")]
+    full = libraries.library_summaries(project, [str(site)], None)
+    assert full.not_followed() is None
+    monkeypatch.setattr(libraries, "MAX_HOPS", 1)
+    cut = libraries.library_summaries(project, [str(site)], None)
+    note = cut.not_followed()
+    assert note is not None and "more than 1 deep" in note and "`fakeckpt.manager.save_all`" in note
+    assert "fakeckpt._sync" not in {s.module for s in cut.summaries}
+
+
 def _run(root: Path):
     cfg = load_config(None, root)
     project = discover([root], Excluder(root.resolve(), cfg.all_excludes))
