@@ -4,11 +4,13 @@ Generates a realistic training module of N lines with one process-dependent bran
 ~100 lines (as in issue 19: a 60k-line file with 600 such branches): many small functions, each
 with a rank-0 branch around a jitted call (a hazard) or around logging (correct), loops and
 dict plumbing in between, helpers that call one another, and one huge function (a quarter of the
-lines) that holds a quarter of the branches. Then lints it with the serial engine
-(`engine.analyze_project`, the same pipeline as the command line without the cache) and prints
-the CPU seconds per phase and the findings.
+lines) that holds a quarter of the branches. Then lints it with the real command line
+(`python -m mcjax_lint --no-cache --jobs 1`, in a subprocess, `max-file-size` raised) and prints
+wall and CPU seconds, the `--timings` phases and the findings; `--against DIR` runs another
+checkout's code on the same file in the same invocation.
 
     python benchmarks/lint_big_file.py                       # 15k, 30k, 60k lines
+    python benchmarks/lint_big_file.py --against /path/to/main/checkout   # side by side
     python benchmarks/lint_big_file.py --lines 60000 --profile 25   # cProfile, top 25 by own time
     python benchmarks/lint_big_file.py --write /tmp/big.py --lines 60000   # only write the file
 
@@ -21,8 +23,13 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import json
+import os
 import pstats
+import resource
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -166,7 +173,38 @@ def generate(lines: int, branches: int | None = None, huge_fraction: float = 0.2
     return "".join(parts)
 
 
-def lint(source: str, path: str = "big_train.py", profile: int = 0) -> dict:
+def lint_cli(source: str, checkout: Path, work: Path) -> dict:
+    """The real command line (`python -m mcjax_lint`, the checkout's code) on a project holding
+    just this file, without the cache: wall and CPU seconds, `--timings` phases, findings."""
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "pyproject.toml").write_text("[tool.mcjax]\nmax-file-size = 100000000\n")
+    (work / "big_train.py").write_text(source)
+    env = dict(os.environ, PYTHONPATH=str(checkout))
+    cmd = [sys.executable, "-m", "mcjax_lint", "--no-cache", "--timings", "--exit-zero", "--format", "json",
+           "--jobs", "1", "big_train.py"]
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    out = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=1800)
+    wall = time.perf_counter() - t
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if out.returncode != 0:
+        raise SystemExit(f"mcjax-lint failed ({out.returncode}): {out.stderr[-2000:]}")
+    phases = {}
+    for line in out.stderr.splitlines():
+        if line.startswith("timings: ") and "=" in line:
+            for part in line.split()[1:]:
+                k, _, v = part.partition("=")
+                if v.endswith("s"):
+                    phases[k] = float(v[:-1])
+    by_code: dict[str, int] = {}
+    for f in json.loads(out.stdout or "[]"):
+        by_code[f["code"]] = by_code.get(f["code"], 0) + 1
+    cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+    return {"wall": wall, "cpu": cpu, "phases": phases, "findings": by_code}
+
+
+def lint_engine(source: str, path: str = "big_train.py", profile: int = 0) -> dict:
+    """In this process, phase by phase (serial engine; cProfile of the precise pass if asked)."""
     from mcjax_lint import engine
 
     t = T()
@@ -187,10 +225,7 @@ def lint(source: str, path: str = "big_train.py", profile: int = 0) -> dict:
         buf = io.StringIO()
         pstats.Stats(prof, stream=buf).sort_stats("tottime").print_stats(profile)
         print(buf.getvalue())
-    by_code: dict[str, int] = {}
-    for f in findings:
-        by_code[f.code] = by_code.get(f.code, 0) + 1
-    return {"summary_s": t_sum, "index_s": t_idx, "analysis_s": t_an, "findings": by_code}
+    return {"summary_s": t_sum, "index_s": t_idx, "analysis_s": t_an, "findings": len(findings)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -198,22 +233,34 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lines", type=int, nargs="*", default=[15000, 30000, 60000])
     ap.add_argument("--branches-per-100-lines", type=float, default=1.0)
     ap.add_argument("--huge-fraction", type=float, default=0.25, help="share of lines and branches in one function")
-    ap.add_argument("--profile", type=int, default=0, metavar="N", help="cProfile the precise pass, print the top N")
+    ap.add_argument("--against", type=Path, action="append", default=[],
+                    help="another checkout (e.g. main's worktree) to run on the same files, side by side")
+    ap.add_argument("--profile", type=int, default=0, metavar="N",
+                    help="instead: the serial engine in this process, cProfile of the precise pass, top N")
     ap.add_argument("--write", type=Path, help="only write the generated file (the first --lines) here")
     args = ap.parse_args(argv)
     if args.write:
         n = args.lines[0]
         args.write.write_text(generate(n, int(n * args.branches_per_100_lines / 100), args.huge_fraction))
         return 0
-    print(f"{'lines':>7} {'branches':>8} {'summary s':>9} {'index s':>8} {'precise s':>9} {'total s':>8} {'µs/line':>8}  findings")
-    for n in args.lines:
-        nb = int(n * args.branches_per_100_lines / 100)
-        src = generate(n, nb, args.huge_fraction)
-        real = src.count("\n")
-        r = lint(src, profile=args.profile)
-        tot = r["summary_s"] + r["index_s"] + r["analysis_s"]
-        print(f"{real:>7} {nb:>8} {r['summary_s']:>9.2f} {r['index_s']:>8.2f} {r['analysis_s']:>9.2f} {tot:>8.2f} "
-              f"{tot / real * 1e6:>8.1f}  {r['findings']}", flush=True)
+    if args.profile:
+        for n in args.lines:
+            r = lint_engine(generate(n, int(n * args.branches_per_100_lines / 100), args.huge_fraction), profile=args.profile)
+            print(f"{n} lines: summary {r['summary_s']:.2f} s, index {r['index_s']:.2f} s, precise {r['analysis_s']:.2f} s")
+        return 0
+    checkouts = [HERE.parent, *args.against]
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    print(f"{'checkout':<28} {'lines':>7} {'branches':>8} {'wall s':>7} {'CPU s':>7} {'µs/line':>8}  phases (s)  findings")
+    with tempfile.TemporaryDirectory(prefix="mcjax-big-") as tmp:
+        for n in args.lines:
+            nb = int(n * args.branches_per_100_lines / 100)
+            src = generate(n, nb, args.huge_fraction)
+            real = src.count("\n")
+            for co in checkouts:
+                r = lint_cli(src, co, Path(tmp) / co.name)
+                ph = " ".join(f"{k}={v:.2f}" for k, v in r["phases"].items() if v >= 0.05)
+                print(f"{str(co)[-28:]:<28} {real:>7} {nb:>8} {r['wall']:>7.2f} {r['cpu']:>7.2f} "
+                      f"{r['cpu'] / real * 1e6:>8.1f}  {ph}  {r['findings']}", flush=True)
     return 0
 
 
