@@ -271,11 +271,20 @@ def _names_used(summaries: Iterable[ModuleSummary]) -> list[str]:
     return list(out)
 
 
-def same_outside_names(old: ModuleSummary, new: ModuleSummary) -> bool:
-    """Whether a changed file uses no name from outside the project that it did not use before
-    (else the library modules behind the new names must be read: the index is rebuilt)."""
+def same_outside_names(old: ModuleSummary, new: ModuleSummary, path: Sequence[str]) -> bool:
+    """Whether a changed file uses no new name from a library that is read (else the library
+    modules behind the new names must be read: the index is rebuilt). New names from JAX, the
+    standard library or packages not read change nothing."""
     own = new.module.split(".")[0]
-    return {n for n in _names_used([new]) if n.split(".")[0] != own} <= set(_names_used([old]))
+    added = {n for n in _names_used([new]) if n.split(".")[0] != own} - set(_names_used([old]))
+    if not added:
+        return True
+    finder = _Finder(path)
+    for top in {n.split(".")[0] for n in added}:
+        pkg = finder.package(top)
+        if pkg is not None and pkg.jax_dependent:
+            return False
+    return True
 
 
 def _reached(s: ModuleSummary, rest: str) -> list[str]:

@@ -537,7 +537,8 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
             t0 = time.perf_counter()
             loaded = cache.load_index(project_fp) if cache is not None and not reference else None
             if loaded is not None:
-                index = _relocated(loaded, summarized, summary_dict, stats, lib_fp)
+                index = _relocated(loaded, summarized, summary_dict, stats, lib_fp,
+                                   tuple(libraries.search_path(settings.library_paths)))
             if index is None:
                 project = [summary_of(r) for _, r in summarized]
                 libs = []
@@ -681,7 +682,8 @@ def _replace(f: Finding, **kw: Any) -> Finding:
 _MAX_RELOCATED = 64
 
 
-def _relocated(loaded, summarized, summary_dict, stats: RunStats, library_env: str = ""):
+def _relocated(loaded, summarized, summary_dict, stats: RunStats, library_env: str = "",
+               library_path: tuple = ()):
     """The cached index brought to the current summaries without a rebuild, or None (rebuild).
 
     Files whose summaries changed since the index was built (its base) are, each, either moved
@@ -724,7 +726,8 @@ def _relocated(loaded, summarized, summary_dict, stats: RunStats, library_env: s
             return None
         m = line_map(old, new)
         current[rel] = engine.ModuleSummary.from_dict(new)
-        if library_env and not libraries.same_outside_names(engine.ModuleSummary.from_dict(old), current[rel]):
+        if library_env and not libraries.same_outside_names(engine.ModuleSummary.from_dict(old), current[rel],
+                                                            library_path):
             # The file now uses a name from outside the project it did not use: the library
             # modules behind it may not be in the index (mcjax_lint/libraries.py).
             stats.relocation_refused = "new names used from outside the project"

@@ -153,7 +153,7 @@ def test_library_summaries_cached_per_package_version(tmp_path):
     assert set(json.loads(cached.read_text())["modules"]) == {"fakeckpt", "fakeckpt._sync", "fakeckpt.manager"}
     # The file now uses a name from outside the project it did not use: the index is rebuilt
     # (the library modules behind a new name may be missing from it); the library is not read.
-    (root / "train.py").write_text(PROGRAM + "\n\ndef extra():\n    import os\n    return os.getcwd()\n")
+    (root / "train.py").write_text(PROGRAM + "\n\ndef extra():\n    import fakeckpt\n    return fakeckpt.manager.describe(1)\n")
     again = _run(root)
     assert again.stats.relocation_refused == "new names used from outside the project"
     assert lines_of(again.findings) == [("MCJ101", 6), ("MCJ101", 15)]
