@@ -278,6 +278,16 @@ GLOBAL_ARRAY_METHODS = frozenset({
     "cumprod", "dot", "clip", "round", "astype", "reshape", "ravel", "flatten", "squeeze",
     "transpose", "swapaxes", "sort", "argsort", "take", "repeat", "copy", "conj", "nonzero", "ptp",
 })
+# numpy / jax.numpy functions whose result's shape depends on the *values* of their input (how
+# many are unique, non-zero, selected): process-local content in, a per-process shape out.
+VALUE_SHAPED_FUNCTIONS = frozenset(
+    f"{ns}.{fn}" for ns in ("numpy", "jax.numpy")
+    for fn in ("unique", "unique_values", "unique_counts", "unique_inverse", "unique_all", "nonzero",
+               "flatnonzero", "argwhere", "compress", "extract", "setdiff1d", "intersect1d",
+               "union1d", "setxor1d", "trim_zeros", "bincount"))
+# ... unless this keyword fixes the result's length (`np.bincount(labels, minlength=NUM_CLASSES)`,
+# `np.histogram(x, bins=10)`): then the input's shape does not reach the result either.
+LENGTH_KEYWORDS = {"bincount": "minlength", "histogram": "bins"}
 # Collectives that take per-process data by design: when the argument is visibly process-local,
 # the order (or hash) of its content is as process-local as the content itself.
 PER_PROCESS_DATA_COLLECTIVES = {

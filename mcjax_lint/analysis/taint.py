@@ -113,6 +113,9 @@ class FileAnalysis(semantics.StatementRules):
         self.fn_params: dict[str, dict[str, Val]] = {}  # same-file function -> tainted params from callers
         self.fn_nodes: dict[str, tuple] = {}
         self._sink_keys: set = set()
+        # A comprehension whose filter is process-dependent -> the filter's taint (which elements
+        # it keeps differs by process).
+        self.comp_filters: dict[cst.CSTNode, Val] = {}
         self.seeded_modules: set[str] = set()
         self._full_positions = None
         self._mesh_context: bool | None = None  # (semantics.mesh_context_in, read once when needed)
@@ -435,7 +438,9 @@ class FileAnalysis(semantics.StatementRules):
             if not self._callable_desc(a) and self._callable_desc(b):
                 out = b.join(a).join(c)  # a value keeps one function: the one that does collective work
             out = replace(out, chosen=out.chosen | {node})
-        if c.process_dependent and a.struct != b.struct and ("none" in (a.struct, b.struct) or (a.struct and b.struct)):
+        if c.process_dependent and _array_shapes_differ(a.struct, b.struct):
+            out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"an array whose shape/dtype depends on {_why(c.pd | c.pdc)}")})))
+        elif c.process_dependent and a.struct != b.struct and ("none" in (a.struct, b.struct) or (a.struct and b.struct)):
             out = replace(out, tree=_cap(out.tree | frozenset({self.src(node, f"a value whose structure depends on {_why(c.pd | c.pdc)}")})))
         return replace(out, struct=a.struct if a.struct == b.struct else None)
 
@@ -522,6 +527,8 @@ class FileAnalysis(semantics.StatementRules):
                     # Which elements are kept follows the filter: an element of an arbitrarily
                     # ordered iteration in it selects different elements on each process.
                     out = out.join(Val(order=c.order, hash=c.hash))
+                    if c.process_dependent:
+                        self.comp_filters[node] = self.comp_filters.get(node, BOTTOM).join(Val(pd=c.pd, pdc=c.pdc))
                 comp = comp.inner_for_in
             for e in elts:
                 v = self.ev(e)
@@ -876,6 +883,11 @@ class FileAnalysis(semantics.StatementRules):
             if q == "next":
                 # The element taken first: as arbitrary as the order (of a set: `next(iter(s))`).
                 out = arg0.element().join(Val(order=out.order))
+                kept = self.comp_filters.get(node.args[0].value) if node.args else None
+                if kept is not None:
+                    # `next(b for b in SIZES if b >= local_n)`: the first element the filter keeps is
+                    # chosen by the filter, as a name assigned under that condition would be.
+                    out = out.join(kept)
                 if len(node.args) > 1 and arg0.count_sources and _is_none(node.args[1].value):
                     # None once this process's iterator is exhausted, a value on the others.
                     out = replace(out, tree=_cap(out.tree | frozenset({self.src(node, f"`None` when the local iterator ({_why(arg0.count_sources)}) runs out")})))
@@ -965,6 +977,20 @@ class FileAnalysis(semantics.StatementRules):
             if (k in _SHAPE_KWS or (dtype_at is not None and k == dtype_at)) and v.pd:
                 what = "a dtype chosen by" if k in ("dtype", dtype_at) else "a shape computed from"
                 result = replace(result, shape=_cap(result.shape | frozenset({self.src(node, f"{what} {_why(v.pd)}")})))
+        sig = _literal_array(name, node, fn, dtype_at) if mod in ("numpy", "jax.numpy") else None
+        if sig is not None:
+            result = replace(result, struct=sig)
+        fixed = K.LENGTH_KEYWORDS.get(fn) if mod in ("numpy", "jax.numpy") else None
+        if fixed is not None and any(k == fixed and not v.pd for k, v in args):
+            return replace(result, shape=frozenset())
+        if name in K.VALUE_SHAPED_FUNCTIONS and not any(k in ("size", "length") for k, _ in args):
+            local = BOTTOM
+            for k, v in args:
+                local = local.join(Val(pd=v.pd, pdc=v.pdc))
+            if local.pd or local.pdc:
+                why = _why(local.pd | local.pdc)
+                result = replace(result, shape=_cap(result.shape | frozenset({
+                    self.src(node, f"`{'jnp' if mod == 'jax.numpy' else 'np'}.{fn}()` of values from {why}")})))
         if result.shape and (name or "") not in _CONTAINER_BUILTINS and any(x.code == "len" for x in result.shape):
             result = replace(result, shape=frozenset(replace(x, code="") if x.code == "len" else x for x in result.shape))
         return result
@@ -1324,7 +1350,10 @@ class FileAnalysis(semantics.StatementRules):
                     new = cur.join(added)
                 if key.pd:
                     new = replace(new, tree=_cap(new.tree | frozenset({self.src(target, f"a key from {_why(key.pd)}")})))
-                self.bind(base, new)
+                # A fresh object even when the value adds nothing: the container was changed, so
+                # under a process-dependent condition it takes the condition's taint (as in the
+                # summary pass, whose join always copies).
+                self.bind(base, replace(new) if new is cur else new)
 
     def block(self, body) -> None:
         if isinstance(body, _LoopBody):
@@ -1423,7 +1452,9 @@ class FileAnalysis(semantics.StatementRules):
                 imp = replace(implicit, order=frozenset()) if m.unordered else implicit
                 new = m.join(imp)
                 structs = {v.struct if v is not None else before.get(k, BOTTOM).struct for v in vals}
-                if len(structs) > 1 and (("none" in structs) or None not in structs) and cond.process_dependent and node is not None:
+                if len(structs) > 1 and cond.process_dependent and node is not None and _array_shapes_differ(*structs):
+                    new = replace(new, shape=_cap(new.shape | frozenset({self.src(node, f"`{k}` has a shape/dtype depending on {_why(cond.pd | cond.pdc)}")})))
+                elif len(structs) > 1 and (("none" in structs) or None not in structs) and cond.process_dependent and node is not None:
                     new = replace(new, tree=_cap(new.tree | frozenset({self.src(node, f"`{k}` has a different structure depending on {_why(cond.pd | cond.pdc)}")})))
                 m = new
             if len({(v.struct if v is not None else None) for v in vals}) > 1:
@@ -1501,6 +1532,10 @@ class FileAnalysis(semantics.StatementRules):
             s = self._set_iteration(node.iter, it)
             elem = replace(elem, order=_cap(elem.order | {s}))
             it = replace(it, order=_cap(it.order | {s}))
+        if _is_range(node.iter) and it.pdc:
+            # `range(n)` has n steps: process-local content used as the count (a step read from a
+            # per-host file) makes the number of iterations differ, not only the data.
+            it = replace(it, pd=_cap(it.pd | it.pdc))
         self.iters[node] = self.iters.get(node, BOTTOM).join(it)
         if _is_range(node.iter) or (isinstance(node.iter, cst.Call) and isinstance(node.iter.func, cst.Name)
                                     and node.iter.func.value == "enumerate" and isinstance(node.target, cst.Tuple)):
@@ -1723,6 +1758,45 @@ def _alternation(e: cst.BaseExpression) -> bool:
     """`"|".join(...)`: a regular expression matching any of several alternatives."""
     return isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute) and e.func.attr.value == "join" \
         and isinstance(e.func.value, cst.SimpleString) and e.func.value.evaluated_value == "|"
+
+
+def _array_shapes_differ(*structs) -> bool:
+    """Arrays built with literal shapes (`np.zeros((8,))`, `np.arange(7)`) whose shapes or given
+    dtypes differ."""
+    return len(set(structs)) > 1 and all(isinstance(x, str) and x.startswith("array:") for x in structs)
+
+
+def _literal_array(name: str | None, node: cst.Call, fn: str, dtype_at: int | None) -> str | None:
+    """`array:<shape>:<dtype>` for a numpy constructor whose shape is written as literals, else None."""
+    pos = [a.value for a in node.args if a.keyword is None and a.star == ""]
+    kw = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+    if fn in ("zeros", "ones", "empty", "full"):
+        shape = _int_tuple(pos[0] if pos else kw.get("shape"))
+    elif fn == "arange" and 1 <= len(pos) <= 2 and "step" not in kw:
+        ends = [_small_int(p) for p in pos]
+        shape = None if None in ends else ((ends[0],) if len(ends) == 1 else (ends[1] - ends[0],))
+    elif fn in ("array", "asarray") and pos and isinstance(pos[0], (cst.List, cst.Tuple)) \
+            and all(isinstance(e.value, (cst.Integer, cst.Float)) for e in pos[0].elements):
+        shape = (len(pos[0].elements),)
+    else:
+        return None
+    if shape is None:
+        return None
+    dt = kw.get("dtype", pos[dtype_at] if dtype_at is not None and len(pos) > dtype_at else None)
+    dtype = repr(read(dt)) if dt is not None else ""
+    return f"array:{shape}:{dtype}"
+
+
+def _int_tuple(node) -> tuple | None:
+    if node is None:
+        return None
+    n = _small_int(node)
+    if n is not None:
+        return (n,)
+    if isinstance(node, cst.Tuple):
+        dims = tuple(_small_int(e.value) for e in node.elements)
+        return None if None in dims else dims
+    return None
 
 
 # Position of the dtype argument of numpy / jax.numpy array constructors.
