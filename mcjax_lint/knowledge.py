@@ -209,7 +209,8 @@ FS_LISTING_METHODS = {"glob", "rglob", "iterdir", "listdir", "scandir"}
 # Builtins that consume an iterable without depending on its order.
 ORDER_INSENSITIVE = {"sorted", "len", "min", "max", "any", "all", "set", "frozenset", "sum", "bool", "heapq.nsmallest", "heapq.nlargest"}
 # Builtins that turn an unordered collection into an ordered sequence.
-ORDER_IMPOSING = {"list", "tuple", "enumerate", "zip", "iter", "next", "map", "filter", "dict.fromkeys",
+ORDER_IMPOSING = {"list", "tuple", "enumerate", "zip", "iter", "next", "map", "filter", "dict.fromkeys", "str", "repr",
+                  "json.dumps", "pickle.dumps",
                   "numpy.array", "numpy.asarray", "numpy.stack", "numpy.concatenate", "jax.numpy.array",
                   "jax.numpy.asarray", "collections.OrderedDict", "collections.deque"}
 SET_CONSTRUCTORS = {"set", "frozenset"}

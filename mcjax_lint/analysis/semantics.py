@@ -51,6 +51,15 @@ def is_range(node: object, read: Reader) -> bool:
     return r[0] == "call" and read(r[1]) == ("name", "range")
 
 
+def enumerate_position(iterable: object, target: object, read: Reader) -> object | None:
+    """The index target of `for i, x in enumerate(xs)`: the position of x in xs's order (a value
+    that differs where that order does, unlike x itself), else None."""
+    it, tg = read(iterable), read(target)
+    if it[0] != "call" or read(it[1]) != ("name", "enumerate") or tg[0] != "tuple" or len(tg[1]) != 2:
+        return None
+    return tg[1][0]
+
+
 def is_numeric(node: object, read: Reader, num_name: NumName, bound: Collection[str] = frozenset()) -> bool:
     """A syntactic guess that `node` is a number: literals, `len()` and the like, arithmetic,
     array sizes, names the pass has seen bound to numbers (`num_name`) or bound by `range()`

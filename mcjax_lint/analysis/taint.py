@@ -518,7 +518,7 @@ class FileAnalysis(semantics.StatementRules):
                     out = replace(out, order=_cap(out.order | {s}))
                 out = out.join(Val(order=it.order, hash=it.hash))
                 length = length.join(Val(pd=it.count_sources))
-                self.bind(comp.target, elem)
+                self._bind_loop_target(comp.target, comp.iter, elem)
                 for cif in comp.ifs:
                     c = self.ev(cif.test).data()
                     if c.divergent:
@@ -534,8 +534,10 @@ class FileAnalysis(semantics.StatementRules):
                 v = self.ev(e)
                 out = out.join(v.data().as_elements() if kind != "gen" else v.data())
             if kind == "dict" and out.order:
-                # A dict keyed by an arbitrarily ordered iteration: same mapping, insertion order only.
-                out = replace(out.without_order(), unordered=True)
+                # A dict keyed by an arbitrarily ordered iteration: same mapping, insertion order
+                # only — unless a value carries an order of its own (a position in that order).
+                rest = frozenset(x for x in out.order if x.desc.startswith(_POSITION))
+                out = replace(out.without_order(), unordered=True, order=rest)
                 if kind == "dict" and e is elts[0] and v.pd:
                     out = replace(out, tree=_cap(out.tree | frozenset({self.src(e, f"dict keys from {_why(v.pd)}")})))
             if kind in ("list", "dict") and length.pd:
@@ -949,10 +951,13 @@ class FileAnalysis(semantics.StatementRules):
             target = args[1][1] if len(args) > 1 and args[1][0] == 1 else next((v for k, v in args if k in ("device", "sharding")), None)
             target_node = node.args[1].value if len(node.args) > 1 else next((a.value for a in node.args if a.keyword and a.keyword.value in ("device", "sharding")), None)
             if target is not None and (target.sharding or _looks_like_sharding(target_node)):
+                # The host value is the whole global array on every process (JAX compares it
+                # across processes): it must be the same everywhere.
+                self._same_data_sink(arg0, node, "`jax.device_put()` to a sharding")
                 return Val(glob=True), "`jax.device_put()` to a sharding"
             return arg0, None
         if q in K.SHARDING_CONSTRUCTORS:
-            return Val(sharding=True), None
+            return Val(sharding=True, replicated=self._replicated_spec(node)), None
         if q.startswith(K.CHECKPOINTER_PREFIXES) and q.rsplit(".", 1)[-1].endswith(K.CHECKPOINTER_CLASS_SUFFIXES):
             return Val(ckpt=True, subgroup=argu.subgroup), None
         if q in K.SHAPE_CONSTRUCTORS:
@@ -1101,8 +1106,29 @@ class FileAnalysis(semantics.StatementRules):
                     return out
         return None
 
+    def _replicated_spec(self, node: cst.Call) -> bool:
+        """`NamedSharding(mesh, P())` (or `P(None, None)`): a fully replicated sharding."""
+        spec = node.args[1].value if len(node.args) > 1 and node.args[1].keyword is None and not node.args[1].star \
+            else next((a.value for a in node.args if a.keyword and a.keyword.value == "spec"), None)
+        return isinstance(spec, cst.Call) and (self.qualify(spec.func) or "").endswith("PartitionSpec") \
+            and all(a.keyword is None and not a.star and _is_none(a.value) for a in spec.args)
+
+    def _same_data_sink(self, v: Val, node: cst.Call, what: str) -> None:
+        """Host data that must be identical on every process (MCJ303): a process-dependent value
+        (process index, clock, unseeded randomness, a per-host file) reaching it."""
+        if v.sanitized or v.shape:
+            return  # (a shape that differs is MCJ301's finding: the content differs with it)
+        for s in sorted(v.pd):
+            self._add_sink(Sink("MCJ303", s, node, what))
+
     def _shape_args(self, q: str, node: cst.Call, args) -> None:
-        """Explicit shape arguments of global-array constructors (MCJ301)."""
+        """Explicit shape arguments of global-array constructors (MCJ301), and the data of a
+        replicated one (MCJ303)."""
+        if q == "jax.make_array_from_process_local_data":
+            sharding = next((v for k, v in args if k in (0, "sharding")), None)
+            data = next((v for k, v in args if k in (1, "local_data")), None)
+            if sharding is not None and sharding.replicated and data is not None:
+                self._same_data_sink(data, node, f"`{short_name(q)}()` on a fully replicated sharding")
         shape_arg = None
         if q == "jax.make_array_from_callback":
             shape_arg = next((v for k, v in args if k in (0, "shape")), None)
@@ -1341,7 +1367,10 @@ class FileAnalysis(semantics.StatementRules):
                 if key.order:
                     # `d[k] = f(k)` for k in a set: the mapping is the same everywhere, only the
                     # insertion order differs (irrelevant to pytrees, which sort dict keys).
-                    new = replace(cur.join(value.data().without_order()), unordered=True)
+                    # (A position in that order, `d[k] = i` under `enumerate`, is a value of its own.)
+                    d = value.data()
+                    new = replace(cur.join(replace(d, order=frozenset(x for x in d.order if x.desc.startswith(_POSITION)))),
+                                  unordered=True)
                 else:
                     added = value.element() if not value.order else value.data()
                     if cur.struct and cur.struct.startswith("dict:") and not cur.divergent:
@@ -1354,6 +1383,17 @@ class FileAnalysis(semantics.StatementRules):
                 # under a process-dependent condition it takes the condition's taint (as in the
                 # summary pass, whose join always copies).
                 self.bind(base, replace(new) if new is cur else new)
+
+    def _bind_loop_target(self, target: cst.BaseExpression, iterable: cst.BaseExpression, elem: Val) -> None:
+        self.bind(target, elem)
+        pos = semantics.enumerate_position(iterable, target, read)
+        if pos is not None and elem.order and isinstance(pos, cst.Name):
+            # `for i, x in enumerate(s)` over an arbitrary order: i is a position in that order, a
+            # value that differs between processes (x is the same element, met at another time).
+            first = min(elem.order)
+            s = self.src(iterable, f"{_POSITION}{first.desc}", first.code or "MCJ201")
+            cur = self.scope.env.get(pos.value, BOTTOM)
+            self.scope.env[pos.value] = replace(cur, order=_cap(cur.order | {s}), numeric=True)
 
     def block(self, body) -> None:
         if isinstance(body, _LoopBody):
@@ -1453,7 +1493,7 @@ class FileAnalysis(semantics.StatementRules):
                 new = m.join(imp)
                 structs = {v.struct if v is not None else before.get(k, BOTTOM).struct for v in vals}
                 if len(structs) > 1 and cond.process_dependent and node is not None and _array_shapes_differ(*structs):
-                    new = replace(new, shape=_cap(new.shape | frozenset({self.src(node, f"`{k}` has a shape/dtype depending on {_why(cond.pd | cond.pdc)}")})))
+                    new = replace(new, shape=_cap(new.shape | frozenset({self.src(node, f"`{k}` (its shape/dtype depends on {_why(cond.pd | cond.pdc)})")})))
                 elif len(structs) > 1 and (("none" in structs) or None not in structs) and cond.process_dependent and node is not None:
                     new = replace(new, tree=_cap(new.tree | frozenset({self.src(node, f"`{k}` has a different structure depending on {_why(cond.pd | cond.pdc)}")})))
                 m = new
@@ -1543,6 +1583,7 @@ class FileAnalysis(semantics.StatementRules):
         if isinstance(node.target, cst.Name) and self.is_host(node.iter):
             elem = self.as_host(elem)  # an element of host data
         self.bind(node.target, elem)
+        self._bind_loop_target(node.target, node.iter, elem)
         self._loop(Val(pd=it.count_sources), node.body, node)
         if node.orelse is not None:
             self.block(node.orelse.body)
@@ -1758,6 +1799,9 @@ def _alternation(e: cst.BaseExpression) -> bool:
     """`"|".join(...)`: a regular expression matching any of several alternatives."""
     return isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute) and e.func.attr.value == "join" \
         and isinstance(e.func.value, cst.SimpleString) and e.func.value.evaluated_value == "|"
+
+
+_POSITION = "a position in "  # the description of an enumerate index over an arbitrary order
 
 
 def _array_shapes_differ(*structs) -> bool:

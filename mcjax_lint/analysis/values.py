@@ -108,6 +108,9 @@ class Val:
     # With `callable`: a jitted function that runs on this process alone when its inputs are all
     # host data (`semantics.jit_may_run_locally`); kept only where every joined callable is one.
     hostable: bool = False
+    # With `sharding`: fully replicated (`NamedSharding(mesh, P())`): every process holds the
+    # whole array, so host data put there must be the same everywhere.
+    replicated: bool = False
 
     def join(self, other: Val) -> Val:
         if other is self:
@@ -144,6 +147,7 @@ class Val:
             self.host and other.host,
             (self.hostable or not self.callable) and (other.hostable or not other.callable)
             and bool(self.callable or other.callable),
+            self.replicated and other.replicated,
         )
 
     # Taint only (drops object kinds): what flows into a value computed from this one.

@@ -1,0 +1,37 @@
+"""MCJ303 process-dependent-global-data."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from mcjax_lint.model import Step
+from mcjax_lint.rules.base import Rule, related_source
+
+
+class ProcessDependentGlobalData(Rule):
+    CODE = "MCJ303"
+    NAME = "process-dependent-global-data"
+    SEVERITY = "error"
+    SUMMARY = ("Host data that must be the same on every process (`device_put` to a sharding, a replicated "
+               "global array) is computed from a process-dependent value.")
+    FAMILY = "process-dependent shapes and pytrees"
+
+    def visit_Call(self, node: cst.Call) -> None:
+        sinks = [k for k in self.ctx.div.sinks_at.get(node, ()) if k.code == self.CODE]
+        # A source in this file as written is certain; a value that became process-dependent
+        # inside another function (a retry loop's deadline, a helper's default RNG) may be made
+        # to agree there in ways not followed: a guess.
+        direct = [k for k in sinks if not k.src.origin]
+        for sink in (direct or sinks)[:1]:
+            s = sink.src
+            where = f" (line {s.line})" if s.located and s.line != self.line(node) else ""
+            chain = [*self.source_steps(s)]
+            if not direct:
+                chain.append(Step(s.line if s.located else 0, f"made process-dependent in another function: {s.describe()}",
+                                  False, "a value decided inside another function may be made to agree there"))
+            chain.append(self.work_step(node, sink.what, "host data of"))
+            self.report(node, (
+                f"host data computed from {s.describe()}{where} is passed into {sink.what}: it must be the "
+                f"same on every process, and here it differs, so the processes build one array from "
+                f"different values (or `device_put` fails comparing them)"),
+                related=(related_source(s, "value source"),), chain=chain)
