@@ -289,6 +289,19 @@ VALUE_SHAPED_FUNCTIONS = frozenset(
 # ... unless this keyword fixes the result's length (`np.bincount(labels, minlength=NUM_CLASSES)`,
 # `np.histogram(x, bins=10)`): then the input's shape does not reach the result either.
 LENGTH_KEYWORDS = {"bincount": "minlength", "histogram": "bins"}
+# Calls that run a callable on another thread: (position, keyword) of the callable. Collective
+# work started there races the main thread's for the order of dispatches (MCJ105).
+THREAD_STARTERS = {
+    "threading.Thread": (1, "target"),
+    "threading.Timer": (1, "function"),
+    "_thread.start_new_thread": (0, "function"),
+    "asyncio.to_thread": (0, "func"),
+}
+# Methods of executors/event loops that run a callable on a worker thread (by method name: the
+# receiver is rarely known).
+THREAD_SUBMIT_METHODS = {"submit": (0, "fn"), "run_in_executor": (1, "func"), "apply_async": (0, "func")}
+
+
 # Collectives that take per-process data by design: when the argument is visibly process-local,
 # the order (or hash) of its content is as process-local as the content itself.
 PER_PROCESS_DATA_COLLECTIVES = {

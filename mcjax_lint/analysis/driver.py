@@ -36,7 +36,7 @@ def _dispatch(wrapper: MetadataWrapper, visitors: list, div: Divergence, fa: Fil
     of the whole tree; a rule that needs the traversal itself (`WALKS`) gets one when it can
     fire at all (MCJ401: only in files that call `jax.distributed.initialize()`)."""
     marked = {}
-    for table in (div.branches_at, div.exits_at, div.loops_at, div.exceptions_at, div.sinks_at):
+    for table in (div.branches_at, div.exits_at, div.loops_at, div.exceptions_at, div.sinks_at, fa.thread_starts):
         for node in table:
             marked[id(node)] = node
     nodes = sorted(marked.values(), key=fa.pos)

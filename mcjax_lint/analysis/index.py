@@ -1200,7 +1200,9 @@ class ProjectIndex:
             if collective and (pd or order or hashed):
                 return True
             if (pd and order and "x" in f.flags) or (hashed and "s" in f.flags):
-                return True  # a per-process partition of an unordered listing; a hashed seed
+                return True
+            if "t" in f.flags and any(self.function_claims(g, gf, s.path, all_refs=False)[3] for g, gf in s.functions.items()):
+                return True  # a thread started where collective work is done (MCJ105)  # a per-process partition of an unordered listing; a hashed seed
         return False
 
     def function_claims(self, q: str, f: FunctionFacts, path: str, all_refs: bool = True) -> tuple[bool, bool, bool, bool]:

@@ -850,6 +850,8 @@ class _Summarizer(semantics.StatementRules):
         """Facts for calls to known library functions; None for calls to resolve later."""
         if q in K.SEED_CALLS and "s" not in self.scope.facts.flags:
             self.scope.facts.flags += "s"  # a seed: a sink for string hashes
+        if q in K.THREAD_STARTERS and "t" not in self.scope.facts.flags:
+            self.scope.facts.flags += "t"  # starts work on another thread (MCJ105)
         if K.is_device_access(q):
             self._device_access(f"`{q}()`", node)
         if q == K.INITIALIZE:
@@ -955,6 +957,8 @@ class _Summarizer(semantics.StatementRules):
         return "shard" in name and "single" not in name
 
     def _method_call(self, meth: str, recv: Sym, node: ast.Call, args: list[Sym], argu: Sym) -> Sym | None:
+        if meth in K.THREAD_SUBMIT_METHODS and "t" not in self.scope.facts.flags:
+            self.scope.facts.flags += "t"  # may start work on another thread (MCJ105)
         if meth in _MUTATORS and args and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
             name = node.func.value.id
             cur = self._local(name)

@@ -116,6 +116,10 @@ class FileAnalysis(semantics.StatementRules):
         # A comprehension whose filter is process-dependent -> the filter's taint (which elements
         # it keeps differs by process).
         self.comp_filters: dict[cst.CSTNode, Val] = {}
+        # Calls that start collective work on another thread -> (what it does, the starting
+        # scope's qualname, the target project function); collective calls per scope qualname.
+        self.thread_starts: dict[cst.Call, tuple[str, str, str | None]] = {}
+        self.collective_scopes: dict[str, set[cst.Call]] = {}
         self.seeded_modules: set[str] = set()
         self._full_positions = None
         self._mesh_context: bool | None = None  # (semantics.mesh_context_in, read once when needed)
@@ -635,8 +639,11 @@ class FileAnalysis(semantics.StatementRules):
                 result, coll = self._project_call(call_m, argu, node)
             else:
                 result = evidence.mark(argu, evidence.UNRESOLVED_CALL, f"`{_code(self.module, func)}()`", self.line(node))
+        self._thread_start(q, func, node, args)
         if coll is None:
             coll = self._callback_collective(q or info.name, args)
+        if coll and node not in self.thread_starts:
+            self.collective_scopes.setdefault(self.scope.qualname, set()).add(node)
         if not coll and result is not None:
             result = self._shaped_result(info.name or q, node, args, result)
         info.args = args
@@ -797,6 +804,33 @@ class FileAnalysis(semantics.StatementRules):
         if isinstance(expr, cst.Call) and expr in self.calls:
             return self.calls[expr].result
         return self.ev(expr)
+
+    def _thread_start(self, q: str | None, func: cst.BaseExpression, node: cst.Call, args) -> None:
+        """`threading.Thread(target=f)`, `executor.submit(f, ...)`, ...: record where a callable
+        that does collective work is started on another thread (MCJ105)."""
+        where = K.THREAD_STARTERS.get(q or "")
+        if where is None and isinstance(func, cst.Attribute) and (q is None or q not in self.index.functions):
+            where = K.THREAD_SUBMIT_METHODS.get(func.attr.value)
+        if where is None:
+            return
+        target = next((v for k, v in args if k in where), None)
+        desc = self._callable_desc(target) if target is not None else None
+        if desc is not None:
+            self.thread_starts[node] = (desc, self.scope.qualname, target.fn)
+
+    def main_thread_collective(self, node: cst.Call) -> tuple[cst.Call | None, bool]:
+        """For a thread start: collective work this file dispatches outside the thread's target
+        (the first found, preferring the starting function's own), and whether it is there."""
+        _, scope, fn = self.thread_starts[node]
+        targets = {t[2] for t in self.thread_starts.values() if t[2]}
+        own = sorted(self.collective_scopes.get(scope, ()), key=self.line)
+        if own:
+            return own[0], True
+        for sc, calls in sorted(self.collective_scopes.items()):
+            if any(sc == t or sc.startswith(t + ".") for t in targets):
+                continue
+            return min(calls, key=self.line), False
+        return None, False
 
     def _callback_collective(self, q: str | None, args: list[tuple[object, Val]]) -> str | None:
         if q is None:

@@ -1,0 +1,41 @@
+"""MCJ105 collective-work-in-thread."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from mcjax_lint.model import Step
+from mcjax_lint.rules.base import Rule
+
+
+class CollectiveWorkInThread(Rule):
+    CODE = "MCJ105"
+    NAME = "collective-work-in-thread"
+    SEVERITY = "error"
+    SUMMARY = ("Collective work is started on a background thread (`threading.Thread`, `executor.submit`) "
+               "while the main thread dispatches collective work too.")
+    FAMILY = "process-dependent control flow"
+
+    def visit_Call(self, node: cst.Call) -> None:
+        fa = self.ctx.fa
+        start = fa.thread_starts.get(node)
+        if start is None:
+            return
+        main, same_scope = fa.main_thread_collective(node)
+        if main is None:
+            return
+        ln, col = self.where(main)
+        info = fa.calls.get(main)
+        what = info.collective if info is not None and info.collective else "collective work"
+        chain = [self.work_step(node, start[0], "started on another thread")]
+        if not same_scope:
+            # Elsewhere in the file: whether it runs while the thread does is not known.
+            chain.append(Step(ln, f"main-thread collective work elsewhere in the file: {what}", False,
+                              "collective work in another function may not overlap the thread"))
+        else:
+            chain.append(self.work_step(main, what, "main-thread collective work"))
+        self.report(node, (
+            f"{start[0]} runs on another thread while this program also dispatches {what} (line {ln}): "
+            f"the order in which each process issues the two depends on thread scheduling, so the "
+            f"processes' collectives can pair up wrongly or wait for each other forever"),
+            related=((f"main-thread collective work: {what}", ln, col),), chain=chain)
