@@ -120,6 +120,7 @@ class FileAnalysis(semantics.StatementRules):
         # scope's qualname, the target project function); collective calls per scope qualname.
         self.thread_starts: dict[cst.Call, tuple[str, str, str | None]] = {}
         self.collective_scopes: dict[str, set[cst.Call]] = {}
+        self.scope_calls: dict[str, set[str]] = {}  # project functions each scope calls
         self.seeded_modules: set[str] = set()
         self._full_positions = None
         self._mesh_context: bool | None = None  # (semantics.mesh_context_in, read once when needed)
@@ -644,6 +645,8 @@ class FileAnalysis(semantics.StatementRules):
             coll = self._callback_collective(q or info.name, args)
         if coll and node not in self.thread_starts:
             self.collective_scopes.setdefault(self.scope.qualname, set()).add(node)
+        if info.name is not None and info.name in self.index.functions:
+            self.scope_calls.setdefault(self.scope.qualname, set()).add(info.name)
         if not coll and result is not None:
             result = self._shaped_result(info.name or q, node, args, result)
         info.args = args
@@ -822,12 +825,19 @@ class FileAnalysis(semantics.StatementRules):
         """For a thread start: collective work this file dispatches outside the thread's target
         (the first found, preferring the starting function's own), and whether it is there."""
         _, scope, fn = self.thread_starts[node]
-        targets = {t[2] for t in self.thread_starts.values() if t[2]}
+        # What the threads run: their targets and every function of this file they call.
+        on_threads: set[str] = set()
+        todo = [t[2] for t in self.thread_starts.values() if t[2]]
+        while todo:
+            q = todo.pop()
+            if q not in on_threads:
+                on_threads.add(q)
+                todo.extend(self.scope_calls.get(q, ()))
         own = sorted(self.collective_scopes.get(scope, ()), key=self.line)
-        if own:
+        if own and scope not in on_threads:
             return own[0], True
         for sc, calls in sorted(self.collective_scopes.items()):
-            if any(sc == t or sc.startswith(t + ".") for t in targets):
+            if sc in on_threads or any(sc.startswith(t + ".") for t in on_threads):
                 continue
             return min(calls, key=self.line), False
         return None, False
