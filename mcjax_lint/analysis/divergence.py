@@ -122,6 +122,7 @@ class Divergence:
         self._branch_done: set[int] = set()
         self._call_sites: dict[cst.Call, tuple] = {}  # call -> (statement, frames)
         self._pending_raises: list[tuple] = []
+        self._tries: list[cst.Try] = []
         self._work: dict[str, str | None] = {}
 
     # ------------------------------------------------------------ sequences
@@ -292,6 +293,7 @@ class Divergence:
     def run(self) -> Divergence:
         self.walk_body(self.fa.module.body, [_Frame("func", self.fa.module, list(self.fa.module.body), 0)])
         self._raises_into_callers()
+        self._caught_in_callers()
         return self
 
     def _rest_after(self, frames: list[_Frame], node, kind: str) -> tuple:
@@ -329,6 +331,51 @@ class Divergence:
                     else:
                         self.exits.append(ExitPoint(small, dframe.cond, t, dframe.node, kind, call))
                     break
+
+    def _caught_in_callers(self) -> None:
+        """A same-file function that can fail on one process (a call under a process-dependent
+        condition: rank-0 file I/O) before its own collective work, called in a `try` whose handler
+        catches that failure and goes on: the failing process skips the collective the others wait
+        in (MCJ104, reported where it fails)."""
+        if not self._tries:
+            return
+        fails: dict[str, tuple] = {}
+        for q, (fdef, _, _) in self.fa.fn_nodes.items():
+            if not isinstance(fdef, cst.FunctionDef):
+                continue
+            val, where = self.pd_raise(fdef.body)
+            if not isinstance(where, cst.Call) or not val.divergent:
+                continue
+            tok = self._collective_after(self._block_stmts(fdef.body), where)
+            if tok is not None:
+                fails[q] = (where, val, tok)
+        if not fails:
+            return
+        follow = self.fa.index._follow_reexport
+        for t in self._tries:
+            for call in _walk_calls(t.body):
+                info = self.fa.calls.get(call)
+                q = follow(info.name) if info is not None and info.name else None
+                if q not in fails:
+                    continue
+                where, val, tok = fails[q]
+                for h in t.handlers:
+                    if _swallows(h) and _catches(h, self._io_failure(where)):
+                        self.exceptions.append(ExceptionPoint(where, h, val, tok, "caught"))
+                        break
+
+    def _io_failure(self, call: cst.Call) -> bool:
+        """A call that fails with `OSError` when a file is missing or unwritable: file I/O, or a
+        same-file helper doing file I/O."""
+        def io(c: cst.Call) -> bool:
+            info = self.fa.calls.get(c)
+            name = (info.name if info is not None and info.name else _call_name(c)) or ""
+            return name.rsplit(".", 1)[-1] in _IO_CALLS
+        if io(call):
+            return True
+        info = self.fa.calls.get(call)
+        fn = self.fa.fn_nodes.get(info.name) if info is not None and info.name else None
+        return fn is not None and any(io(c) for c in _walk_calls(fn[0].body))
 
     def walk_body(self, stmts, ctx: list[_Frame]) -> None:
         stmts = list(stmts)
@@ -384,6 +431,7 @@ class Divergence:
             self._loop_point(s)
             return
         if isinstance(s, (cst.Try, cst.TryStar)):
+            self._tries.append(s)
             body = self._block_stmts(s.body)
             self.walk_body(body, ctx + [_Frame("try", s, body, 0)])
             raise_val, raise_node = self.pd_raise(s.body)
@@ -588,6 +636,12 @@ class Divergence:
             n, cond = stack.pop()
             if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 continue
+            if isinstance(n, cst.Try) and any(_swallows(h) and _catches(h, True) for h in n.handlers):
+                # Failures in its body are handled right here (`try: write() except OSError: log`).
+                for child in reversed([*n.handlers, n.orelse, n.finalbody]):
+                    if child is not None:
+                        stack.append((child, cond))
+                continue
             if isinstance(n, cst.If):
                 c = self.fa.conds.get(n, BOTTOM)
                 inner = cond.join(c) if c.divergent else cond
@@ -769,6 +823,34 @@ def _contains(root, node) -> bool:
             return True
         stack.extend(children(n))
     return False
+
+
+# Calls that fail with OSError when a path is missing, unreadable or unwritable.
+_IO_CALLS = frozenset({
+    "open", "load", "loads", "read", "read_text", "read_bytes", "write_text", "write_bytes", "dump",
+    "save", "savez", "savetxt", "loadtxt", "remove", "unlink", "rmtree", "makedirs", "mkdir", "rename",
+    "replace", "copy", "copyfile", "copytree", "move", "listdir", "scandir", "stat", "rmdir", "GFile"})
+_OS_ERRORS = frozenset({"OSError", "IOError", "FileNotFoundError", "PermissionError", "IsADirectoryError",
+                        "NotADirectoryError", "FileExistsError", "EnvironmentError"})
+_BROAD = frozenset({"Exception", "BaseException"})
+
+
+def _swallows(h: cst.ExceptHandler) -> bool:
+    """The handler neither re-raises nor exits: execution goes on after the `try`."""
+    for x in h.body.body:
+        if isinstance(x, cst.SimpleStatementLine) and any(isinstance(y, cst.Raise) for y in x.body):
+            return False
+    return not _exits_in(h.body, h)
+
+
+def _catches(h: cst.ExceptHandler, io_failure: bool) -> bool:
+    """Whether the handler catches what the failing call raises: a bare `except` or
+    `Exception`/`BaseException` catches anything; an `OSError` family name a file I/O failure."""
+    if h.type is None:
+        return True
+    names = [e.value for e in h.type.elements] if isinstance(h.type, cst.Tuple) else [h.type]
+    last = {n.attr.value if isinstance(n, cst.Attribute) else n.value if isinstance(n, cst.Name) else "" for n in names}
+    return bool(last & _BROAD) or (io_failure and bool(last & _OS_ERRORS))
 
 
 def _is_logging(name: str | None) -> bool:

@@ -51,6 +51,11 @@ def is_range(node: object, read: Reader) -> bool:
     return r[0] == "call" and read(r[1]) == ("name", "range")
 
 
+# Iterating an object calls these methods of its class (`for x in obj`, `iter(obj)`, `next(it)`):
+# what they read is what the iteration yields and how long it runs.
+ITERATION_METHODS = ("__iter__", "__next__")
+
+
 def enumerate_position(iterable: object, target: object, read: Reader) -> object | None:
     """The index target of `for i, x in enumerate(xs)`: the position of x in xs's order (a value
     that differs where that order does, unlike x itself), else None."""

@@ -597,7 +597,7 @@ class _Summarizer(semantics.StatementRules):
         self.scope.env = self.scope.env.child()  # the comprehension's own names
         try:
             for gen in node.generators:
-                it = self.ev(gen.iter)
+                it = self._iterates_instance(self.ev(gen.iter), gen.iter)
                 elem = sym_element(it)
                 if it.get("u"):
                     desc = semantics.set_iteration_desc(it["u"])
@@ -1266,8 +1266,24 @@ class _Summarizer(semantics.StatementRules):
         self._branches(c, [node.body + node.body, []])
         self.run_block(node.orelse)
 
+    def _iterates_instance(self, it: Sym, node: ast.AST) -> Sym:
+        """Iterating an instance of a project class runs its `__iter__`/`__next__`: recorded as
+        calls (their reads reach this function) and part of the iterable's value."""
+        facts = self.scope.facts
+        # The class: known (`self`), or a constructor call the value comes from (resolved by the
+        # index; a name that is not a class resolves to nothing).
+        classes = [it["cls"]] if it.get("cls") else [
+            c["n"] for c in it.get("via", []) if "n" in c and c["n"].rpartition(".")[2][:1].isupper()]
+        if not classes or facts is None:
+            return it
+        calls = [{"l": node.lineno, "n": f"{cls}.{m}"} for cls in classes[:2] for m in semantics.ITERATION_METHODS]
+        for c in calls:
+            if len(facts.calls) < 400 and c not in facts.calls:
+                facts.calls.append(c)
+        return sym_join(it, {"via": calls})
+
     def st_For(self, node: ast.For):
-        it = self.ev(node.iter)
+        it = self._iterates_instance(self.ev(node.iter), node.iter)
         elem = sym_element(it)
         if it.get("u"):
             elem = sym_join(elem, {"order": [self.src(semantics.set_iteration_desc(it["u"]), node.iter, "MCJ201")]})

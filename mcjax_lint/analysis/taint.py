@@ -515,6 +515,8 @@ class FileAnalysis(semantics.StatementRules):
             length = BOTTOM
             while comp is not None:
                 it = self.ev(comp.iter)
+                if it.cls:
+                    it = it.join(self._iterated_instance(it.cls, comp.iter))
                 self.iters[comp] = self.iters.get(comp, BOTTOM).join(it)
                 elem = it.element()
                 if it.unordered and kind not in ("set",):
@@ -609,6 +611,11 @@ class FileAnalysis(semantics.StatementRules):
                         info.name = f"{cls}.{meth}"
                         result, coll = Val(glob=True), v.callable
                         self._bound_statics(v, node)
+                    elif v is not None and v.fn and self.index.collective.get(v.fn):
+                        # A project function stored in an attribute (`self.on_eval = sync_eval`)
+                        # and called through it.
+                        info.name = v.fn
+                        result, coll = self._project_call(v.fn, argu, node, exact=False)
                     else:
                         result = evidence.mark(argu, evidence.UNRESOLVED_CALL, f"`{_code(self.module, func)}()`", self.line(node))
             else:
@@ -869,6 +876,11 @@ class FileAnalysis(semantics.StatementRules):
         if st.collective_functions and K.matches(q, st.collective_functions):
             return Val(glob=True), self.index._declared_collective(q)
         arg0 = args[0][1] if args and args[0][0] == 0 else BOTTOM
+        if arg0.cls and q in K.ORDER_IMPOSING:
+            # `iter(loader)`, `enumerate(loader)`, `next(it)`: what the instance iterates over.
+            arg0 = arg0.join(self._iterated_instance(arg0.cls, node))
+            args = [(0, arg0)] + list(args[1:])
+            argu = argu.join(arg0.data())
         desc = semantics.process_dependent_call(q, self.seeded_modules, bool(node.args))
         if desc is not None:
             if semantics.draw_of_given_size(q, sum(a.keyword is None and not a.star for a in node.args),
@@ -1609,8 +1621,26 @@ class FileAnalysis(semantics.StatementRules):
         if node.orelse is not None:
             self.block(node.orelse.body)
 
+    def _iterated_instance(self, cls: str, node: cst.CSTNode) -> Val:
+        """Iterating an instance of a project class (`for batch in loader`): as process-dependent
+        as the attributes its `__iter__`/`__next__` read (a per-process shard stored in
+        `__init__`); iterating it is then iterating process-local data."""
+        pd = frozenset()
+        for meth in semantics.ITERATION_METHODS:
+            q = self.index.method(cls, meth)
+            fdef = self.fn_nodes.get(q, (None,))[0] if q else None
+            if not isinstance(fdef, cst.FunctionDef):
+                continue  # (a class of another file: its methods' bodies are not at hand)
+            for attr in _iteration_attrs(fdef):
+                v = self.index.attr(cls, attr)
+                if v is not None and v.pd:
+                    pd |= v.pd
+        return self.anchor(Val(pd=_cap(pd)), node, short_name(cls), call=False, unlocated_only=True) if pd else BOTTOM
+
     def st_For(self, node: cst.For):
         it = self.ev(node.iter)
+        if it.cls:
+            it = it.join(self._iterated_instance(it.cls, node.iter))
         elem = it.element()
         if it.unordered:
             s = self._set_iteration(node.iter, it)
@@ -1701,7 +1731,10 @@ class FileAnalysis(semantics.StatementRules):
         defaults: dict[str, Val] = {}
         for p in _all_params(node.params):
             if p.default is not None:
-                defaults[p.name.value] = self.ev(p.default).data()
+                dv = self.ev(p.default)
+                # A function as the default (`cb=sync_metrics`): calls that leave it run it.
+                defaults[p.name.value] = replace(dv.data(), fn=dv.fn, callable=dv.callable) \
+                    if (dv.fn or dv.callable) else dv.data()
         in_class = bool(self.cls_stack) and self.scope.is_module and self._in_class_body
         value = Val(callable=f"`{node.name.value}` ({jit})", fn=qual, hostable=self._local_jit(qual)) if jit else Val(fn=qual)
         if not in_class:
@@ -1929,6 +1962,43 @@ def _const_str(node) -> str | None:
             return None
         return v if isinstance(v, str) else None
     return None
+
+
+def _self_attrs(node) -> set[str]:
+    """`X` of every `self.X` read in an expression."""
+    out = set()
+    for n in _walk(node):
+        if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self":
+            out.add(n.attr.value)
+    return out
+
+
+def _iteration_attrs(fdef: cst.FunctionDef) -> set[str]:
+    """The attributes that decide how many items an `__iter__`/`__next__` produces: tested by an
+    `if` that stops the iteration (`raise StopIteration`, `return` in a generator), iterated or
+    tested by a loop that yields, handed to `yield from` or returned as the iterator."""
+    out: set[str] = set()
+    gen = any(isinstance(n, (cst.Yield,)) for n in _walk(fdef.body))
+
+    def stops(body) -> bool:
+        for n in _walk(body):
+            if isinstance(n, cst.Raise) and n.exc is not None and "StopIteration" in _code(cst.Module([]), n.exc):
+                return True
+            if gen and isinstance(n, cst.Return):
+                return True
+        return False
+
+    for n in _walk(fdef.body):
+        if isinstance(n, cst.If) and stops(n.body):
+            out |= _self_attrs(n.test)
+        elif isinstance(n, (cst.For, cst.While)) and any(isinstance(y, cst.Yield) for y in _walk(n.body)):
+            out |= _self_attrs(n.iter if isinstance(n, cst.For) else n.test)
+        elif isinstance(n, cst.Yield) and isinstance(n.value, cst.From):
+            out |= _self_attrs(n.value.item)
+        elif isinstance(n, cst.Return) and not gen and n.value is not None and not (
+                isinstance(n.value, cst.Name) and n.value.value == "self"):
+            out |= _self_attrs(n.value)
+    return out
 
 
 def _is_range(node) -> bool:

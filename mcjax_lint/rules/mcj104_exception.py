@@ -8,7 +8,7 @@ from mcjax_lint.model import Step
 from mcjax_lint.rules.base import Rule, visits, describe_source, process_sources, related_source
 
 
-@visits("ExceptHandler", "Finally", "With", "ExceptStarHandler", "Raise")
+@visits("ExceptHandler", "Finally", "With", "ExceptStarHandler", "Raise", "Call")
 class OneProcessException(Rule):
     CODE = "MCJ104"
     NAME = "one-process-exception"
@@ -33,6 +33,12 @@ class OneProcessException(Rule):
             elif p.kind == "finally":
                 msg = (f"if line {raise_line}{cause} raises on one process, that process runs "
                        f"{self.tok_text(p.collective)} in `finally` while the others are still in the `try` body's collective work")
+            elif p.kind == "caught":
+                info = self.ctx.fa.calls.get(node)
+                callee = f"`{(info.name if info is not None and info.name else 'this call').rsplit('.', 1)[-1]}()`"
+                msg = (f"{callee} can fail on one process only{cause}, before {self.tok_text(p.collective)} in this function; "
+                       f"a caller catches the failure (line {raise_line}) and goes on, so this process skips that "
+                       f"collective while the others wait in it")
             elif p.kind == "raise":
                 msg = (f"raised under a process-dependent condition{cause}: this process fails while the others go "
                        f"on to {self.tok_text(p.collective)} and wait there until the coordination service "
@@ -40,7 +46,8 @@ class OneProcessException(Rule):
             else:
                 msg = (f"if line {raise_line}{cause} raises on one process, `__exit__` runs "
                        f"{p.collective.desc} on that process while the others are still in the body's collective work")
-            related = [("may raise on one process", *self.where(p.raise_node)), self.related_tok(p.collective)]
+            related = [("may raise on one process", *self.where(p.raise_node)) if p.kind != "caught" else
+                       ("caught and swallowed", *self.where(p.raise_node)), self.related_tok(p.collective)]
             if srcs:
                 related.insert(0, related_source(srcs[0]))
             raised = Step(self.line(p.raise_node), f"`{_short(self.ctx.fa.module.code_for_node(p.raise_node))}`",
