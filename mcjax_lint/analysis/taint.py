@@ -840,13 +840,28 @@ class FileAnalysis(semantics.StatementRules):
             if q not in on_threads:
                 on_threads.add(q)
                 todo.extend(self.scope_calls.get(q, ()))
-        own = sorted(self.collective_scopes.get(scope, ()), key=self.line)
-        if own and scope not in on_threads:
-            return own[0], True
+        starters = {t[1] for t in self.thread_starts.values()}
+
+        def main(calls) -> list[cst.Call]:
+            # (a call of a function that starts a thread is collective through that thread)
+            out = []
+            for c in calls:
+                info = self.calls.get(c)
+                name = self.index._follow_reexport(info.name) if info is not None and info.name else None
+                if name not in starters:
+                    out.append(c)
+            return sorted(out, key=self.line)
+
+        own = main(self.collective_scopes.get(scope, ())) if scope not in on_threads else []
+        if own:
+            after = [c for c in own if self.line(c) >= self.line(node)]
+            return (after or own)[0], True
         for sc, calls in sorted(self.collective_scopes.items()):
             if sc in on_threads or any(sc.startswith(t + ".") for t in on_threads):
                 continue
-            return min(calls, key=self.line), False
+            rest = main(calls)
+            if rest:
+                return rest[0], False
         return None, False
 
     def _callback_collective(self, q: str | None, args: list[tuple[object, Val]]) -> str | None:

@@ -81,7 +81,7 @@ class Rule(cst.BatchableCSTVisitor):
 
     # -------------------------------------------------------------- helpers
     def report(self, node: cst.CSTNode | Src, message: str, related=(), fix: Fix | None = None,
-               chain: tuple[Step, ...] | list[Step] = ()) -> None:
+               chain: tuple[Step, ...] | list[Step] = (), per_sink: int | None = None) -> None:
         """Every location must be in this file: a source the analysis could not place here (see
         `Src.located`) is never used as one — related locations without a line are left out.
         The severity and the wording of a guess come from the chain (`grade`, `possible`)."""
@@ -90,7 +90,9 @@ class Rule(cst.BatchableCSTVisitor):
         else:
             line, col, end_line, end_col = self.ctx.fa.pos(node)
         related = tuple(r for r in related if r[1] > 0)
-        key = (self.CODE, line, col)
+        # One finding per place and rule — per place, rule and sink line where a rule reports each
+        # path from one origin to its sinks (`per_sink`: the sink's line).
+        key = (self.CODE, line, col, per_sink)
         if key in self.ctx._seen:
             return
         self.ctx._seen.add(key)

@@ -19,6 +19,10 @@ class OriginRule(Rule):
     KIND = "order"  # which Val field holds this rule's sources
     HEAD = ""  # how the source is described
 
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        self._origins: set = set()
+
     def sources(self, v: Val) -> list[Src]:
         pool = v.order if self.KIND == "order" else v.hash
         return sorted(s for s in pool if s.code == self.CODE)
@@ -31,8 +35,14 @@ class OriginRule(Rule):
         chain = [*self.source_steps(s), self.step(where, f"reaches: {what}")]
         if work.line != ln or not work.certain:
             chain.append(work)
-        self.report(s if s.located else where, f"{text}: {self.HEAD}; it reaches {what} (line {ln})",
-                    related=((f"reaches: {what}", ln, col),), fix=s.fix if s.located else None, chain=chain)
+        # Each sink this origin reaches is its own finding (one path may be fixed or suppressed
+        # while another is not); the fix, the same edit, goes with the first only.
+        at = s if s.located else where
+        first = (id(at) if not isinstance(at, Src) else (at.line, at.column)) not in self._origins
+        self._origins.add(id(at) if not isinstance(at, Src) else (at.line, at.column))
+        self.report(at, f"{text}: {self.HEAD}; it reaches {what} (line {ln})",
+                    related=((f"reaches: {what}", ln, col),), fix=s.fix if s.located and first else None,
+                    chain=chain, per_sink=ln)
 
     def check(self, node: cst.CSTNode) -> None:
         div = self.ctx.div
