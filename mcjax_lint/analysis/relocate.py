@@ -180,18 +180,20 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
     def fix_srcs(srcs: frozenset) -> frozenset:
         if not srcs:
             return srcs
-        out = None
+        # Built afresh, not edited in place: a source moved onto the line of another one (35 -> 38
+        # while 38 -> 41) must not be discarded when that other one moves on.
+        out, moved = set(), False
         for s in srcs:
             if s.origin:
                 short, _, ln = s.origin.rpartition(":")
                 if short in by_short:
                     nl = new_line(short, int(ln))
                     if nl is not None and nl != s.line:
-                        if out is None:
-                            out = set(srcs)
-                        out.discard(s)
                         out.add(replace(s, line=nl, origin=f"{short}:{nl}"))
-        return srcs if out is None else frozenset(out)
+                        moved = True
+                        continue
+            out.add(s)
+        return frozenset(out) if moved else srcs
 
     def fix_val(v: Any) -> Any:
         pd, pdc, order, hsh = fix_srcs(v.pd), fix_srcs(v.pdc), fix_srcs(v.order), fix_srcs(v.hash)
