@@ -354,9 +354,9 @@ def search_path(library_paths: Sequence[str]) -> list[str]:
 
 
 def environment_fingerprint(path: Sequence[str]) -> str:
-    """Changes when what is installed on `path` changes (a directory's entries are added or
-    removed: an install, an upgrade), so a cached index built with other library versions is
-    not reused. Cheap: one `stat` and one listing per directory."""
+    """Changes when the distributions installed on `path` change (their `*.dist-info` names
+    carry the versions: an install, an upgrade), so a cached index built with other library
+    versions is not reused. Cheap: one listing per directory."""
     parts = []
     for d in dict.fromkeys(path):
         try:
@@ -369,5 +369,5 @@ def environment_fingerprint(path: Sequence[str]) -> str:
             dists = sorted(e for e in os.listdir(d) if e.endswith(".dist-info"))
         except OSError:
             dists = []
-        parts.append([d, st.st_mtime_ns, dists])
+        parts.append([d, dists])  # (not the directory's mtime: the project's own root is on the path)
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
