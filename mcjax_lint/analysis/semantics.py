@@ -254,6 +254,39 @@ def process_dependent_call(q: str, seeded_modules: Collection[str], has_args: bo
     return None
 
 
+# Builtins whose result depends on their argument's type (or its attributes' presence), not on
+# its content: they differ between processes only where the argument's structure does.
+TYPE_PREDICATES = frozenset({"isinstance", "issubclass", "type", "callable", "hasattr"})
+
+
+def constant_key(node: object | None, read: Reader) -> str | None:
+    """The key a subscript or `dict.get` names when it is a str literal (`cfg["steps"]`); None
+    for a computed key."""
+    if node is None:
+        return None
+    r = read(node)
+    return r[1] if r[0] == "string" else None
+
+
+def iteration_parts(node: object, read: Reader) -> list[int | None] | None:
+    """Iterating `zip(a, b)` gives tuples of an element of each argument; `enumerate(x)` gives a
+    counter (the same on every process at a given iteration) and an element of `x`. The position
+    of the argument each tuple element comes from (None: the counter), or None for any other
+    iterable."""
+    r = read(node)
+    if r[0] != "call":
+        return None
+    f = read(r[1])
+    if f[0] != "name" or f[1] not in ("zip", "enumerate"):
+        return None
+    n = len(r[2])  # (the positional arguments; a caller checks there is no starred one)
+    if not n:
+        return None
+    if f[1] == "enumerate":
+        return [None, 0]
+    return list(range(n))
+
+
 def host_params_of_traced(params: Collection[str], statics: Collection[str]) -> frozenset[str]:
     """The parameters of a function traced by `jit`/`pmap`/`shard_map` that hold host values while
     its body runs: only its static ones. The others are tracers: their content is not known at

@@ -945,6 +945,8 @@ class _Summarizer(semantics.StatementRules):
                 self._collective(f"`{q}()` on a global array", node)
                 return {"glob": True}
             return sym_taint(argu)
+        if q in semantics.TYPE_PREDICATES:
+            return {}  # the argument's type, not its content (this pass has no structure taint)
         if q.split(".")[0] in ("numpy", "math", "builtins") or q in _BUILTIN_PASSTHROUGH:
             return sym_taint(argu)
         return None

@@ -31,7 +31,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.index import ProjectIndex, short_name
 from mcjax_lint.analysis.read_cst import read
 from mcjax_lint.analysis.summary import FunctionFacts, jit_statics
-from mcjax_lint.analysis.values import BOTTOM, SANITIZED, Src, Val, _cap, join_all, with_binding
+from mcjax_lint.analysis.values import BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, join_all, with_binding
 from mcjax_lint.model import Edit, Fix
 from mcjax_lint.settings import AnalysisSettings
 
@@ -121,6 +121,7 @@ class FileAnalysis(semantics.StatementRules):
         self.thread_starts: dict[cst.Call, tuple[str, str, str | None]] = {}
         self.collective_scopes: dict[str, set[cst.Call]] = {}
         self.scope_calls: dict[str, set[str]] = {}  # project functions each scope calls
+        self.key_writes: set[tuple[str, str]] = set()  # (dict name, constant key) written in the current branch
         self.seeded_modules: set[str] = set()
         self._full_positions = None
         self._mesh_context: bool | None = None  # (semantics.mesh_context_in, read once when needed)
@@ -281,6 +282,10 @@ class FileAnalysis(semantics.StatementRules):
             key_node = node.slice[0].slice.value if isinstance(node.slice[0].slice, cst.Index) else None
             return self._env_read(key_node, node)
         base = self.ev(node.value)
+        if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            picked = self._picked(base, node.slice[0].slice.value)
+            if picked is not None:
+                return picked
         idx = BOTTOM
         slicing = False
         length = BOTTOM
@@ -326,6 +331,43 @@ class FileAnalysis(semantics.StatementRules):
             out = replace(out, chosen=out.chosen | {node})
         return out
 
+    def _iteration_element(self, iterable: cst.BaseExpression, elem: Val) -> Val:
+        """What one iteration over `iterable` gives: `elem` (an element of the whole), with the
+        tuple's elements kept apart for `zip(...)`/`enumerate(...)` (`for step, batch in
+        zip(range(n), loader)`: `step` is not process-local because `batch` is)."""
+        parts = semantics.iteration_parts(iterable, read)
+        if parts and any(a.star for a in iterable.args):
+            return elem  # `zip(*rows)`: which argument gives which element is not known
+        info = self.calls.get(iterable) if parts else None
+        if info is None:
+            return elem
+        given = [(a.value, v) for a, (_, v) in zip(iterable.args, info.args) if a.keyword is None]
+        items = []
+        for p in parts:
+            if p is None:
+                items.append(Val(numeric=True))  # enumerate's counter: the same at each iteration
+                continue
+            node, v = given[p]
+            e = v.element()
+            if v.unordered:
+                s = self.src(node, "iteration over a set", "MCJ201", self.wrap_sorted_fix(node))
+                e = replace(e, order=_cap(e.order | {s}))
+            elif _is_range(node):
+                e = replace(e, numeric=True)
+            items.append(self._iteration_element(node, e))
+        return replace(elem, items=tuple(items))
+
+    def _picked(self, base: Val, index: cst.BaseExpression) -> Val | None:
+        """`d["k"]` of a dict with tracked constant keys, `t[1]` of a tuple with known elements:
+        that one value, None when the analysis knows only the whole container."""
+        k = semantics.constant_key(index, read)
+        if k is not None:
+            return base.key(k)
+        i = _small_int(index)
+        if i is not None and base.items is not None and -len(base.items) <= i < len(base.items):
+            return base.items[i]
+        return None
+
     def _same_work(self, a: Val, b: Val) -> bool:
         """Two project functions whose collective work is the same (a verbose and a quiet wrapper
         of one jitted step): choosing between them does not change the program."""
@@ -360,10 +402,16 @@ class FileAnalysis(semantics.StatementRules):
         out = BOTTOM
         keys = []
         values = []
+        kept: dict[str, Val] | None = {}  # constant keys and their values (None: a key is not)
         for e in node.elements:
             if isinstance(e, cst.DictElement):
                 k = self.ev(e.key)
                 values.append(self.ev(e.value))
+                ck = semantics.constant_key(e.key, read)
+                if kept is not None and ck is not None and ck not in kept:
+                    kept[ck] = values[-1]
+                else:
+                    kept = None
                 out = out.join(values[-1].data())
                 if k.pd:
                     out = replace(out, tree=_cap(out.tree | frozenset({self.src(e.key, f"a dict key from {_why(k.pd)}")})))
@@ -371,8 +419,10 @@ class FileAnalysis(semantics.StatementRules):
             else:
                 out = out.join(self.ev(e.value).data())
                 keys.append("**")
+                kept = None
         out = self._whole_container(out, values, node)
-        return replace(out, struct="dict:" + ",".join(sorted(keys)), elems=self._elems(values))
+        tracked = tuple(sorted(kept.items())) if kept is not None and len(kept) <= MAX_KEYS else None
+        return replace(out, struct="dict:" + ",".join(sorted(keys)), elems=self._elems(values), keys=tracked)
 
     def _whole_container(self, out: Val, vals: list[Val], node: cst.CSTNode) -> Val:
         """A literal mixing process-dependent and uniform elements: the engine tracks the
@@ -525,7 +575,7 @@ class FileAnalysis(semantics.StatementRules):
                     out = replace(out, order=_cap(out.order | {s}))
                 out = out.join(Val(order=it.order, hash=it.hash))
                 length = length.join(Val(pd=it.count_sources))
-                self._bind_loop_target(comp.target, comp.iter, elem)
+                self._bind_loop_target(comp.target, comp.iter, self._iteration_element(comp.iter, elem))
                 for cif in comp.ifs:
                     c = self.ev(cif.test).data()
                     if c.divergent:
@@ -916,6 +966,14 @@ class FileAnalysis(semantics.StatementRules):
             if not semantics.hash_differs_between_processes(a0.value if a0 is not None and not a0.star else a0, read, self._num):
                 return argu, None
             return argu.join(Val(hash=frozenset({self.src(node, "`hash()` of a string", "MCJ203")}))), None
+        if q in semantics.TYPE_PREDICATES:
+            # `isinstance(model, T)`: the type, not the content; differs only where the structure does.
+            return Val(pd=arg0.tree), None
+        if q == "dict" and node.args and all(a.keyword is not None for a in node.args) and len(node.args) <= MAX_KEYS:
+            # `dict(steps=100, log=is_main)`: constant keys, as a literal.
+            vals = [v for _, v in args]
+            return replace(argu, struct="dict:" + ",".join(sorted(str(k) for k, _ in args)), elems=self._elems(vals),
+                           keys=tuple(sorted((str(k), v) for k, v in args))), None
         if q in K.SET_CONSTRUCTORS:
             a0 = node.args[0] if node.args else None
             unordered = semantics.set_order(a0.value if a0 is not None and not a0.star else a0, read, self._num)
@@ -1247,6 +1305,10 @@ class FileAnalysis(semantics.StatementRules):
                 return recv.data().join(Val(order=frozenset({self.src(node, "`set.pop()`", "MCJ201")}))), None
         if meth in ("keys", "values", "items") and recv.unordered:
             return replace(recv.data(), unordered=recv.unordered), None
+        if meth == "get" and recv.keys is not None and node.args and node.args[0].keyword is None:
+            v = recv.key(semantics.constant_key(node.args[0].value, read) or "")
+            if v is not None:  # `cfg.get("steps", 10)`: that key's value (or the default)
+                return v.join(join_all(x for k, x in args[1:])), None
         if meth in _MUTATORS and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and args:
             # `rows.append(x)`: what goes into a container is in the container.
             name = node.func.value.value
@@ -1450,6 +1512,11 @@ class FileAnalysis(semantics.StatementRules):
                     new = cur.join(added)
                 if key.pd:
                     new = replace(new, tree=_cap(new.tree | frozenset({self.src(target, f"a key from {_why(key.pd)}")})))
+                ck = semantics.constant_key(target.slice[0].slice.value, read) \
+                    if len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index) else None
+                if ck is not None and cur.keys is not None:
+                    new = cur.with_key(ck, value, new)  # `d["k"] = v`: that key holds v alone
+                    self.key_writes.add((base.value, ck))
                 # A fresh object even when the value adds nothing: the container was changed, so
                 # under a process-dependent condition it takes the condition's taint (as in the
                 # summary pass, whose join always copies).
@@ -1498,8 +1565,13 @@ class FileAnalysis(semantics.StatementRules):
 
     def st_AugAssign(self, node: cst.AugAssign):
         v = self.ev(node.value).data()
-        cur = self.ev(node.target) if isinstance(node.target, cst.Name) else BOTTOM
-        self.bind(node.target, cur.join(v))
+        t = node.target
+        if isinstance(t, cst.Name) or (isinstance(t, cst.Subscript) and len(t.slice) == 1 and isinstance(t.slice[0].slice, cst.Index)
+                                       and semantics.constant_key(t.slice[0].slice.value, read) is not None):
+            cur = self.ev(t)  # (`d["k"] += 1`: that key's value, when keys are tracked)
+        else:
+            cur = BOTTOM
+        self.bind(t, cur.join(v))
 
     def st_Return(self, node: cst.Return):
         if node.value is not None:
@@ -1532,6 +1604,7 @@ class FileAnalysis(semantics.StatementRules):
         """`singleton`: (block index, name) of a set known to hold at most one element in that block."""
         before = self.scope.env
         results = []
+        outer_writes, self.key_writes = self.key_writes, set()
         for i, b in enumerate(blocks):
             # Each block binds in its own layer (analysis/env.py): merging costs what it binds.
             self.scope.env = before.child()
@@ -1543,6 +1616,7 @@ class FileAnalysis(semantics.StatementRules):
             semantics.leave_singleton(self.scope.env, sname, n)
             results.append(self.scope.env)
         self.scope.env = before
+        written, self.key_writes = self.key_writes, outer_writes | self.key_writes
         implicit = Val(pd=cond.pd, pdc=cond.pdc, order=cond.order, hash=cond.hash)
         for k, vals in branch_changes(before, results).items():
             present = [v for v in vals if v is not None]
@@ -1562,6 +1636,9 @@ class FileAnalysis(semantics.StatementRules):
                 # An unordered container (a dict keyed by a set's elements) takes no order from it.
                 imp = replace(implicit, order=frozenset()) if m.unordered else implicit
                 new = m.join(imp)
+                if m.keys is not None:
+                    # A dict with tracked keys: only the keys the branch wrote depend on its condition.
+                    new = replace(new, keys=m.taint_keys({key for n, key in written if n == k}, imp).keys)
                 structs = {v.struct if v is not None else before.get(k, BOTTOM).struct for v in vals}
                 if len(structs) > 1 and cond.process_dependent and node is not None and _array_shapes_differ(*structs):
                     new = replace(new, shape=_cap(new.shape | frozenset({self.src(node, f"`{k}` (its shape/dtype depends on {_why(cond.pd | cond.pdc)})")})))
@@ -1666,13 +1743,11 @@ class FileAnalysis(semantics.StatementRules):
             # per-host file) makes the number of iterations differ, not only the data.
             it = replace(it, pd=_cap(it.pd | it.pdc))
         self.iters[node] = self.iters.get(node, BOTTOM).join(it)
-        if _is_range(node.iter) or (isinstance(node.iter, cst.Call) and isinstance(node.iter.func, cst.Name)
-                                    and node.iter.func.value == "enumerate" and isinstance(node.target, cst.Tuple)):
-            elem = replace(elem, numeric=True) if _is_range(node.iter) else elem
+        if _is_range(node.iter):
+            elem = replace(elem, numeric=True)
         if isinstance(node.target, cst.Name) and self.is_host(node.iter):
             elem = self.as_host(elem)  # an element of host data
-        self.bind(node.target, elem)
-        self._bind_loop_target(node.target, node.iter, elem)
+        self._bind_loop_target(node.target, node.iter, self._iteration_element(node.iter, elem))
         self._loop(Val(pd=it.count_sources), node.body, node)
         if node.orelse is not None:
             self.block(node.orelse.body)

@@ -18,6 +18,7 @@ Taint kinds:
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
 from mcjax_lint.model import Fix
@@ -111,6 +112,11 @@ class Val:
     # With `sharding`: fully replicated (`NamedSharding(mesh, P())`): every process holds the
     # whole array, so host data put there must be the same everywhere.
     replicated: bool = False
+    # A dict built with constant str keys: ((key, value), ...) sorted by key, each key's value
+    # kept apart (`cfg["steps"]` is not process-dependent because `cfg["log"]` is). The value's
+    # own taint stays the join of all of them: what a read with a computed key, or any use of the
+    # dict as a whole, sees.
+    keys: tuple | None = None
 
     def join(self, other: Val) -> Val:
         if other is self:
@@ -148,13 +154,14 @@ class Val:
             (self.hostable or not self.callable) and (other.hostable or not other.callable)
             and bool(self.callable or other.callable),
             self.replicated and other.replicated,
+            _join_keys(self.keys, other.keys),
         )
 
     # Taint only (drops object kinds): what flows into a value computed from this one.
     def taint(self) -> Val:
         if not (self.unordered or self.callable or self.ckpt or self.sharding or self.glob or self.cls or self.fn
                 or self.struct or self.items is not None or self.sanitized or self.ext or self.elems
-                or self.factory or self.host) and not self.subgroup:
+                or self.factory or self.host or self.keys is not None) and not self.subgroup:
             return self
         return Val(self.pd, self.pdc, self.order, self.hash, self.shape, self.tree, subgroup=self.subgroup)
 
@@ -171,6 +178,30 @@ class Val:
         # An element of a global array, or of the tuple of global arrays a jitted call returns,
         # is a global array.
         return Val(frozenset(), _cap(self.pd | self.pdc), self.order, self.hash, shape, glob=self.glob, callable=self.elems)
+
+    def key(self, k: str) -> Val | None:
+        """The value stored under the constant key `k`, None when keys are not tracked (then a
+        read sees the whole dict's content)."""
+        if self.keys is None:
+            return None
+        for name, v in self.keys:
+            if name == k:
+                return v
+        return None
+
+    def with_key(self, k: str, v: Val, whole: Val) -> Val:
+        """This dict after `d[k] = v` with a constant key: `k` holds `v` alone (a strong update);
+        `whole` is the dict's own taint after the store (the fallback)."""
+        if self.keys is None or len(self.keys) >= MAX_KEYS and self.key(k) is None:
+            return replace(whole, keys=None)
+        return replace(whole, keys=tuple(sorted([(n, x) for n, x in self.keys if n != k] + [(k, v)], key=lambda e: e[0])))
+
+    def taint_keys(self, written: Collection[str], imp: Val) -> Val:
+        """After a branch on a divergent condition: the keys the branch wrote take the
+        condition's sources, the others keep theirs."""
+        if self.keys is None:
+            return self
+        return replace(self, keys=tuple((n, x.join(imp) if n in written else x) for n, x in self.keys))
 
     def without_order(self) -> Val:
         return replace(self, order=frozenset(), unordered=False)
@@ -212,6 +243,22 @@ class Val:
         out = [("pd", s) for s in sorted(self.pd)] + [("pdc", s) for s in sorted(self.pdc)]
         out += [("order", s) for s in sorted(self.order)] + [("hash", s) for s in sorted(self.hash)]
         return out
+
+
+MAX_KEYS = 32  # constant keys tracked apart per dict (a bigger one falls back to the whole)
+
+
+def _join_keys(a: tuple | None, b: tuple | None) -> tuple | None:
+    """Keys of a dict that is one of two dicts: each key's values joined (a key only one side has
+    keeps its value there: reading it on the other path fails anyway)."""
+    if a is None or b is None:
+        return None
+    if a is b or a == b:
+        return a
+    merged = dict(a)
+    for n, v in b:
+        merged[n] = merged[n].join(v) if n in merged else v
+    return tuple(sorted(merged.items(), key=lambda e: e[0])) if len(merged) <= MAX_KEYS else None
 
 
 BOTTOM = Val()
