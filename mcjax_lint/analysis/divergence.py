@@ -236,7 +236,7 @@ class Divergence:
         out: list = []
         for s in stmts:
             out.extend(self.seq_stmt(s))
-            if _terminates(s) or self._exits_here(s):
+            if _terminates(s) or self._exits_here(s) or self.fa.ends_block(s):
                 break
         return tuple(out)
 
@@ -255,6 +255,8 @@ class Divergence:
             for small in s.body:
                 parts.extend(self.seq_expr(small))
             out = tuple(parts)
+        elif isinstance(s, cst.If) and s in self.fa.decided_ifs:
+            out = self.seq_block(s.body if self.fa.decided_ifs[s] else s.orelse)  # (the arm that runs)
         elif isinstance(s, cst.If):
             a, b = self.seq_block(s.body), self.seq_block(s.orelse)
             out = self.seq_expr(s.test) + (a if a == b else (("if", a, b),))
@@ -381,7 +383,8 @@ class Divergence:
         stmts = list(stmts)
         for i, s in enumerate(stmts):
             self.visit(s, ctx, stmts, i)
-
+            if self.fa.ends_block(s):
+                break
     def _block_stmts(self, body) -> list:
         if body is None:
             return []
@@ -408,6 +411,15 @@ class Divergence:
             for m in self._block_stmts(s.body):
                 if isinstance(m, (cst.FunctionDef, cst.ClassDef)):
                     self.visit(m, ctx, stmts, i)
+            return
+        if isinstance(s, cst.If) and s in fa.decided_ifs:
+            # Decided by constant arguments: the arm taken is a plain block of its function.
+            taken = s.body if fa.decided_ifs[s] else s.orelse
+            if isinstance(taken, cst.If):
+                self.visit(taken, ctx, stmts, i)
+            elif taken is not None:
+                body = self._block_stmts(taken)
+                self.walk_body(body, ctx + [_with(_Frame("if", s, stmts, i), "if", body, BOTTOM, None)])
             return
         if isinstance(s, cst.If):
             self.visit_exprs(s.test)

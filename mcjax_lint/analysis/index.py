@@ -111,6 +111,58 @@ def _measures_params(sym: Sym) -> bool:
     return bool(sym.get("lmax")) or any(_measures_params(x) for x in sym.get("tup") or ())
 
 
+_CALLS_CAP = 400  # call records a summary keeps per function (summary.ev_Call)
+
+
+def _decided_params(summaries: list[ModuleSummary], functions: dict[str, FunctionFacts], follow) -> dict[str, dict[str, str]]:
+    """Module-level functions' parameters that hold one literal constant at every call in the
+    project (`cleanup(sync=False)` everywhere, or a default `assert_exist=False` no call
+    overrides): function -> {parameter: `semantics.constant_repr`}. The precise pass takes a
+    branch on such a parameter as decided. Nothing is decided for a function never called by
+    name (an entry point, called from outside), used as a value anywhere (stored, passed,
+    wrapped: its callers are not seen), a method, or jitted; nor when some function's call records
+    were cut short, or a call unpacks `*args`/`**kwargs`."""
+    sites: dict[str, list[dict]] = {}
+    indirect: set[str] = set()
+    for s in summaries:
+        indirect.update(follow(q) for q in s.value_refs)
+        for f in s.functions.values():
+            if len(f.calls) >= _CALLS_CAP:
+                return {}
+            for call in f.calls:
+                n = call.get("n")
+                if n is not None:
+                    sites.setdefault(follow(n), []).append(call)
+                for cb in call.get("cb", ()):
+                    indirect.add(follow(cb))
+    module_level = {q for s in summaries for q in s.functions if q.rpartition(".")[0] == s.module}
+    out: dict[str, dict[str, str]] = {}
+    for q, calls in sites.items():
+        f = functions.get(q)
+        if f is None or q not in module_level or q in indirect or f.cls or f.jit:
+            continue
+        consts: dict[str, str] = {}
+        for i, p in enumerate(f.params):
+            seen = set()
+            for call in calls:
+                npos = call.get("np", 0)
+                if npos == -1:
+                    seen.add(None)
+                    break
+                kc = call.get("kc", {})
+                if i < npos:
+                    seen.add(kc.get(str(i)))
+                elif p in call.get("kw", ()):
+                    seen.add(kc.get(p))
+                else:
+                    seen.add(f.defaults.get(p))
+            if len(seen) == 1 and None not in seen:
+                consts[p] = seen.pop()
+        if consts:
+            out[q] = consts
+    return out
+
+
 def _is_test_module(module: str) -> bool:
     """A test module (`test_*`, `*_test`, `conftest`, or in a `tests`/`test` package), by its module
     name (directories above the project do not count): its classes' attributes are not candidates
@@ -222,6 +274,7 @@ class ProjectIndex:
         with self._logging_caps():
             self._solve()
         self._module_device_access = self._import_device_access()
+        self.decided = _decided_params(summaries, self.functions, self._follow_reexport)
 
     def _note_origin(self, short: str, line: int, path: str) -> None:
         table = self._origin_paths.setdefault(short, {})

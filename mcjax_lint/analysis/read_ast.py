@@ -17,7 +17,18 @@ def _constant(n: ast.Constant) -> tuple:
         return ("text",)
     if v is None or isinstance(v, bool):
         return ("name", repr(v))  # (libcst reads True/False/None as names)
-    return ("number",) if isinstance(v, (int, float)) and not isinstance(v, bool) else ("other", "constant")
+    if isinstance(v, int):
+        return ("number", repr(v))
+    return ("number", None) if isinstance(v, float) else ("other", "constant")
+
+
+_CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Is: "is", ast.IsNot: "is not"}
+
+
+def _compare(n: ast.Compare) -> tuple:
+    if len(n.ops) != 1 or type(n.ops[0]) not in _CMP:
+        return ("other", "compare")
+    return ("compare", n.left, _CMP[type(n.ops[0])], n.comparators[0])
 
 
 def _comp(n) -> tuple:
@@ -41,6 +52,8 @@ _READ = {
     ast.GeneratorExp: _comp,
     ast.BinOp: lambda n: ("binop", _OPS[type(n.op)], n.left, n.right),
     ast.UnaryOp: lambda n: ("unary", _OPS[type(n.op)], n.operand),
+    ast.BoolOp: lambda n: ("boolop", "and" if isinstance(n.op, ast.And) else "or", n.values),
+    ast.Compare: _compare,
     ast.IfExp: lambda n: ("ifexp", n.body, n.orelse),
     ast.Lambda: lambda n: ("lambda",),
 }

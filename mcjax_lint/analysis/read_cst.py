@@ -25,6 +25,23 @@ def _elements(n) -> list:
     return [e if isinstance(e, cst.StarredElement) else e.value for e in n.elements]
 
 
+_CMP = {cst.Equal: "==", cst.NotEqual: "!=", cst.Is: "is", cst.IsNot: "is not"}
+
+
+def _compare(n: cst.Comparison) -> tuple:
+    if len(n.comparisons) != 1 or type(n.comparisons[0].operator) not in _CMP:
+        return ("other", "comparison")
+    c = n.comparisons[0]
+    return ("compare", n.left, _CMP[type(c.operator)], c.comparator)
+
+
+def _integer(n: cst.Integer) -> tuple:
+    try:
+        return ("number", repr(int(n.value, 0)))
+    except ValueError:  # (an odd literal: a number of unknown value)
+        return ("number", None)
+
+
 def _string(n: cst.SimpleString) -> tuple:
     try:
         v = n.evaluated_value
@@ -35,8 +52,8 @@ def _string(n: cst.SimpleString) -> tuple:
 
 _READ = {
     cst.SimpleString: _string,
-    cst.Integer: lambda n: ("number",),
-    cst.Float: lambda n: ("number",),
+    cst.Integer: _integer,
+    cst.Float: lambda n: ("number", None),
     cst.Name: lambda n: ("name", n.value),
     cst.Attribute: lambda n: ("attr", n.value, n.attr.value),
     cst.Call: lambda n: ("call", n.func, [a.value for a in n.args if a.keyword is None and not a.star],
@@ -53,6 +70,8 @@ _READ = {
     cst.GeneratorExp: _comp,
     cst.BinaryOperation: lambda n: ("binop", _OPS[type(n.operator)], n.left, n.right),
     cst.UnaryOperation: lambda n: ("unary", _OPS[type(n.operator)], n.expression),
+    cst.BooleanOperation: lambda n: ("boolop", "and" if isinstance(n.operator, cst.And) else "or", [n.left, n.right]),
+    cst.Comparison: _compare,
     cst.IfExp: lambda n: ("ifexp", n.body, n.orelse),
     cst.Lambda: lambda n: ("lambda",),
 }

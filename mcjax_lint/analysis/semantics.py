@@ -5,7 +5,8 @@ libcst, the files that can produce a finding) read different trees. They meet he
 *reader*: a function that turns one node of its tree into a small normalized tuple (see
 `read_ast.py` and `read_cst.py`):
 
-    ("number",)                      an int or float literal (not bool, not complex)
+    ("number", text)                 an int or float literal (not bool, not complex); text: an
+                                     int's value as `repr` writes it, None for a float
     ("string", value)                a str literal (not bytes, not an f-string)
     ("text",)                        bytes or an f-string: hashed like a str
     ("name", "True"/"False"/"None")  those constants, as libcst reads them
@@ -18,6 +19,8 @@ libcst, the files that can produce a finding) read different trees. They meet he
     ("comp", elt_node, [(target_node, iter_node), ...], [if_test_node, ...])   list/set comprehension, generator
     ("dict", value_nodes)            a dict display
     ("binop", op, left, right) / ("unary", op, operand)   op as written: "+", "%", "-", "~", "not", ...
+    ("boolop", "and"/"or", value_nodes)
+    ("compare", left, op, right)     one `==`, `!=`, `is` or `is not` comparison
     ("ifexp", body, orelse)
     ("lambda",)
     ("other", type_name_lowercase)
@@ -117,8 +120,8 @@ def hash_is_fixed(node: object, read: Reader, num_name: NumName, bound: Collecti
     tag = r[0]
     if tag == "name":
         return r[1] in ("True", "False", "None")
-    if tag == "other":
-        return r[1] in ("comparison", "compare")  # `a < b`, `x in s`: a bool
+    if tag in ("compare", "other"):
+        return tag == "compare" or r[1] in ("comparison", "compare")  # `a < b`, `x in s`: a bool
     if tag == "unary":
         return r[1] == "not"
     if tag == "tuple":
@@ -285,6 +288,54 @@ def iteration_parts(node: object, read: Reader) -> list[int | None] | None:
     if f[1] == "enumerate":
         return [None, 0]
     return list(range(n))
+
+
+def constant_repr(node: object | None, read: Reader) -> str | None:
+    """A literal constant argument or default as one string both trees write alike (`False`,
+    `None`, `'device'`, `3`); None for anything else (a float, a name, an expression)."""
+    if node is None:
+        return None
+    r = read(node)
+    if r[0] == "string":
+        return repr(r[1])
+    if r[0] == "number":
+        return r[1]
+    if r[0] == "name" and r[1] in ("True", "False", "None"):
+        return r[1]
+    return None
+
+
+def decide(test: object, read: Reader, constants: dict[str, str]) -> bool | None:
+    """Which way a condition goes when the parameters in `constants` (name -> `constant_repr`)
+    hold those constants at every call: `flag`, `not flag`, `flag is None`, `mode == "host"`,
+    `and`/`or` of those; None when it depends on anything else."""
+    r = read(test)
+    if r[0] == "name":
+        c = constants.get(r[1])
+        return None if c is None else _truthy(c)
+    if r[0] == "boolop":
+        vals = [decide(v, read, constants) for v in r[2]]
+        if r[1] == "and":
+            return False if False in vals else (True if all(v is True for v in vals) else None)
+        return True if True in vals else (False if all(v is False for v in vals) else None)
+    if r[0] == "unary" and r[1] == "not":
+        v = decide(r[2], read, constants)
+        return None if v is None else not v
+    if r[0] == "compare":
+        left, op, right = r[1], r[2], r[3]
+        a = constants.get(read(left)[1]) if read(left)[0] == "name" else None
+        b = constant_repr(right, read)
+        if a is None or b is None:
+            return None
+        if op in ("is", "=="):
+            return a == b
+        if op in ("is not", "!="):
+            return a != b
+    return None
+
+
+def _truthy(c: str) -> bool:
+    return c not in ("False", "None", "0", "''", '""')
 
 
 def host_params_of_traced(params: Collection[str], statics: Collection[str]) -> frozenset[str]:

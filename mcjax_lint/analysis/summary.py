@@ -28,7 +28,7 @@ from mcjax_lint.analysis.read_ast import read
 from mcjax_lint.analysis.values import with_binding
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 35
+SUMMARY_VERSION = 36
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -180,11 +180,13 @@ class FunctionFacts:
     refs: list[str] = field(default_factory=list)  # project refs read (attributes, other modules' globals)
     prop: bool = False  # a @property: reading the attribute calls it
     statics: list[str] = field(default_factory=list)  # parameters a jit decorator makes static
+    # Parameters whose default is a literal constant: name -> `semantics.constant_repr` of it.
+    defaults: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"name": self.name, "line": self.line}
         for k in ("params", "cls", "returns", "collective", "jit", "calls", "called_params", "device_access", "flags", "refs",
-                  "prop", "statics"):
+                  "prop", "statics", "defaults"):
             v = getattr(self, k)
             if v:
                 d[k] = v
@@ -196,7 +198,7 @@ class FunctionFacts:
             d["name"], d["line"], list(d.get("params", [])), d.get("cls"), dict(d.get("returns", {})),
             d.get("collective"), d.get("jit"), list(d.get("calls", [])), list(d.get("called_params", [])),
             d.get("device_access"), d.get("flags", ""), list(d.get("refs", [])), bool(d.get("prop")),
-            list(d.get("statics", [])),
+            list(d.get("statics", [])), dict(d.get("defaults", {})),
         )
 
 
@@ -236,6 +238,9 @@ class ModuleSummary:
     refs_used: list[str] = field(default_factory=list)  # attribute/global refs read (prefilter)
     seeded_rngs: list[str] = field(default_factory=list)  # RNG modules the file seeds ("random", ...)
     import_device_access: list | None = None  # [desc, line] device access at import time
+    # Project functions this file uses as values (stored, passed, returned; not called by name):
+    # called elsewhere with arguments no call record shows.
+    value_refs: list[str] = field(default_factory=list)
     version: int = SUMMARY_VERSION
 
     def to_dict(self) -> dict:
@@ -256,6 +261,7 @@ class ModuleSummary:
             "import_device_access": self.import_device_access,
             "refs_used": self.refs_used,
             "seeded_rngs": self.seeded_rngs,
+            "value_refs": self.value_refs,
         }
 
     @classmethod
@@ -278,6 +284,7 @@ class ModuleSummary:
             refs_used=list(d.get("refs_used", [])),
             seeded_rngs=list(d.get("seeded_rngs", [])),
             import_device_access=d.get("import_device_access"),
+            value_refs=list(d.get("value_refs", [])),
         )
 
 
@@ -714,6 +721,12 @@ class _Summarizer(semantics.StatementRules):
                   and isinstance(k.value.value, str) and K.is_per_process_env_key(k.value.value))
         if ks:
             call["ks"] = ks
+        # Literal constant arguments (`cleanup(sync=False)`): the index decides a callee's branches
+        # on a parameter every call gives the same constant.
+        kc = {str(i): c for i, a in enumerate(node.args) if (c := semantics.constant_repr(a, read)) is not None}
+        kc.update((k.arg, c) for k in node.keywords if k.arg and (c := semantics.constant_repr(k.value, read)) is not None)
+        if kc:
+            call["kc"] = kc
         if cbs:
             call["cb"] = cbs[:MAX_ITEMS]
         if cbc:
@@ -1346,6 +1359,10 @@ class _Summarizer(semantics.StatementRules):
         defaults = {}
         a = node.args
         pos = a.posonlyargs + a.args
+        const_defaults = {}
+        for p, dflt in list(zip(pos[len(pos) - len(a.defaults):], a.defaults)) + list(zip(a.kwonlyargs, a.kw_defaults)):
+            if dflt is not None and (c := semantics.constant_repr(dflt, read)) is not None:
+                const_defaults[p.arg] = c
         for p, dflt in zip(pos[len(pos) - len(a.defaults):], a.defaults):
             defaults[p.arg] = sym_taint(self.ev(dflt))
             if isinstance(dflt, ast.Constant) and isinstance(dflt.value, str):
@@ -1356,7 +1373,8 @@ class _Summarizer(semantics.StatementRules):
         params = [p.arg for p in pos + a.kwonlyargs] + ([a.vararg.arg] if a.vararg else []) + ([a.kwarg.arg] if a.kwarg else [])
         self._positional[qual] = [p.arg for p in pos]
         facts = FunctionFacts(qual, node.lineno, params=params, cls=self.class_stack[-1].name if self.class_stack else None,
-                              jit=deco_jit, prop=is_property, statics=_static_params(static_lits, [p.arg for p in pos]))
+                              jit=deco_jit, prop=is_property, statics=_static_params(static_lits, [p.arg for p in pos]),
+                              defaults=const_defaults)
         self.summary.functions[qual] = facts
         in_class_body = bool(self.class_stack) and self.class_stack[-1].name == qual.rsplit(".", 1)[0]
         if in_class_body:
@@ -1464,7 +1482,26 @@ class _Summarizer(semantics.StatementRules):
             self.run_function(node, facts, params, defaults, outer, classes)
         self.summary.refs_used = sorted(r for r in self._refs if r.startswith(".") or not r.startswith(_EXTERNAL_ROOTS))
         self.summary.pins_cpu = self._pins_cpu()
+        self.summary.value_refs = self._value_refs()
         return self.summary
+
+    def _value_refs(self) -> list[str]:
+        """Project functions named here other than as the callee of a call (see `value_refs`)."""
+        nodes = list(ast.walk(self.tree))
+        called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+        out = set()
+        for n in nodes:
+            if id(n) in called or not isinstance(getattr(n, "ctx", None), ast.Load):
+                continue
+            if isinstance(n, ast.Name):
+                q = self.module_defs.get(n.id) or self.imports.get(n.id)
+            elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in self.imports:
+                q = f"{self.imports[n.value.id]}.{n.attr}"
+            else:
+                continue
+            if q and not q.startswith(_EXTERNAL_ROOTS):
+                out.add(q)
+        return sorted(out)
 
     def _pins_cpu(self) -> bool:
         """Whether the module, run as a script, pins JAX to the CPU backend unconditionally: an

@@ -70,6 +70,7 @@ class _Scope:
     qualname: str = ""
     params: frozenset = frozenset()  # a function's own parameters (in its scope only)
     strings: dict = field(default_factory=dict)  # names assigned to a str literal (semantics.note_string_binding)
+    decided: dict = field(default_factory=dict)  # parameters constant at every call (index.decided), never reassigned
 
     def __post_init__(self) -> None:
         if not isinstance(self.env, Env):
@@ -122,6 +123,7 @@ class FileAnalysis(semantics.StatementRules):
         self.collective_scopes: dict[str, set[cst.Call]] = {}
         self.scope_calls: dict[str, set[str]] = {}  # project functions each scope calls
         self.key_writes: set[tuple[str, str]] = set()  # (dict name, constant key) written in the current branch
+        self.decided_ifs: dict[cst.If, bool] = {}  # `if` on parameters constant at every call -> the arm taken
         self.seeded_modules: set[str] = set()
         self._full_positions = None
         self._mesh_context: bool | None = None  # (semantics.mesh_context_in, read once when needed)
@@ -1548,6 +1550,19 @@ class FileAnalysis(semantics.StatementRules):
         stmts = body.body if hasattr(body, "body") else body
         for s in stmts:
             self.stmt(s)
+            if self.ends_block(s):
+                break  # (what follows never runs)
+
+    def ends_block(self, s: cst.CSTNode) -> bool:
+        """An `if` decided by constant arguments whose arm taken always leaves the block: the
+        statements after it never run."""
+        taken = self.decided_ifs.get(s) if isinstance(s, cst.If) else None
+        if taken is None:
+            return False
+        arm = s.body if taken else s.orelse
+        if isinstance(arm, cst.Else):
+            arm = arm.body
+        return _always_exits(arm) if not isinstance(arm, cst.If) else self.ends_block(arm)
 
     # `stmt`, `st_Expr`, `st_Assign`, `st_AnnAssign`: semantics.StatementRules, told how this
     # pass marks a number and where an assignment's targets are; other statements: nothing.
@@ -1651,6 +1666,14 @@ class FileAnalysis(semantics.StatementRules):
 
     def st_If(self, node: cst.If):
         c = self.ev(node.test).data()
+        taken = semantics.decide(node.test, read, self.scope.decided) if self.scope.decided else None
+        if taken is not None:
+            # A branch on parameters that hold the same constant at every call (`cleanup(sync=
+            # False)`): only the arm taken runs; the other's collective work and exits never do.
+            self.decided_ifs[node] = taken
+            if taken or node.orelse is not None:
+                self.block(node.body if taken else node.orelse)
+            return
         if c.divergent:
             self.conds[node] = self.conds.get(node, BOTTOM).join(c)
         sname, when = _singleton_test(node.test)
@@ -1896,7 +1919,12 @@ class FileAnalysis(semantics.StatementRules):
             if isinstance(star, cst.Param):
                 env[star.name.value] = BOTTOM
         saved = (self.scope, self.cls_stack, self._in_class_body, self.loop_depth)
-        self.scope = _Scope(env, outer, cls=cls, qualname=qual, params=frozenset(p.name.value for p in params))
+        consts = self.index.decided.get(qual)
+        if consts:
+            assigned = _assigned_names(node)
+            consts = {p: c for p, c in consts.items() if p not in assigned}
+        self.scope = _Scope(env, outer, cls=cls, qualname=qual, params=frozenset(p.name.value for p in params),
+                            decided=consts or {})
         self.cls_stack = [cls] if cls else []
         self._in_class_body = False
         self.loop_depth = 0
@@ -2212,6 +2240,24 @@ def _is_static(node: cst.FunctionDef) -> bool:
         if isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod":
             return True
     return False
+
+
+def _assigned_names(fdef: cst.FunctionDef) -> set[str]:
+    """Names a function body (its nested functions included) binds anywhere."""
+    out: set[str] = set()
+    targets = []
+    for n in _walk(fdef.body):
+        if isinstance(n, cst.AssignTarget):
+            targets.append(n.target)
+        elif isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr)):
+            targets.append(n.target)
+        elif isinstance(n, cst.AsName):
+            targets.append(n.name)
+        elif isinstance(n, (cst.Global, cst.Nonlocal)):
+            out.update(x.name.value for x in n.names)
+    for t in targets:
+        out.update(x.value for x in _walk(t) if isinstance(x, cst.Name))
+    return out
 
 
 def _walk_calls(node: cst.CSTNode):
