@@ -275,6 +275,10 @@ class ProjectIndex:
             self._solve()
         self._module_device_access = self._import_device_access()
         self.decided = _decided_params(summaries, self.functions, self._follow_reexport)
+        # Functions a branch could be decided in (a constant default, or a literal argument at
+        # some call): an edit of their calls makes the cached index refuse to relocate.
+        self.decision_callees = {q for q, f in self.functions.items() if f.defaults} | {
+            self._follow_reexport(c["n"]) for f in self.functions.values() for c in f.calls if c.get("kc") and "n" in c}
 
     def _note_origin(self, short: str, line: int, path: str) -> None:
         table = self._origin_paths.setdefault(short, {})

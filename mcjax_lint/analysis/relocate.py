@@ -402,6 +402,28 @@ def reached_as(q: str, facts: dict) -> str:
     return q.rsplit(".", 1)[-1] if facts.get("cls") else ".".join(q.split(".")[-2:])
 
 
+def _constant_arguments(functions: dict, index: Any) -> list:
+    """What `index.decided` reads of a file's functions: their constant defaults, and the
+    supplied parameters and literal arguments of each call that has literal arguments or names a
+    function that could be decided (`index.decision_callees`); callbacks passed to one."""
+    callees = getattr(index, "decision_callees", set())
+    follow = index._follow_reexport
+
+    def counts(c: dict) -> bool:
+        n = follow(c["n"]) if "n" in c else None
+        return (n is not None and (n in callees or (c.get("kc") and n in index.functions))) \
+            or any(follow(x) in callees for x in c.get("cb", ()))
+
+    out = []
+    for q, d in functions.items():
+        entry = (sorted((d.get("defaults") or {}).items()),
+                 sorted(str([c.get("n"), c.get("np"), c.get("kw"), sorted((c.get("kc") or {}).items()), c.get("cb")])
+                        for c in d.get("calls", ()) if counts(c)))
+        if entry[0] or entry[1]:
+            out.append((q, entry))
+    return sorted(out)
+
+
 def plan_change(index: Any, old: dict, new: dict, summary: Any, other_new_mentions: set[str]) -> ChangePlan:
     """A file whose summary changed in its functions and methods only (a class's list of methods
     aside), when nothing outside the file can read what changed: no other file's summary mentions
@@ -424,6 +446,9 @@ def plan_change(index: Any, old: dict, new: dict, summary: Any, other_new_mentio
         elif k != "functions" and position_free(old.get(k))[0] != position_free(new.get(k))[0]:
             raise Unrelocatable(f"module-level summary changed ({k})")
     fo, fn = old["functions"], new["functions"]
+    if _constant_arguments(fo, index) != _constant_arguments(fn, index):
+        # (the index decides branches on them from every file's calls at once: `index.decided`)
+        raise Unrelocatable("constant arguments or defaults changed")
     norm_o = {q: position_free(d)[0] for q, d in fo.items()}
     norm_n = {q: position_free(d)[0] for q, d in fn.items()}
     changed = {q for q in set(fo) | set(fn) if norm_o.get(q) != norm_n.get(q)}

@@ -1489,6 +1489,7 @@ class _Summarizer(semantics.StatementRules):
         """Project functions named here other than as the callee of a call (see `value_refs`)."""
         nodes = list(ast.walk(self.tree))
         called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+        called.update(id(n.value) for n in nodes if isinstance(n, ast.Attribute))  # (`mod.f`: read below)
         out = set()
         for n in nodes:
             if id(n) in called or not isinstance(getattr(n, "ctx", None), ast.Load):
