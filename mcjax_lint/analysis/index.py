@@ -277,7 +277,7 @@ class ProjectIndex:
         self.decided = _decided_params(summaries, self.functions, self._follow_reexport)
         # Functions a branch could be decided in (a constant default, or a literal argument at
         # some call): an edit of their calls makes the cached index refuse to relocate.
-        self.decision_callees = {q for q, f in self.functions.items() if f.defaults} | {
+        self.decision_callees = {q for q, f in self.functions.items() if f.defaults and not f.cls} | {
             self._follow_reexport(c["n"]) for f in self.functions.values() for c in f.calls if c.get("kc") and "n" in c}
 
     def _note_origin(self, short: str, line: int, path: str) -> None:

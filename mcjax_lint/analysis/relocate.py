@@ -411,12 +411,13 @@ def _constant_arguments(functions: dict, index: Any) -> list:
 
     def counts(c: dict) -> bool:
         n = follow(c["n"]) if "n" in c else None
-        return (n is not None and (n in callees or (c.get("kc") and n in index.functions))) \
+        f = index.functions.get(n) if n is not None else None
+        return (n is not None and (n in callees or (c.get("kc") and f is not None and not f.cls))) \
             or any(follow(x) in callees for x in c.get("cb", ()))
 
     out = []
     for q, d in functions.items():
-        entry = (sorted((d.get("defaults") or {}).items()),
+        entry = (sorted((d.get("defaults") or {}).items()) if not d.get("cls") else [],  # (methods are not decided)
                  sorted(str([c.get("n"), c.get("np"), c.get("kw"), sorted((c.get("kc") or {}).items()), c.get("cb")])
                         for c in d.get("calls", ()) if counts(c)))
         if entry[0] or entry[1]:
