@@ -25,7 +25,7 @@ from mcjax_lint.analysis.summary import STAR, ClassFacts, FunctionFacts, ModuleS
 from mcjax_lint.analysis.values import BOTTOM, Src, Val
 from mcjax_lint.settings import AnalysisSettings
 
-MAX_ITERATIONS = 12
+MAX_ITERATIONS = 32
 
 
 def _callees_first(graph: dict[str, set[str]]) -> dict[str, int]:
