@@ -81,9 +81,9 @@ def command(way: str, test: Path, n: int, d: int, report_dir: Path, guard_args: 
     if way == "plain":
         return [sys.executable, str(test), f"--num_processes={n}"]
     if way == "wrapped":
-        return [*guard, "-n", str(n), "--devices-per-process", str(d), "python", os.path.abspath(__file__),
+        return [*guard, "-n", str(n), "--devices-per-process", str(d), sys.executable, os.path.abspath(__file__),
                 "--worker", str(test)]
-    return [*guard, "python", str(test), f"--num_processes={n}"]
+    return [*guard, sys.executable, str(test), f"--num_processes={n}"]
 
 
 def run_once(way: str, test: Path, n: int, d: int, timeout: float, guard_args: list[str], work: Path) -> dict:
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--work-dir", type=Path, default=None, help="where reports and outputs go (default: a temp dir)")
     p.add_argument("--json", type=Path, default=None, help="also write every run's result here")
     a = p.parse_args(argv)
-    d = tests_dir(a.path)
+    d = tests_dir(a.path.resolve())  # the runs start in other directories
     files, not_cpu = cpu_files(d)
     if a.files:
         wanted = {f if f.endswith(".py") else f + ".py" for f in a.files.split(",")}
