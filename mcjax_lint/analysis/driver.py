@@ -54,7 +54,9 @@ def _dispatch(wrapper: MetadataWrapper, visitors: list, div: Divergence, fa: Fil
         wrapper.visit_batched(walkers)
 
 
-def analyze_source(source: str, path: str, module: str, index: ProjectIndex, settings: AnalysisSettings) -> list[Finding]:
+def analyze_source(source: str, path: str, module: str, index: ProjectIndex, settings: AnalysisSettings,
+                   rules: list[type] | None = None) -> list[Finding]:
+    """The findings of every rule in the catalogue (or of the rule classes `rules`) in one file."""
     from mcjax_lint.rules import RULES, visitor_classes
     from mcjax_lint.rules.base import RuleContext
 
@@ -75,7 +77,7 @@ def analyze_source(source: str, path: str, module: str, index: ProjectIndex, set
         div.exceptions_at = _group(div.exceptions, lambda p: p.node)
         div.sinks_at = _group(fa.sinks, lambda s: s.node)
         ctx = RuleContext(path, fa, div)
-        visitors = [cls(ctx) for cls in visitor_classes() if cls.CODE in RULES]
+        visitors = [cls(ctx) for cls in (visitor_classes() if rules is None else rules) if rules is not None or cls.CODE in RULES]
         _dispatch(wrapper, visitors, div, fa, bool(own.initialize_line))
     except RecursionError:
         raise AnalysisError(path, "source nested too deeply to analyse") from None

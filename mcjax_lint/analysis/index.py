@@ -19,7 +19,7 @@ from typing import Any
 from dataclasses import replace
 
 from mcjax_lint import knowledge as K
-from mcjax_lint.analysis import evidence, semantics
+from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis import values as _values
 from mcjax_lint.analysis.summary import STAR, ClassFacts, FunctionFacts, ModuleSummary, Sym, star_exports
 from mcjax_lint.analysis.values import BOTTOM, Src, Val
@@ -59,21 +59,21 @@ def short_name(q: str) -> str:
 def _bind_guards(v: Val, q: str, f: FunctionFacts, given: tuple | None) -> Val:
     """A result of `q` at a call: sources guarded by `param is None or ...` in `q` are dropped when
     the call leaves that parameter to its default None, kept (unguarded) otherwise."""
-    if not any(s.code.startswith("?") for s in v.pd) and not (
-            v.items and any(s.code.startswith("?") for x in v.items for s in x.pd)):
+    if not any(s.kind.startswith(kinds.GUARD_PREFIX) for s in v.pd) and not (
+            v.items and any(s.kind.startswith(kinds.GUARD_PREFIX) for x in v.items for s in x.pd)):
         return v
     supplied = None
     if given is not None:
         offset = 1 if f.cls and f.params and f.params[0] in ("self", "cls") else 0
         supplied = set(f.params[offset:offset + given[0]]) | set(given[1])
-    prefix = f"?{q}:"
+    prefix = kinds.guarded(q, "")
 
     def bind(pd: frozenset[Src]) -> frozenset[Src]:
         out = set()
         for s in pd:
-            if s.code.startswith(prefix) and supplied is not None and s.code[len(prefix):] not in supplied:
+            if s.kind.startswith(prefix) and supplied is not None and s.kind[len(prefix):] not in supplied:
                 continue
-            out.add(replace(s, code="") if s.code.startswith("?") else s)
+            out.add(replace(s, kind="") if s.kind.startswith(kinds.GUARD_PREFIX) else s)
         return frozenset(out)
 
     items = tuple(replace(x, pd=bind(x.pd)) for x in v.items) if v.items else v.items
@@ -578,17 +578,17 @@ class ProjectIndex:
             for ln in sym.get(key, ()):
                 self._note_origin(short, ln[1], path)
 
-        def srcs(key: str, code: str = "") -> frozenset[Src]:
+        def srcs(key: str, kind: str = "") -> frozenset[Src]:
             # (A set's order is a guess when its elements' type was unknown: `set_order_guess`.)
-            return frozenset(evidence.set_order_guess(Src(ln[1], 0, ln[0], ln[2] if len(ln) > 2 else code,
+            return frozenset(evidence.set_order_guess(Src(ln[1], 0, ln[0], ln[2] if len(ln) > 2 else kind,
                                                           origin=f"{short}:{ln[1]}"))
                              for ln in sym.get(key, ()))
 
         v = Val(
             pd=srcs("pd"),
             pdc=srcs("pdc"),
-            order=srcs("order", "MCJ202"),
-            hash=srcs("hash", "MCJ203"),
+            order=srcs("order", kinds.LISTING_ORDER),
+            hash=srcs("hash", kinds.STRING_HASH),
             unordered=sym["u"] if sym.get("u") == semantics.GUESS else bool(sym.get("u")),
             callable=sym.get("callable"),
             statics=tuple(tuple(x) for x in sym.get("statics", ())) if sym.get("callable") else (),

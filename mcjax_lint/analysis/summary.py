@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcjax_lint import knowledge as K
-from mcjax_lint.analysis import semantics
+from mcjax_lint.analysis import kinds, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import read
 from mcjax_lint.analysis.values import with_binding
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 36
+SUMMARY_VERSION = 37
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -445,8 +445,8 @@ class _Summarizer(semantics.StatementRules):
     def _local(self, name: str) -> Sym | None:
         return semantics.lookup_local(self.scope, name)
 
-    def src(self, desc: str, node: ast.AST, code: str = "") -> list:
-        return [desc, node.lineno, code] if code else [desc, node.lineno]
+    def src(self, desc: str, node: ast.AST, kind: str = "") -> list:
+        return [desc, node.lineno, kind] if kind else [desc, node.lineno]
 
     # ---- expressions
     def ev(self, node: ast.expr | None) -> Sym:
@@ -608,8 +608,8 @@ class _Summarizer(semantics.StatementRules):
                 elem = sym_element(it)
                 if it.get("u"):
                     desc = semantics.set_iteration_desc(it["u"])
-                    elem = sym_join(elem, {"order": [self.src(desc, gen.iter, "MCJ201")]})
-                    out = sym_join(out, {"order": [self.src(desc, gen.iter, "MCJ201")]})
+                    elem = sym_join(elem, {"order": [self.src(desc, gen.iter, kinds.SET_ORDER)]})
+                    out = sym_join(out, {"order": [self.src(desc, gen.iter, kinds.SET_ORDER)]})
                 # A process-dependent iterable (a slice by process index): as many elements as it
                 # has, as a slice of it would be (the precise pass calls this a length source).
                 out = sym_join(out, {k: v for k, v in it.items() if k in ("order", "pd")})
@@ -884,12 +884,12 @@ class _Summarizer(semantics.StatementRules):
             return self._env_read(key, node.args[0] if node.args else None, node)
         if q in K.FS_LISTING_CALLS:
             self.summary.order_sources = True
-            return sym_join({"order": [self.src(K.FS_LISTING_CALLS[q], node, "MCJ202")]}, argu)
+            return sym_join({"order": [self.src(K.FS_LISTING_CALLS[q], node, kinds.LISTING_ORDER)]}, argu)
         if q == "hash":
             if not semantics.hash_differs_between_processes(node.args[0] if node.args else None, read, self._num):
                 return sym_taint(argu)
             self.summary.hash_calls = True
-            return sym_join({"hash": [self.src("`hash()` of a string", node, "MCJ203")]}, argu)
+            return sym_join({"hash": [self.src("`hash()` of a string", node, kinds.STRING_HASH)]}, argu)
         if q in K.SET_CONSTRUCTORS:
             out = _strip_order(sym_taint(argu))
             order = semantics.set_order(node.args[0] if node.args else None, read, self._num)
@@ -912,7 +912,7 @@ class _Summarizer(semantics.StatementRules):
         if q in K.ORDER_INSENSITIVE:
             return _strip_order(sym_taint(argu), node.lineno)
         if q in K.ORDER_IMPOSING and args and args[0].get("u"):
-            return sym_join(sym_taint(argu), {"order": [self.src(semantics.set_iteration_desc(args[0]["u"]), node, "MCJ201")]})
+            return sym_join(sym_taint(argu), {"order": [self.src(semantics.set_iteration_desc(args[0]["u"]), node, kinds.SET_ORDER)]})
         if q in K.JIT_WRAPPERS or (q in ("functools.partial", "partial") and node.args and self.qualify(node.args[0]) in K.JIT_WRAPPERS):
             if semantics.jit_runs_locally([(k.arg, k.value) for k in node.keywords], read):
                 return {}  # (a host-local function: calling it is no collective work)
@@ -1004,19 +1004,19 @@ class _Summarizer(semantics.StatementRules):
             self.scope.facts.flags += "x"
         if meth in K.FS_LISTING_METHODS:
             self.summary.order_sources = True
-            return sym_join({"order": [self.src(f"`.{meth}()`", node, "MCJ202")]}, sym_taint(recv))
+            return sym_join({"order": [self.src(f"`.{meth}()`", node, kinds.LISTING_ORDER)]}, sym_taint(recv))
         if recv.get("u"):
             if meth in K.SET_METHODS:
                 return sym_join({"u": recv["u"]}, sym_taint(sym_join(recv, argu)))
             if meth == "pop":
-                return sym_join(sym_taint(recv), {"order": [self.src("`set.pop()`", node, "MCJ201")]})
+                return sym_join(sym_taint(recv), {"order": [self.src("`set.pop()`", node, kinds.SET_ORDER)]})
         if meth == "sort":
             return {}
         if meth == "get" and recv.get("refs") == ["os.environ"]:
             return None
         if meth == "join" and args and args[0].get("u"):
             # (`str.join` takes strings only: the set's elements are strings.)
-            return sym_join(sym_taint(argu), {"order": [self.src(semantics.set_iteration_desc(semantics.SALTED), node, "MCJ201")]})
+            return sym_join(sym_taint(argu), {"order": [self.src(semantics.set_iteration_desc(semantics.SALTED), node, kinds.SET_ORDER)]})
         return None
 
     # ---- numbers (`semantics` decides; this pass says which names hold numbers)
@@ -1301,7 +1301,7 @@ class _Summarizer(semantics.StatementRules):
         it = self._iterates_instance(self.ev(node.iter), node.iter)
         elem = sym_element(it)
         if it.get("u"):
-            elem = sym_join(elem, {"order": [self.src(semantics.set_iteration_desc(it["u"]), node.iter, "MCJ201")]})
+            elem = sym_join(elem, {"order": [self.src(semantics.set_iteration_desc(it["u"]), node.iter, kinds.SET_ORDER)]})
         if isinstance(node.target, ast.Name) and self.is_host(node.iter):
             elem = self.as_host(elem)  # an element of host data
         self.bind(node.target, elem)
@@ -1644,7 +1644,7 @@ def _none_guard(test: ast.expr, scope: _Scope) -> str | None:
     name = test.left.id
     if scope.is_module or name not in scope.none_params or scope.env.get(name, {}).get("params") != [name]:
         return None
-    return f"?{scope.facts.name}:{name}"
+    return kinds.guarded(scope.facts.name, name)
 
 
 def _as_tuple(v: Sym, n: int) -> Sym:

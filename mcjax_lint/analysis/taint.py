@@ -26,7 +26,7 @@ from mcjax_lint.analysis.tree import children
 from mcjax_lint.analysis.positions import Range
 
 from mcjax_lint import knowledge as K
-from mcjax_lint.analysis import evidence, semantics
+from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.index import ProjectIndex, short_name
 from mcjax_lint.analysis.read_cst import read
@@ -54,11 +54,15 @@ class CallInfo:
 
 @dataclass
 class Sink:
-    code: str
+    """A divergent value used where it must agree across processes. The engine says where
+    (`place`) and which of the value's taints got there (`facet`, with `src.kind` saying what
+    the source is: analysis/kinds.py); the rule modules decide which they report."""
+
+    place: str  # kinds.COLLECTIVE_INPUT, PARTITION, SEED, GLOBAL_SHAPE, STATIC_ARGUMENT, REPLICATED_DATA
+    facet: str  # kinds.ORDER, HASH, SHAPE, TREE, VALUE
     src: Src  # the divergence source (for order/hash: where the finding goes)
     node: cst.CSTNode  # where the value is used
     what: str  # e.g. "collective `train_step` (jit)"
-    static: bool = False  # a static argument of a jitted function (its value picks the program)
 
 
 @dataclass
@@ -145,13 +149,13 @@ class FileAnalysis(semantics.StatementRules):
     def line(self, node: cst.CSTNode) -> int:
         return self.pos(node)[0]
 
-    def src(self, node: cst.CSTNode, desc: str, code: str = "", fix: Fix | None = None) -> Src:
+    def src(self, node: cst.CSTNode, desc: str, kind: str = "", fix: Fix | None = None) -> Src:
         r = self.pos(node)
-        return Src(r[0], r[1], desc, code, r[2], r[3], "", fix)
+        return Src(r[0], r[1], desc, kind, r[2], r[3], "", fix)
 
     def _set_iteration(self, node: cst.CSTNode, v: Val) -> Src:
         """The source of an order taken from iterating the set `v` (`semantics.set_order`)."""
-        s = self.src(node, semantics.set_iteration_desc(v.unordered), "MCJ201", self.wrap_sorted_fix(node))
+        s = self.src(node, semantics.set_iteration_desc(v.unordered), kinds.SET_ORDER, self.wrap_sorted_fix(node))
         return evidence.set_order_guess(s)
 
     def wrap_sorted_fix(self, node: cst.CSTNode, key: str | None = None) -> Fix:
@@ -177,7 +181,7 @@ class FileAnalysis(semantics.StatementRules):
                 return s
             return frozenset(x if unlocated_only and x.located else
                              Src(r[0], r[1], f"{x.desc} via {name}" if " via " not in x.desc else x.desc,
-                                 x.code, r[2], r[3], x.origin or f"line {x.line}", guess=x.guess) for x in s)
+                                 x.kind, r[2], r[3], x.origin or f"line {x.line}", guess=x.guess) for x in s)
 
         items = tuple(self.anchor(x, node, via, call, unlocated_only) for x in v.items) if v.items is not None else None
         return replace(v, pd=move(v.pd), pdc=move(v.pdc), order=move(v.order), hash=move(v.hash), items=items)
@@ -316,15 +320,15 @@ class FileAnalysis(semantics.StatementRules):
                 # process's rows `x[start:start + n]`: other content, the same length (assumes
                 # len(x) >= n).
                 out = replace(out, pd=frozenset(), pdc=_cap(out.pd | out.pdc),
-                              shape=frozenset(x for x in out.shape if x.code != "len"))
+                              shape=frozenset(x for x in out.shape if x.kind != kinds.LENGTH))
             if length.pd:
                 out = replace(out, shape=_cap(out.shape | frozenset(
-                    {self.src(node, f"a slice bounded by {_why(length.pd)}", "len")})))
+                    {self.src(node, f"a slice bounded by {_why(length.pd)}", kinds.LENGTH)})))
             if _partition(base, idx):
-                self._sink("order-partition", base, node, "a per-process partition (sliced by process)")
+                self._sink(kinds.PARTITION, kinds.ORDER, base, node, "a per-process partition (sliced by process)")
             return out
         if _partition(base, idx):
-            self._sink("order-partition", base, node, "a per-process partition (indexed by process)")
+            self._sink(kinds.PARTITION, kinds.ORDER, base, node, "a per-process partition (indexed by process)")
         out = base.element().join(idx)
         if base.callable or base.cls:
             out = out.join(Val(callable=base.callable))
@@ -352,7 +356,7 @@ class FileAnalysis(semantics.StatementRules):
             node, v = given[p]
             e = v.element()
             if v.unordered:
-                s = self.src(node, "iteration over a set", "MCJ201", self.wrap_sorted_fix(node))
+                s = self.src(node, "iteration over a set", kinds.SET_ORDER, self.wrap_sorted_fix(node))
                 e = replace(e, order=_cap(e.order | {s}))
             elif _is_range(node):
                 e = replace(e, numeric=True)
@@ -451,7 +455,7 @@ class FileAnalysis(semantics.StatementRules):
         if (a.unordered or b.unordered) and isinstance(node.operator, (cst.BitOr, cst.BitAnd, cst.Subtract, cst.BitXor)):
             out = replace(out, unordered=semantics.stronger_order(a.unordered, b.unordered))
         if isinstance(node.operator, cst.Multiply) and isinstance(node.left, (cst.List, cst.Tuple)) and b.pd:
-            out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a sequence repeated {_why(b.pd)} times", "len")})))
+            out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a sequence repeated {_why(b.pd)} times", kinds.LENGTH)})))
         return out
 
     def ev_UnaryOperation(self, node):
@@ -600,7 +604,7 @@ class FileAnalysis(semantics.StatementRules):
                 if kind == "dict" and e is elts[0] and v.pd:
                     out = replace(out, tree=_cap(out.tree | frozenset({self.src(e, f"dict keys from {_why(v.pd)}")})))
             if kind in ("list", "dict") and length.pd:
-                out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a {kind} whose length depends on {_why(length.pd)}", "len")})))
+                out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a {kind} whose length depends on {_why(length.pd)}", kinds.LENGTH)})))
         finally:
             self.scope = saved
         out = replace(out, struct=kind) if kind in ("list", "dict", "set") else out
@@ -791,7 +795,7 @@ class FileAnalysis(semantics.StatementRules):
                 continue
             name = f"`{hit[1]}`" if hit[1] else f"at position {hit[0]}"
             for s in sorted(v.pd):
-                self._add_sink(Sink("MCJ301", s, node, f"static argument {name} of {label}", static=True))
+                self._add_sink(Sink(kinds.STATIC_ARGUMENT, kinds.VALUE, s, node, f"static argument {name} of {label}"))
 
     def _jit_static_literals(self, node: cst.Call) -> tuple[list[int], list[str]]:
         """The literal `static_argnums` / `static_argnames` of a jit (or `partial(jax.jit)`) call."""
@@ -962,12 +966,12 @@ class FileAnalysis(semantics.StatementRules):
         if q in K.FS_LISTING_CALLS:
             key = "lambda e: e.name" if q == "os.scandir" else None
             fix = None if q in ("os.walk", "tensorflow.io.gfile.walk") else self.wrap_sorted_fix(node, key)
-            return argu.join(Val(order=frozenset({self.src(node, K.FS_LISTING_CALLS[q], "MCJ202", fix)}))), None
+            return argu.join(Val(order=frozenset({self.src(node, K.FS_LISTING_CALLS[q], kinds.LISTING_ORDER, fix)}))), None
         if q == "hash":
             a0 = node.args[0] if node.args else None
             if not semantics.hash_differs_between_processes(a0.value if a0 is not None and not a0.star else a0, read, self._num):
                 return argu, None
-            return argu.join(Val(hash=frozenset({self.src(node, "`hash()` of a string", "MCJ203")}))), None
+            return argu.join(Val(hash=frozenset({self.src(node, "`hash()` of a string", kinds.STRING_HASH)}))), None
         if q in semantics.TYPE_PREDICATES:
             # `isinstance(model, T)`: the type, not the content; differs only where the structure does.
             return Val(pd=arg0.tree), None
@@ -990,7 +994,7 @@ class FileAnalysis(semantics.StatementRules):
             out = argu.without_order()
             if q == "len":
                 # The length of a pd-shaped thing is a pd value.
-                out = replace(out, pd=_cap(out.pd | frozenset(replace(x, code="") for x in arg0.length_sources)),
+                out = replace(out, pd=_cap(out.pd | frozenset(replace(x, kind="") for x in arg0.length_sources)),
                               shape=frozenset(), tree=frozenset())
             elif q in ("min", "max", "sum"):
                 out = replace(out, shape=frozenset())
@@ -1127,8 +1131,9 @@ class FileAnalysis(semantics.StatementRules):
                 why = _why(local.pd | local.pdc)
                 result = replace(result, shape=_cap(result.shape | frozenset({
                     self.src(node, f"`{'jnp' if mod == 'jax.numpy' else 'np'}.{fn}()` of values from {why}")})))
-        if result.shape and (name or "") not in _CONTAINER_BUILTINS and any(x.code == "len" for x in result.shape):
-            result = replace(result, shape=frozenset(replace(x, code="") if x.code == "len" else x for x in result.shape))
+        if result.shape and (name or "") not in _CONTAINER_BUILTINS and any(x.kind == kinds.LENGTH for x in result.shape):
+            result = replace(result, shape=frozenset(replace(x, kind=kinds.ARRAY_SHAPE) if x.kind == kinds.LENGTH else x
+                                                     for x in result.shape))
         return result
 
     def _env_read(self, key_node: cst.BaseExpression | None, node: cst.CSTNode) -> Val:
@@ -1249,8 +1254,7 @@ class FileAnalysis(semantics.StatementRules):
         (process index, clock, unseeded randomness, a per-host file) reaching it."""
         if v.sanitized or v.shape:
             return  # (a shape that differs is MCJ301's finding: the content differs with it)
-        for s in sorted(v.pd):
-            self._add_sink(Sink("MCJ303", s, node, what))
+        self._sink(kinds.REPLICATED_DATA, kinds.VALUE, v, node, what)
 
     def _shape_args(self, q: str, node: cst.Call, args) -> None:
         """Explicit shape arguments of global-array constructors (MCJ301), and the data of a
@@ -1269,13 +1273,13 @@ class FileAnalysis(semantics.StatementRules):
             shape_arg = next((v for k, v in args if k in (0, "shape")), None)
         if shape_arg is not None and shape_arg.pd:
             s = _first(shape_arg.pd)
-            self._sink("MCJ301", Val(shape=frozenset({replace(s, desc=f"a global shape computed from {_why(shape_arg.pd)}", origin="")})), node,
+            self._sink(kinds.GLOBAL_SHAPE, kinds.SHAPE, Val(shape=frozenset({replace(s, desc=f"a global shape computed from {_why(shape_arg.pd)}", origin="")})), node,
                        f"`{short_name(q)}()`")
 
     def _seed_sink(self, q: str, args, node: cst.Call) -> None:
         for _, v in args:
             if v.hash:
-                self._sink("MCJ203", v, node, f"the seed of `{short_name(q)}()`")
+                self._sink(kinds.SEED, kinds.HASH, v, node, f"the seed of `{short_name(q)}()`")
 
     def _method_call(self, meth: str, recv: Val, node: cst.Call, args, argu: Val, info: CallInfo) -> tuple[Val, str | None]:
         if meth in ("startswith", "endswith") and not recv.callable and not recv.cls and node.args \
@@ -1299,12 +1303,12 @@ class FileAnalysis(semantics.StatementRules):
         if meth in K.SANITIZER_METHODS:
             return SANITIZED, None
         if meth in K.FS_LISTING_METHODS:
-            return recv.data().join(Val(order=frozenset({self.src(node, f"`.{meth}()`", "MCJ202", self.wrap_sorted_fix(node))}))), None
+            return recv.data().join(Val(order=frozenset({self.src(node, f"`.{meth}()`", kinds.LISTING_ORDER, self.wrap_sorted_fix(node))}))), None
         if recv.unordered:
             if meth in K.SET_METHODS:
                 return replace(recv.data().join(argu), unordered=recv.unordered), None
             if meth == "pop":
-                return recv.data().join(Val(order=frozenset({self.src(node, "`set.pop()`", "MCJ201")}))), None
+                return recv.data().join(Val(order=frozenset({self.src(node, "`set.pop()`", kinds.SET_ORDER)}))), None
         if meth in ("keys", "values", "items") and recv.unordered:
             return replace(recv.data(), unordered=recv.unordered), None
         if meth == "get" and recv.keys is not None and node.args and node.args[0].keyword is None:
@@ -1331,7 +1335,7 @@ class FileAnalysis(semantics.StatementRules):
             # (`str.join` takes strings only: the set's elements are strings.)
             return argu.join(Val(order=frozenset({self._set_iteration(a0, replace(args[0][1], unordered=True))}))), None
         if meth == "shard" and _partition(recv, argu):
-            self._sink("order-partition", recv, node, "a per-process partition (`.shard()` by process)")
+            self._sink(kinds.PARTITION, kinds.ORDER, recv, node, "a per-process partition (`.shard()` by process)")
         if recv.glob and meth in K.GLOBAL_ARRAY_METHODS:
             out = replace(recv.data().join(argu.data()), glob=True)
             if meth in K.SHAPE_METHODS and argu.pd:
@@ -1422,17 +1426,13 @@ class FileAnalysis(semantics.StatementRules):
         return f is not None and "l" in f.flags
 
     # ---------------------------------------------------------------- sinks
-    def _sink(self, code: str, v: Val, node: cst.CSTNode, what: str) -> None:
-        if code == "order-partition":
-            for s in sorted(v.order):
-                self._add_sink(Sink(s.code or "MCJ202", s, node, what))
-            return
-        srcs = {"MCJ301": v.shape, "MCJ302": v.tree, "MCJ203": v.hash}.get(code, frozenset())
-        for s in sorted(srcs):
-            self._add_sink(Sink(code, s, node, what))
+    def _sink(self, place: str, facet: str, v: Val, node: cst.CSTNode, what: str) -> None:
+        """Each source of `v`'s taint `facet` reaching `place` at `node`."""
+        for s in sorted(getattr(v, facet)):
+            self._add_sink(Sink(place, facet, s, node, what))
 
     def _add_sink(self, sink: Sink) -> None:
-        key = (sink.code, sink.src.line, sink.src.column, id(sink.node))
+        key = (sink.place, sink.facet, sink.src.kind, sink.src.line, sink.src.column, id(sink.node))
         if key not in self._sink_keys:
             self._sink_keys.add(key)
             self.sinks.append(sink)
@@ -1447,25 +1447,13 @@ class FileAnalysis(semantics.StatementRules):
         shard_list = K.PER_PROCESS_SHARD_LISTS.get(info.name or "", ())
         for k, v in info.args:
             if k in shard_list:  # this process's shards: how many differs by design
-                v = replace(v, shape=frozenset(x for x in v.shape if x.code != "len"))
+                v = replace(v, shape=frozenset(x for x in v.shape if x.kind != kinds.LENGTH))
             if per_process and v.process_dependent:
                 # Per-process data by design and visibly process-local: its order is as local as
                 # its content. (Data the same everywhere still must arrive in the same order.)
                 v = replace(v, order=frozenset(), hash=frozenset())
-            if v.order:
-                for s in sorted(v.order):
-                    self._add_sink(Sink(s.code or "MCJ202", s, info.node, what))
-            if v.hash:
-                self._sink("MCJ203", v, info.node, what)
-            if v.shape:
-                arrays = frozenset(x for x in v.shape if x.code != "len")
-                if arrays:
-                    self._sink("MCJ301", Val(shape=arrays), info.node, what)
-                lengths = frozenset(x for x in v.shape if x.code == "len")
-                if lengths:  # a list whose length differs: a different number of pytree leaves
-                    self._sink("MCJ302", Val(tree=lengths), info.node, what)
-            if v.tree:
-                self._sink("MCJ302", v, info.node, what)
+            for facet in (kinds.ORDER, kinds.HASH, kinds.SHAPE, kinds.TREE):
+                self._sink(kinds.COLLECTIVE_INPUT, facet, v, info.node, what)
 
     # ================================================================ statements
     def bind(self, target: cst.BaseExpression, value: Val) -> None:
@@ -1531,7 +1519,7 @@ class FileAnalysis(semantics.StatementRules):
             # `for i, x in enumerate(s)` over an arbitrary order: i is a position in that order, a
             # value that differs between processes (x is the same element, met at another time).
             first = min(elem.order)
-            s = self.src(iterable, f"{_POSITION}{first.desc}", first.code or "MCJ201")
+            s = self.src(iterable, f"{_POSITION}{first.desc}", first.kind or kinds.SET_ORDER)
             cur = self.scope.env.get(pos.value, BOTTOM)
             self.scope.env[pos.value] = replace(cur, order=_cap(cur.order | {s}), numeric=True)
 

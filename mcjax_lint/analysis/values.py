@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
+from mcjax_lint.analysis.kinds import ARRAY_SHAPE, ELEMENTS, LENGTH
 from mcjax_lint.model import Fix
 
 MAX_SOURCES = 3  # per kind; enough for a message, bounded for speed
@@ -35,7 +36,7 @@ class Src:
     line: int
     column: int
     desc: str  # e.g. "`jax.process_index()`" or "`jax.process_index()` via `is_main()` (utils.py:12)"
-    code: str = ""  # for order/hash sources: the rule that reports them
+    kind: str = ""  # what the source is, for order/hash/shape sources (analysis/kinds.py)
     end_line: int = 0
     end_column: int = 0
     origin: str = ""  # "utils.py:12" for a source found in another function or file
@@ -171,10 +172,9 @@ class Val:
 
     def element(self) -> Val:
         """An element taken from a container: process-local containers give process-local content."""
-        # Shape sources: code "" (this array's shape differs), "len" (this container's length
-        # differs), "elem" (its elements' shapes differ). An element of a differing array or of a
-        # container of differing elements differs; a container's length says nothing about it.
-        shape = frozenset(s if s.code == "" else replace(s, code="") for s in self.shape if s.code != "len")
+        # An element of a differing array or of a container of differing elements differs; a
+        # container's length says nothing about it (shape kinds: analysis/kinds.py).
+        shape = frozenset(s if s.kind == ARRAY_SHAPE else replace(s, kind=ARRAY_SHAPE) for s in self.shape if s.kind != LENGTH)
         # An element of a global array, or of the tuple of global arrays a jitted call returns,
         # is a global array.
         return Val(frozenset(), _cap(self.pd | self.pdc), self.order, self.hash, shape, glob=self.glob, callable=self.elems)
@@ -210,7 +210,7 @@ class Val:
         """This value put into a container: its shape sources describe the container's elements."""
         if not self.shape:
             return self
-        return replace(self, shape=frozenset(s if s.code == "elem" else replace(s, code="elem") for s in self.shape if s.code != "len"))
+        return replace(self, shape=frozenset(s if s.kind == ELEMENTS else replace(s, kind=ELEMENTS) for s in self.shape if s.kind != LENGTH))
 
     @property
     def count_sources(self) -> frozenset[Src]:
@@ -227,7 +227,7 @@ class Val:
     @property
     def length_sources(self) -> frozenset[Src]:
         """Why the number of elements (iterations) differs between processes."""
-        return frozenset(s for s in self.shape if s.code != "elem")
+        return frozenset(s for s in self.shape if s.kind != ELEMENTS)
 
     @property
     def process_dependent(self) -> bool:

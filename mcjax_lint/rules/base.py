@@ -14,7 +14,7 @@ import libcst as cst
 
 from mcjax_lint.analysis import evidence
 from mcjax_lint.analysis.divergence import Divergence, Tok
-from mcjax_lint.analysis.taint import FileAnalysis
+from mcjax_lint.analysis.taint import FileAnalysis, Sink
 from mcjax_lint.analysis.values import Src, Val
 from mcjax_lint.model import Finding, Fix, Severity, Step
 
@@ -42,6 +42,16 @@ class Rule(cst.BatchableCSTVisitor):
     def __init__(self, ctx: RuleContext):
         super().__init__()
         self.ctx = ctx
+
+    # ---------------------------------------------------------- what it asks
+    def reports_sink(self, sink: Sink) -> bool:
+        """Whether this rule reports `sink` (a value used where it must agree: its `place`, the
+        `facet` of the value that got there and `sink.src.kind`, see analysis/kinds.py)."""
+        return False
+
+    def sinks(self, node: cst.CSTNode) -> list[Sink]:
+        """The sinks at `node` this rule reports, in the order the engine found them."""
+        return [k for k in self.ctx.div.sinks_at.get(node, ()) if self.reports_sink(k)]
 
     # ------------------------------------------------------------- evidence
     def grade(self, chain: tuple[Step, ...]) -> Severity:

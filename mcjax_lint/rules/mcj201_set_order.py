@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mcjax_lint.analysis import kinds
 from mcjax_lint.rules.origin import OriginRule
 
 
@@ -12,5 +13,6 @@ class SetIterationOrder(OriginRule):
     SUMMARY = "The iteration order of a set reaches collective work or a value that must agree across processes."
     FIXABLE = True
     FAMILY = "nondeterministic order"
-    KIND = "order"
+    FACET = kinds.ORDER
+    SOURCE_KINDS = frozenset({kinds.SET_ORDER})
     HEAD = "the iteration order of a set differs between processes (string hashing is randomized per process)"

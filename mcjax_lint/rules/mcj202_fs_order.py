@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mcjax_lint.analysis import kinds
 from mcjax_lint.rules.origin import OriginRule
 
 
@@ -12,5 +13,6 @@ class FilesystemOrder(OriginRule):
     SUMMARY = "The order of a directory listing or glob reaches collective work or a per-process partition."
     FIXABLE = True
     FAMILY = "nondeterministic order"
-    KIND = "order"
+    FACET = kinds.ORDER
+    SOURCE_KINDS = frozenset({kinds.LISTING_ORDER})
     HEAD = "directory listings come back in filesystem order, which can differ between processes and hosts"

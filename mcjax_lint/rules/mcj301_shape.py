@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from mcjax_lint.analysis import kinds
+from mcjax_lint.analysis.taint import Sink
 from mcjax_lint.rules.base import Rule, related_source
 
 
@@ -14,13 +16,20 @@ class ProcessDependentShape(Rule):
     SUMMARY = "A shape or dtype computed from a process-dependent value is passed into a global array or collective."
     FAMILY = "process-dependent shapes and pytrees"
 
+    def reports_sink(self, sink: Sink) -> bool:
+        # An array whose shape differs passed into collective work or given as a global shape
+        # (a list whose *length* differs is a pytree's structure: MCJ302), and any process-
+        # dependent value given as a static argument (each value compiles another program).
+        if sink.place == kinds.STATIC_ARGUMENT:
+            return True
+        return sink.place in (kinds.COLLECTIVE_INPUT, kinds.GLOBAL_SHAPE) and sink.facet == kinds.SHAPE \
+            and sink.src.kind != kinds.LENGTH
+
     def visit_Call(self, node: cst.Call) -> None:
-        for sink in self.ctx.div.sinks_at.get(node, ()):
-            if sink.code != self.CODE:
-                continue
+        for sink in self.sinks(node):
             s = sink.src
             where = f" (line {s.line})" if s.located and s.line != self.line(node) else ""
-            if sink.static:
+            if sink.place == kinds.STATIC_ARGUMENT:
                 self.report(node, (
                     f"{s.describe()}{where} is passed as the {sink.what}: its value differs between processes, "
                     f"and each value of a static argument compiles another program"),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from mcjax_lint.analysis import kinds
+from mcjax_lint.analysis.taint import Sink
 from mcjax_lint.rules.base import Rule, related_source
 
 
@@ -14,10 +16,14 @@ class ProcessDependentPytree(Rule):
     SUMMARY = "A pytree whose structure differs between processes (None on some, process-dependent keys) is passed into a collective."
     FAMILY = "process-dependent shapes and pytrees"
 
+    def reports_sink(self, sink: Sink) -> bool:
+        # Passed into collective work: a pytree whose structure differs, or a list whose length
+        # differs (a different number of leaves).
+        return sink.place == kinds.COLLECTIVE_INPUT and (
+            sink.facet == kinds.TREE or sink.facet == kinds.SHAPE and sink.src.kind == kinds.LENGTH)
+
     def visit_Call(self, node: cst.Call) -> None:
-        for sink in self.ctx.div.sinks_at.get(node, ()):
-            if sink.code != self.CODE:
-                continue
+        for sink in self.sinks(node):
             s = sink.src
             where = f" (line {s.line})" if s.located and s.line != self.line(node) else ""
             self.report(node, (

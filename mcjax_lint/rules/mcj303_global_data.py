@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from mcjax_lint.analysis import kinds
+from mcjax_lint.analysis.taint import Sink
 from mcjax_lint.model import Step
 from mcjax_lint.rules.base import Rule, related_source
 
@@ -16,8 +18,11 @@ class ProcessDependentGlobalData(Rule):
                "global array) is computed from a process-dependent value.")
     FAMILY = "process-dependent shapes and pytrees"
 
+    def reports_sink(self, sink: Sink) -> bool:
+        return sink.place == kinds.REPLICATED_DATA
+
     def visit_Call(self, node: cst.Call) -> None:
-        sinks = [k for k in self.ctx.div.sinks_at.get(node, ()) if k.code == self.CODE]
+        sinks = self.sinks(node)
         # A source in this file as written is certain; a value that became process-dependent
         # inside another function (a retry loop's deadline, a helper's default RNG) may be made
         # to agree there in ways not followed: a guess.

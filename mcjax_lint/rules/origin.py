@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from mcjax_lint.analysis import kinds
+from mcjax_lint.analysis.taint import Sink
 from mcjax_lint.analysis.values import Src, Val
 from mcjax_lint.model import Step
 from mcjax_lint.rules.base import Rule, visits
@@ -16,7 +18,8 @@ from mcjax_lint.rules.base import Rule, visits
 
 @visits("If", "IfExp", "BooleanOperation", "Match", "For", "While", "ListComp", "GeneratorExp", "SetComp", "DictComp", "Return", "Break", "Continue", "Raise", "Expr", "Call", "Subscript")
 class OriginRule(Rule):
-    KIND = "order"  # which Val field holds this rule's sources
+    FACET = kinds.ORDER  # which taint holds this rule's sources (kinds.ORDER or kinds.HASH)
+    SOURCE_KINDS: frozenset[str] = frozenset()  # which of those sources it reports (`Src.kind`)
     HEAD = ""  # how the source is described
 
     def __init__(self, ctx) -> None:
@@ -24,8 +27,12 @@ class OriginRule(Rule):
         self._origins: set = set()
 
     def sources(self, v: Val) -> list[Src]:
-        pool = v.order if self.KIND == "order" else v.hash
-        return sorted(s for s in pool if s.code == self.CODE)
+        return sorted(s for s in getattr(v, self.FACET) if s.kind in self.SOURCE_KINDS)
+
+    def reports_sink(self, sink: Sink) -> bool:
+        # Wherever the engine found such a source used: passed into collective work, a seed, a
+        # per-process partition.
+        return sink.facet == self.FACET and sink.src.kind in self.SOURCE_KINDS
 
     def emit(self, s: Src, what: str, where: cst.CSTNode, work: Step) -> None:
         ln, col = self.where(where)
@@ -56,6 +63,5 @@ class OriginRule(Rule):
         for p in div.loops_at.get(node, ()):
             for s in self.sources(p.val):
                 self.emit(s, f"the exit condition of a loop doing {p.collective.desc}", node, self.tok_step(p.collective))
-        for sink in div.sinks_at.get(node, ()):
-            if sink.code == self.CODE:
-                self.emit(sink.src, sink.what, node, self.work_step(node, sink.what, "passed into"))
+        for sink in self.sinks(node):
+            self.emit(sink.src, sink.what, node, self.work_step(node, sink.what, "passed into"))

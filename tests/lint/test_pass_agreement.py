@@ -27,6 +27,7 @@ import pytest
 from libcst.metadata import MetadataWrapper
 
 from mcjax_lint.analysis.cst import parse_module
+from mcjax_lint.analysis import kinds
 from mcjax_lint.analysis.divergence import Divergence
 from mcjax_lint.analysis.positions import lean_positions
 from mcjax_lint.analysis.summary import parse
@@ -106,8 +107,8 @@ def test_summary_claims_cover_what_the_precise_pass_finds(case: Path):
             if src.origin or not src.line:
                 continue  # made in another function: that one's claims cover it
             q = _owner(spans, src.line)
-            kind = {"MCJ201": 1, "MCJ202": 1, "MCJ203": 2}.get(src.code, 0)
-            if q == "<lambda>" or (kind == 0 and src.code):
+            kind = {kinds.ORDER: 1, kinds.HASH: 2}.get(sink.facet, 0)
+            if q == "<lambda>" or (kind == 0 and src.kind):
                 continue  # a shape or structure source (MCJ301/302): no summary fact of its own
             if not (q in claims and claims[q][kind]):
                 gaps.add((name, q))
