@@ -361,18 +361,27 @@ class Divergence:
                 if q not in fails:
                     continue
                 where, val, tok = fails[q]
+                io = self._io_failure(where)
                 for h in t.handlers:
-                    if _swallows(h) and _catches(h, self._io_failure(where)):
+                    if _swallows(h) and self._catches_failure(h, io):
                         self.exceptions.append(ExceptionPoint(where, h, val, tok, "caught"))
                         break
+
+    def _catches_failure(self, h: cst.ExceptHandler, io_failure: bool) -> bool:
+        """Whether the handler catches a call's failure: an I/O failure is some OSError
+        (`semantics.handler_may_catch_family`); any other only a handler that surely catches
+        whatever is raised (bare, `Exception`)."""
+        caught = self._caught(h)
+        if io_failure:
+            return semantics.handler_may_catch_family(caught, semantics.IO_FAILURE)
+        return semantics.handler_surely_catches(caught, None, self._ancestry)
 
     def _io_failure(self, call: cst.Call) -> bool:
         """A call that fails with `OSError` when a file is missing or unwritable: file I/O, or a
         same-file helper doing file I/O."""
         def io(c: cst.Call) -> bool:
             info = self.fa.calls.get(c)
-            name = (info.name if info is not None and info.name else _call_name(c)) or ""
-            return name.rsplit(".", 1)[-1] in _IO_CALLS
+            return semantics.fails_with_io_error(info.name if info is not None and info.name else _call_name(c))
         if io(call):
             return True
         info = self.fa.calls.get(call)
@@ -648,7 +657,7 @@ class Divergence:
             n, cond = stack.pop()
             if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 continue
-            if isinstance(n, cst.Try) and any(_swallows(h) and _catches(h, True) for h in n.handlers):
+            if isinstance(n, cst.Try) and any(_swallows(h) and self._catches_failure(h, True) for h in n.handlers):
                 # Failures in its body are handled right here (`try: write() except OSError: log`).
                 for child in reversed([*n.handlers, n.orelse, n.finalbody]):
                     if child is not None:
@@ -741,8 +750,9 @@ class Divergence:
             raised = self.fa.qualify(exc) if isinstance(exc, (cst.Name, cst.Attribute)) else None
         elif isinstance(n, cst.Call):
             info = self.fa.calls.get(n)
-            raised = semantics.raised_by_call(info.name if info is not None else None,
-                                              info is not None and info.may_raise_pd)
+            r = semantics.raised_by_call(info.name if info is not None else None,
+                                         info is not None and info.may_raise_pd)
+            raised = r.family if r is not None and r.only else None  # (else: it may fail otherwise)
         return semantics.handler_surely_catches(caught, raised, self._ancestry)
 
     def _with_point(self, s: cst.With) -> None:
@@ -837,14 +847,6 @@ def _contains(root, node) -> bool:
     return False
 
 
-# Calls that fail with OSError when a path is missing, unreadable or unwritable.
-_IO_CALLS = frozenset({
-    "open", "load", "loads", "read", "read_text", "read_bytes", "write_text", "write_bytes", "dump",
-    "save", "savez", "savetxt", "loadtxt", "remove", "unlink", "rmtree", "makedirs", "mkdir", "rename",
-    "replace", "copy", "copyfile", "copytree", "move", "listdir", "scandir", "stat", "rmdir", "GFile"})
-_OS_ERRORS = frozenset({"OSError", "IOError", "FileNotFoundError", "PermissionError", "IsADirectoryError",
-                        "NotADirectoryError", "FileExistsError", "EnvironmentError"})
-_BROAD = frozenset({"Exception", "BaseException"})
 
 
 def _swallows(h: cst.ExceptHandler) -> bool:
@@ -853,16 +855,6 @@ def _swallows(h: cst.ExceptHandler) -> bool:
         if isinstance(x, cst.SimpleStatementLine) and any(isinstance(y, cst.Raise) for y in x.body):
             return False
     return not _exits_in(h.body, h)
-
-
-def _catches(h: cst.ExceptHandler, io_failure: bool) -> bool:
-    """Whether the handler catches what the failing call raises: a bare `except` or
-    `Exception`/`BaseException` catches anything; an `OSError` family name a file I/O failure."""
-    if h.type is None:
-        return True
-    names = [e.value for e in h.type.elements] if isinstance(h.type, cst.Tuple) else [h.type]
-    last = {n.attr.value if isinstance(n, cst.Attribute) else n.value if isinstance(n, cst.Name) else "" for n in names}
-    return bool(last & _BROAD) or (io_failure and bool(last & _OS_ERRORS))
 
 
 def _is_logging(name: str | None) -> bool:

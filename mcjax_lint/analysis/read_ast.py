@@ -22,7 +22,8 @@ def _constant(n: ast.Constant) -> tuple:
     return ("number", None) if isinstance(v, float) else ("other", "constant")
 
 
-_CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Is: "is", ast.IsNot: "is not"}
+_CMP = {ast.Eq: "==", ast.NotEq: "!=", ast.Is: "is", ast.IsNot: "is not", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">",
+        ast.GtE: ">="}
 
 
 def _compare(n: ast.Compare) -> tuple:

@@ -25,7 +25,8 @@ def _elements(n) -> list:
     return [e if isinstance(e, cst.StarredElement) else e.value for e in n.elements]
 
 
-_CMP = {cst.Equal: "==", cst.NotEqual: "!=", cst.Is: "is", cst.IsNot: "is not"}
+_CMP = {cst.Equal: "==", cst.NotEqual: "!=", cst.Is: "is", cst.IsNot: "is not", cst.LessThan: "<",
+        cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">="}
 
 
 def _compare(n: cst.Comparison) -> tuple:

@@ -20,7 +20,7 @@ libcst, the files that can produce a finding) read different trees. They meet he
     ("dict", value_nodes)            a dict display
     ("binop", op, left, right) / ("unary", op, operand)   op as written: "+", "%", "-", "~", "not", ...
     ("boolop", "and"/"or", value_nodes)
-    ("compare", left, op, right)     one `==`, `!=`, `is` or `is not` comparison
+    ("compare", left, op, right)     one `==`, `!=`, `is`, `is not`, `<`, `<=`, `>` or `>=` comparison
     ("ifexp", body, orelse)
     ("lambda",)
     ("other", type_name_lowercase)
@@ -34,8 +34,10 @@ from __future__ import annotations
 import builtins
 import re
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 
 from mcjax_lint import knowledge as K
+from mcjax_lint.analysis.values import with_binding
 
 Reader = Callable[[object], tuple]
 NumName = Callable[[str], bool]
@@ -434,14 +436,59 @@ def handler_surely_catches(caught: list[str | None] | None, raised: str | None,
     return False
 
 
-def raised_by_call(name: str | None, next_on_local_data: bool) -> str | None:
-    """The class a call is known to raise when it fails: `next()` on process-local data raises
-    StopIteration when exhausted; `open()` and os/shutil/pathlib calls raise OSError."""
+# Calls that touch files, by their last name (a file's or path's method, `np.load`, `json.dump`,
+# `tf.io.gfile.GFile`): they fail with an OSError when a path is missing, unreadable or unwritable.
+_FILE_CALL_NAMES = frozenset({
+    "open", "load", "loads", "read", "read_text", "read_bytes", "write_text", "write_bytes", "dump",
+    "save", "savez", "savetxt", "loadtxt", "remove", "unlink", "rmtree", "makedirs", "mkdir", "rename",
+    "replace", "copy", "copyfile", "copytree", "move", "listdir", "scandir", "stat", "rmdir", "GFile"})
+IO_FAILURE = "OSError"  # the family of what a failing file call raises
+
+
+@dataclass(frozen=True)
+class Raised:
+    """What a failing call raises: an instance of `family` *or of any subclass of it* (a file
+    call raises some OSError: FileNotFoundError for a missing path, PermissionError for an
+    unwritable one, ...). `only`: it fails in no other way (`open()`, an `os.*` call); a call
+    known only to touch files (`np.load`, a file's `.read()`) may also fail on what it reads."""
+
+    family: str
+    only: bool = True
+
+
+def raised_by_call(name: str | None, next_on_local_data: bool) -> Raised | None:
+    """What a call raises when it fails, where known: `next()` on process-local data raises
+    StopIteration when exhausted; `open()` and os/shutil/pathlib calls raise an OSError, and
+    any other call that touches files may."""
     if next_on_local_data:
-        return "StopIteration"
-    if name and (name in ("open", "io.open") or name.startswith(("os.", "shutil.", "pathlib."))):
-        return "OSError"
+        return Raised("StopIteration")
+    if not name:
+        return None
+    if name in ("open", "io.open") or name.startswith(("os.", "shutil.", "pathlib.")):
+        return Raised(IO_FAILURE)
+    if name.rsplit(".", 1)[-1] in _FILE_CALL_NAMES:
+        return Raised(IO_FAILURE, only=False)
     return None
+
+
+def fails_with_io_error(name: str | None) -> bool:
+    """Whether a call can fail with an OSError, a missing or unwritable file (by the call's last
+    name: `ckpt.save(...)`, `np.load(...)`, `os.makedirs(...)`)."""
+    return bool(name) and name.rsplit(".", 1)[-1] in _FILE_CALL_NAMES
+
+
+def handler_may_catch_family(caught: list[str | None] | None, family: str) -> bool:
+    """Whether `except <caught>` catches a failure known by its family alone (`Raised`): a bare
+    `except`, a builtin superclass of `family`, or a builtin subclass of it, which the failure may
+    be (`except FileNotFoundError` catches an `open()` of a missing file). A type not resolved,
+    or a library class of unknown bases, is not counted: nothing says it catches the failure."""
+    if caught is None:
+        return True
+    root = _builtin_exception(family)
+    if root is None:
+        return False
+    return any((hb := _builtin_exception(h)) is not None and (issubclass(root, hb) or issubclass(hb, root))
+               for h in caught)
 
 
 
@@ -561,6 +608,32 @@ def env_key(node: object, read: Reader, scope) -> str | None:
     return None
 
 
+def _small_int(node: object, read: Reader) -> int | None:
+    r = read(node)
+    return int(r[1]) if r[0] == "number" and r[1] is not None else None
+
+
+def _len_of_name(node: object, read: Reader) -> str | None:
+    """`s` for `len(s)` (one positional argument, a name), else None."""
+    r = read(node)
+    if r[0] != "call" or read(r[1]) != ("name", "len") or len(r[2]) != 1 or len(r[3]) != 1:
+        return None
+    arg = read(r[2][0])
+    return arg[1] if arg[0] == "name" else None
+
+
+def singleton_test(test: object, read: Reader) -> tuple[str | None, bool]:
+    """(`s`, True) for a test true only when the collection `s` has at most one element
+    (`len(s) == 1`, `len(s) <= 1`, `len(s) < 2`, either side), (`s`, False) for one false only
+    then (`len(s) != 1`, `len(s) > 1`, `len(s) >= 2`), else (None, False)."""
+    r = read(test)
+    if r[0] != "compare" or r[2] in ("is", "is not"):
+        return None, False
+    left, right = r[1], r[3]
+    return K.singleton_test(r[2], (_len_of_name(left, read), _small_int(left, read)),
+                            (_len_of_name(right, read), _small_int(right, read)))
+
+
 def enter_singleton(env: dict, name: str | None, narrowed: tuple | None) -> None:
     """In a block where the set `name` holds at most one element (`if len(s) == 1:`), it has no
     order to give: `narrowed` is (its value without the set's order, the value it replaces)."""
@@ -581,9 +654,38 @@ class StatementRules:
     """Statement semantics both passes share, as a mixin. A pass supplies `read` (its reader),
     `scope` (with `strings`, see `note_string_binding`), `ev` (an expression's
     value), `bind` (a target takes a value), `is_numeric`, `as_number` (a value marked numeric),
-    `is_host`, `as_host` (a value marked host data, `is_host_data`),
+    `is_host`, `as_host` (a value marked host data, `is_host_data`), `is_unordered`, `as_ordered`
+    (a set's value, and the same value without its order), `module_scope`,
     `assign_targets` (an assignment's target expressions) and `st_other` (a statement it has no
     rule for)."""
+
+    # ---- a set known to hold at most one element (`len(s) == 1`) has no order to give
+    def singleton(self, name: str | None) -> tuple | None:
+        """(narrowed value, value it replaces) for the set `name` where it holds at most one
+        element: taking its element (`s.pop()`, `next(iter(s))`, a loop) has no order."""
+        if name is None:
+            return None
+        cur = lookup_local(self.scope, name)
+        if cur is None:
+            cur = self.module_scope.env.get(name)
+        if cur is None or not self.is_unordered(cur):
+            return None
+        return self.as_ordered(cur), self.scope.env.get(name)
+
+    def ev_singleton(self, expr, name: str | None):
+        """`expr`'s value where the set `name` holds at most one element (an arm of `a if
+        len(s) == 1 else b`)."""
+        n = self.singleton(name)
+        if n is None:
+            return self.ev(expr)
+        return with_binding(self.scope.env, name, n[0], n[1], lambda: self.ev(expr))
+
+    def narrow_singleton(self, name: str) -> None:
+        """From here on the set `name` holds at most one element (`assert len(s) == 1`, `if
+        len(s) != 1: raise`)."""
+        n = self.singleton(name)
+        if n is not None:
+            self.scope.env[name] = n[0]
 
     def stmt(self, node) -> None:
         m = getattr(self, "st_" + type(node).__name__, None)

@@ -25,7 +25,6 @@ from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import kinds, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import read
-from mcjax_lint.analysis.values import with_binding
 from mcjax_lint.errors import AnalysisError
 
 SUMMARY_VERSION = 37
@@ -644,33 +643,10 @@ class _Summarizer(semantics.StatementRules):
 
     def ev_IfExp(self, node: ast.IfExp) -> Sym:
         c = sym_taint(self.ev(node.test))
-        name, when = _singleton_test(node.test)
-        a = self._ev_singleton(node.body, name if when else None)
-        b = self._ev_singleton(node.orelse, name if not when else None)
+        name, when = semantics.singleton_test(node.test, read)
+        a = self.ev_singleton(node.body, name if when else None)
+        b = self.ev_singleton(node.orelse, name if not when else None)
         return sym_join(sym_join(a, b), c)
-
-    def _singleton(self, name: str | None) -> tuple[Sym, Sym | None] | None:
-        """(narrowed value, value it replaces) for a set known to hold at most one element
-        (`len(s) == 1`): taking its element has no order (see taint.FileAnalysis._singleton)."""
-        if name is None:
-            return None
-        cur = self._local(name)
-        if cur is None:
-            cur = self.module_scope.env.get(name)
-        if not cur or not cur.get("u"):
-            return None
-        return {k: v for k, v in cur.items() if k != "u"}, self.scope.env.get(name)
-
-    def _ev_singleton(self, expr: ast.expr, name: str | None) -> Sym:
-        n = self._singleton(name)
-        if n is None:
-            return self.ev(expr)
-        return with_binding(self.scope.env, name, n[0], n[1], lambda: self.ev(expr))
-
-    def _narrow_singleton(self, name: str) -> None:
-        n = self._singleton(name)
-        if n is not None:
-            self.scope.env[name] = n[0]
 
     def ev_NamedExpr(self, node: ast.NamedExpr) -> Sym:
         v = self.ev(node.value)
@@ -1163,6 +1139,8 @@ class _Summarizer(semantics.StatementRules):
     # `stmt`, `st_Expr`, `st_Assign`, `st_AnnAssign`: semantics.StatementRules, told how this
     # pass marks a number and where an assignment's targets are; other statements: their expressions.
     as_number = staticmethod(lambda v: dict(v, num=True))
+    is_unordered = staticmethod(lambda v: bool(v.get("u")))
+    as_ordered = staticmethod(lambda v: {k: x for k, x in v.items() if k != "u"})
     assign_targets = staticmethod(lambda node: node.targets)
     read = staticmethod(read)
 
@@ -1220,7 +1198,7 @@ class _Summarizer(semantics.StatementRules):
             if control:
                 self._ret_taints.append(control)
             sname = singleton[1] if singleton is not None and singleton[0] == i else None
-            n = self._singleton(sname)
+            n = self.singleton(sname)
             semantics.enter_singleton(self.scope.env, sname, n)
             try:
                 self.run_block(b)
@@ -1260,21 +1238,21 @@ class _Summarizer(semantics.StatementRules):
                 self._main_guard = saved
             return
         c = sym_taint(self.ev(node.test))
-        name, when = _singleton_test(node.test)
+        name, when = semantics.singleton_test(node.test, read)
         self._branches(c, [node.body, node.orelse], (0 if when else 1, name) if name is not None else None)
         control = _control(c)
         if control and not self.scope.is_module and _always_exits(node.body) != _always_exits(node.orelse):
             self._ret_taints.append(control)  # the rest of the function runs on one side only
         if name is not None and not when and not node.orelse and _always_exits(node.body):
-            self._narrow_singleton(name)  # `if len(s) != 1: raise ...` — after it, s has one element
+            self.narrow_singleton(name)  # `if len(s) != 1: raise ...` — after it, s has one element
 
     def st_Assert(self, node: ast.Assert):
         self.ev(node.test)
         if node.msg is not None:
             self.ev(node.msg)
-        name, when = _singleton_test(node.test)
+        name, when = semantics.singleton_test(node.test, read)
         if name is not None and when:
-            self._narrow_singleton(name)  # `assert len(s) == 1`
+            self.narrow_singleton(name)  # `assert len(s) == 1`
 
     def st_While(self, node: ast.While):
         c = sym_taint(self.ev(node.test))
@@ -1733,36 +1711,6 @@ def _is_main_guard(test) -> bool:
     return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
             and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
             and test.comparators[0].value == "__main__")
-
-
-def _is_range(node) -> bool:
-    return semantics.is_range(node, read)
-
-
-_CMP_OPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
-
-
-def _singleton_test(test: ast.expr) -> tuple[str | None, bool]:
-    """(`s`, True) for a test true only when `s` has at most one element (`len(s) == 1`), (`s`,
-    False) for one false only then (`len(s) != 1`), else (None, False); see K.singleton_when."""
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
-        return None, False
-    left, right = test.left, test.comparators[0]
-    return K.singleton_test(_CMP_OPS.get(type(test.ops[0])), (_len_of_name(left), _small_int(left)),
-                            (_len_of_name(right), _small_int(right)))
-
-
-def _len_of_name(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len" \
-            and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Name):
-        return node.args[0].id
-    return None
-
-
-def _small_int(node: ast.expr) -> int | None:
-    if isinstance(node, ast.Constant) and type(node.value) is int:
-        return node.value
-    return None
 
 
 def _control(cond: Sym) -> Sym:

@@ -31,7 +31,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.index import ProjectIndex, short_name
 from mcjax_lint.analysis.read_cst import read
 from mcjax_lint.analysis.summary import FunctionFacts, jit_statics
-from mcjax_lint.analysis.values import BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, join_all, with_binding
+from mcjax_lint.analysis.values import BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, join_all
 from mcjax_lint.model import Edit, Fix
 from mcjax_lint.settings import AnalysisSettings
 
@@ -491,9 +491,9 @@ class FileAnalysis(semantics.StatementRules):
         c = self.ev(node.test).data()
         if c.divergent:
             self.conds[node] = self.conds.get(node, BOTTOM).join(c)
-        name, when = _singleton_test(node.test)
-        a = self._ev_singleton(node.body, name if when else None)
-        b = self._ev_singleton(node.orelse, name if not when else None)
+        name, when = semantics.singleton_test(node.test, read)
+        a = self.ev_singleton(node.body, name if when else None)
+        b = self.ev_singleton(node.orelse, name if not when else None)
         out = a.join(b).join(c)
         if c.divergent and _picks_function(self.module, node, a, b) and not self._same_work(a, b):
             if not self._callable_desc(a) and self._callable_desc(b):
@@ -504,24 +504,6 @@ class FileAnalysis(semantics.StatementRules):
         elif c.process_dependent and a.struct != b.struct and ("none" in (a.struct, b.struct) or (a.struct and b.struct)):
             out = replace(out, tree=_cap(out.tree | frozenset({self.src(node, f"a value whose structure depends on {_why(c.pd | c.pdc)}")})))
         return replace(out, struct=a.struct if a.struct == b.struct else None)
-
-    def _singleton(self, name: str | None) -> tuple[Val, Val | None] | None:
-        """(narrowed value, value it replaces) for a set known to hold at most one element
-        (`len(s) == 1`): taking its element (`s.pop()`, `next(iter(s))`, a loop) has no order."""
-        if name is None:
-            return None
-        cur = self.local(name)
-        if cur is None:
-            cur = self.module_scope.env.get(name)
-        if cur is None or not cur.unordered:
-            return None
-        return replace(cur, unordered=False), self.scope.env.get(name)
-
-    def _ev_singleton(self, expr: cst.BaseExpression, name: str | None) -> Val:
-        n = self._singleton(name)
-        if n is None:
-            return self.ev(expr)
-        return with_binding(self.scope.env, name, n[0], n[1], lambda: self.ev(expr))
 
     def ev_NamedExpr(self, node: cst.NamedExpr) -> Val:
         v = self.ev(node.value)
@@ -1555,6 +1537,8 @@ class FileAnalysis(semantics.StatementRules):
     # `stmt`, `st_Expr`, `st_Assign`, `st_AnnAssign`: semantics.StatementRules, told how this
     # pass marks a number and where an assignment's targets are; other statements: nothing.
     as_number = staticmethod(lambda v: replace(v, numeric=True))
+    is_unordered = staticmethod(lambda v: bool(v.unordered))
+    as_ordered = staticmethod(lambda v: replace(v, unordered=False))
     assign_targets = staticmethod(lambda node: [t.target for t in node.targets])
     read = staticmethod(read)
 
@@ -1590,9 +1574,9 @@ class FileAnalysis(semantics.StatementRules):
             self.conds[node] = self.conds.get(node, BOTTOM).join(c)
         if node.msg is not None:
             self.ev(node.msg)
-        sname, when = _singleton_test(node.test)
+        sname, when = semantics.singleton_test(node.test, read)
         if sname is not None and when:
-            self._narrow_singleton(sname)  # `assert len(s) == 1`
+            self.narrow_singleton(sname)  # `assert len(s) == 1`
 
     def st_Del(self, node):
         pass
@@ -1612,7 +1596,7 @@ class FileAnalysis(semantics.StatementRules):
             # Each block binds in its own layer (analysis/env.py): merging costs what it binds.
             self.scope.env = before.child()
             sname = singleton[1] if singleton is not None and singleton[0] == i and b is not None else None
-            n = self._singleton(sname)
+            n = self.singleton(sname)
             semantics.enter_singleton(self.scope.env, sname, n)
             if b is not None:
                 self.block(b)
@@ -1664,7 +1648,7 @@ class FileAnalysis(semantics.StatementRules):
             return
         if c.divergent:
             self.conds[node] = self.conds.get(node, BOTTOM).join(c)
-        sname, when = _singleton_test(node.test)
+        sname, when = semantics.singleton_test(node.test, read)
         single = (0 if when else 1, sname) if sname is not None else None
         name, is_none = _none_test(node.test)
         if name is not None and not is_none and node.orelse is None:
@@ -1678,7 +1662,7 @@ class FileAnalysis(semantics.StatementRules):
             # placeholder): after it, x is not None
             self._narrow(name)
         if sname is not None and not when and node.orelse is None and _always_exits(node.body):
-            self._narrow_singleton(sname)  # `if len(s) != 1: raise ...` — after it, s has one element
+            self.narrow_singleton(sname)  # `if len(s) != 1: raise ...` — after it, s has one element
 
     def _fills(self, body, name: str) -> bool:
         """Whether a block's last statement assigns `name` a value never None."""
@@ -1689,11 +1673,6 @@ class FileAnalysis(semantics.StatementRules):
         a = last.body[0]
         return any(isinstance(t.target, cst.Name) and t.target.value == name for t in a.targets) \
             and semantics.never_none(a.value, read, self.qualify)
-
-    def _narrow_singleton(self, name: str) -> None:
-        n = self._singleton(name)
-        if n is not None:
-            self.scope.env[name] = n[0]
 
     def _narrow(self, name: str) -> None:
         cur = self.local(name) if not self.scope.is_module else self.module_scope.env.get(name)
@@ -2118,28 +2097,6 @@ def _none_test(test) -> tuple[str | None, bool]:
         if _is_none(t.comparator) and isinstance(t.operator, (cst.Is, cst.IsNot)):
             return test.left.value, isinstance(t.operator, cst.Is)
     return None, False
-
-
-def _singleton_test(test) -> tuple[str | None, bool]:
-    """(`s`, True) for a test true only when the collection `s` has at most one element
-    (`len(s) == 1`, `len(s) <= 1`, `len(s) < 2`, either side), (`s`, False) for one false only then
-    (`len(s) != 1`, `len(s) > 1`, `len(s) >= 2`), else (None, False)."""
-    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
-        return None, False
-    left, op, right = test.left, test.comparisons[0].operator, test.comparisons[0].comparator
-    return K.singleton_test(_CMP_OPS.get(type(op)), (_len_of_name(left), _small_int(left)),
-                            (_len_of_name(right), _small_int(right)))
-
-
-_CMP_OPS = {cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">=",
-            cst.Equal: "==", cst.NotEqual: "!="}
-
-
-def _len_of_name(node) -> str | None:
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" \
-            and len(node.args) == 1 and isinstance(node.args[0].value, cst.Name) and not node.args[0].star:
-        return node.args[0].value.value
-    return None
 
 
 def _measures_name(expr, target) -> bool:

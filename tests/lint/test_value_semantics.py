@@ -69,3 +69,54 @@ def ancestry(q):
 ])
 def test_handler_catches_only_what_it_can(caught, raised, lib, expected):
     assert semantics.handler_may_catch(caught, raised, lib, ancestry) is expected
+
+
+@pytest.mark.parametrize("name,raised", [
+    ("open", semantics.Raised("OSError")),
+    ("os.makedirs", semantics.Raised("OSError")),
+    ("numpy.load", semantics.Raised("OSError", only=False)),  # may also fail on what it reads
+    ("ckpt.save", semantics.Raised("OSError", only=False)),
+    ("json.dumps", None),
+    (None, None),
+])
+def test_a_file_call_fails_with_some_os_error(name, raised):
+    assert semantics.raised_by_call(name, False) == raised
+    assert semantics.raised_by_call(name, True) == semantics.Raised("StopIteration")
+
+
+@pytest.mark.parametrize("caught,expected", [
+    (None, True),  # bare except
+    (["Exception"], True),
+    (["OSError"], True),
+    (["IOError"], True),  # an alias of OSError
+    (["FileNotFoundError"], True),  # the failure may be that subclass: it may be caught
+    (["ValueError", "PermissionError"], True),
+    (["ValueError"], False),
+    (["KeyError", None], False),  # an unresolved type: nothing says it catches it
+    (["tensorflow.errors.NotFoundError"], False),  # a library class of unknown bases
+])
+def test_an_io_failure_is_caught_by_any_class_of_its_family(caught, expected):
+    assert semantics.handler_may_catch_family(caught, semantics.IO_FAILURE) is expected
+    # ... but surely only by a class that holds the whole family.
+    surely = caught is None or bool({"Exception", "OSError", "IOError"} & set(caught))
+    assert semantics.handler_surely_catches(caught, semantics.IO_FAILURE, ancestry) is surely
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+@pytest.mark.parametrize("src,expected", [
+    ("len(s) == 1", ("s", True)),
+    ("1 >= len(s)", ("s", True)),
+    ("len(s) < 2", ("s", True)),
+    ("len(s) != 1", ("s", False)),
+    ("2 <= len(s)", ("s", False)),
+    ("len(s) == 2", (None, False)),
+    ("len(s) is 1", (None, False)),
+    ("len(s.x) == 1", (None, False)),
+    ("len(*s) == 1", (None, False)),
+    ("len(s, k=1) == 1", (None, False)),
+    ("len(s) == True", (None, False)),  # a bool is no count
+    ("0 < len(s) < 2", (None, False)),
+])
+def test_a_test_on_a_length_says_where_a_set_has_one_element(reader, src, expected):
+    node, read = READERS[reader](src)
+    assert semantics.singleton_test(node, read) == expected
