@@ -35,6 +35,7 @@ from mcjax_lint.analysis.taint import FileAnalysis
 from mcjax_lint.engine import analyze, build_index, needs_full_analysis, summarize
 from mcjax_lint.modnames import module_names
 from mcjax_lint.settings import AnalysisSettings
+from test_fixtures import case_id
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "lint"
 # (fixture, function): a function value chosen per process and then called (`collect =
@@ -73,7 +74,8 @@ def _owner(spans, line: int) -> str:
     return max(inside, key=lambda s: s[0])[2]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{p.parent.name}/{p.name}" for p in CASES])
+# (ids start with the rule codes a fixture is about: `pytest -k MCJ203` selects that rule's)
+@pytest.mark.parametrize("case", CASES, ids=[case_id(f"{p.parent.name}/{p.name}", p) for p in CASES])
 def test_summary_claims_cover_what_the_precise_pass_finds(case: Path):
     name = f"{case.parent.name}/{case.name}"
     files = [case] if case.is_file() else sorted(case.rglob("*.py"))
