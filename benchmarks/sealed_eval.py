@@ -1,24 +1,28 @@
-"""Score mcjax-lint on one half of the sealed evaluation (issue 19 item 5).
+"""Score mcjax-lint on one half of a sealed evaluation set (issue 19 item 5).
 
 The evaluation set is split at random into an "open" half, which anyone may lint and study, and
 a "sealed" half, whose findings nobody looks at until the analysis work is done: the gap between
 the two halves' figures measures how much the rules were tuned to what was looked at. The split,
-with a sha256 of the sealed half's files, is in benchmarks/sealed/split.json (and in
+with a sha256 of the sealed half's files, is in benchmarks/<set>/split.json (and in
 docs/benchmarks.md, "Sealed evaluation"). This script refuses the sealed half unless `--unseal`.
 
-Programs (benchmarks/sealed/programs/<id>/): each hazard.py and correct.py is linted alone, as a
+Two sets: `--set sealed` (the first one, the default; opened) and `--set sealed2` (the second one,
+assembled for the next round of analysis work; see benchmarks/sealed2/README.md).
+
+Programs (benchmarks/<set>/programs/<id>/): each hazard.py and correct.py is linted alone, as a
 project of one file with the default configuration.
   - a hazard is found when hazard.py gets an error or warning finding on or within 3 lines of
     the documented hazard lines (meta.json / SOURCE.md);
   - a correct look-alike is flagged when correct.py gets any error finding.
-Codebases (benchmarks/sealed/codebases.json): each is linted as its own project from a directory
-prepared by benchmarks/sealed/prepare_codebases.py; the error-level findings are counted and
+Codebases (benchmarks/<set>/codebases.json): each is linted as its own project from a directory
+prepared by benchmarks/<set>/prepare_codebases.py; the error-level findings are counted and
 written to a file for review by hand (real / fragile / false positive).
 
     python benchmarks/sealed_eval.py --half open                          # programs only
     python benchmarks/sealed_eval.py --half open --codebases /tmp/sealed_cb -o /tmp/open_findings.json
     python benchmarks/sealed_eval.py --verify                             # the sealed half is unchanged
     python benchmarks/sealed_eval.py --half sealed --unseal ...           # only when the work is done
+    python benchmarks/sealed_eval.py --set sealed2 --verify               # the second set; same options
 """
 
 from __future__ import annotations
@@ -34,11 +38,22 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+SETS = ("sealed", "sealed2")
 SEALED = HERE / "sealed"
 PROGRAMS = SEALED / "programs"
 SPLIT = SEALED / "split.json"
 NEAR = 3  # lines either side of the documented hazard lines
 LINT_ENV: dict[str, str] | None = None  # set by --lint-at: run the linter of a committed state
+
+
+def select_set(name: str) -> None:
+    """Point SEALED, PROGRAMS and SPLIT at benchmarks/<name>/ (the first set unless called)."""
+    global SEALED, PROGRAMS, SPLIT
+    if name not in SETS:
+        raise ValueError(f"unknown evaluation set {name!r} (one of {', '.join(SETS)})")
+    SEALED = HERE / name
+    PROGRAMS = SEALED / "programs"
+    SPLIT = SEALED / "split.json"
 
 
 def program_files(pid: str) -> list[Path]:
@@ -53,8 +68,10 @@ def sealed_digest(split: dict) -> str:
         for f in program_files(pid):
             rel = f.relative_to(SEALED).as_posix()
             h.update(f"{rel}\0{hashlib.sha256(f.read_bytes()).hexdigest()}\n".encode())
-    commits = {c["repo"]: c["commit"] for c in json.loads((SEALED / "codebases.json").read_text())["codebases"]}
-    for repo in sorted(split["codebases"]["sealed"]):
+    sealed_repos = sorted(split.get("codebases", {}).get("sealed", []))
+    commits = ({c["repo"]: c["commit"] for c in json.loads((SEALED / "codebases.json").read_text())["codebases"]}
+               if sealed_repos else {})
+    for repo in sealed_repos:
         h.update(f"codebase {repo} {commits[repo]}\n".encode())
     return h.hexdigest()
 
@@ -124,7 +141,7 @@ def score_codebases(repos: list[str], prepared: Path, jobs: int | None) -> dict:
         commit_file = d / ".commit"
         if not commit_file.exists() or commit_file.read_text().strip() != manifest[repo]["commit"]:
             raise SystemExit(f"sealed_eval: {d} is not {repo} at {manifest[repo]['commit'][:12]}: "
-                             "run benchmarks/sealed/prepare_codebases.py")
+                             f"run benchmarks/{SEALED.name}/prepare_codebases.py")
         findings = lint_json(Path("."), d, jobs)
         errors = [f for f in findings if f["severity"] == "error"]
         warnings = [f for f in findings if f["severity"] == "warning"]
@@ -141,23 +158,30 @@ def score_codebases(repos: list[str], prepared: Path, jobs: int | None) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--set", dest="eval_set", choices=SETS, default="sealed",
+                    help="which evaluation set: sealed (the first, default) or sealed2")
     ap.add_argument("--half", choices=("open", "sealed"))
     ap.add_argument("--unseal", action="store_true", help="allow --half sealed (only once the work is done)")
     ap.add_argument("--verify", action="store_true", help="check the sealed half's hash; lints nothing")
-    ap.add_argument("--codebases", type=Path, help="directory prepared by benchmarks/sealed/prepare_codebases.py")
+    ap.add_argument("--codebases", type=Path, help="directory prepared by benchmarks/<set>/prepare_codebases.py")
     ap.add_argument("--no-programs", action="store_true")
     ap.add_argument("-o", "--output", type=Path, help="write all findings here (JSON) for review")
     ap.add_argument("-j", "--jobs", type=int, help="mcjax-lint worker processes for codebases")
     ap.add_argument("--lint-at", metavar="COMMIT", help="lint with mcjax_lint as of this commit (default: the tree)")
     args = ap.parse_args()
+    select_set(args.eval_set)
+    if not SPLIT.exists():
+        print(f"sealed_eval: {SPLIT.relative_to(HERE.parent)} is missing: the set {args.eval_set} is not split yet",
+              file=sys.stderr)
+        return 2
     split = json.loads(SPLIT.read_text())
     digest = sealed_digest(split)
     if digest != split["sealed_sha256"]:
-        print(f"sealed_eval: the sealed half changed since the split (sha256 {digest} != {split['sealed_sha256']})",
-              file=sys.stderr)
+        print(f"sealed_eval: the sealed half of {args.eval_set} changed since the split "
+              f"(sha256 {digest} != {split['sealed_sha256']})", file=sys.stderr)
         return 2
     if args.verify:
-        print(f"sealed half unchanged: sha256 {digest}")
+        print(f"{args.eval_set}: sealed half unchanged: sha256 {digest}")
         return 0
     if args.half is None:
         ap.error("--half open|sealed (or --verify)")
@@ -165,7 +189,7 @@ def main() -> int:
         print("sealed_eval: refusing the sealed half without --unseal (look at its findings only when the "
               "analysis work is done)", file=sys.stderr)
         return 2
-    report: dict = {"half": args.half, "sealed_sha256": digest}
+    report: dict = {"set": args.eval_set, "half": args.half, "sealed_sha256": digest}
     tmp = tempfile.TemporaryDirectory(prefix="sealed-lint-")
     if args.lint_at:
         report["linter_commit"] = use_linter_at(args.lint_at, Path(tmp.name))
@@ -173,7 +197,7 @@ def main() -> int:
     if not args.no_programs:
         report["programs"] = score_programs(split["programs"][args.half])
     if args.codebases:
-        report["codebases"] = score_codebases(split["codebases"][args.half], args.codebases, args.jobs)
+        report["codebases"] = score_codebases(split.get("codebases", {}).get(args.half, []), args.codebases, args.jobs)
     if args.output:
         args.output.write_text(json.dumps(report, indent=1) + "\n")
     return 0
