@@ -57,6 +57,16 @@ PROCESS_DEPENDENT_CALLS: dict[str, str] = {
     "grain.ShardByJaxProcess": "a per-process shard (`grain.ShardByJaxProcess()`)",
     "grain.sharding.ShardByJaxProcess": "a per-process shard (`grain.ShardByJaxProcess()`)",
 }
+# What each of them is (analysis/kinds.py), by name or prefix: the first that matches.
+PROCESS_DEPENDENT_KINDS: tuple[tuple[str, str], ...] = (
+    ("jax.", "process-id"),
+    ("socket.", "host-id"), ("platform.", "host-id"), ("os.uname", "host-id"), ("os.getpid", "host-id"),
+    ("os.getppid", "host-id"),
+    ("time.", "clock"), ("datetime.", "clock"), ("timeit.", "clock"),
+    ("uuid.", "random"), ("os.urandom", "random"), ("random.", "random"), ("numpy.random.", "random"),
+    ("secrets.", "random"),
+    ("tensorflow_datasets.", "local-data"), ("grain.", "local-data"),
+)
 # Random draws given a size: where the size goes (its positional index; -1: the dimensions are the
 # positional arguments, `np.random.rand(3, 4)`). Given one, the draw's values differ by process
 # but its shape is the size's: process-local content, not a process-dependent shape or count.

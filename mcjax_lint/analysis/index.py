@@ -66,14 +66,14 @@ def _bind_guards(v: Val, q: str, f: FunctionFacts, given: tuple | None) -> Val:
     if given is not None:
         offset = 1 if f.cls and f.params and f.params[0] in ("self", "cls") else 0
         supplied = set(f.params[offset:offset + given[0]]) | set(given[1])
-    prefix = kinds.guarded(q, "")
 
     def bind(pd: frozenset[Src]) -> frozenset[Src]:
         out = set()
         for s in pd:
-            if s.kind.startswith(prefix) and supplied is not None and s.kind[len(prefix):] not in supplied:
+            param = kinds.guard_of(s.kind, q)
+            if param is not None and supplied is not None and param not in supplied:
                 continue
-            out.add(replace(s, kind="") if s.kind.startswith(kinds.GUARD_PREFIX) else s)
+            out.add(replace(s, kind=kinds.unguarded(s.kind)) if s.kind.startswith(kinds.GUARD_PREFIX) else s)
         return frozenset(out)
 
     items = tuple(replace(x, pd=bind(x.pd)) for x in v.items) if v.items else v.items
@@ -387,7 +387,7 @@ class ProjectIndex:
         if st.sanitizers and K.matches(q, st.sanitizers):
             return (BOTTOM, self._declared_collective(q))
         if st.process_dependent_sources and K.matches(q, st.process_dependent_sources):
-            return (Val(pd=frozenset({Src(0, 0, f"`{short_name(q)}()` (declared process-dependent)")})), self._declared_collective(q))
+            return (Val(pd=frozenset({Src(0, 0, f"`{short_name(q)}()` (declared process-dependent)", kinds.DECLARED)})), self._declared_collective(q))
         c = self._declared_collective(q)
         if c:
             return (Val(glob=True), c)
@@ -758,7 +758,7 @@ class ProjectIndex:
             if m is not None:
                 return self.ref(m)
         if r in K.PROCESS_DEPENDENT_CALLS and not K.PROCESS_DEPENDENT_CALLS[r].endswith("()`"):
-            return Val(pd=frozenset({Src(0, 0, K.PROCESS_DEPENDENT_CALLS[r])}))
+            return Val(pd=frozenset({Src(0, 0, K.PROCESS_DEPENDENT_CALLS[r], semantics.process_dependent_kind(r))}))
         return BOTTOM
 
     def call(self, call: dict, path: str) -> tuple[Val, str | None]:
@@ -895,7 +895,7 @@ class ProjectIndex:
             if key:
                 short = os.path.basename(self.fn_path.get(q, ""))
                 out = out.join(Val(pd=frozenset({Src(line, 0, f"environment variable {key} via `{short_name(q)}()`",
-                                                     origin=f"{short}:{line}")})))
+                                                     kinds.ENVIRONMENT, origin=f"{short}:{line}")})))
         return out
 
     def call_name(self, q: str, argv: Val = BOTTOM, given: tuple | None = None) -> tuple[Val, str | None]:

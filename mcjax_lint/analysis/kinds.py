@@ -6,12 +6,16 @@ severity, message, evidence. A new rule over existing kinds touches nothing here
 needs a new kind of fact adds the kind here and the place(s) that record it.
 
 Source kinds (`Src.kind`), by the taint a source is in (`Val` fields, see values.py):
+- process-dependent sources (`Val.pd`, `Val.pdc`): `PROCESS_ID`, `HOST_ID`, `CLOCK`, `RANDOM`,
+  `ENVIRONMENT`, `LOCAL_DATA`, `DECLARED`, or `DERIVED` (computed from other values: a length,
+  a key, a shape);
 - order sources (`Val.order`): `SET_ORDER`, `LISTING_ORDER`;
 - hash sources (`Val.hash`): `STRING_HASH`;
 - shape sources (`Val.shape`): `ARRAY_SHAPE` (this array's shape differs, the default),
   `LENGTH` (this container's length differs), `ELEMENTS` (its elements' shapes differ);
-- process-dependent sources (`Val.pd`) guarded by a parameter of their function carry a
-  `guarded(...)` label until a call binds it (index.py), then `""`.
+- a process-dependent source guarded by a parameter of its function (`host is None or
+  jax.process_index() == host`) carries a `guarded(...)` label over its kind until a call binds
+  the parameter (index.py), then its kind again (`unguarded`).
 
 Sink places (`Sink.place`): where a value must agree across processes. Sink facets
 (`Sink.facet`): which of the value's taints reached it.
@@ -20,6 +24,14 @@ Sink places (`Sink.place`): where a value must agree across processes. Sink face
 from __future__ import annotations
 
 # ---- what a source is
+PROCESS_ID = "process-id"  # `jax.process_index()`, its pytest fixture, the distributed client's id
+HOST_ID = "host-id"  # the host name, the process id (`os.getpid()`), `os.uname()`
+CLOCK = "clock"  # the wall clock or a timer
+RANDOM = "random"  # unseeded randomness, `uuid4()`, `os.urandom()`
+ENVIRONMENT = "environment"  # a per-process environment variable (`RANK`, `LOCAL_RANK`, ...)
+LOCAL_DATA = "local-data"  # this process's split or shard of the data, measured or read
+DECLARED = "declared"  # named process-dependent in the configuration
+DERIVED = ""  # computed from other process-dependent values
 SET_ORDER = "set-order"  # iterating a set/frozenset (`set.pop()`, an index into its order)
 LISTING_ORDER = "listing-order"  # a directory listing or glob, in filesystem order
 STRING_HASH = "string-hash"  # `hash()` of a str/bytes (PYTHONHASHSEED differs per process)
@@ -30,9 +42,20 @@ ELEMENTS = "elem"  # a container whose elements' shapes are process-dependent
 GUARD_PREFIX = "?"
 
 
-def guarded(function: str, param: str) -> str:
-    """A process-dependent source read only when `param` of `function` is not left to None."""
-    return f"{GUARD_PREFIX}{function}:{param}"
+def guarded(function: str, param: str, kind: str = DERIVED) -> str:
+    """A process-dependent source of `kind` read only when `param` of `function` is not left to None."""
+    return f"{GUARD_PREFIX}{function}:{param}:{kind}"
+
+
+def guard_of(kind: str, function: str) -> str | None:
+    """The parameter of `function` guarding a source labelled `kind`, None if it is not guarded there."""
+    prefix = f"{GUARD_PREFIX}{function}:"
+    return kind[len(prefix):].split(":", 1)[0] if kind.startswith(prefix) else None
+
+
+def unguarded(kind: str) -> str:
+    """A source's kind without its guard."""
+    return kind.rsplit(":", 1)[1] if kind.startswith(GUARD_PREFIX) else kind
 
 
 # ---- where a value goes

@@ -60,6 +60,12 @@ _READ = {
 }
 
 
+def read_try(n: ast.Try) -> tuple:
+    """A `try` statement as `semantics.StatementRules.st_Try` reads it: (body, [(handler type
+    or None, name bound or None, handler body)], else body or None, finally body or None)."""
+    return (n.body, [(h.type, h.name, h.body) for h in n.handlers], n.orelse or None, n.finalbody or None)
+
+
 def read(node) -> tuple:
     f = _READ.get(type(node))
     return f(node) if f is not None else ("other", type(node).__name__.lower())

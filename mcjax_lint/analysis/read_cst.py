@@ -78,6 +78,13 @@ _READ = {
 }
 
 
+def read_try(n: cst.Try) -> tuple:
+    """A `try` statement as `semantics.StatementRules.st_Try` reads it (see read_ast.read_try)."""
+    handlers = [(h.type, h.name.name.value if h.name is not None and isinstance(h.name.name, cst.Name) else None, h.body)
+                for h in n.handlers]
+    return (n.body, handlers, n.orelse.body if n.orelse else None, n.finalbody.body if n.finalbody else None)
+
+
 def read(node) -> tuple:
     f = _READ.get(type(node))
     return f(node) if f is not None else ("other", type(node).__name__.lower())

@@ -259,6 +259,12 @@ def process_dependent_call(q: str, seeded_modules: Collection[str], has_args: bo
     return None
 
 
+def process_dependent_kind(q: str) -> str:
+    """What a process-dependent call's value is (analysis/kinds.py: the process's or host's
+    identity, the clock, randomness, this process's data)."""
+    return next((kind for pre, kind in K.PROCESS_DEPENDENT_KINDS if q == pre or q.startswith(pre)), "")
+
+
 # Builtins whose result depends on their argument's type (or its attributes' presence), not on
 # its content: they differ between processes only where the argument's structure does.
 TYPE_PREDICATES = frozenset({"isinstance", "issubclass", "type", "callable", "hasattr"})
@@ -634,6 +640,12 @@ def singleton_test(test: object, read: Reader) -> tuple[str | None, bool]:
                             (_len_of_name(right, read), _small_int(right, read)))
 
 
+def match_arms(case_bodies: list) -> list:
+    """The blocks of which one runs for a `match`: a case's, or none when no case matches (a
+    `case _:` need not be there); None stands for the empty block."""
+    return [*case_bodies, None]
+
+
 def enter_singleton(env: dict, name: str | None, narrowed: tuple | None) -> None:
     """In a block where the set `name` holds at most one element (`if len(s) == 1:`), it has no
     order to give: `narrowed` is (its value without the set's order, the value it replaces)."""
@@ -655,9 +667,36 @@ class StatementRules:
     `scope` (with `strings`, see `note_string_binding`), `ev` (an expression's
     value), `bind` (a target takes a value), `is_numeric`, `as_number` (a value marked numeric),
     `is_host`, `as_host` (a value marked host data, `is_host_data`), `is_unordered`, `as_ordered`
-    (a set's value, and the same value without its order), `module_scope`,
-    `assign_targets` (an assignment's target expressions) and `st_other` (a statement it has no
-    rule for)."""
+    (a set's value, and the same value without its order), `module_scope`, `nothing` (a value
+    that carries nothing), `join` (two values' join), `read_try` (a `try` statement's parts),
+    `run_block` (a block of statements; None: no statement), `alternatives` (blocks of which one
+    runs, their bindings joined), `assign_targets` (an assignment's target expressions) and
+    `st_other` (a statement it has no rule for)."""
+
+    def st_Try(self, node) -> None:
+        """`try`: the body runs; a handler may start anywhere in it, so in a handler (and after
+        the `try`) each name the body bound holds its value there or the one it had before;
+        then one of the handlers runs, or the `else` (nothing raised); `finally` after all."""
+        body, handlers, orelse, final = self.read_try(node)
+        before = self.scope.env
+        self.scope.env = inner = before.child()
+        self.run_block(body)
+        for k in list(inner.written()):
+            v, old = inner.get(k), before.get(k)
+            if v is not None and old is not None and v is not old:
+                inner[k] = self.join(v, old)
+        for typ, name, _ in handlers:
+            if typ is not None:
+                self.ev(typ)
+            if name is not None:
+                self.scope.env[name] = self.nothing()  # (the exception: the same on every process that raised it)
+        self.alternatives([*(h for _, _, h in handlers), orelse])
+        for k in list(inner.written()):
+            before.set_or_delete(k, inner.get(k))
+        self.scope.env = before
+        self.run_block(final)
+
+    st_TryStar = st_Try
 
     # ---- a set known to hold at most one element (`len(s) == 1`) has no order to give
     def singleton(self, name: str | None) -> tuple | None:

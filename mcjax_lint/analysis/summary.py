@@ -24,10 +24,10 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import kinds, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
-from mcjax_lint.analysis.read_ast import read
+from mcjax_lint.analysis.read_ast import read, read_try
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 37
+SUMMARY_VERSION = 38
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -478,7 +478,8 @@ class _Summarizer(semantics.StatementRules):
             if i and guard and s.get("pd"):
                 # `host is None or jax.process_index() == host`: differs by process only when the
                 # caller passes `host`; the index drops these sources at calls that leave it None.
-                s = dict(s, pd=[d if len(d) > 2 else [d[0], d[1], guard] for d in s["pd"]])
+                s = dict(s, pd=[d if len(d) > 2 and d[2].startswith(kinds.GUARD_PREFIX)
+                                else [d[0], d[1], kinds.guarded(*guard, d[2] if len(d) > 2 else kinds.DERIVED)] for d in s["pd"]])
             out = sym_join(out, s)
         return out
 
@@ -518,7 +519,7 @@ class _Summarizer(semantics.StatementRules):
         if q is not None:
             if q in K.PROCESS_DEPENDENT_CALLS and q.startswith("jax.distributed"):
                 self.summary.direct_sources = True
-                return {"pd": [self.src(K.PROCESS_DEPENDENT_CALLS[q], node)]}
+                return {"pd": [self.src(K.PROCESS_DEPENDENT_CALLS[q], node, kinds.PROCESS_ID)]}
             return self._ref(q)
         base = self.ev(node.value)
         out = sym_taint(base)
@@ -784,14 +785,14 @@ class _Summarizer(semantics.StatementRules):
             if not K.is_per_process_env_key(key):
                 return {}
             self.summary.direct_sources = True
-            return {"pd": [self.src(f"environment variable {key or '(computed)'}", node)]}
+            return {"pd": [self.src(f"environment variable {key or '(computed)'}", node, kinds.ENVIRONMENT)]}
         kv = self.ev(key_node)
         if not any(k in kv for k in ("pd", "pdc", "order", "hash")):
             params = self._key_params(kv)
             if params is not None:
                 return {"envp": [[p, node.lineno] for p in params]} if params else {}
         self.summary.direct_sources = True
-        return {"pd": [self.src("environment variable (computed)", node)]}
+        return {"pd": [self.src("environment variable (computed)", node, kinds.ENVIRONMENT)]}
 
     def _key_params(self, kv: Sym) -> list[str] | None:
         """The enclosing function's parameters an (untainted) environment key is computed from:
@@ -852,7 +853,7 @@ class _Summarizer(semantics.StatementRules):
             self.summary.direct_sources = True
             kind = "pdc" if semantics.draw_of_given_size(q, sum(not isinstance(a, ast.Starred) for a in node.args),
                                                          {k.arg for k in node.keywords}) else "pd"
-            return {kind: [self.src(desc, node)]}
+            return {kind: [self.src(desc, node, semantics.process_dependent_kind(q))]}
         if q in K.UNSEEDED_RNG_CONSTRUCTORS:  # (seeded)
             return sym_taint(argu)
         if q in K.ENV_READ_CALLS:
@@ -881,7 +882,7 @@ class _Summarizer(semantics.StatementRules):
             what = f"the {'longest' if q == 'max' else 'shortest'} element of process-local data"
             if itv.get("pd") or itv.get("pdc"):
                 self.summary.direct_sources = True
-                return sym_join(out, {"pd": [self.src(what, node)]})
+                return sym_join(out, {"pd": [self.src(what, node, kinds.LOCAL_DATA)]})
             if itv.get("params"):
                 out["lmax"] = [[what, node.lineno]]
             return out
@@ -1132,8 +1133,8 @@ class _Summarizer(semantics.StatementRules):
             out["ip"] = ip
         return out
 
-    def run_block(self, stmts: list[ast.stmt]) -> None:
-        for s in stmts:
+    def run_block(self, stmts: list[ast.stmt] | None) -> None:
+        for s in stmts or ():
             self.stmt(s)
 
     # `stmt`, `st_Expr`, `st_Assign`, `st_AnnAssign`: semantics.StatementRules, told how this
@@ -1141,6 +1142,12 @@ class _Summarizer(semantics.StatementRules):
     as_number = staticmethod(lambda v: dict(v, num=True))
     is_unordered = staticmethod(lambda v: bool(v.get("u")))
     as_ordered = staticmethod(lambda v: {k: x for k, x in v.items() if k != "u"})
+    nothing = staticmethod(dict)
+    join = staticmethod(lambda a, b: sym_join(a, b))
+    read_try = staticmethod(read_try)
+
+    def alternatives(self, blocks: list) -> None:
+        self._branches({}, blocks)
     assign_targets = staticmethod(lambda node: node.targets)
     read = staticmethod(read)
 
@@ -1301,16 +1308,9 @@ class _Summarizer(semantics.StatementRules):
 
     st_AsyncWith = st_With
 
-    def st_Try(self, node):
-        self.run_block(node.body)
-        self._branches({}, [h.body for h in node.handlers] + [node.orelse])
-        self.run_block(node.finalbody)
-
-    st_TryStar = st_Try
-
     def st_Match(self, node):
         c = sym_taint(self.ev(node.subject))
-        self._branches(c, [case.body for case in node.cases])
+        self._branches(c, semantics.match_arms([case.body for case in node.cases]))
 
     def st_FunctionDef(self, node):
         qual = self._qualname(node.name)
@@ -1429,7 +1429,7 @@ class _Summarizer(semantics.StatementRules):
             fixture = semantics.fixture_param_source(p, facts.name, self.module, facts.cls, decorators, self.path)
             if fixture is not None:  # (pytest passes a per-process fixture)
                 self.summary.direct_sources = True
-                env[p] = sym_join(env[p], {"pd": [self.src(fixture, node)]})
+                env[p] = sym_join(env[p], {"pd": [self.src(fixture, node, kinds.PROCESS_ID)]})
         if facts.cls and params and params[0] in ("self", "cls"):
             env[params[0]] = {"cls": facts.cls}
         saved = self.scope, self.class_stack, self._in_class_body, self._loop_taints, self._ret_taints
@@ -1612,9 +1612,10 @@ def _prune(sym: Sym, depth: int = VIA_DEPTH) -> Sym:
     return out
 
 
-def _none_guard(test: ast.expr, scope: _Scope) -> str | None:
-    """`?function:param` when `test` is `param is None` for a parameter defaulting to None that still
-    holds the argument (the marker the index resolves per call), else None."""
+def _none_guard(test: ast.expr, scope: _Scope) -> tuple[str, str] | None:
+    """(function, param) when `test` is `param is None` for a parameter defaulting to None that
+    still holds the argument (`kinds.guarded` marks the sources it guards; the index resolves
+    the mark per call), else None."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is)
             and isinstance(test.left, ast.Name) and isinstance(test.comparators[0], ast.Constant)
             and test.comparators[0].value is None):
@@ -1622,7 +1623,7 @@ def _none_guard(test: ast.expr, scope: _Scope) -> str | None:
     name = test.left.id
     if scope.is_module or name not in scope.none_params or scope.env.get(name, {}).get("params") != [name]:
         return None
-    return kinds.guarded(scope.facts.name, name)
+    return scope.facts.name, name
 
 
 def _as_tuple(v: Sym, n: int) -> Sym:

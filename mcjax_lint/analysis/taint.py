@@ -29,7 +29,7 @@ from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.index import ProjectIndex, short_name
-from mcjax_lint.analysis.read_cst import read
+from mcjax_lint.analysis.read_cst import read, read_try
 from mcjax_lint.analysis.summary import FunctionFacts, jit_statics
 from mcjax_lint.analysis.values import BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, join_all
 from mcjax_lint.model import Edit, Fix
@@ -259,7 +259,7 @@ class FileAnalysis(semantics.StatementRules):
         q = self.qualify(node)
         if q is not None:
             if q in K.PROCESS_DEPENDENT_CALLS and q.startswith("jax.distributed"):
-                return Val(pd=frozenset({self.src(node, K.PROCESS_DEPENDENT_CALLS[q])}))
+                return Val(pd=frozenset({self.src(node, K.PROCESS_DEPENDENT_CALLS[q], kinds.PROCESS_ID)}))
             if q.startswith(("jax.", "numpy.", "os.", "sys.")):
                 return BOTTOM
             v = self.index.ref(q)
@@ -925,7 +925,7 @@ class FileAnalysis(semantics.StatementRules):
         if st.sanitizers and K.matches(q, st.sanitizers):
             return SANITIZED, self.index._declared_collective(q)
         if st.process_dependent_sources and K.matches(q, st.process_dependent_sources):
-            return Val(pd=frozenset({self.src(node, f"`{short_name(q)}()` (declared process-dependent)")})), None
+            return Val(pd=frozenset({self.src(node, f"`{short_name(q)}()` (declared process-dependent)", kinds.DECLARED)})), None
         if st.collective_functions and K.matches(q, st.collective_functions):
             return Val(glob=True), self.index._declared_collective(q)
         arg0 = args[0][1] if args and args[0][0] == 0 else BOTTOM
@@ -938,8 +938,8 @@ class FileAnalysis(semantics.StatementRules):
         if desc is not None:
             if semantics.draw_of_given_size(q, sum(a.keyword is None and not a.star for a in node.args),
                                             {a.keyword.value for a in node.args if a.keyword is not None}):
-                return Val(pdc=frozenset({self.src(node, desc)})), None
-            return Val(pd=frozenset({self.src(node, desc)})), None
+                return Val(pdc=frozenset({self.src(node, desc, semantics.process_dependent_kind(q))})), None
+            return Val(pd=frozenset({self.src(node, desc, semantics.process_dependent_kind(q))})), None
         if q in K.UNSEEDED_RNG_CONSTRUCTORS:  # (seeded: its seed may be a sink)
             self._seed_sink(q, args, node)
             return argu, None
@@ -976,7 +976,7 @@ class FileAnalysis(semantics.StatementRules):
             out = argu.without_order()
             if q == "len":
                 # The length of a pd-shaped thing is a pd value.
-                out = replace(out, pd=_cap(out.pd | frozenset(replace(x, kind="") for x in arg0.length_sources)),
+                out = replace(out, pd=_cap(out.pd | frozenset(replace(x, kind=kinds.DERIVED) for x in arg0.length_sources)),
                               shape=frozenset(), tree=frozenset())
             elif q in ("min", "max", "sum"):
                 out = replace(out, shape=frozenset())
@@ -985,7 +985,7 @@ class FileAnalysis(semantics.StatementRules):
                     # `max(len(s) for s in local)`: the longest of this process's elements, a
                     # length no other process shares (padding to it makes the shapes differ).
                     what = "longest" if q == "max" else "shortest"
-                    out = replace(out, pd=_cap(out.pd | frozenset({self.src(node, f"the {what} element of process-local data")})))
+                    out = replace(out, pd=_cap(out.pd | frozenset({self.src(node, f"the {what} element of process-local data", kinds.LOCAL_DATA)})))
             return out, None
         if q == "dict.fromkeys" or q == "dict" and arg0.unordered:
             return replace(argu.without_order(), unordered=arg0.unordered or bool(arg0.order)), None
@@ -1123,7 +1123,7 @@ class FileAnalysis(semantics.StatementRules):
         a per-process name, or a computed one not named by the caller (see `_param_key`)."""
         key = semantics.env_key(key_node, read, self.scope) if key_node is not None else None
         if K.is_per_process_env_key(key) and not (key_node is not None and self._param_key(key_node)):
-            return Val(pd=frozenset({self.src(node, f"environment variable `{key or '(computed)'}`")}))
+            return Val(pd=frozenset({self.src(node, f"environment variable `{key or '(computed)'}`", kinds.ENVIRONMENT)}))
         return BOTTOM
 
     def _param_key(self, key: cst.BaseExpression) -> bool:
@@ -1539,6 +1539,16 @@ class FileAnalysis(semantics.StatementRules):
     as_number = staticmethod(lambda v: replace(v, numeric=True))
     is_unordered = staticmethod(lambda v: bool(v.unordered))
     as_ordered = staticmethod(lambda v: replace(v, unordered=False))
+    nothing = staticmethod(lambda: BOTTOM)
+    join = staticmethod(lambda a, b: a.join(b))
+    read_try = staticmethod(read_try)
+
+    def run_block(self, body) -> None:
+        if body is not None:
+            self.block(body)
+
+    def alternatives(self, blocks: list) -> None:
+        self._branches(BOTTOM, blocks)
     assign_targets = staticmethod(lambda node: [t.target for t in node.targets])
     read = staticmethod(read)
 
@@ -1756,30 +1766,6 @@ class FileAnalysis(semantics.StatementRules):
                         info.exit_collective = self.index.collective[ex]
         self.block(node.body)
 
-    def st_Try(self, node):
-        before = self.scope.env
-        self.scope.env = body = before.child()
-        self.block(node.body)
-        blocks = [h.body for h in node.handlers] + ([node.orelse.body] if node.orelse else [])
-        # A handler may start anywhere in the body: what the body bound joins what was there.
-        for k in list(body.written()):
-            v, old = body.get(k), before.get(k)
-            if v is not None and old is not None and v is not old:
-                body[k] = v.join(old)
-        for h in node.handlers:
-            if h.type is not None:
-                self.ev(h.type)
-            if h.name is not None and isinstance(h.name.name, cst.Name):
-                self.scope.env[h.name.name.value] = BOTTOM
-        self._branches(BOTTOM, blocks or [None])
-        for k in list(body.written()):
-            before.set_or_delete(k, body.get(k))
-        self.scope.env = before
-        if node.finalbody is not None:
-            self.block(node.finalbody.body)
-
-    st_TryStar = st_Try
-
     def st_Match(self, node: cst.Match):
         c = self.ev(node.subject).data()
         if c.divergent:
@@ -1787,7 +1773,7 @@ class FileAnalysis(semantics.StatementRules):
         for case in node.cases:
             if case.guard is not None:
                 self.ev(case.guard)
-        self._branches(c, [case.body for case in node.cases] + [None], node)
+        self._branches(c, semantics.match_arms([case.body for case in node.cases]), node)
 
     def st_FunctionDef(self, node: cst.FunctionDef):
         qual = self._qualname(node.name.value)
@@ -1866,7 +1852,7 @@ class FileAnalysis(semantics.StatementRules):
             v = defaults.get(name, BOTTOM)
             fixture = semantics.fixture_param_source(name, qual, self.modname, cls, decorators, self.path)
             if fixture is not None:  # (pytest passes a per-process fixture)
-                v = v.join(Val(pd=frozenset({self.src(p.name, fixture)})))
+                v = v.join(Val(pd=frozenset({self.src(p.name, fixture, kinds.PROCESS_ID)})))
             if param_taint and name in param_taint:
                 v = v.join(param_taint[name])
             if i == 0 and cls and name in ("self", "cls") and not _is_static(node):

@@ -1,7 +1,7 @@
 """A rule is decided in its own module: the engine labels what it finds by kind (what a source
 is, where a value is used: `analysis/kinds.py`) and a rule picks the kinds it reports.
 
-The two rules below are written here, outside mcjax_lint, as a new rule's module would be: each
+The rules below are written here, outside mcjax_lint, as a new rule's module would be: each
 asks the engine and decides its own severity and message, and nothing in the engine changes for
 them. A shipped rule is one such class in `mcjax_lint/rules/mcjNNN_<name>.py`; the catalogue
 reads its entry from that file alone (the last test).
@@ -20,7 +20,7 @@ from mcjax_lint.analysis.driver import analyze_source
 from mcjax_lint.analysis.taint import Sink
 from mcjax_lint.engine import build_index, summarize
 from mcjax_lint.model import Severity
-from mcjax_lint.rules.base import Rule
+from mcjax_lint.rules.base import Rule, process_sources
 from mcjax_lint.rules.origin import OriginRule
 from mcjax_lint.settings import AnalysisSettings
 
@@ -56,8 +56,24 @@ class ListingSplitByProcess(OriginRule):
             self.emit(sink.src, sink.what, node, self.work_step(node, sink.what, "passed into"))
 
 
+class ClockDecidesCollective(Rule):
+    """A branch around collective work decided by the clock alone (MCJ101 reports every
+    process-dependent branch; this one asks which kind of source decides)."""
+
+    CODE = "MCJ994"
+    SEVERITY = "warning"
+
+    def visit_If(self, node: cst.If) -> None:
+        for p in self.ctx.div.branches_at.get(node, ()):
+            clocks = [s for s in process_sources(p.val) if s.kind == kinds.CLOCK]
+            if clocks:
+                self.report(node, f"{clocks[0].describe()} decides whether {p.collective.desc} runs",
+                            chain=[*self.source_steps(clocks[0]), self.tok_step(p.collective)])
+
+
 SOURCE = textwrap.dedent("""\
     import glob
+    import time
 
     import jax
 
@@ -80,6 +96,13 @@ SOURCE = textwrap.dedent("""\
         names = glob.glob("/data/*.txt")
         if names[0].endswith("a.txt"):
             step(batch)
+
+
+    def timed(batch, start):
+        if time.time() - start > 60:
+            step(batch)
+        if jax.process_index() == 0:
+            step(batch)
 """)
 
 
@@ -90,21 +113,21 @@ def _lint(rules: list[type] | None) -> list[tuple[int, str, Severity, str]]:
 
 
 def test_rules_defined_outside_the_engine_pick_their_kinds():
-    got = _lint([SeedFromStringHash, ListingSplitByProcess])
+    got = _lint([SeedFromStringHash, ListingSplitByProcess, ClockDecidesCollective])
     assert [(line, code, sev) for line, code, sev, _ in got] == [
-        (7, "MCJ991", Severity.WARNING), (11, "MCJ992", Severity.ERROR)]
+        (8, "MCJ991", Severity.WARNING), (12, "MCJ992", Severity.ERROR), (28, "MCJ994", Severity.WARNING)]
     assert got[0][3] == "the seed of `PRNGKey()` comes from `hash()` of a string"
     assert got[1][3].startswith("`glob.glob()`: split between processes in filesystem order; it reaches "
-                                "a per-process partition (sliced by process) (line 12)")
+                                "a per-process partition (sliced by process) (line 13)")
+    assert got[2][3] == "the wall clock (`time.time()`) decides whether `step` (jit) runs"
 
 
 def test_the_shipped_rules_report_the_same_facts_their_own_way():
     """The catalogue's MCJ203 reports the hash at its origin; MCJ202 also the listing that
-    decides whether collective work runs (line 21 reaches the `if` at 22), which the rule above
-    leaves out."""
+    decides whether collective work runs (line 22 reaches the `if` at 23); MCJ101 every branch
+    on a process-dependent value, the clock's and the process index's."""
     got = {(line, code) for line, code, _, _ in _lint(None)}
-    assert {(7, "MCJ203"), (11, "MCJ202"), (21, "MCJ202")} <= got
-    assert not {c for _, c in got} & {"MCJ991", "MCJ992"}
+    assert got == {(8, "MCJ203"), (12, "MCJ202"), (22, "MCJ202"), (28, "MCJ101"), (30, "MCJ101")}
 
 
 def test_the_catalogue_reads_a_new_rule_from_its_file_alone(tmp_path: Path):
@@ -112,7 +135,7 @@ def test_the_catalogue_reads_a_new_rule_from_its_file_alone(tmp_path: Path):
     module.write_text(textwrap.dedent('''\
         """MCJ993 example."""
         from mcjax_lint.analysis import kinds
-        from mcjax_lint.rules.base import Rule
+        from mcjax_lint.rules.base import Rule, process_sources
 
 
         class Example(Rule):

@@ -8,7 +8,7 @@ import ast
 import libcst as cst
 import pytest
 
-from mcjax_lint.analysis import read_ast, read_cst, semantics
+from mcjax_lint.analysis import kinds, read_ast, read_cst, semantics
 
 READERS = {
     "ast": lambda src: (ast.parse(src, mode="eval").body, read_ast.read),
@@ -120,3 +120,24 @@ def test_an_io_failure_is_caught_by_any_class_of_its_family(caught, expected):
 def test_a_test_on_a_length_says_where_a_set_has_one_element(reader, src, expected):
     node, read = READERS[reader](src)
     assert semantics.singleton_test(node, read) == expected
+
+
+@pytest.mark.parametrize("call,kind", [
+    ("jax.process_index", kinds.PROCESS_ID),
+    ("socket.gethostname", kinds.HOST_ID),
+    ("time.perf_counter", kinds.CLOCK),
+    ("datetime.datetime.now", kinds.CLOCK),
+    ("numpy.random.default_rng", kinds.RANDOM),
+    ("secrets.token_hex", kinds.RANDOM),
+    ("grain.python.ShardByJaxProcess", kinds.LOCAL_DATA),
+])
+def test_a_process_dependent_call_says_what_it_is(call, kind):
+    assert semantics.process_dependent_kind(call) == kind
+
+
+def test_a_guard_keeps_the_kind_of_the_source_it_guards():
+    label = kinds.guarded("pkg.is_host", "host", kinds.PROCESS_ID)
+    assert kinds.guard_of(label, "pkg.is_host") == "host"
+    assert kinds.guard_of(label, "pkg.other") is None
+    assert kinds.unguarded(label) == kinds.PROCESS_ID
+    assert kinds.unguarded(kinds.CLOCK) == kinds.CLOCK
