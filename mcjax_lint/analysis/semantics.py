@@ -670,8 +670,23 @@ class StatementRules:
     (a set's value, and the same value without its order), `module_scope`, `nothing` (a value
     that carries nothing), `join` (two values' join), `read_try` (a `try` statement's parts),
     `run_block` (a block of statements; None: no statement), `alternatives` (blocks of which one
-    runs, their bindings joined), `assign_targets` (an assignment's target expressions) and
-    `st_other` (a statement it has no rule for)."""
+    runs, their bindings joined), `data` (what a value carries into an operator's result),
+    `tracks_target` (an augmented assignment's target whose current value the pass knows),
+    `assign_targets` (an assignment's target expressions) and `st_other` (a statement it has no
+    rule for)."""
+
+    def st_AugAssign(self, node) -> None:
+        """`x op= v`: x's value joined with what v carries into the result; a target whose value
+        the pass does not track (an attribute, an element under a computed key) takes v's alone."""
+        v = self.data(self.ev(node.value))
+        cur = self.ev(node.target) if self.tracks_target(node.target) else self.nothing()
+        self.bind(node.target, self.join(cur, v))
+
+    def ev_NamedExpr(self, node):
+        """`(x := v)`: x is bound to v's value, which is also the expression's."""
+        v = self.ev(node.value)
+        self.bind(node.target, v)
+        return v
 
     def st_Try(self, node) -> None:
         """`try`: the body runs; a handler may start anywhere in it, so in a handler (and after

@@ -649,11 +649,6 @@ class _Summarizer(semantics.StatementRules):
         b = self.ev_singleton(node.orelse, name if not when else None)
         return sym_join(sym_join(a, b), c)
 
-    def ev_NamedExpr(self, node: ast.NamedExpr) -> Sym:
-        v = self.ev(node.value)
-        self.bind(node.target, v)
-        return v
-
     def ev_BinOp(self, node: ast.BinOp) -> Sym:
         a, b = self.ev(node.left), self.ev(node.right)
         out = sym_join(sym_taint(a), sym_taint(b))
@@ -1143,6 +1138,8 @@ class _Summarizer(semantics.StatementRules):
     is_unordered = staticmethod(lambda v: bool(v.get("u")))
     as_ordered = staticmethod(lambda v: {k: x for k, x in v.items() if k != "u"})
     nothing = staticmethod(dict)
+    data = staticmethod(lambda v: sym_taint(v))
+    tracks_target = staticmethod(lambda t: isinstance(t, ast.Name))
     join = staticmethod(lambda a, b: sym_join(a, b))
     read_try = staticmethod(read_try)
 
@@ -1155,14 +1152,6 @@ class _Summarizer(semantics.StatementRules):
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr):
                 self.ev(child)
-
-    def st_AugAssign(self, node: ast.AugAssign):
-        v = self.ev(node.value)
-        if isinstance(node.target, ast.Name):
-            cur = self.scope.env.get(node.target.id)
-            self.bind(node.target, sym_join(cur or {}, sym_taint(v)))
-        else:
-            self.bind(node.target, sym_taint(v))
 
     def st_Return(self, node: ast.Return):
         if node.value is not None and not self.scope.is_module:

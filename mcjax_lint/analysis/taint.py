@@ -505,11 +505,6 @@ class FileAnalysis(semantics.StatementRules):
             out = replace(out, tree=_cap(out.tree | frozenset({self.src(node, f"a value whose structure depends on {_why(c.pd | c.pdc)}")})))
         return replace(out, struct=a.struct if a.struct == b.struct else None)
 
-    def ev_NamedExpr(self, node: cst.NamedExpr) -> Val:
-        v = self.ev(node.value)
-        self.bind(node.target, v)
-        return v
-
     def ev_Await(self, node):
         return self.ev(node.expression)
 
@@ -1540,6 +1535,13 @@ class FileAnalysis(semantics.StatementRules):
     is_unordered = staticmethod(lambda v: bool(v.unordered))
     as_ordered = staticmethod(lambda v: replace(v, unordered=False))
     nothing = staticmethod(lambda: BOTTOM)
+    data = staticmethod(lambda v: v.data())
+
+    @staticmethod
+    def tracks_target(t) -> bool:
+        # (`d["k"] += 1`: that key's value, when keys are tracked)
+        return isinstance(t, cst.Name) or (isinstance(t, cst.Subscript) and len(t.slice) == 1 and isinstance(
+            t.slice[0].slice, cst.Index) and semantics.constant_key(t.slice[0].slice.value, read) is not None)
     join = staticmethod(lambda a, b: a.join(b))
     read_try = staticmethod(read_try)
 
@@ -1559,16 +1561,6 @@ class FileAnalysis(semantics.StatementRules):
     def st_SimpleStatementLine(self, node):
         for s in node.body:
             self.stmt(s)
-
-    def st_AugAssign(self, node: cst.AugAssign):
-        v = self.ev(node.value).data()
-        t = node.target
-        if isinstance(t, cst.Name) or (isinstance(t, cst.Subscript) and len(t.slice) == 1 and isinstance(t.slice[0].slice, cst.Index)
-                                       and semantics.constant_key(t.slice[0].slice.value, read) is not None):
-            cur = self.ev(t)  # (`d["k"] += 1`: that key's value, when keys are tracked)
-        else:
-            cur = BOTTOM
-        self.bind(t, cur.join(v))
 
     def st_Return(self, node: cst.Return):
         if node.value is not None:
