@@ -640,6 +640,23 @@ def singleton_test(test: object, read: Reader) -> tuple[str | None, bool]:
                             (_len_of_name(right, read), _small_int(right, read)))
 
 
+@dataclass
+class Repeated:
+    """A loop body run `passes` times in a row: what a value carries from one iteration to the
+    next is seen; `narrow`: a name known not to be None at the start of each iteration (`while x
+    is not None:`), for a pass that narrows."""
+
+    body: object
+    passes: int = 2
+    narrow: str | None = None
+
+
+def loop_arms(body: object, passes: int = 2, narrow: str | None = None) -> list:
+    """The blocks of which one runs for a loop: its body, repeated, or nothing (zero iterations);
+    None stands for the empty block."""
+    return [Repeated(body, passes, narrow), None]
+
+
 def match_arms(case_bodies: list) -> list:
     """The blocks of which one runs for a `match`: a case's, or none when no case matches (a
     `case _:` need not be there); None stands for the empty block."""

@@ -1128,7 +1128,11 @@ class _Summarizer(semantics.StatementRules):
             out["ip"] = ip
         return out
 
-    def run_block(self, stmts: list[ast.stmt] | None) -> None:
+    def run_block(self, stmts: list[ast.stmt] | semantics.Repeated | None) -> None:
+        if isinstance(stmts, semantics.Repeated):
+            for _ in range(stmts.passes):
+                self.run_block(stmts.body)
+            return
         for s in stmts or ():
             self.stmt(s)
 
@@ -1252,7 +1256,7 @@ class _Summarizer(semantics.StatementRules):
 
     def st_While(self, node: ast.While):
         c = sym_taint(self.ev(node.test))
-        self._branches(c, [node.body + node.body, []])
+        self._branches(c, semantics.loop_arms(node.body))
         self.run_block(node.orelse)
 
     def _iterates_instance(self, it: Sym, node: ast.AST) -> Sym:
@@ -1281,7 +1285,7 @@ class _Summarizer(semantics.StatementRules):
         self.bind(node.target, elem)
         self._loop_taints.append({k: v for k, v in it.items() if k in ("pd", "pdc", "via", "params", "refs")})
         try:
-            self._branches(sym_taint(it), [node.body + node.body, []])
+            self._branches(sym_taint(it), semantics.loop_arms(node.body))
         finally:
             self._loop_taints.pop()
         self.run_block(node.orelse)

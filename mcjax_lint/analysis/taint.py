@@ -1501,7 +1501,7 @@ class FileAnalysis(semantics.StatementRules):
             self.scope.env[pos.value] = replace(cur, order=_cap(cur.order | {s}), numeric=True)
 
     def block(self, body) -> None:
-        if isinstance(body, _LoopBody):
+        if isinstance(body, semantics.Repeated):
             for _ in range(body.passes):
                 if body.narrow:
                     self._narrow(body.narrow)
@@ -1688,7 +1688,7 @@ class FileAnalysis(semantics.StatementRules):
         self.loop_depth += 1
         try:
             passes = 2 if self.loop_depth <= MAX_LOOP_DEPTH_TWICE else 1
-            self._branches(cond, [_LoopBody(body, passes, narrow), None], node)
+            self._branches(cond, semantics.loop_arms(body, passes, narrow), node)
         finally:
             self.loop_depth -= 1
 
@@ -1903,14 +1903,6 @@ class FileAnalysis(semantics.StatementRules):
                         continue
                     done.add(qual)
                     self.run_function(qual, n2, d2, o2, c2)
-
-
-class _LoopBody:
-    """A loop body analysed `passes` times in a row (values carried from one iteration to the
-    next), with `narrow` known not to be None at the start of each iteration."""
-
-    def __init__(self, body, passes: int, narrow: str | None):
-        self.body, self.passes, self.narrow = body, passes, narrow
 
 
 _MUTATORS = {"append", "extend", "insert", "add", "update", "appendleft", "extendleft", "setdefault"}
