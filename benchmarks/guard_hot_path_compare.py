@@ -22,6 +22,7 @@ in a tight dispatch loop cost more than it does alone).
 from __future__ import annotations
 
 import argparse
+import importlib.machinery
 import re
 import shutil
 import statistics
@@ -55,7 +56,8 @@ def extract(rev: str, dest: Path) -> str:
     # and the comparison says so.
     same_c = (pkg / "_hotpath.c").exists() and subprocess.run(
         ["git", "diff", "--quiet", rev, "--", "runtime_guard/_hotpath.c"], cwd=ROOT).returncode == 0
-    built = sorted((ROOT / "runtime_guard").glob("_hotpath*.so"))
+    built = [p for suffix in importlib.machinery.EXTENSION_SUFFIXES  # this interpreter's build
+             for p in sorted((ROOT / "runtime_guard").glob(f"_hotpath{suffix}"))]
     if same_c and built:
         shutil.copy(built[0], pkg / built[0].name)
     elif (pkg / "_hotpath.c").exists():

@@ -21,7 +21,11 @@ typedef struct {
     PyObject *sites;     /* dict: (id(code) << 32 | lasti) -> (site, line) */
     PyObject *names;     /* dict: key -> name */
     PyObject *rec;       /* the Recorder */
-    PyObject *acquire, *release, *fold;
+    PyObject *acquire, *release, *fold, *locked;
+    /* Offsets of the recorder's `seq`, `now` and `settled` slots (its __slots__' member
+       descriptors), read and written directly: an attribute lookup costs ~150 instructions, three
+       or four per call. 0: not a slot (a recorder of another layout), through getattr. */
+    Py_ssize_t off_seq, off_now, off_settled;
     PyObject *arr_type, *nd_type;
     PyObject *dtype_codes; /* dict: id(dtype) -> (dtype, code), compat.DTYPE_CODES */
     Py_buffer view;
@@ -43,6 +47,11 @@ typedef struct {
     struct { void *code; int lasti; long site, line; } site_tab[1024];
     uint64_t known_tab[1024];
     struct { PyObject *dt; long long code; } dtype_tab[64];  /* holds its dtypes: their addresses stay theirs */
+    /* An array's abstract value -> (hash of its shape, its dtype's code). A cached jit returns
+       the same aval object for each call's outputs, so a step fed its own outputs meets the same
+       few avals every call: their shape and dtype (two lookups, a tuple hash) are read once.
+       Holds its avals (JAX never changes one: they are hashed, and compared by value). */
+    struct { PyObject *aval; Py_hash_t hs; long long code; } aval_tab[64];
 } HotPath;
 
 static PyTypeObject HotPathType;
@@ -51,10 +60,44 @@ static PyObject *s_seq, *s_now, *s_aval, *s_shape, *s_dtype, *s_32, *s_settled, 
 static void hp_dealloc(HotPath *self) {
     if (self->have_view) PyBuffer_Release(&self->view);
     Py_XDECREF(self->sites); Py_XDECREF(self->names); Py_XDECREF(self->rec);
-    Py_XDECREF(self->acquire); Py_XDECREF(self->release); Py_XDECREF(self->fold);
+    Py_XDECREF(self->acquire); Py_XDECREF(self->release); Py_XDECREF(self->fold); Py_XDECREF(self->locked);
     Py_XDECREF(self->arr_type); Py_XDECREF(self->nd_type); Py_XDECREF(self->dtype_codes);
-    for (int i = 0; i < 64; i++) Py_XDECREF(self->dtype_tab[i].dt);
+    for (int i = 0; i < 64; i++) { Py_XDECREF(self->dtype_tab[i].dt); Py_XDECREF(self->aval_tab[i].aval); }
     Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* The offset of `obj`'s slot `name` when its type defines it as a writable object slot (a
+   `__slots__` entry), else 0. */
+static Py_ssize_t slot_offset(PyObject *obj, const char *name) {
+    PyObject *d = PyObject_GetAttrString((PyObject *)Py_TYPE(obj), name);
+    if (!d) { PyErr_Clear(); return 0; }
+    Py_ssize_t off = 0;
+    if (Py_IS_TYPE(d, &PyMemberDescr_Type)) {
+        PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+        if (m->type == T_OBJECT_EX && !(m->flags & READONLY) && m->offset > 0) off = m->offset;
+    }
+    Py_DECREF(d);
+    return off;
+}
+
+/* The recorder's attribute: a new reference, or NULL with an exception set. */
+static PyObject *rec_get(HotPath *self, Py_ssize_t off, PyObject *name) {
+    if (off) {
+        PyObject *v = *(PyObject **)((char *)self->rec + off);
+        if (v) { Py_INCREF(v); return v; }
+    }
+    return PyObject_GetAttr(self->rec, name);
+}
+
+/* Set the recorder's attribute (a new reference to v is taken): 0, or -1 with an exception set.
+   Through the slot, the old value's release runs no Python code (an int or a float). */
+static int rec_set(HotPath *self, Py_ssize_t off, PyObject *name, PyObject *v) {
+    if (off) {
+        Py_INCREF(v);
+        Py_XSETREF(*(PyObject **)((char *)self->rec + off), v);
+        return 0;
+    }
+    return PyObject_SetAttr(self->rec, name, v);
 }
 
 static int hp_init(HotPath *self, PyObject *args, PyObject *kw) {
@@ -74,7 +117,14 @@ static int hp_init(HotPath *self, PyObject *args, PyObject *kw) {
     self->acquire = PyObject_GetAttrString(rec, "_acquire");
     self->release = PyObject_GetAttrString(rec, "_release");
     self->fold = PyObject_GetAttrString(rec, "_fold");
-    if (!self->acquire || !self->release || !self->fold) return -1;
+    PyObject *lock = PyObject_GetAttrString(rec, "lock");
+    self->locked = lock ? PyObject_GetAttrString(lock, "locked") : NULL;
+    Py_XDECREF(lock);
+    if (!self->acquire || !self->release || !self->fold || !self->locked) return -1;
+    self->off_seq = slot_offset(rec, "seq");
+    self->off_now = slot_offset(rec, "now");
+    self->off_settled = slot_offset(rec, "settled");
+    if (PyErr_Occurred()) return -1;
     self->base = base; self->ring_mask = ring_mask; self->fold_mask = fold_mask;
     return 0;
 }
@@ -101,27 +151,37 @@ static long long dtype_code(HotPath *self, PyObject *dt) {
 /* Fold one argument's shape and dtype into *h, as compat.make_arg_shapes does. Returns 0, 1 when
    the Python path must handle the call, -1 with an exception set. */
 static int shape_hash(HotPath *self, PyObject *a, uint64_t *h) {
-    PyObject *shape, *dt;
+    PyObject *shape, *dt, *aval = NULL;
+    size_t ai = 0;
     if (Py_TYPE(a) == (PyTypeObject *)self->arr_type) {
-        PyObject *aval = PyObject_GetAttr(a, s_aval);
+        aval = PyObject_GetAttr(a, s_aval);
         if (!aval) return -1;
+        ai = ((uintptr_t)aval >> 4) & 63;
+        if (self->aval_tab[ai].aval == aval) {
+            Py_DECREF(aval);
+            *h = (*h * 1000003ULL) ^ (uint64_t)self->aval_tab[ai].hs ^ (uint64_t)self->aval_tab[ai].code;
+            return 0;
+        }
         shape = PyObject_GetAttr(aval, s_shape);
         dt = shape ? PyObject_GetAttr(aval, s_dtype) : NULL;
-        Py_DECREF(aval);
     } else if (Py_TYPE(a) == (PyTypeObject *)self->nd_type) {
         shape = PyObject_GetAttr(a, s_shape);
         dt = shape ? PyObject_GetAttr(a, s_dtype) : NULL;
     } else {
         return 0;
     }
-    if (!dt) { Py_XDECREF(shape); return -1; }
+    if (!dt) { Py_XDECREF(shape); Py_XDECREF(aval); return -1; }
     long long code = dtype_code(self, dt);
     Py_DECREF(dt);
-    if (code < 0) { Py_DECREF(shape); return code == -1 ? 1 : -1; }
+    if (code < 0) { Py_DECREF(shape); Py_XDECREF(aval); return code == -1 ? 1 : -1; }
     Py_hash_t hs = PyObject_Hash(shape);
     Py_DECREF(shape);
-    if (hs == -1 && PyErr_Occurred()) return -1;
+    if (hs == -1 && PyErr_Occurred()) { Py_XDECREF(aval); return -1; }
     *h = (*h * 1000003ULL) ^ (uint64_t)hs ^ (uint64_t)code;
+    if (aval) {  /* the table takes this reference; releasing the old aval may run code: last */
+        self->aval_tab[ai].hs = hs; self->aval_tab[ai].code = code;
+        Py_XSETREF(self->aval_tab[ai].aval, aval);
+    }
     return 0;
 }
 
@@ -158,6 +218,8 @@ static void put32(unsigned char *p, uint32_t v) { for (int i = 0; i < 4; i++) p[
 typedef struct { long long seq; long site, line; uint64_t key; PyObject *pseq; } Recorded;
 
 static int site_lookup(HotPath *self, PyCodeObject *code, int lasti, long *site, long *line);
+static int record_locked(HotPath *self, uint64_t key, long site, long line, Recorded *out);
+static void write_record(HotPath *self, long long seq, uint64_t key, long site, long line, double now);
 
 /* Record a call of key0 with these positional arguments made from `caller`: 1 (recorded, *out
    filled), 0 (the Python path must handle this call: a call site or argument-shape variant seen
@@ -189,21 +251,58 @@ static int record_at(HotPath *self, uint64_t key0, PyObject *args, PyFrameObject
         if (known <= 0) return known;
         self->known_tab[ki] = key;
     }
+    /* The record is written under the recorder's lock, which Python code (the Python path, the
+       exchange thread's folds) holds across calls that may release the GIL. When nobody holds
+       it, this section needs no lock of its own: it runs no Python code and does not release the
+       GIL, so no other thread can run a line of its own critical section meanwhile (a thread
+       that takes the lock now, released from a wait, must first take the GIL). A fold is due
+       every `_FOLD_EVERY` records: numpy may release the GIL inside it, so that one takes the lock. */
+    PyObject *lk = PyObject_CallNoArgs(self->locked);
+    if (!lk) return -1;
+    int held = PyObject_IsTrue(lk);
+    Py_DECREF(lk);
+    if (held < 0) return -1;
+    PyObject *pseq = rec_get(self, self->off_seq, s_seq);
+    if (!pseq) return -1;
+    long long seq = PyLong_AsLongLong(pseq) + 1;
+    Py_DECREF(pseq);
+    if (seq == 0 && PyErr_Occurred()) return -1;
+    if (held || !((uint64_t)seq & self->fold_mask) || !self->off_seq || !self->off_now)
+        return record_locked(self, key, site, line, out);
+    PyObject *pnow = rec_get(self, self->off_now, s_now);
+    if (!pnow) return -1;
+    double now = PyFloat_AsDouble(pnow);
+    Py_DECREF(pnow);
+    if (now == -1.0 && PyErr_Occurred()) return -1;
+    PyObject *nseq = PyLong_FromLongLong(seq);
+    if (!nseq) return -1;
+    if (rec_set(self, self->off_seq, s_seq, nseq) < 0) { Py_DECREF(nseq); return -1; }
+    write_record(self, seq, key, site, line, now);
+    out->seq = seq; out->site = site; out->line = line; out->key = key; out->pseq = nseq;
+    return 1;
+}
+
+static void write_record(HotPath *self, long long seq, uint64_t key, long site, long line, double now) {
+    unsigned char *p = (unsigned char *)self->view.buf + self->base + ((uint64_t)seq & self->ring_mask) * 48;
+    uint64_t nb; memcpy(&nb, &now, 8);
+    put64(p, (uint64_t)seq); put64(p + 8, key); put64(p + 16, 0); put64(p + 24, 0);
+    put32(p + 32, (uint32_t)site); put32(p + 36, (uint32_t)line); put64(p + 40, nb);
+}
+
+/* record_at's section under the recorder's lock (taken, then released whatever happens). */
+static int record_locked(HotPath *self, uint64_t key, long site, long line, Recorded *out) {
     PyObject *r = PyObject_CallNoArgs(self->acquire);
     if (!r) return -1;
     Py_DECREF(r);
     int result = -1;
-    PyObject *pnow = PyObject_GetAttr(self->rec, s_now);
-    PyObject *pseq = pnow ? PyObject_GetAttr(self->rec, s_seq) : NULL;
+    PyObject *pnow = rec_get(self, self->off_now, s_now);
+    PyObject *pseq = pnow ? rec_get(self, self->off_seq, s_seq) : NULL;
     if (pseq) {
         long long seq = PyLong_AsLongLong(pseq) + 1;
         double now = PyFloat_AsDouble(pnow);
         PyObject *nseq = PyErr_Occurred() ? NULL : PyLong_FromLongLong(seq);
-        if (nseq && PyObject_SetAttr(self->rec, s_seq, nseq) == 0) {
-            unsigned char *p = (unsigned char *)self->view.buf + self->base + ((uint64_t)seq & self->ring_mask) * 48;
-            uint64_t nb; memcpy(&nb, &now, 8);
-            put64(p, (uint64_t)seq); put64(p + 8, key); put64(p + 16, 0); put64(p + 24, 0);
-            put32(p + 32, (uint32_t)site); put32(p + 36, (uint32_t)line); put64(p + 40, nb);
+        if (nseq && rec_set(self, self->off_seq, s_seq, nseq) == 0) {
+            write_record(self, seq, key, site, line, now);
             int ok = 1;
             if (!((uint64_t)seq & self->fold_mask)) {
                 PyObject *fr = PyObject_CallNoArgs(self->fold);
@@ -470,11 +569,11 @@ static PyObject *jb_call(JitBase *self, PyObject *args, PyObject *kwargs) {
         PyObject *settled;
         if (concrete(hp, out)) {
             /* dispatched: settled unless a hook took it back (it ran locally, or over a subset) */
-            PyObject *cur = PyObject_GetAttr(hp->rec, s_seq);
+            PyObject *cur = rec_get(hp, hp->off_seq, s_seq);
             int ge = cur ? (cur == pseq ? 1 : PyObject_RichCompareBool(cur, pseq, Py_GE)) : -1;
             Py_XDECREF(cur);
             kept = ge > 0;
-            settled = ge < 0 ? NULL : (ge ? (PyObject_SetAttr(hp->rec, s_settled, pseq) < 0 ? NULL : Py_None) : Py_None);
+            settled = ge < 0 ? NULL : (ge ? (rec_set(hp, hp->off_settled, s_settled, pseq) < 0 ? NULL : Py_None) : Py_None);
             Py_XINCREF(settled);
         } else {
             settled = PyObject_CallMethodObjArgs((PyObject *)self, s_settle, out, pseq, NULL);  /* traced? */

@@ -4,7 +4,9 @@
 frame of its own. A call of a function known to run across every process, in fast mode, is
 recorded there (the call site from the caller's frame through the C API, without `sys._getframe`
 and `frame.f_code`, which an audit hook makes dear; the argument-shape hash, `compat.make_arg_shapes`'
-twin; the registry check; the record into the ring under the recorder's lock), forwarded to JAX,
+twin, each aval's shape and dtype read once; the registry check; the record into the ring through
+the recorder's slots, under its lock or, while no thread holds that lock, under the GIL alone,
+which nothing in that section can release), forwarded to JAX,
 and settled when JAX returns a concrete result (an array, or a train step's tuple, list or dict of
 them; `GuardedJit._settle` looks closer at anything else). Anything else (a call site or shape variant seen for
 the first time, a traced call, any other mode) goes to `GuardedJit._call_py`, the Python path.

@@ -101,6 +101,62 @@ def test_c_path_releases_the_lock_and_folds_the_hash(monkeypatch):
     g.recorder.lock.release()
 
 
+@needs_c
+def test_c_path_waits_while_another_thread_holds_the_recorder_lock():
+    """The C path writes without taking the lock only when nobody holds it: a thread inside the
+    recorder's critical section (which may release the GIL there, as a fold does) is waited
+    for, and the record it writes keeps its own number."""
+    import threading
+
+    g = _guard()
+    w = _cross_process(g, lambda a: a + 1)
+    x = jnp.ones(3)
+    done = threading.Event()
+
+    def call():
+        _call(w, (x,))
+        done.set()
+
+    call()
+    call()  # its call site and variant are cached: the next call takes the C path
+    done.clear()
+    rec = g.recorder
+    with rec.lock:
+        before = rec.seq
+        t = threading.Thread(target=call)
+        t.start()
+        assert not done.wait(0.5), "the C path wrote a record while the recorder's lock was held"
+        assert rec.seq == before
+        rec.seq = before + 1  # this thread's own record, as the Python path writes one
+        rec._pack(rec._buf, rec._offset(before + 1), before + 1, 12345, 0, 0, 0, 0, rec.now)
+    assert done.wait(30)
+    t.join(30)
+    assert rec.seq == before + 2
+    assert [r.key for r in rec.records(before + 1, before + 2)][0] == 12345
+    assert rec.records(before + 2, before + 2)[0].key != 12345
+    assert rec.lock.acquire(timeout=1)
+    rec.lock.release()
+
+
+@needs_c
+def test_argument_shapes_of_the_same_aval_object_are_read_once_and_right():
+    """Outputs of a cached jit share one aval object, whose shape and dtype the C path keeps:
+    arrays of another shape or dtype, alternating with them, still get their own variant."""
+    from runtime_guard import compat
+
+    shapes = compat.make_arg_shapes()
+    g = _guard()
+    w = _cross_process(g, lambda a: a * 2)
+    xs = [jnp.ones(3), jnp.ones((2, 3)), jnp.ones(3, jnp.int32), w(jnp.ones(3)), w(jnp.ones(3))]
+    for a in xs:
+        _call(w, (a,))  # the Python path learns each variant
+    for _ in range(3):
+        for a in xs:
+            start = g.recorder.seq
+            _call(w, (a,))
+            assert g.recorder.records(start + 1, start + 1)[0].key == w._key ^ shapes((a,))
+
+
 def test_dtypes_tell_cached_variants_apart():
     """Same shapes, another dtype: another identity, on both paths (a process that reads its
     batch in half precision picks another cached executable)."""
