@@ -680,6 +680,17 @@ class Guard:
         if self.exchange is not None:
             self.exchange.stop(wait=3.0)
 
+    def reinit_locks_after_fork(self) -> None:
+        """In a forked child: a lock that another thread of the parent held at the fork (the
+        exchange thread folding, a thread dispatching) stays held for ever there, and the child's
+        next record would wait for it. Only the forking thread runs on: each lock is made free."""
+        locks = [self._lock, self.recorder.lock, *(r.lock for r in list(self.streams.values())),
+                 getattr(self._busy, "_lock", None), getattr(self.observer, "_lock", None), compat._TRACED_LOCK]
+        for lock in locks:
+            reinit = getattr(lock, "_at_fork_reinit", None)  # (CPython 3.9+, what threading itself uses)
+            if reinit is not None:
+                reinit()
+
     def uninstall(self) -> None:
         self.active = False
         self.stop_threads()
@@ -701,6 +712,8 @@ class Guard:
         client = compat.distributed_client()
         if ids is None or client is None or self.exchange is not None:
             return
+        if ids[1] >= 2 and self._separate_job(ids):
+            return
         self.process_index, self.num_processes = ids
         if self.flight is not None:
             self.flight.set_process(self.process_index)
@@ -721,6 +734,28 @@ class Guard:
         self.exchange.overlap = self.overlap
         self.exchange.start()
         self.active = True
+
+    def _separate_job(self, ids: tuple[int, int]) -> bool:
+        """A worker of a program run with `mcjax-guard -n N` that joined a job of its own (see
+        `local_job.separate_job`): the guard stays off here (its records and states would be
+        taken for those of the launch's process with the same index) and leaves a note that the
+        supervisor turns into one line."""
+        from runtime_guard.local_job import separate_job
+
+        addr = compat.coordinator_address()
+        if not separate_job(addr):
+            return False
+        self.active = False
+        if self.settings.state_dir:
+            try:
+                from runtime_guard.exchange import _atomic_json
+
+                Path(self.settings.state_dir).mkdir(parents=True, exist_ok=True)
+                _atomic_json(Path(self.settings.state_dir) / f"separate-{os.getpid()}.json",
+                             {"pid": os.getpid(), "p": ids[0], "n": ids[1], "coordinator": addr})
+            except Exception as e:
+                self._say(f"this process joined a job of its own, unchecked ({e!r})")
+        return True
 
     def _check_agreement(self, kv: KV) -> None:
         """All processes must run the guard with the same settings; say which one differs."""
@@ -1202,6 +1237,13 @@ def install(settings: GuardSettings | None = None, **overrides: Any) -> Guard:
     g = Guard(s)
     g.install()
     _current = g
+    # A forked child is not a process of its parent's job, and a process leaving through
+    # `os._exit` (multiprocessing's fork workers do) says so, as at a normal exit: without a
+    # supervisor too, else the others take the silence for a death (a report, and the survivors
+    # stopped with EXIT_DETECTED) and a fork's exit talks through its parent's client (a hang).
+    from runtime_guard import workers
+
+    workers.register_process_hooks()
     return g
 
 

@@ -170,6 +170,7 @@ class Supervisor:
         self._snapshot = False
         self.report_paths: dict[str, Path] = {}
         self.report: Report | None = None
+        self._separate_line = ""
 
     # -- processes ------------------------------------------------------------------------------
 
@@ -277,11 +278,26 @@ class Supervisor:
             save_run(self.state_dir, self.command.program())  # for mcjax-lint (never raises)
             shutil.rmtree(self.state_dir, ignore_errors=True)
 
+    def _separate_jobs(self) -> str:
+        """The line for workers that joined jobs of their own below an -n launch ("" if none),
+        said once as it is first seen."""
+        if self.options.processes is None:
+            return ""
+        if not self._separate_line:
+            notes = [n for f in sorted(Path(self.state_dir).glob("separate-*.json"))
+                     if isinstance(n := _read_json(f), dict)]
+            if notes:
+                self._separate_line = local_job.separate_job_line(notes, self.options.processes,
+                                                                  self.command.display())
+                self._status.write(sys.stderr, self._separate_line + "\n")
+        return self._separate_line
+
     def _status_tick(self) -> None:
         now = time.monotonic()
         if now - self._status_at < 0.5:
             return
         self._status_at = now
+        self._separate_jobs()
         try:
             alive = sum(1 for c in self.children if c.proc.poll() is None)
             self._status.update(alive, len(self.children), self._states(), self.options.processes)
@@ -332,6 +348,9 @@ class Supervisor:
                 codes = [c.exited for c in self.children]
                 self._status.stop()
                 line = progress.summary(self._states(), self.options.processes, codes)
+                if self._separate_jobs():
+                    line = ("mcjax-guard: nothing compared: the program's own jobs (above) are not checked under -n"
+                            + (f" (the program exited with status {next(x for x in codes if x)})" if any(codes) else ""))
                 if line and not self.settings.quiet:
                     print(line, file=sys.stderr, flush=True)
                 return next((int(x) for x in codes if x), 0)

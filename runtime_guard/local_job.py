@@ -129,6 +129,33 @@ def initialize_args(kwargs: dict[str, Any], environ: Mapping[str, str] | None = 
     return kwargs
 
 
+def _endpoint(addr: str) -> tuple[str, str]:
+    host, _, port = addr.rpartition(":")
+    host = host.strip("[]").lower()
+    return ("loopback" if host in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "") else host), port
+
+
+def separate_job(coordinator: str, environ: Mapping[str, str] | None = None) -> bool:
+    """Is this process one of the program's own workers, below a process that `mcjax-guard -n N`
+    started, that joined a job of its own (another coordinator than the launch's)? With -n, each
+    of the N copies of such a program (a test harness) starts a separate job: N jobs whose
+    processes share indices, which one supervisor cannot tell apart."""
+    env = os.environ if environ is None else environ
+    launch = env.get(ADDR)
+    if not (launch and env.get(SUPERVISOR)) or env[SUPERVISOR] == str(os.getppid()):
+        return False  # not below an -n launch, or one of the launch's own processes
+    return bool(coordinator) and _endpoint(coordinator) != _endpoint(launch)
+
+
+def separate_job_line(notes: list[dict], processes: int, program: str) -> str:
+    """The one line a supervisor says when `separate_job` notes came in (see there)."""
+    n = notes[0]
+    return (f"mcjax-guard: the program starts its own JAX jobs (pid {n.get('pid')} joined one as process "
+            f"{n.get('p')} of {n.get('n')}, coordinator {n.get('coordinator')}): with -n {processes} each of the "
+            f"{processes} copies starts a separate job, which the guard does not check; run it once without -n: "
+            f"mcjax-guard {program}")
+
+
 NO_CLUSTER = ("mcjax-guard: jax.distributed.initialize() found no cluster and no coordinator address: use -n N "
               "to start N local processes, or run under Slurm/Open MPI/a TPU pod/Kubernetes (or set "
               "JAX_COORDINATOR_ADDRESS and pass num_processes and process_id)")

@@ -132,6 +132,7 @@ def _after_fork_in_child() -> None:
         g = current()
         if g is None:
             return
+        g.reinit_locks_after_fork()
         joined = g.exchange is not None or g.active
         if joined:
             # The parent's JAX client, exchange threads and coordination-service session are the

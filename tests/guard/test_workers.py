@@ -83,6 +83,72 @@ def test_self_started_workers_look_alike_clean(tmp_path: Path, how: str) -> None
     assert "mcjax-guard: processes 0, 1 of 2, " in run.stderr, run.stderr[-3000:]
 
 
+def run_in_session(cmd: list[str], cwd: Path, env: dict, timeout: float) -> subprocess.CompletedProcess:
+    """`cmd` in a session of its own; on timeout its whole process group (forks included) is
+    killed and the test fails on the timeout rather than leaving processes behind."""
+    import signal
+
+    p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        pytest.fail(f"hung: {cmd} did not end in {timeout} s\n{err[-3000:]}")
+    return subprocess.CompletedProcess(cmd, p.returncode, out, err)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("mode", ["workers", "children"])
+def test_in_code_install_survives_forks_and_os_exit(tmp_path: Path, mode: str) -> None:
+    """An in-code `install()`, no supervisor. "workers": multiprocessing fork workers leave through
+    os._exit, process 1 first: its exit is published, not taken for a death (which stopped
+    process 0 with a DIED report). "children": joined processes fork a child while a thread holds
+    the recorder's lock; the child's lock is free (it hung) and its os._exit speaks for nobody."""
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    for k in (ENV, "MCJAX_SUPERVISED"):
+        env.pop(k, None)
+    run = run_in_session([sys.executable, str(HERE / "incode_fork.py"), mode], tmp_path, env, 200)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert not re.search(r"mcjax-guard: [A-Z]+:", run.stderr), run.stderr[-3000:]  # no report
+    if mode == "workers":
+        assert "exit codes [0, 0]" in run.stdout, run.stdout
+    else:
+        assert sorted(re.findall(r"^(\d) child (-?\d+) done", run.stdout, re.M)) == [("0", "7"), ("1", "7")], run.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_dash_n_on_a_program_that_starts_its_own_jobs_says_so_once(tmp_path: Path) -> None:
+    """`mcjax-guard -n 2` on a program that starts its own 2-process job: 2 separate jobs whose
+    processes share indices. Their workers stay unguarded (once, their states overwrote each
+    other's), the run says so in one line, and the program runs to its own end."""
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    env.pop(ENV, None)
+    cmd = [sys.executable, "-m", "runtime_guard", "-n", "2", "--report-dir", str(tmp_path / "reports"), "python",
+           str(HERE / "launch_subprocess.py"), "clean"]
+    run = run_in_session(cmd, tmp_path, env, 240)
+    assert run.returncode == 0, run.stderr[-3000:]
+    lines = [line for line in run.stderr.splitlines() if "starts its own JAX jobs" in line]
+    assert len(lines) == 1 and "with -n 2" in lines[0] and "run it once without -n" in lines[0], run.stderr[-3000:]
+    assert run.stderr.count("nothing compared") == 1, run.stderr[-3000:]
+    assert run.stdout.count("total 4.0") == 2 and not (tmp_path / "reports" / "report.json").exists()
+
+
+def test_separate_job_is_a_worker_below_an_n_launch_with_a_coordinator_of_its_own() -> None:
+    from runtime_guard import local_job
+
+    launch = {local_job.ADDR: "127.0.0.1:4000", local_job.SUPERVISOR: "1"}  # pid 1 is not our parent
+    assert local_job.separate_job("127.0.0.1:5000", launch)
+    assert local_job.separate_job("10.0.0.2:4000", launch)
+    assert not local_job.separate_job("localhost:4000", launch)  # the launch's own job
+    assert not local_job.separate_job("127.0.0.1:5000", {})  # no -n launch above
+    root = dict(launch, **{local_job.SUPERVISOR: str(os.getppid())})
+    assert not local_job.separate_job("127.0.0.1:5000", root)  # a process the launcher started
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(200)
 def test_run_without_distributed_job_warns(tmp_path: Path) -> None:
