@@ -13,7 +13,7 @@ User declarations from `AnalysisSettings` are applied on top of the built-in kno
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from contextlib import contextmanager
 from typing import Any
 from dataclasses import replace
@@ -22,7 +22,7 @@ from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis import values as _values
 from mcjax_lint.analysis.summary import STAR, ClassFacts, FunctionFacts, ModuleSummary, Sym, star_exports
-from mcjax_lint.analysis.values import BOTTOM, Src, Val
+from mcjax_lint.analysis.values import BOTTOM, Src, Val, applied
 from mcjax_lint.settings import AnalysisSettings
 
 MAX_ITERATIONS = 32
@@ -243,6 +243,9 @@ class ProjectIndex:
         self.env_params: dict[str, list] = {}  # (param, position, line): reads the env variable it names
         self.item_flow: dict[str, list] = {}  # per element of a returned tuple: how arguments flow in  # "order": arguments flow in with their order; "data": without
         self.collective: dict[str, str] = {}
+        # Functions whose collective work is all jitted computation on these parameters: a call
+        # passing process-local data for each of them does no collective work (`local_at`).
+        self.local_unless: dict[str, frozenset[str]] = {}
         self.device_access: dict[str, str] = {}
         self.callback_params: dict[str, set[str]] = {}
         self._attr_cache: dict[str, Val] = {}
@@ -345,7 +348,7 @@ class ProjectIndex:
 
             state["_mentions"] = mentions_by_module(self.modules)
         state["functions"] = {q: FunctionFacts(f.name, f.line, list(f.params), f.cls, jit=f.jit, flags=f.flags, prop=f.prop,
-                                           statics=list(f.statics))
+                                           statics=list(f.statics), host_defaults=list(f.host_defaults))
                               for q, f in self.functions.items()}
         state["classes"] = {q: ClassFacts(c.name, c.line, list(c.bases), dict.fromkeys(c.attrs, {}), list(c.methods))
                             for q, c in self.classes.items()}
@@ -832,20 +835,20 @@ class ProjectIndex:
         np_ = call.get("np", 0)
         given = None if np_ == -1 else (np_, tuple(call.get("kw", ())))
         if "n" in call:
-            res, coll = self.call_name(call["n"], argv, given)
+            res, coll = self.call_name(call["n"], argv, given, call)
             if call.get("ks"):
                 res = res.join(self.env_read_by(call["n"], lambda p, pos: call["ks"].get(p) or call["ks"].get(str(pos))))
         elif "m" in call:
             recv = self.resolve(call.get("r", {}), path)
-            res, coll = self.call_method(call["m"], recv, argv, given)
+            res, coll = self.call_method(call["m"], recv, argv, given, call)
         elif "v" in call:
             fv = self.resolve(call["v"], path)
             if fv.callable:
-                res, coll = Val(glob=True), fv.callable
+                res, coll = applied(fv.callable), fv.callable
             elif fv.fn:
                 res, coll = self.call_name(fv.fn, argv)  # arguments unknown: maybe a partial()
             elif fv.cls and self.method(fv.cls, "__call__"):
-                res, coll = self.call_method("__call__", fv, argv, given)  # an instance called
+                res, coll = self.call_method("__call__", fv, argv, given, dict(call, bd=1))  # an instance called
             else:
                 res = argv
         ix = call.get("ix")
@@ -898,8 +901,11 @@ class ProjectIndex:
                                                      kinds.ENVIRONMENT, origin=f"{short}:{line}")})))
         return out
 
-    def call_name(self, q: str, argv: Val = BOTTOM, given: tuple | None = None) -> tuple[Val, str | None]:
-        """`given`: (number of positional arguments, keyword names) when known."""
+    def call_name(self, q: str, argv: Val = BOTTOM, given: tuple | None = None,
+                  site: dict | None = None) -> tuple[Val, str | None]:
+        """`given`: (number of positional arguments, keyword names) when known; `site`: where this
+        call's arguments live (`semantics.arg_locality`: "h", "np", "kw", "bd" as in a summary's
+        call), to analyse the callee in its context."""
         if q in K.ORDER_INSENSITIVE:
             return argv.without_order(), None  # the summary's order-free wrapper (`sorted(...)`)
         q = self._follow_reexport(q)
@@ -911,7 +917,9 @@ class ProjectIndex:
             self._dep(q)
             f = self.functions[q]
             if f.jit:
-                return Val(glob=True), f"`{short_name(q)}` ({f.jit})"
+                if "l" in f.flags and site is not None and self.site_need(site, None) == frozenset():
+                    return Val(host=True), None  # a jit-decorated function on process-local data
+                return applied(None, f.jit), f"`{short_name(q)}` ({f.jit})"
             res = _bind_guards(self.returns.get(q, BOTTOM), q, f, given)
             if (res.ckpt or res.cls) and argv.subgroup:
                 # A factory handed a process-subset configuration builds a subgroup checkpointer.
@@ -941,7 +949,10 @@ class ProjectIndex:
                         for x, fl in zip(items, flows or ("order",) * len(items))))
                 else:
                     res = res.join(sized)
-            return res, self.collective.get(q)
+            coll = self.collective.get(q)
+            if coll and site is not None and self.local_at(q, site):
+                coll = None  # its jitted work runs on the process-local data this call passes
+            return res, coll
         if q in self.classes:
             init = self.method(q, "__init__")
             if init:
@@ -955,22 +966,26 @@ class ProjectIndex:
             if g.factory:  # applying a jit decorator of the project's own: a jitted function
                 return Val(callable=f"`jitted function` ({g.factory[0]})"), None
             if g.callable:
-                return Val(glob=True), g.callable
+                if g.hostable and site is not None and self.site_need(site, None) == frozenset():
+                    return Val(host=True), None
+                return applied(g.callable), g.callable
             if g.fn:
                 return self.call_name(g.fn, argv)
             if g.cls:
                 m = self.method(g.cls, "__call__")
                 if m:
-                    return self.call_name(m, argv)
+                    return self.call_name(m, argv, given, dict(site, bd=1) if site is not None else None)
             return argv, None
         mod, _, name = q.rpartition(".")
         if mod in self.classes:
             m = self.method(mod, name)
             if m is not None:
-                return self.call_name(m, argv)
+                return self.call_name(m, argv, given, site)
             v = self.attr(mod, name)
             if v is not None and v.callable:
-                return Val(glob=True), v.callable
+                if v.hostable and site is not None and self.site_need(site, None) == frozenset():
+                    return Val(host=True), None  # a jitted attribute on process-local data
+                return applied(v.callable), v.callable
             if v is not None and v.fn:
                 return self.call_name(v.fn, argv)
             return argv, None
@@ -982,14 +997,95 @@ class ProjectIndex:
                 return replace(argv, ext=True), f"`{short_name(q)}()` (unknown call assumed collective)"
         return replace(argv, ext=True), None
 
-    def call_method(self, meth: str, recv: Val, argv: Val = BOTTOM, given: tuple | None = None) -> tuple[Val, str | None]:
+    # ---------------------------------------------------------------- call-site context
+    @staticmethod
+    def site_need(site: dict, keys: Collection[str] | None) -> frozenset[str] | None:
+        """For a call (`site`): the enclosing function's parameters that must hold process-local
+        data for the arguments at `keys` (None: every argument passed) all to be process-local;
+        None when one of them is not, whatever the parameters hold."""
+        np_ = site.get("np", 0)
+        if np_ == -1:
+            return None
+        if keys is None:
+            keys = [str(i) for i in range(np_)] + list(site.get("kw", ()))
+        hosts, needs = site.get("h", ()), site.get("hp", {})
+        out: set[str] = set()
+        for k in keys:
+            if k in hosts:
+                continue
+            if k not in needs:
+                return None
+            out.update(needs[k])
+        return frozenset(out)
+
+    def _site_keys(self, q: str, params: Collection[str], site: dict) -> list[str] | None:
+        """The argument keys of a call of project function `q` (at `site`) that supply `params`;
+        None when one of them is not supplied and its default is not a literal (host data)."""
+        f = self.functions[q]
+        ps = list(f.params)
+        bound = site.get("bd") or (ps and ps[0] == "cls" and f.cls)
+        offset = 1 if bound and f.cls and ps and ps[0] in ("self", "cls") else 0
+        np_ = site.get("np", 0)
+        kw = site.get("kw", ())
+        keys: list[str] = []
+        for p in params:
+            if p in kw:
+                keys.append(p)
+                continue
+            i = ps.index(p) - offset if p in ps else -1
+            if 0 <= i < np_:
+                keys.append(str(i))
+            elif p not in f.host_defaults:
+                return None
+        return keys
+
+    def local_at(self, q: str, site: dict) -> bool:
+        """Whether a call of `q` (collective through jitted work on its parameters) passes
+        process-local data for every parameter that work runs on."""
+        cond = self.local_unless.get(q)
+        if cond is None:
+            return False
+        keys = self._site_keys(q, cond, site)
+        return keys is not None and self.site_need(site, keys) == frozenset()
+
+    def _call_need(self, call: dict, path: str) -> frozenset[str] | None:
+        """A collective call of a function: the function's parameters that, all holding
+        process-local data, make it no collective work (None: collective whatever they hold)."""
+        if "v" in call and "n" not in call:
+            fv = self.resolve(call["v"], path)
+            m = self.method(fv.cls, "__call__") if fv.cls and not fv.callable and not fv.fn else None
+            if m is not None:
+                return self._call_need(dict(call, n=m, bd=1), path)
+            return None
+        if "n" in call:
+            q = self._follow_reexport(call["n"])
+            if q not in self.functions and q in self.classes:
+                return None
+            mod, _, name = q.rpartition(".")
+            if q not in self.functions and mod in self.classes and (m := self.method(mod, name)) is not None:
+                q = m
+            f = self.functions.get(q)
+            if f is not None and f.jit:
+                return self.site_need(call, None) if "l" in f.flags else None
+            if f is not None:
+                cond = self.local_unless.get(q)
+                keys = self._site_keys(q, cond, call) if cond is not None else None
+                return self.site_need(call, keys) if keys is not None else None
+            mod, _, name = q.rpartition(".")
+            g = self.ref(q) if q in self.globals else (self.attr(mod, name) if mod in self.classes else None)
+            if g is not None and g.callable and g.hostable:
+                return self.site_need(call, None)
+        return None
+
+    def call_method(self, meth: str, recv: Val, argv: Val = BOTTOM, given: tuple | None = None,
+                    site: dict | None = None) -> tuple[Val, str | None]:
         if recv.cls:
             m = self.method(recv.cls, meth)
             if m is not None:
-                return self.call_name(m, argv, given)
+                return self.call_name(m, argv, given, dict(site, bd=1) if site is not None else None)
             v = self.attr(recv.cls, meth)
             if v is not None and v.callable:
-                return Val(glob=True), v.callable
+                return applied(v.callable), v.callable
         if recv.subgroup:
             return recv.data().join(argv), None  # work among a configured subset of processes
         if recv.ckpt and meth in K.CHECKPOINTER_COLLECTIVE_METHODS:
@@ -1123,11 +1219,23 @@ class ProjectIndex:
             if self.item_flow.get(q) != flows:
                 self.item_flow[q] = flows
                 changed.add(q)
-        if q not in self.collective:
-            coll = self._collective_of(f, path)
-            if coll is not None:
+        if q not in self.collective or q in self.local_unless:
+            # (collectiveness only grows: none, then jitted work on some parameters, more of
+            # them, then collective whatever the parameters hold)
+            coll, need = self._collective_of(f, path)
+            if coll is not None and q not in self.collective:
                 self.collective[q] = coll
                 changed.add(q)
+                if need is not None:
+                    self.local_unless[q] = need
+            elif coll is not None:  # it was jitted work on some parameters
+                was = self.local_unless[q]
+                if need is None:
+                    del self.local_unless[q]
+                    changed.add(q)
+                elif not need <= was:
+                    self.local_unless[q] = was | need
+                    changed.add(q)
         for call in f.calls:
             if (call.get("cb") or call.get("cbc")) and "n" in call:
                 g = self._follow_reexport(call["n"])
@@ -1157,23 +1265,36 @@ class ProjectIndex:
                     out.add(n)
         return out
 
-    def _collective_of(self, f: FunctionFacts, path: str) -> str | None:
+    def _collective_of(self, f: FunctionFacts, path: str) -> tuple[str | None, frozenset[str] | None]:
+        """(the first collective work `f` does or None, and when all of it is jitted work on
+        some of its parameters, those parameters: see `local_unless`)."""
         d = self._declared(f.name)
         if d is not None:
-            return d[1]
+            return d[1], None
         short = os.path.basename(path)
         if f.collective:
             self._note_origin(short, f.collective[1], path)
-            return f"{f.collective[0]} ({short}:{f.collective[1]})"
+            return f"{f.collective[0]} ({short}:{f.collective[1]})", None
+        first: str | None = None
+        need: set[str] = set()
+        for desc, line, params in f.param_jits:
+            if first is None:
+                self._note_origin(short, line, path)
+                first = f"{desc} ({short}:{line})"
+            need.update(params)
         for call in f.calls:
             c = self.call_collective(call, path)
             if c:
-                return _chain(c, call, f, short)
+                n = self._call_need(call, path)
+                if n is None:
+                    return _chain(c, call, f, short), None
+                first = first or _chain(c, call, f, short)
+                need.update(n)
         if f.called_params:
             cb = self.callback_params.get(f.name)
             if cb and cb & set(f.called_params):
-                return f"a collective callback passed as `{sorted(cb & set(f.called_params))[0]}`"
-        return None
+                return f"a collective callback passed as `{sorted(cb & set(f.called_params))[0]}`", None
+        return first, (frozenset(need) if first is not None else None)
 
     def _device_of(self, f: FunctionFacts) -> str | None:
         if f.device_access:

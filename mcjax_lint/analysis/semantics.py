@@ -807,6 +807,9 @@ _HOST_METHODS = frozenset({"numpy", "item", "tolist", "copy_to_host", "as_numpy_
 # Jit wrappers whose computation runs where its inputs live (pmap and shard_map span every
 # process's devices whatever their inputs).
 LOCAL_JIT_KINDS = frozenset({"jit", "pjit", "nnx.jit", "filter_jit"})
+# Wrappers whose result lives on this process's own devices (pmap: one shard per local device,
+# fully addressable): what is computed from it, jitted or not, is this process's work.
+LOCAL_RESULT_KINDS = frozenset({"pmap", "nnx.pmap", "filter_pmap"})
 # Keywords of a jit wrapper that say nothing about where it runs (any other one, e.g.
 # `in_shardings`, `out_shardings`, `device`, `backend`, may name a global sharding).
 _PLACEMENT_FREE_JIT_KEYWORDS = frozenset({"static_argnums", "static_argnames", "donate_argnums", "donate_argnames",
@@ -914,6 +917,49 @@ def jitted_call_is_local(hostable: bool, arg_nodes: Collection[object] | None, i
     run locally (`jit_may_run_locally`), every argument is host data, and no mesh context is in
     force in the file (`with mesh:`, `use_mesh`, `set_mesh` place computations on the mesh)."""
     return hostable and not mesh_context and arg_nodes is not None and all(is_host(a) for a in arg_nodes)
+
+
+def callable_kind(desc: str | None) -> str | None:
+    """The wrapper kind of a jitted callable's description ("`step` (pmap)" -> "pmap")."""
+    if not desc or not desc.endswith(")"):
+        return None
+    return desc[desc.rfind("(") + 1:-1]
+
+
+def result_is_local(kind: str | None) -> bool:
+    """Whether the result of applying a function jitted this way is process-local data (`pmap`'s
+    outputs are sharded over this process's local devices only), not a global array."""
+    return kind in LOCAL_RESULT_KINDS
+
+
+def arg_locality(args: Collection[tuple[str, object]], read: Reader, host_name: HostName, qualify: Qualify,
+                 local_call: LocalCall, params_of: Callable[[str], Collection[str] | None] = lambda n: None,
+                 ) -> tuple[list[str], dict[str, list[str]]]:
+    """Where a call's arguments live, for analysing the callee in this call's context: the keys
+    (positions "0", "1", ... and keyword names) of the arguments that are host data, and, for
+    those that are host data provided some of the enclosing function's parameters are
+    (`params_of(name)`: the parameters whose locality the name's value has), key -> those
+    parameters."""
+    hosts: list[str] = []
+    needs: dict[str, list[str]] = {}
+    for key, node in args:
+        used: set[str] = set()
+
+        def name_is_host(n: str, used: set[str] = used) -> bool:
+            if host_name(n):
+                return True
+            ps = params_of(n)
+            if ps:
+                used.update(ps)
+                return True
+            return False
+
+        if is_host_data(node, read, name_is_host, qualify, local_call):
+            if used:
+                needs[key] = sorted(used)
+            else:
+                hosts.append(key)
+    return hosts, needs
 
 
 def mesh_context_in(source: str) -> bool:

@@ -62,9 +62,9 @@ def _merge_list(a: list, b: list) -> list:
 
 def sym_join(a: Sym | None, b: Sym | None) -> Sym:
     if not a:
-        return {k: v for k, v in b.items() if k != "host"} if b else {}  # (an empty Sym may be an unknown value)
+        return {k: v for k, v in b.items() if k not in ("host", "lp")} if b else {}  # (an empty Sym may be an unknown value)
     if not b:
-        return {k: v for k, v in a.items() if k != "host"}
+        return {k: v for k, v in a.items() if k not in ("host", "lp")}
     out = dict(a)
     for k, v in b.items():
         if k == "tup":
@@ -87,6 +87,12 @@ def sym_join(a: Sym | None, b: Sym | None) -> Sym:
         del out["num"]
     if out.get("host") and not (a.get("host") and b.get("host")):
         del out["host"]
+    # "lp": process-local when these parameters are; host data on the other side keeps it.
+    la, lb = a.get("lp") or ([] if a.get("host") else None), b.get("lp") or ([] if b.get("host") else None)
+    if la is None or lb is None or not (la or lb):
+        out.pop("lp", None)
+    else:
+        out["lp"] = sorted(set(la) | set(lb))  # (uncapped: a dropped parameter would be unsound)
     if out.get("hl") and not all(x.get("hl") for x in (a, b) if x.get("callable")):
         del out["hl"]  # (a callable that may run locally only where every joined one may)
     return out
@@ -104,6 +110,8 @@ def sym_element(a: Sym) -> Sym:
         out["pdc"] = pdc
     if "via" in out or "params" in out or "refs" in out:
         out["elem"] = True  # resolved taint of via/params/refs becomes content-only
+    if a.get("host"):
+        out["host"] = True  # an element of process-local data is process-local
     return out
 
 
@@ -181,11 +189,16 @@ class FunctionFacts:
     statics: list[str] = field(default_factory=list)  # parameters a jit decorator makes static
     # Parameters whose default is a literal constant: name -> `semantics.constant_repr` of it.
     defaults: dict[str, str] = field(default_factory=dict)
+    # Jitted calls that run on this process alone when these parameters hold process-local data
+    # (`semantics.arg_locality`): [desc, line, [params]]; collective work only in calls that
+    # pass anything else (the index decides per call site).
+    param_jits: list = field(default_factory=list)
+    host_defaults: list[str] = field(default_factory=list)  # parameters whose default is host data
 
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"name": self.name, "line": self.line}
         for k in ("params", "cls", "returns", "collective", "jit", "calls", "called_params", "device_access", "flags", "refs",
-                  "prop", "statics", "defaults"):
+                  "prop", "statics", "defaults", "param_jits", "host_defaults"):
             v = getattr(self, k)
             if v:
                 d[k] = v
@@ -197,7 +210,8 @@ class FunctionFacts:
             d["name"], d["line"], list(d.get("params", [])), d.get("cls"), dict(d.get("returns", {})),
             d.get("collective"), d.get("jit"), list(d.get("calls", [])), list(d.get("called_params", [])),
             d.get("device_access"), d.get("flags", ""), list(d.get("refs", [])), bool(d.get("prop")),
-            list(d.get("statics", [])), dict(d.get("defaults", {})),
+            list(d.get("statics", [])), dict(d.get("defaults", {})), list(d.get("param_jits", [])),
+            list(d.get("host_defaults", [])),
         )
 
 
@@ -685,6 +699,14 @@ class _Summarizer(semantics.StatementRules):
             call["np"] = len(node.args)
         if node.keywords and call.get("np") != -1:
             call["kw"] = [k.arg for k in node.keywords]
+        if call.get("np") != -1 and not self._mesh_context:
+            # Which arguments are process-local data, or are so when this function's parameters
+            # are: the index analyses the callee in this call's context.
+            hosts, needs = self._arg_locality(node)
+            if hosts:
+                call["h"] = hosts
+            if needs:
+                call["hp"] = needs
         # Per-process environment variable names handed to a helper that reads the one it is
         # given (`env_int("RANK")`): the index makes its result process-dependent.
         ks = {str(i): a.value for i, a in enumerate(node.args)
@@ -713,6 +735,7 @@ class _Summarizer(semantics.StatementRules):
         elif isinstance(func, ast.Attribute):
             if isinstance(func.value, ast.Name) and func.value.id == "self" and self.class_stack and self._local("self") is not None:
                 call["n"] = f"{self.class_stack[-1].name}.{func.attr}"
+                call["bd"] = 1  # called through an instance: `self` is bound
             else:
                 recv = self.ev(func.value)
                 r = self._method_call(func.attr, recv, node, args, argu)
@@ -720,6 +743,7 @@ class _Summarizer(semantics.StatementRules):
                     return r
                 if recv.get("cls"):
                     call["n"] = f"{recv['cls']}.{func.attr}"
+                    call["bd"] = 1
                 else:
                     call["m"] = func.attr
                     # (with its own taint: `socket.gethostname().startswith("a")` in a helper
@@ -737,8 +761,13 @@ class _Summarizer(semantics.StatementRules):
             if fv.get("callable"):
                 if self._runs_locally(bool(fv.get("hl")), node):
                     return {"host": True}
-                self._collective(f"{fv['callable']}", node)
-                return {"glob": True}
+                need = self._local_given_params(bool(fv.get("hl")), node)
+                if need is not None and facts is not None and len(facts.param_jits) < MAX_ITEMS:
+                    facts.param_jits.append([fv["callable"], node.lineno, need])
+                else:
+                    self._collective(f"{fv['callable']}", node)
+                # (a pmap's outputs are this process's own arrays: `semantics.result_is_local`)
+                return {"host": True} if semantics.result_is_local(semantics.callable_kind(fv["callable"])) else {"glob": True}
             call["v"] = _prune({k: v for k, v in fv.items() if k in ("via", "refs", "params", "callable")})
             if facts is not None:
                 for p in fv.get("params", []):
@@ -1020,6 +1049,32 @@ class _Summarizer(semantics.StatementRules):
             return True
         return False
 
+    def _local_params(self, name: str) -> list[str] | None:
+        """The enclosing function's parameters whose values `name` holds, where it holds only
+        those or host data (its "lp"), so that it is process-local when they are."""
+        facts = self.scope.facts
+        if facts is None or self.scope.is_module:
+            return None
+        v = self._local(name)
+        lp = v.get("lp") if v else None
+        return lp if lp and all(p in facts.params for p in lp) else None
+
+    def _arg_locality(self, node: ast.Call) -> tuple[list[str], dict[str, list[str]]]:
+        args = [(str(i), a) for i, a in enumerate(node.args)] + [(k.arg, k.value) for k in node.keywords if k.arg]
+        return semantics.arg_locality(args, read, self._host, self.qualify, lambda n: id(n) in self._local_call_nodes,
+                                      self._local_params)
+
+    def _local_given_params(self, hostable: bool, node: ast.Call) -> list[str] | None:
+        """A jitted call that would run on this process alone if these parameters of the
+        enclosing function hold process-local data (None: not so whatever they hold)."""
+        if not hostable or self._mesh_context or any(isinstance(a, ast.Starred) for a in node.args) \
+                or any(k.arg is None for k in node.keywords):
+            return None
+        hosts, needs = self._arg_locality(node)
+        if len(hosts) + len(needs) < len(node.args) + len(node.keywords):
+            return None
+        return sorted({p for ps in needs.values() for p in ps})
+
     def _deco_may_run_locally(self, node: ast.FunctionDef, kind: str, qual: str) -> bool:
         """`@jax.jit` (or `@partial(jax.jit, static_argnums=...)`) on a module-level def."""
         if not self.scope.is_module or self.class_stack:
@@ -1214,7 +1269,7 @@ class _Summarizer(semantics.StatementRules):
             m: Sym | None = None
             for v in vals:
                 if v is not None:
-                    m = sym_join(m, v)
+                    m = dict(v) if m is None else sym_join(m, v)
             if m is not None and uniform:
                 # `if multi_process: x = broadcast(x)` (else: the single-process or test path):
                 # a value made to agree on one side of a uniform decision counts as agreed.
@@ -1225,7 +1280,9 @@ class _Summarizer(semantics.StatementRules):
                 # An unordered container (a dict keyed by a set's elements) has no order to
                 # take from the condition: filling it in any order gives the same mapping.
                 imp = {x: y for x, y in implicit.items() if x != "order"} if m.get("u") else implicit
-                m = sym_join(m, imp)
+                # (the condition says which value, not where it lives: locality is kept)
+                local = {x: m[x] for x in ("host", "lp") if x in m}
+                m = dict(sym_join(m, imp), **local)
             before.set_or_delete(k, m)
 
     def st_If(self, node: ast.If):
@@ -1345,7 +1402,9 @@ class _Summarizer(semantics.StatementRules):
         self._positional[qual] = [p.arg for p in pos]
         facts = FunctionFacts(qual, node.lineno, params=params, cls=self.class_stack[-1].name if self.class_stack else None,
                               jit=deco_jit, prop=is_property, statics=_static_params(static_lits, [p.arg for p in pos]),
-                              defaults=const_defaults)
+                              defaults=const_defaults,
+                              host_defaults=[p.arg for p, d in list(zip(pos[len(pos) - len(a.defaults):], a.defaults))
+                                             + list(zip(a.kwonlyargs, a.kw_defaults)) if d is not None and self.is_host(d)])
         self.summary.functions[qual] = facts
         in_class_body = bool(self.class_stack) and self.class_stack[-1].name == qual.rsplit(".", 1)[0]
         if in_class_body:
@@ -1416,7 +1475,7 @@ class _Summarizer(semantics.StatementRules):
                      if isinstance(p.annotation, ast.Name) and p.annotation.id in ("int", "float")}
         decorators = [q for d in node.decorator_list if (q := self.qualify(d.func if isinstance(d, ast.Call) else d))]
         for p in params:
-            env[p] = sym_join({"params": [p]}, defaults.get(p))
+            env[p] = dict(sym_join({"params": [p]}, defaults.get(p)), lp=[p])  # (process-local if it is passed so)
             if p in annotated:
                 env[p]["num"] = True
             fixture = semantics.fixture_param_source(p, facts.name, self.module, facts.cls, decorators, self.path)

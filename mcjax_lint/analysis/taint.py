@@ -31,7 +31,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.index import ProjectIndex, short_name
 from mcjax_lint.analysis.read_cst import read, read_try
 from mcjax_lint.analysis.summary import FunctionFacts, jit_statics
-from mcjax_lint.analysis.values import BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, join_all
+from mcjax_lint.analysis.values import BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, applied, join_all
 from mcjax_lint.model import Edit, Fix
 from mcjax_lint.settings import AnalysisSettings
 
@@ -635,14 +635,14 @@ class FileAnalysis(semantics.StatementRules):
                 m = self.index.method(cls, meth)
                 if m is not None:
                     info.name = m
-                    result, coll = self._project_call(m, argu, node)
+                    result, coll = self._project_call(m, argu, node, bound=True)
                 else:
                     v = self.index.attr(cls, meth)
                     if v is not None and v.callable and self._runs_locally(v.hostable, node):
                         result = Val(host=True)
                     elif v is not None and v.callable:
                         info.name = f"{cls}.{meth}"
-                        result, coll = Val(glob=True), v.callable
+                        result, coll = applied(v.callable), v.callable
                         self._bound_statics(v, node)
                     elif v is not None and v.fn and self.index.collective.get(v.fn):
                         # A project function stored in an attribute (`self.on_eval = sync_eval`)
@@ -664,7 +664,7 @@ class FileAnalysis(semantics.StatementRules):
             elif fv.callable and self._runs_locally(fv.hostable, node):
                 result = Val(host=True)
             elif fv.callable:
-                result, coll = Val(glob=True), fv.callable
+                result, coll = applied(fv.callable), fv.callable
                 self._bound_statics(fv, node)
                 self._chosen_call(fv, node)
                 # Two names for callables from one factory are still two programs.
@@ -677,7 +677,7 @@ class FileAnalysis(semantics.StatementRules):
             elif fv.cls and (call_m := self.index.method(fv.cls, "__call__")):
                 # Calling an instance of a project class (`collate(examples)`): its `__call__`.
                 info.name = call_m
-                result, coll = self._project_call(call_m, argu, node)
+                result, coll = self._project_call(call_m, argu, node, bound=True)
             else:
                 result = evidence.mark(argu, evidence.UNRESOLVED_CALL, f"`{_code(self.module, func)}()`", self.line(node))
         self._thread_start(q, func, node, args)
@@ -698,8 +698,10 @@ class FileAnalysis(semantics.StatementRules):
             self._check_collective_args(info)
         return result
 
-    def _project_call(self, q: str, argu: Val, node: cst.Call, exact: bool = True) -> tuple[Val, str | None]:
-        res, coll = self.index.call_name(q, argu, _given(node) if exact else None)
+    def _project_call(self, q: str, argu: Val, node: cst.Call, exact: bool = True,
+                      bound: bool = False) -> tuple[Val, str | None]:
+        res, coll = self.index.call_name(q, argu, _given(node) if exact else None,
+                                         self._site(node, bound) if exact else None)
         target = self.index._follow_reexport(q)
         if self.index.env_params.get(target):
             res = res.join(self.index.env_read_by(target, lambda p, pos: _env_key_arg(node, p, pos)))
@@ -1327,7 +1329,7 @@ class FileAnalysis(semantics.StatementRules):
             return None or self._known_call("os.environ.get", node, args, argu, info)
         if recv.cls is None and (recv.pd or recv.pdc) and meth in ("__next__",):
             return recv.element(), None
-        res, coll = self.index.call_method(meth, recv, argu, _given(node))
+        res, coll = self.index.call_method(meth, recv, argu, _given(node), self._site(node, True))
         if coll and recv.cls:
             target = self.index.method(recv.cls, meth)
             info.name = target or info.name
@@ -1392,6 +1394,22 @@ class FileAnalysis(semantics.StatementRules):
             self._local_call_nodes.add(id(node))
             return True
         return False
+
+    def _site(self, node: cst.Call, bound: bool) -> dict | None:
+        """Where a call's arguments live (`semantics.arg_locality`), for the index to analyse
+        the callee in this call's context; None when unknown (`*args`, a mesh context)."""
+        given = _given(node)
+        if given is None:
+            return None
+        if self._mesh_context is None:
+            self._mesh_context = semantics.mesh_context_in(self.module.code)
+        if self._mesh_context:
+            return None
+        args = [(a.keyword.value if a.keyword is not None else str(i), a.value)
+                for i, a in enumerate(a for a in node.args if a.keyword is None)] \
+            + [(a.keyword.value, a.value) for a in node.args if a.keyword is not None]
+        hosts, _ = semantics.arg_locality(args, read, self._host, self.qualify, lambda n: id(n) in self._local_call_nodes)
+        return {"h": hosts, "np": given[0], "kw": list(given[1]), "bd": int(bound)}
 
     def _closes_over_host_only(self, q: str) -> bool:
         f = self.index.functions.get(q)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
+from mcjax_lint.analysis import semantics
 from mcjax_lint.analysis.kinds import ARRAY_SHAPE, ELEMENTS, LENGTH
 from mcjax_lint.model import Fix
 
@@ -177,7 +178,9 @@ class Val:
         shape = frozenset(s if s.kind == ARRAY_SHAPE else replace(s, kind=ARRAY_SHAPE) for s in self.shape if s.kind != LENGTH)
         # An element of a global array, or of the tuple of global arrays a jitted call returns,
         # is a global array.
-        return Val(frozenset(), _cap(self.pd | self.pdc), self.order, self.hash, shape, glob=self.glob, callable=self.elems)
+        # An element of process-local data (host data, a pmap's outputs) is process-local.
+        return Val(frozenset(), _cap(self.pd | self.pdc), self.order, self.hash, shape, glob=self.glob, callable=self.elems,
+                   host=self.host)
 
     def key(self, k: str) -> Val | None:
         """The value stored under the constant key `k`, None when keys are not tracked (then a
@@ -262,6 +265,12 @@ def _join_keys(a: tuple | None, b: tuple | None) -> tuple | None:
 
 
 BOTTOM = Val()
+
+
+def applied(desc: str | None, kind: str | None = None) -> Val:
+    """What calling a jitted function gives (`desc` its description, `kind` its wrapper when
+    known): a global array, or process-local arrays for a `pmap` (`semantics.result_is_local`)."""
+    return Val(host=True) if semantics.result_is_local(kind or semantics.callable_kind(desc)) else Val(glob=True)
 SANITIZED = Val(sanitized=True)
 
 
