@@ -30,6 +30,8 @@ UNMATCHED_EXCEPTION = "an exception whose type was not matched against the handl
 HELPER_NOT_FOLLOWED = "a helper not followed"
 UNKNOWN_SET_ELEMENTS = "its order differs between processes only if they are strings, bytes or objects hashed by identity"
 ASSUMED_COLLECTIVE = "an unknown call assumed to be collective work (`assume-unknown-calls-collective`)"
+CAPTURES_UNKNOWN = ("a jitted function given process-local inputs, taken as collective work because it may capture "
+                    "global arrays (a bound method, a lambda, a closure)")
 
 # Markers the engine writes into a collective work's description when it guessed it.
 BY_NAME_NOTE = "(resolved by method name)"
@@ -37,6 +39,7 @@ COLLECTIVE_NOTES = {
     "(unknown call assumed collective)": ASSUMED_COLLECTIVE,
     "passed as a callback": STORED_CALLABLE,
     BY_NAME_NOTE: METHOD_BY_NAME,
+    semantics.CAPTURES_NOTE: CAPTURES_UNKNOWN,
 }
 
 MAX_GUESSES = 3  # per source: enough to explain it, bounded for speed

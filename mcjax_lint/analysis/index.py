@@ -246,6 +246,7 @@ class ProjectIndex:
         # Functions whose collective work is all jitted computation on these parameters: a call
         # passing process-local data for each of them does no collective work (`local_at`).
         self.local_unless: dict[str, frozenset[str]] = {}
+        self.local_guess: set[str] = set()  # of those, the ones whose jitted work may capture global arrays
         self.device_access: dict[str, str] = {}
         self.callback_params: dict[str, set[str]] = {}
         self._attr_cache: dict[str, Val] = {}
@@ -602,7 +603,7 @@ class ProjectIndex:
             cls=sym.get("cls"),
             sanitized=bool(sym.get("san")),
             subgroup=bool(sym.get("sub")),
-            hostable=bool(sym.get("hl") and sym.get("callable")),
+            hostable=(sym.get("hl") or False) if sym.get("callable") else False,
         )
         self._static[id(sym)] = (sym, v)
         return v
@@ -844,7 +845,9 @@ class ProjectIndex:
         elif "v" in call:
             fv = self.resolve(call["v"], path)
             if fv.callable:
-                res, coll = applied(fv.callable), fv.callable
+                res, coll = self._jitted_at(fv, call)
+            elif fv.fn and call.get("ex"):
+                res, coll = self.call_name(fv.fn, argv, given, call)  # a def called by its own name
             elif fv.fn:
                 res, coll = self.call_name(fv.fn, argv)  # arguments unknown: maybe a partial()
             elif fv.cls and self.method(fv.cls, "__call__"):
@@ -951,7 +954,8 @@ class ProjectIndex:
                     res = res.join(sized)
             coll = self.collective.get(q)
             if coll and site is not None and self.local_at(q, site):
-                coll = None  # its jitted work runs on the process-local data this call passes
+                # Its jitted work runs on the process-local data this call passes.
+                coll = f"{coll} {semantics.CAPTURES_NOTE}" if q in self.local_guess else None
             return res, coll
         if q in self.classes:
             init = self.method(q, "__init__")
@@ -966,9 +970,7 @@ class ProjectIndex:
             if g.factory:  # applying a jit decorator of the project's own: a jitted function
                 return Val(callable=f"`jitted function` ({g.factory[0]})"), None
             if g.callable:
-                if g.hostable and site is not None and self.site_need(site, None) == frozenset():
-                    return Val(host=True), None
-                return applied(g.callable), g.callable
+                return self._jitted_at(g, site)
             if g.fn:
                 return self.call_name(g.fn, argv)
             if g.cls:
@@ -983,9 +985,7 @@ class ProjectIndex:
                 return self.call_name(m, argv, given, site)
             v = self.attr(mod, name)
             if v is not None and v.callable:
-                if v.hostable and site is not None and self.site_need(site, None) == frozenset():
-                    return Val(host=True), None  # a jitted attribute on process-local data
-                return applied(v.callable), v.callable
+                return self._jitted_at(v, site)
             if v is not None and v.fn:
                 return self.call_name(v.fn, argv)
             return argv, None
@@ -998,6 +998,14 @@ class ProjectIndex:
         return replace(argv, ext=True), None
 
     # ---------------------------------------------------------------- call-site context
+    def _jitted_at(self, v: Val, site: dict | None) -> tuple[Val, str | None]:
+        """Calling the jitted function `v` (a global or an attribute) at `site`."""
+        if v.hostable and site is not None and self.site_need(site, None) == frozenset():
+            if v.hostable is True:
+                return Val(host=True), None  # on process-local data: this process's work
+            return applied(v.callable), f"{v.callable} {semantics.CAPTURES_NOTE}"
+        return applied(v.callable), v.callable
+
     @staticmethod
     def site_need(site: dict, keys: Collection[str] | None) -> frozenset[str] | None:
         """For a call (`site`): the enclosing function's parameters that must hold process-local
@@ -1048,34 +1056,39 @@ class ProjectIndex:
         keys = self._site_keys(q, cond, site)
         return keys is not None and self.site_need(site, keys) == frozenset()
 
-    def _call_need(self, call: dict, path: str) -> frozenset[str] | None:
+    def _call_need(self, call: dict, path: str) -> tuple[frozenset[str] | None, bool]:
         """A collective call of a function: the function's parameters that, all holding
-        process-local data, make it no collective work (None: collective whatever they hold)."""
+        process-local data, make it no collective work (None: collective whatever they hold),
+        and whether that is a guess (the jitted work may capture global arrays)."""
         if "v" in call and "n" not in call:
             fv = self.resolve(call["v"], path)
             m = self.method(fv.cls, "__call__") if fv.cls and not fv.callable and not fv.fn else None
             if m is not None:
                 return self._call_need(dict(call, n=m, bd=1), path)
-            return None
+            if fv.fn and not fv.callable and call.get("ex"):
+                return self._call_need(dict(call, n=fv.fn), path)
+            if fv.callable and fv.hostable:
+                return self.site_need(call, None), fv.hostable is not True
+            return None, False
         if "n" in call:
             q = self._follow_reexport(call["n"])
             if q not in self.functions and q in self.classes:
-                return None
+                return None, False
             mod, _, name = q.rpartition(".")
             if q not in self.functions and mod in self.classes and (m := self.method(mod, name)) is not None:
                 q = m
             f = self.functions.get(q)
             if f is not None and f.jit:
-                return self.site_need(call, None) if "l" in f.flags else None
+                return (self.site_need(call, None) if "l" in f.flags else None), False
             if f is not None:
                 cond = self.local_unless.get(q)
                 keys = self._site_keys(q, cond, call) if cond is not None else None
-                return self.site_need(call, keys) if keys is not None else None
+                return (self.site_need(call, keys) if keys is not None else None), q in self.local_guess
             mod, _, name = q.rpartition(".")
             g = self.ref(q) if q in self.globals else (self.attr(mod, name) if mod in self.classes else None)
             if g is not None and g.callable and g.hostable:
-                return self.site_need(call, None)
-        return None
+                return self.site_need(call, None), g.hostable is not True
+        return None, False
 
     def call_method(self, meth: str, recv: Val, argv: Val = BOTTOM, given: tuple | None = None,
                     site: dict | None = None) -> tuple[Val, str | None]:
@@ -1222,19 +1235,24 @@ class ProjectIndex:
         if q not in self.collective or q in self.local_unless:
             # (collectiveness only grows: none, then jitted work on some parameters, more of
             # them, then collective whatever the parameters hold)
-            coll, need = self._collective_of(f, path)
+            coll, need, guess = self._collective_of(f, path)
             if coll is not None and q not in self.collective:
                 self.collective[q] = coll
                 changed.add(q)
                 if need is not None:
                     self.local_unless[q] = need
+                    if guess:
+                        self.local_guess.add(q)
             elif coll is not None:  # it was jitted work on some parameters
                 was = self.local_unless[q]
                 if need is None:
                     del self.local_unless[q]
+                    self.local_guess.discard(q)
                     changed.add(q)
-                elif not need <= was:
+                elif not need <= was or guess and q not in self.local_guess:
                     self.local_unless[q] = was | need
+                    if guess:
+                        self.local_guess.add(q)
                     changed.add(q)
         for call in f.calls:
             if (call.get("cb") or call.get("cbc")) and "n" in call:
@@ -1265,36 +1283,40 @@ class ProjectIndex:
                     out.add(n)
         return out
 
-    def _collective_of(self, f: FunctionFacts, path: str) -> tuple[str | None, frozenset[str] | None]:
-        """(the first collective work `f` does or None, and when all of it is jitted work on
-        some of its parameters, those parameters: see `local_unless`)."""
+    def _collective_of(self, f: FunctionFacts, path: str) -> tuple[str | None, frozenset[str] | None, bool]:
+        """(the first collective work `f` does or None; when all of it is jitted work on some of
+        its parameters, those parameters (see `local_unless`); whether that work may capture
+        global arrays)."""
         d = self._declared(f.name)
         if d is not None:
-            return d[1], None
+            return d[1], None, False
         short = os.path.basename(path)
         if f.collective:
             self._note_origin(short, f.collective[1], path)
-            return f"{f.collective[0]} ({short}:{f.collective[1]})", None
+            return f"{f.collective[0]} ({short}:{f.collective[1]})", None, False
         first: str | None = None
         need: set[str] = set()
-        for desc, line, params in f.param_jits:
+        guess = False
+        for desc, line, params, *captures in f.param_jits:
             if first is None:
                 self._note_origin(short, line, path)
                 first = f"{desc} ({short}:{line})"
             need.update(params)
+            guess = guess or bool(captures)
         for call in f.calls:
             c = self.call_collective(call, path)
             if c:
-                n = self._call_need(call, path)
+                n, g = self._call_need(call, path)
                 if n is None:
-                    return _chain(c, call, f, short), None
+                    return _chain(c, call, f, short), None, False
                 first = first or _chain(c, call, f, short)
                 need.update(n)
+                guess = guess or g
         if f.called_params:
             cb = self.callback_params.get(f.name)
             if cb and cb & set(f.called_params):
-                return f"a collective callback passed as `{sorted(cb & set(f.called_params))[0]}`", None
-        return first, (frozenset(need) if first is not None else None)
+                return f"a collective callback passed as `{sorted(cb & set(f.called_params))[0]}`", None, False
+        return first, (frozenset(need) if first is not None else None), guess
 
     def _device_of(self, f: FunctionFacts) -> str | None:
         if f.device_access:

@@ -890,6 +890,19 @@ def host_iteration(it: object, read: Reader, host_name: HostName, qualify: Quali
     return is_host_data(it, read, host_name, qualify, local_call)
 
 
+# `jit_may_run_locally`'s third answer: the jitted function may capture global arrays, unknown.
+CAPTURES_UNKNOWN = "captures"
+# Written after the description of collective work taken to be so only because of that.
+CAPTURES_NOTE = "(on process-local inputs; may capture global arrays)"
+
+
+def join_hostable(a: bool | str, b: bool | str) -> bool | str:
+    """Of two jitted callables joined: the weaker claim (False < CAPTURES_UNKNOWN < True)."""
+    if a is False or b is False:
+        return False
+    return True if a is True and b is True else CAPTURES_UNKNOWN
+
+
 def jit_may_run_locally(kind: str, keywords: Collection[str], target: object | None, read: Reader, qualify: Qualify,
                         closes_over_host_only: Callable[[str], bool]) -> bool:
     """Whether a function jitted this way (`jax.jit(target, **keywords)`, or a decorator) can run
@@ -897,26 +910,29 @@ def jit_may_run_locally(kind: str, keywords: Collection[str], target: object | N
     every process (`pmap`, `shard_map`), a keyword may place it (`in_shardings`, `device`, ...),
     or the function closes over values that may be global arrays. The target must be a library
     function or a project function that reads only host data from enclosing scopes
-    (`closes_over_host_only(qualified name)`); anything else (a bound method, a lambda) may
-    close over global arrays."""
+    (`closes_over_host_only(qualified name)`) to be certain; anything else (a bound method, a
+    lambda) may close over global arrays: `CAPTURES_UNKNOWN`."""
     if kind not in LOCAL_JIT_KINDS or any(k not in _PLACEMENT_FREE_JIT_KEYWORDS for k in keywords):
         return False
     if target is None:
         return True  # a decorator: the caller checks the decorated function
     q = qualify(target)
     if q is None:
-        return False
+        # A bound method, a lambda, a local function: what it captures (the instance's
+        # attributes, enclosing variables) is not known. Given process-local inputs it is
+        # collective work only if it captures a global array: a guess (`CAPTURES_UNKNOWN`).
+        return CAPTURES_UNKNOWN
     if q.split(".")[0] in LIBRARY_ROOTS:
         return True
-    return closes_over_host_only(q)
+    return True if closes_over_host_only(q) else CAPTURES_UNKNOWN
 
 
-def jitted_call_is_local(hostable: bool, arg_nodes: Collection[object] | None, is_host: Callable[[object], bool],
+def jitted_call_is_local(hostable: bool | str, arg_nodes: Collection[object] | None, is_host: Callable[[object], bool],
                          mesh_context: bool) -> bool:
     """A call of a jitted function is process-local work (not cross-process) when the function can
     run locally (`jit_may_run_locally`), every argument is host data, and no mesh context is in
     force in the file (`with mesh:`, `use_mesh`, `set_mesh` place computations on the mesh)."""
-    return hostable and not mesh_context and arg_nodes is not None and all(is_host(a) for a in arg_nodes)
+    return hostable is True and not mesh_context and arg_nodes is not None and all(is_host(a) for a in arg_nodes)
 
 
 def callable_kind(desc: str | None) -> str | None:

@@ -93,8 +93,12 @@ def sym_join(a: Sym | None, b: Sym | None) -> Sym:
         out.pop("lp", None)
     else:
         out["lp"] = sorted(set(la) | set(lb))  # (uncapped: a dropped parameter would be unsound)
-    if out.get("hl") and not all(x.get("hl") for x in (a, b) if x.get("callable")):
-        del out["hl"]  # (a callable that may run locally only where every joined one may)
+    hls = [x.get("hl", False) for x in (a, b) if x.get("callable")]
+    hl = semantics.join_hostable(*hls) if len(hls) == 2 else (hls[0] if hls else False)
+    if hl:  # (a callable that may run locally only where every joined one may)
+        out["hl"] = hl
+    else:
+        out.pop("hl", None)
     return out
 
 
@@ -759,16 +763,21 @@ class _Summarizer(semantics.StatementRules):
             if fv.get("jitf"):
                 return jit_factory_result(fv["jitf"], node.args[0] if node.args else None, self._positional_params)
             if fv.get("callable"):
-                if self._runs_locally(bool(fv.get("hl")), node):
+                hl = fv.get("hl") or False
+                if self._runs_locally(hl, node):
                     return {"host": True}
-                need = self._local_given_params(bool(fv.get("hl")), node)
+                need = self._local_given_params(hl, node)
                 if need is not None and facts is not None and len(facts.param_jits) < MAX_ITEMS:
-                    facts.param_jits.append([fv["callable"], node.lineno, need])
+                    # ([..., 1]: it may capture global arrays, so local only by a guess)
+                    facts.param_jits.append([fv["callable"], node.lineno, need] + ([1] if hl is not True else []))
                 else:
                     self._collective(f"{fv['callable']}", node)
                 # (a pmap's outputs are this process's own arrays: `semantics.result_is_local`)
                 return {"host": True} if semantics.result_is_local(semantics.callable_kind(fv["callable"])) else {"glob": True}
             call["v"] = _prune({k: v for k, v in fv.items() if k in ("via", "refs", "params", "callable")})
+            if isinstance(func, ast.Name) and fv.get("refs") == [f"{self.scope.facts.name if not self.scope.is_module else self.module}.{func.id}"] \
+                    and len(fv) == 1:
+                call["ex"] = 1  # a def of this scope called by its own name (not a partial of it)
             if facts is not None:
                 for p in fv.get("params", []):
                     if p not in facts.called_params:
@@ -928,14 +937,16 @@ class _Summarizer(semantics.StatementRules):
             statics = jit_statics(*literal_statics(node.keywords), self._positional_params(target))
             if statics:
                 out["statics"] = statics
-            if q in K.JIT_WRAPPERS and semantics.jit_may_run_locally(
-                    kind, [k.arg or "**" for k in node.keywords], target, read, self.qualify, self._closes_over_host_only):
-                out["hl"] = True
+            hl = q in K.JIT_WRAPPERS and semantics.jit_may_run_locally(
+                kind, [k.arg or "**" for k in node.keywords], target, read, self.qualify, self._closes_over_host_only)
+            if hl:
+                out["hl"] = hl
             return out
         if q in ("functools.partial", "partial") and args:
             out = dict(args[0])
             if out.get("hl") and not all(self.is_host(a) for a in list(node.args[1:]) + [k.value for k in node.keywords]):
                 del out["hl"]  # bound arguments that may be global arrays
+            out["pt"] = 1  # (a partial: not the def itself, see call "ex")
             return out
         if q in K.SANITIZERS:
             if q in K.COLLECTIVE_CALLS:
@@ -1041,7 +1052,7 @@ class _Summarizer(semantics.StatementRules):
 
     as_host = staticmethod(lambda v: dict(v, host=True))
 
-    def _runs_locally(self, hostable: bool, node: ast.Call) -> bool:
+    def _runs_locally(self, hostable: bool | str, node: ast.Call) -> bool:
         """A call of a jitted function that runs on this process alone (semantics.jitted_call_is_local)."""
         args = [a.value if isinstance(a, ast.Starred) else a for a in node.args] + [k.value for k in node.keywords]
         if semantics.jitted_call_is_local(hostable, args, self.is_host, self._mesh_context):
@@ -1064,7 +1075,7 @@ class _Summarizer(semantics.StatementRules):
         return semantics.arg_locality(args, read, self._host, self.qualify, lambda n: id(n) in self._local_call_nodes,
                                       self._local_params)
 
-    def _local_given_params(self, hostable: bool, node: ast.Call) -> list[str] | None:
+    def _local_given_params(self, hostable: bool | str, node: ast.Call) -> list[str] | None:
         """A jitted call that would run on this process alone if these parameters of the
         enclosing function hold process-local data (None: not so whatever they hold)."""
         if not hostable or self._mesh_context or any(isinstance(a, ast.Starred) for a in node.args) \

@@ -132,6 +132,7 @@ class FileAnalysis(semantics.StatementRules):
         self._full_positions = None
         self._mesh_context: bool | None = None  # (semantics.mesh_context_in, read once when needed)
         self._local_call_nodes: set[int] = set()  # jitted calls found to run on this process alone
+        self._def_values: dict[str, Val] = {}  # each def's own value (a call through it is a call of the def)
 
     # ================================================================ positions & sources
     def pos(self, node: cst.CSTNode):
@@ -642,7 +643,7 @@ class FileAnalysis(semantics.StatementRules):
                         result = Val(host=True)
                     elif v is not None and v.callable:
                         info.name = f"{cls}.{meth}"
-                        result, coll = applied(v.callable), v.callable
+                        result, coll = applied(v.callable), self._captures(v, node)
                         self._bound_statics(v, node)
                     elif v is not None and v.fn and self.index.collective.get(v.fn):
                         # A project function stored in an attribute (`self.on_eval = sync_eval`)
@@ -664,14 +665,15 @@ class FileAnalysis(semantics.StatementRules):
             elif fv.callable and self._runs_locally(fv.hostable, node):
                 result = Val(host=True)
             elif fv.callable:
-                result, coll = applied(fv.callable), fv.callable
+                result, coll = applied(fv.callable), self._captures(fv, node)
                 self._bound_statics(fv, node)
                 self._chosen_call(fv, node)
                 # Two names for callables from one factory are still two programs.
                 info.token = f"{_code(self.module, func)}: {fv.callable}"
             elif fv.fn:
                 info.name = fv.fn
-                result, coll = self._project_call(fv.fn, argu, node, exact=False)  # maybe a partial()
+                # (the def's own value: its arguments are this call's; else maybe a partial())
+                result, coll = self._project_call(fv.fn, argu, node, exact=fv is self._def_values.get(fv.fn))
                 if coll:
                     self._chosen_call(fv, node)
             elif fv.cls and (call_m := self.index.method(fv.cls, "__call__")):
@@ -1384,9 +1386,18 @@ class FileAnalysis(semantics.StatementRules):
 
     as_host = staticmethod(lambda v: replace(v, host=True))
 
-    def _runs_locally(self, hostable: bool, node: cst.Call) -> bool:
+    def _captures(self, fv: Val, node: cst.Call) -> str | None:
+        """The collective work of calling jitted `fv`: said to be a guess when its inputs are all
+        process-local and only what it may capture makes it collective."""
+        if fv.hostable == semantics.CAPTURES_UNKNOWN:
+            site = self._site(node, False)
+            if site is not None and len(site["h"]) == site["np"] + len(site["kw"]):
+                return f"{fv.callable} {semantics.CAPTURES_NOTE}"
+        return fv.callable
+
+    def _runs_locally(self, hostable: bool | str, node: cst.Call) -> bool:
         """A call of a jitted function that runs on this process alone (semantics.jitted_call_is_local)."""
-        if not hostable:
+        if hostable is not True:
             return False
         if self._mesh_context is None:
             self._mesh_context = semantics.mesh_context_in(self.module.code)
@@ -1815,6 +1826,7 @@ class FileAnalysis(semantics.StatementRules):
         value = Val(callable=f"`{node.name.value}` ({jit})", fn=qual, hostable=self._local_jit(qual)) if jit else Val(fn=qual)
         if not in_class:
             self.scope.env[node.name.value] = value
+            self._def_values[qual] = value
         cls = self.cls_stack[-1] if in_class else None
         self.fn_nodes[qual] = (node, self.scope, cls)
         self.pending.append((qual, node, defaults, self.scope, cls))

@@ -110,7 +110,8 @@ class Val:
     host: bool = False
     # With `callable`: a jitted function that runs on this process alone when its inputs are all
     # host data (`semantics.jit_may_run_locally`); kept only where every joined callable is one.
-    hostable: bool = False
+    # `semantics.CAPTURES_UNKNOWN` when it may capture global arrays (a guess either way).
+    hostable: bool | str = False
     # With `sharding`: fully replicated (`NamedSharding(mesh, P())`): every process holds the
     # whole array, so host data put there must be the same everywhere.
     replicated: bool = False
@@ -153,8 +154,8 @@ class Val:
             self.elems or other.elems,
             self.factory or other.factory,
             self.host and other.host,
-            (self.hostable or not self.callable) and (other.hostable or not other.callable)
-            and bool(self.callable or other.callable),
+            semantics.join_hostable(self.hostable if self.callable else True, other.hostable if other.callable else True)
+            if self.callable or other.callable else False,
             self.replicated and other.replicated,
             _join_keys(self.keys, other.keys),
         )
