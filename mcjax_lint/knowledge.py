@@ -154,6 +154,9 @@ SUBGROUP_KWARGS = {"active_processes", "process_ids", "processes"}
 COLLECTIVE_METHOD_NAMES = {"wait_at_barrier", "sync_global_devices"}
 
 # Calls that return a collective callable: applying the result is collective work.
+# Copy a pytree onto this process's own devices (one copy per local device): the result is the
+# same kind of object (a project class stays that class) holding process-local arrays.
+LOCAL_REPLICATORS = frozenset({"flax.jax_utils.replicate", "jax.device_put_replicated"})
 JIT_WRAPPERS: dict[str, str] = {
     "jax.jit": "jit",
     "jax.pmap": "pmap",

@@ -630,6 +630,8 @@ class ProjectIndex:
         if sym.get("tup") is not None:
             # One level of tuple elements (nested tuples from recursive helpers would grow forever).
             out = replace(out, items=tuple(_flat(self.resolve(x, path)) for x in sym["tup"]))
+        if sym.get("host") is True and not out.host:
+            out = replace(out, host=True)  # (where it lives does not depend on what it was computed from)
         return out
 
     def _constructor_args(self, ip: str) -> Val:
@@ -923,7 +925,8 @@ class ProjectIndex:
                 if "l" in f.flags and site is not None and self.site_need(site, None) == frozenset():
                     return Val(host=True), None  # a jit-decorated function on process-local data
                 return applied(None, f.jit), f"`{short_name(q)}` ({f.jit})"
-            res = _bind_guards(self.returns.get(q, BOTTOM), q, f, given)
+            ret = self.returns.get(q, BOTTOM)
+            res = _bind_guards(ret, q, f, given)
             if (res.ckpt or res.cls) and argv.subgroup:
                 # A factory handed a process-subset configuration builds a subgroup checkpointer.
                 res = replace(res, subgroup=True)
@@ -952,6 +955,8 @@ class ProjectIndex:
                         for x, fl in zip(items, flows or ("order",) * len(items))))
                 else:
                     res = res.join(sized)
+            if ret.host and not res.host:
+                res = replace(res, host=True)  # a helper returning host data on every path
             coll = self.collective.get(q)
             if coll and site is not None and self.local_at(q, site):
                 # Its jitted work runs on the process-local data this call passes.
@@ -1003,7 +1008,7 @@ class ProjectIndex:
         if v.hostable and site is not None and self.site_need(site, None) == frozenset():
             if v.hostable is True:
                 return Val(host=True), None  # on process-local data: this process's work
-            return applied(v.callable), f"{v.callable} {semantics.CAPTURES_NOTE}"
+            return BOTTOM, f"{v.callable} {semantics.CAPTURES_NOTE}"
         return applied(v.callable), v.callable
 
     @staticmethod

@@ -27,7 +27,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import read, read_try
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 38
+SUMMARY_VERSION = 39
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -429,6 +429,7 @@ class _Summarizer(semantics.StatementRules):
         # calls found to run locally, the module's defs that close over host data only.
         self._mesh_context = semantics.mesh_context_in(source)
         self._local_call_nodes: set[int] = set()
+        self._ret_host: dict[str, bool] = {}  # functions: every return so far is host data
         self._local_jits: set[str] = set()  # jit-decorated defs of this module that may run locally
         self._host_closed: dict[str, bool] = {}
         self._module_host_names: set[str] | None = None
@@ -650,6 +651,7 @@ class _Summarizer(semantics.StatementRules):
             v = sym_join(v, t)
         if not self.scope.is_module:
             self.scope.facts.returns = sym_join(self.scope.facts.returns, v)
+            self._ret_host[self.scope.facts.name] = False  # (a generator: not followed as host data)
         return {}
 
     def ev_YieldFrom(self, node: ast.YieldFrom) -> Sym:
@@ -658,6 +660,7 @@ class _Summarizer(semantics.StatementRules):
             v = sym_join(v, t)
         if not self.scope.is_module:
             self.scope.facts.returns = sym_join(self.scope.facts.returns, v)
+            self._ret_host[self.scope.facts.name] = False  # (a generator: not followed as host data)
         return {}
 
     def ev_IfExp(self, node: ast.IfExp) -> Sym:
@@ -881,6 +884,11 @@ class _Summarizer(semantics.StatementRules):
             if not self.summary.initialize_line:
                 self.summary.initialize_line = node.lineno
             return {}
+        if q in K.LOCAL_REPLICATORS:
+            # The same object on this process's devices (its class's methods are still its own).
+            a0 = args[0] if args else {}
+            return dict({k: v for k, v in a0.items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs", "cls")},
+                        host=True)
         desc = semantics.process_dependent_call(q, self.summary.seeded_rngs, bool(node.args or node.keywords))
         if desc is not None:
             self.summary.direct_sources = True
@@ -1241,6 +1249,12 @@ class _Summarizer(semantics.StatementRules):
                 for t in self._ret_taints:
                     v = sym_join(v, t)
             f.returns = sym_join(f.returns, v)
+            # Host data returned on every path is host data at every call (`semantics.is_host_data`).
+            self._ret_host[f.name] = self._ret_host.get(f.name, True) and (self.is_host(node.value) or v.get("host") is True)
+            if self._ret_host[f.name]:
+                f.returns["host"] = True
+            else:
+                f.returns.pop("host", None)
 
     def _chooses(self, e: ast.expr) -> bool:
         """A constant, or a module-level name (a function, a global), as a returned choice."""

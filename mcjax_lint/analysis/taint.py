@@ -643,7 +643,7 @@ class FileAnalysis(semantics.StatementRules):
                         result = Val(host=True)
                     elif v is not None and v.callable:
                         info.name = f"{cls}.{meth}"
-                        result, coll = applied(v.callable), self._captures(v, node)
+                        result, coll = self._jitted_call(v, node)
                         self._bound_statics(v, node)
                     elif v is not None and v.fn and self.index.collective.get(v.fn):
                         # A project function stored in an attribute (`self.on_eval = sync_eval`)
@@ -665,7 +665,7 @@ class FileAnalysis(semantics.StatementRules):
             elif fv.callable and self._runs_locally(fv.hostable, node):
                 result = Val(host=True)
             elif fv.callable:
-                result, coll = applied(fv.callable), self._captures(fv, node)
+                result, coll = self._jitted_call(fv, node)
                 self._bound_statics(fv, node)
                 self._chosen_call(fv, node)
                 # Two names for callables from one factory are still two programs.
@@ -695,9 +695,11 @@ class FileAnalysis(semantics.StatementRules):
         if coll and not info.collective:
             info.collective = coll
             info.token = info.token or info.name or coll
+        if result is not None and result.host is True:
+            self._local_call_nodes.add(id(node))  # (its result is host data: `is_host`)
         info.result = info.result.join(result) if info.result != BOTTOM else result
         if info.collective:
-            self._check_collective_args(info)
+            self._check_collective_args(info, coll)
         return result
 
     def _project_call(self, q: str, argu: Val, node: cst.Call, exact: bool = True,
@@ -828,14 +830,16 @@ class FileAnalysis(semantics.StatementRules):
             # processes, so the callee's `if emit is not None` differs between them)
             # And a function chosen per process (`run(a if rank == 0 else b)`): the callee's call
             # of its parameter runs another program there.
-            val = val.taint().join(Val(callable=desc, chosen=val.chosen)) if desc else val.taint()
+            val = val.taint().join(Val(callable=desc, chosen=val.chosen)) if desc else \
+                (replace(val.taint(), host=True) if self.is_host(a.value) else val.taint())
+            # (process-local data at every such call stays so in the callee: `Val.join`)
             if a.keyword is not None:
                 name = a.keyword.value
                 if (name in params or name in kwonly) and (host is None or name in host):
-                    cur[name] = cur.get(name, BOTTOM).join(val)
+                    cur[name] = cur[name].join(val) if name in cur else val
             elif not a.star:
                 if i < len(params) and (host is None or params[i] in host):
-                    cur[params[i]] = cur.get(params[i], BOTTOM).join(val)
+                    cur[params[i]] = cur[params[i]].join(val) if params[i] in cur else val
                 i += 1
 
     def _callable_desc(self, v: Val) -> str | None:
@@ -933,6 +937,9 @@ class FileAnalysis(semantics.StatementRules):
             arg0 = arg0.join(self._iterated_instance(arg0.cls, node))
             args = [(0, arg0)] + list(args[1:])
             argu = argu.join(arg0.data())
+        if q in K.LOCAL_REPLICATORS:
+            # The same object (`replicate(trainer).pmapped_step(...)` is its method) on local devices.
+            return replace(arg0.taint(), cls=arg0.cls, host=True), None
         desc = semantics.process_dependent_call(q, self.seeded_modules, bool(node.args))
         if desc is not None:
             if semantics.draw_of_given_size(q, sum(a.keyword is None and not a.star for a in node.args),
@@ -1386,14 +1393,15 @@ class FileAnalysis(semantics.StatementRules):
 
     as_host = staticmethod(lambda v: replace(v, host=True))
 
-    def _captures(self, fv: Val, node: cst.Call) -> str | None:
-        """The collective work of calling jitted `fv`: said to be a guess when its inputs are all
-        process-local and only what it may capture makes it collective."""
+    def _jitted_call(self, fv: Val, node: cst.Call) -> tuple[Val, str | None]:
+        """(result, collective work) of calling jitted `fv` (not proven local): a guess when its
+        inputs are all process-local and only what it may capture makes it collective (then
+        whether its result is a global array is not known either)."""
         if fv.hostable == semantics.CAPTURES_UNKNOWN:
             site = self._site(node, False)
             if site is not None and len(site["h"]) == site["np"] + len(site["kw"]):
-                return f"{fv.callable} {semantics.CAPTURES_NOTE}"
-        return fv.callable
+                return BOTTOM, f"{fv.callable} {semantics.CAPTURES_NOTE}"
+        return applied(fv.callable), fv.callable
 
     def _runs_locally(self, hostable: bool | str, node: cst.Call) -> bool:
         """A call of a jitted function that runs on this process alone (semantics.jitted_call_is_local)."""
@@ -1443,12 +1451,12 @@ class FileAnalysis(semantics.StatementRules):
             self._sink_keys.add(key)
             self.sinks.append(sink)
 
-    def _check_collective_args(self, info: CallInfo) -> None:
+    def _check_collective_args(self, info: CallInfo, now: str | None = None) -> None:
         # Only collective primitives: a project function's own body is analysed where it
         # uses its arguments (with the values its same-file callers pass).
         if info.via_project:
             return
-        what = info.collective or "collective work"
+        what = now or info.collective or "collective work"  # (this evaluation's, with its guesses)
         per_process = info.name in K.PER_PROCESS_DATA_COLLECTIVES
         shard_list = K.PER_PROCESS_SHARD_LISTS.get(info.name or "", ())
         for k, v in info.args:
@@ -1876,7 +1884,7 @@ class FileAnalysis(semantics.StatementRules):
             if fixture is not None:  # (pytest passes a per-process fixture)
                 v = v.join(Val(pd=frozenset({self.src(p.name, fixture, kinds.PROCESS_ID)})))
             if param_taint and name in param_taint:
-                v = v.join(param_taint[name])
+                v = param_taint[name] if v == BOTTOM else v.join(param_taint[name])
             if i == 0 and cls and name in ("self", "cls") and not _is_static(node):
                 v = Val(cls=cls)
             if name in callbacks:
