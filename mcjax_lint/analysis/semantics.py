@@ -924,7 +924,7 @@ def jit_may_run_locally(kind: str, keywords: Collection[str], target: object | N
         return CAPTURES_UNKNOWN
     if q.split(".")[0] in LIBRARY_ROOTS:
         return True
-    return True if closes_over_host_only(q) else CAPTURES_UNKNOWN
+    return closes_over_host_only(q)  # (a module's function: what it reads is known)
 
 
 def jitted_call_is_local(hostable: bool | str, arg_nodes: Collection[object] | None, is_host: Callable[[object], bool],

@@ -59,3 +59,40 @@ def test_local_jit_on_host_data_is_not_reported(body):
 ])
 def test_jit_that_may_touch_a_global_array_is_still_reported(body):
     assert "MCJ101" in _codes(body)
+
+
+# Followed through calls: a helper is analysed in the context of each call (what its parameters
+# hold there), a pmap's outputs are this process's own arrays.
+SHOW = "def show(x, scale=2.0):\n    return step(x * scale)\nstep = jax.jit(decode)\n"
+
+
+@pytest.mark.parametrize("body", [
+    SHOW + "if jax.process_index() == 0:\n    show(np.zeros((2, 4)))\n",
+    SHOW + "def twice(y):\n    return show(y) + show(y)\nif jax.process_index() == 0:\n    twice(W)\n",
+    SHOW + "out = jax.pmap(lambda a: a * 2)(np.ones((1, 2, 4)))\nif jax.process_index() == 0:\n    show(out[0])\n",
+    SHOW + "def rows():\n    return np.zeros((2, 4))\nif jax.process_index() == 0:\n    show(rows())\n",
+])
+def test_helper_running_a_local_jit_on_host_data_is_not_reported(body):
+    assert _codes(body) == []
+
+
+def _findings(body: str):
+    findings, _ = engine.analyze_project({"t.py": HEAD + body})
+    return [(f.code, f.severity.value if hasattr(f.severity, "value") else str(f.severity), f.message) for f in findings]
+
+
+@pytest.mark.parametrize("body", [
+    SHOW + "if jax.process_index() == 0:\n    show(G)\n",
+    SHOW + "if jax.process_index() == 0:\n    show(W, scale=G)\n",
+    SHOW + "def twice(y):\n    return show(y) + show(y)\nif jax.process_index() == 0:\n    twice(G)\n",
+])
+def test_helper_handed_a_global_array_is_a_certain_finding(body):
+    found = _findings(body)
+    assert [c for c, _, _ in found] == ["MCJ101"] and found[0][1] == "error", found
+
+
+def test_jitted_closure_on_host_data_is_a_possible_finding():
+    # What a lambda (or a bound method) captures is not followed: it may be a global array.
+    found = _findings("step = jax.jit(lambda a: a @ G)\nif jax.process_index() == 0:\n    step(W)\n")
+    assert [(c, s) for c, s, _ in found] == [("MCJ101", "warning")], found
+    assert "possible" in found[0][2] and "capture" in found[0][2]
