@@ -568,6 +568,9 @@ def forget_changes(index: Any, plans: list[ChangePlan]) -> None:
     changed files' function facts in place; then `relocate_index`, then `resolve_changes`."""
     for plan in plans:
         for q in plan.gone + plan.names:
+            if q in index.local_unless:
+                # Its callers decided call by call whether it does collective work there.
+                raise Unrelocatable(f"{q} does jitted work on its parameters")
             for table in (index.returns, index.param_flow, index.item_flow, index.collective, index.env_params,
                           index.device_access, index.callback_params):
                 table.pop(q, None)
@@ -608,6 +611,8 @@ def resolve_changes(index: Any, plans: list[ChangePlan]) -> None:
     for q in names:
         f = index.functions[q]
         path = index.fn_path[q]
+        if q in index.local_unless:
+            raise Unrelocatable(f"{q} does jitted work on its parameters")
         if q in index.collective and not f.collective:
             found = sum(1 for call in f.calls if index.call_collective(call, path))
             if found != 1:
