@@ -60,6 +60,11 @@ _READ = {
 }
 
 
+def last_statement(body: list | None) -> str | None:
+    """The kind of a block's last statement, lowercased ("return", "assign", ...), None if empty."""
+    return type(body[-1]).__name__.lower() if body else None
+
+
 def read_try(n: ast.Try) -> tuple:
     """A `try` statement as `semantics.StatementRules.st_Try` reads it: (body, [(handler type
     or None, name bound or None, handler body)], else body or None, finally body or None)."""

@@ -78,6 +78,18 @@ _READ = {
 }
 
 
+def last_statement(body) -> str | None:
+    """The kind of a block's last statement, lowercased (see read_ast.last_statement): on a line
+    of several (`x = 1; return`), the last of them."""
+    stmts = getattr(body, "body", None) or []
+    if not stmts:
+        return None
+    last = stmts[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return type(last.body[-1]).__name__.lower() if last.body else None
+    return type(last).__name__.lower()
+
+
 def read_try(n: cst.Try) -> tuple:
     """A `try` statement as `semantics.StatementRules.st_Try` reads it (see read_ast.read_try)."""
     handlers = [(h.type, h.name.name.value if h.name is not None and isinstance(h.name.name, cst.Name) else None, h.body)

@@ -640,6 +640,15 @@ def singleton_test(test: object, read: Reader) -> tuple[str | None, bool]:
                             (_len_of_name(right, read), _small_int(right, read)))
 
 
+_LEAVING_STATEMENTS = frozenset({"return", "raise", "break", "continue"})
+
+
+def always_leaves(body: object, last_statement: Callable[[object], str | None]) -> bool:
+    """Whether a block never falls through to what follows it: its last statement is a `return`,
+    `raise`, `break` or `continue` (`last_statement`: the pass's reader of a block)."""
+    return last_statement(body) in _LEAVING_STATEMENTS
+
+
 @dataclass
 class Repeated:
     """A loop body run `passes` times in a row: what a value carries from one iteration to the

@@ -24,7 +24,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import kinds, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
-from mcjax_lint.analysis.read_ast import read, read_try
+from mcjax_lint.analysis.read_ast import last_statement, read, read_try
 from mcjax_lint.errors import AnalysisError
 
 SUMMARY_VERSION = 39
@@ -1802,7 +1802,7 @@ def _control(cond: Sym) -> Sym:
 
 
 def _always_exits(body: list[ast.stmt]) -> bool:
-    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Break, ast.Continue))
+    return semantics.always_leaves(body, last_statement)
 
 
 

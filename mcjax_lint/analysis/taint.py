@@ -29,7 +29,7 @@ from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.index import ProjectIndex, short_name
-from mcjax_lint.analysis.read_cst import read, read_try
+from mcjax_lint.analysis.read_cst import last_statement, read, read_try
 from mcjax_lint.analysis.summary import FunctionFacts, jit_statics
 from mcjax_lint.analysis.values import BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, applied, join_all
 from mcjax_lint.model import Edit, Fix
@@ -2135,12 +2135,7 @@ def _small_int(node) -> int | None:
 
 
 def _always_exits(body) -> bool:
-    stmts = getattr(body, "body", [])
-    if not stmts:
-        return False
-    last = stmts[-1]
-    return isinstance(last, cst.SimpleStatementLine) and any(
-        isinstance(x, (cst.Return, cst.Raise, cst.Break, cst.Continue)) for x in last.body)
+    return semantics.always_leaves(body, last_statement)
 
 
 def _is_none(node) -> bool:

@@ -141,3 +141,18 @@ def test_a_guard_keeps_the_kind_of_the_source_it_guards():
     assert kinds.guard_of(label, "pkg.other") is None
     assert kinds.unguarded(label) == kinds.PROCESS_ID
     assert kinds.unguarded(kinds.CLOCK) == kinds.CLOCK
+
+
+@pytest.mark.parametrize("src,leaves", [
+    ("if c:\n    x = 1\n    return x\n", True),
+    ("if c:\n    x = 1; raise ValueError\n", True),
+    ("for i in r:\n    if i:\n        continue\n    break\n", True),
+    ("if c:\n    return\n    x = 1\n", False),  # (the last statement decides, as written)
+    ("if c:\n    x = 1\n", False),
+])
+def test_a_block_leaves_when_its_last_statement_jumps(src, leaves):
+    """Both readers see the same last statement (the body of the first compound statement)."""
+    from mcjax_lint.analysis.read_ast import last_statement as last_ast
+    from mcjax_lint.analysis.read_cst import last_statement as last_cst
+    assert semantics.always_leaves(ast.parse(src).body[0].body, last_ast) is leaves
+    assert semantics.always_leaves(cst.parse_module(src).body[0].body, last_cst) is leaves
