@@ -434,6 +434,7 @@ class _Summarizer(semantics.StatementRules):
         self._host_closed: dict[str, bool] = {}
         self._module_host_names: set[str] | None = None
         self._stores: dict[str, int] | None = None
+        self._may_declare_global = "global" in source or not source  # (a `global` statement spells it)
 
     # ---- names
     def _positional_params(self, target: ast.expr | None) -> list[str] | None:
@@ -1135,13 +1136,13 @@ class _Summarizer(semantics.StatementRules):
         if name in self.module_defs:
             node = next(n for n in self.tree.body if getattr(n, "name", None) == name)
             return isinstance(node, ast.ClassDef) or self._closes_over_host_only(self.module_defs[name])
+        if self._stores is None:
+            self._stores = _module_stores(self.tree, self._may_declare_global)
         if self._module_host_names is None:
             self._module_host_names = _module_host_names(self.tree, lambda n, known: semantics.is_host_data(
-                n, read, known.__contains__, self._module_qualify))
+                n, read, known.__contains__, self._module_qualify), self._stores)
         if name in self._module_host_names:
             return True
-        if self._stores is None:
-            self._stores = _module_stores(self.tree)
         return name in _BUILTIN_NAMES and name not in self._stores
 
     def _module_qualify(self, node: ast.expr) -> str | None:
@@ -1542,21 +1543,28 @@ class _Summarizer(semantics.StatementRules):
 
     def _value_refs(self) -> list[str]:
         """Project functions named here other than as the callee of a call (see `value_refs`)."""
-        nodes = list(ast.walk(self.tree))
-        called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
-        called.update(id(n.value) for n in nodes if isinstance(n, ast.Attribute))  # (`mod.f`: read below)
+        names, attrs, called = [], [], set()
+        for n in _nodes(self.tree):
+            t = type(n)
+            if t is ast.Name:
+                names.append(n)
+            elif t is ast.Attribute:
+                attrs.append(n)
+                called.add(id(n.value))  # (`mod.f`: read below)
+            elif t is ast.Call:
+                called.add(id(n.func))
         out = set()
-        for n in nodes:
-            if id(n) in called or not isinstance(getattr(n, "ctx", None), ast.Load):
-                continue
-            if isinstance(n, ast.Name):
+        for n in names:
+            if id(n) not in called and type(n.ctx) is ast.Load:
                 q = self.module_defs.get(n.id) or self.imports.get(n.id)
-            elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in self.imports:
+                if q and not q.startswith(_EXTERNAL_ROOTS):
+                    out.add(q)
+        for n in attrs:
+            if id(n) not in called and type(n.ctx) is ast.Load and type(n.value) is ast.Name \
+                    and n.value.id in self.imports:
                 q = f"{self.imports[n.value.id]}.{n.attr}"
-            else:
-                continue
-            if q and not q.startswith(_EXTERNAL_ROOTS):
-                out.add(q)
+                if not q.startswith(_EXTERNAL_ROOTS):
+                    out.add(q)
         return sorted(out)
 
     def _pins_cpu(self) -> bool:
@@ -1595,7 +1603,7 @@ def _free_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     declared: set[str] = set()
     loads: set[str] = set()
     for st in fn.body:
-        for n in ast.walk(st):
+        for n in _nodes(st):
             if isinstance(n, ast.Name):
                 (loads if isinstance(n.ctx, ast.Load) else bound).add(n.id)
             elif isinstance(n, ast.arg):
@@ -1613,17 +1621,41 @@ def _free_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return (loads - bound) | (loads & declared)
 
 
-def _module_stores(tree: ast.Module) -> dict[str, int]:
+def _nodes(root: ast.AST) -> list[ast.AST]:
+    """Every node under `root` (itself included), as `ast.walk` finds them less the
+    `Load`/`Store`/`Del` context markers (a third of its nodes), in about half its time; in no
+    particular order."""
+    out = [root]
+    for n in out:  # (grows while it is read)
+        t = type(n)
+        fields = _CHILD_FIELDS.get(t)
+        if fields is None:
+            fields = _CHILD_FIELDS[t] = tuple(f for f in t._fields if f != "ctx")
+        for f in fields:
+            v = getattr(n, f, None)
+            if type(v) is list:
+                out.extend([x for x in v if isinstance(x, ast.AST)])
+            elif isinstance(v, ast.AST):
+                out.append(v)
+    return out
+
+
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _module_stores(tree: ast.Module, may_declare_global: bool = True) -> dict[str, int]:
     """How many times each name is bound in the module's own scope (not in its functions), and
-    -1 for names a function declares `global`."""
+    -1 for names a function declares `global` (none when `may_declare_global` is False: the
+    source has no `global` keyword, so function bodies need no walk)."""
     out: dict[str, int] = {}
     todo: list[ast.AST] = list(tree.body)
     while todo:
         n = todo.pop()
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            for g in ast.walk(n):
-                if isinstance(g, ast.Global):
-                    out.update((x, -1) for x in g.names)
+            if may_declare_global:
+                for g in _nodes(n):
+                    if isinstance(g, ast.Global):
+                        out.update((x, -1) for x in g.names)
             continue
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and out.get(n.id, 0) >= 0:
             out[n.id] = out.get(n.id, 0) + 1
@@ -1631,9 +1663,9 @@ def _module_stores(tree: ast.Module) -> dict[str, int]:
     return out
 
 
-def _module_host_names(tree: ast.Module, is_host) -> set[str]:
+def _module_host_names(tree: ast.Module, is_host, stores: dict[str, int]) -> set[str]:
     """Module-level names every binding of which is a top-level assignment of host data
-    (`is_host(node, names known so far)`)."""
+    (`is_host(node, names known so far)`; `stores`: `_module_stores(tree)`)."""
     out: set[str] = set()
     top: dict[str, list] = {}
     for st in tree.body:
@@ -1642,7 +1674,6 @@ def _module_host_names(tree: ast.Module, is_host) -> set[str]:
                 top.setdefault(t.id, []).append(st.value)
         elif isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) and st.value is not None:
             top.setdefault(st.target.id, []).append(st.value)
-    stores = _module_stores(tree)
     for name, values in top.items():  # (in order: a later name may use an earlier one)
         if stores.get(name, 0) == len(values) and all(is_host(v, out) for v in values):
             out.add(name)
