@@ -39,14 +39,15 @@ def _callees_first(graph: dict[str, set[str]]) -> dict[str, int]:
         stack = [(root, iter(sorted(graph[root])))]
         while stack:
             node, it = stack[-1]
-            nxt = next((d for d in it if d not in rank and d not in on_path and d in graph), None)
-            if nxt is None:
+            for d in it:  # (resumed where the last visit of `node` stopped)
+                if d not in rank and d not in on_path and d in graph:
+                    on_path.add(d)
+                    stack.append((d, iter(sorted(graph[d]))))
+                    break
+            else:
                 stack.pop()
                 on_path.discard(node)
                 rank[node] = len(rank)
-            else:
-                on_path.add(nxt)
-                stack.append((nxt, iter(sorted(graph[nxt]))))
     return rank
 _JAX_TRANSFORMS = ("jax.", "flax.", "equinox.", "optax.", "functools.")
 
@@ -1145,6 +1146,8 @@ class ProjectIndex:
         self._stable = False
         self.iterations = 0
         deps: dict[str, set[str]] = {}
+        readers: dict[str, set[str]] = {}  # the inverse of `deps`
+        graph: dict[str, set[str]] = {}  # `deps` restricted to project functions
         pending = set(self.functions)
         # Callees before callers: an acyclic chain of helpers settles in one round however deep
         # (in name order a 50-deep chain needed 50 rounds and was cut off).
@@ -1158,13 +1161,25 @@ class ProjectIndex:
             changed: set[str] = set()
             self._changed_now = changed
             again: set[str] = set()
-            for q in sorted(pending, key=lambda q: (rank.get(q, 0), q)):
+            solved = sorted(pending, key=lambda q: (rank.get(q, 0), q))
+            for q in solved:
                 deps[q] = self._solve_one(q, changed, again)
             self._dep_stack = []
             self._round_changes.append(changed | {_CYCLE})
-            pending = again | {q for q, d in deps.items() if not d.isdisjoint(changed)}
-            if pending:  # what each function read, as found: the order for the next round
-                rank = _callees_first({q: {d for d in ds if d in self.functions} for q, ds in deps.items()})
+            # The graph, its inverse and the order change only where a function was solved
+            # again (late rounds solve a few dozen of ~20k functions).
+            regraphed = self.iterations == 1
+            for q in solved:
+                for d in deps[q]:
+                    readers.setdefault(d, set()).add(q)
+                g = {d for d in deps[q] if d in self.functions}
+                if graph.get(q) != g:
+                    graph[q] = g
+                    regraphed = True
+            maybe = set().union(*(readers.get(c, ()) for c in changed))  # (`readers` keeps stale entries)
+            pending = again | {q for q in maybe if not deps[q].isdisjoint(changed)}
+            if pending and regraphed:  # what each function read, as found: the order for the next round
+                rank = _callees_first(graph)
         self.converged = not pending
         self.unsettled = sorted(pending)
         self._stable = True
