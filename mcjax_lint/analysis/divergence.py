@@ -106,6 +106,8 @@ class _Frame:
     other: object = None  # for if/else: the other branch's block
 
 
+_OWN_SCOPE = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})  # bodies that run elsewhere
+_COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
 _LOG_NAMES = ("log", "print", "info", "debug", "warn", "error", "exception", "critical", "write_scalars", "flush")
 
 
@@ -497,9 +499,10 @@ class Divergence:
         stack = [expr]
         while stack:
             n = stack.pop()
-            if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            t = type(n)  # (exact types: libcst's node classes are final, and `isinstance` on them is slow)
+            if t in _OWN_SCOPE:
                 continue
-            if isinstance(n, cst.IfExp):
+            if t is cst.IfExp:
                 cond = self.fa.conds.get(n, BOTTOM)
                 if cond.divergent:
                     a, b = self.seq_expr(n.body), self.seq_expr(n.orelse)
@@ -507,18 +510,18 @@ class Divergence:
                         self._branch(n, cond, a, b, n.test)
                     else:  # `f = a if rank == 0 else b`, then `f(x)`
                         self._chosen_point(n, cond, n.test)
-            elif isinstance(n, cst.Subscript):  # `STEPS[mode](x)` with a per-process mode
+            elif t is cst.Subscript:  # `STEPS[mode](x)` with a per-process mode
                 self._chosen_point(n, self.fa.conds.get(n, BOTTOM), n.slice[0])
-            elif isinstance(n, cst.Call) and n in self.fa.chosen_calls:  # `step = select_step()`
+            elif t is cst.Call and n in self.fa.chosen_calls:  # `step = select_step()`
                 self._chosen_point(n, self.fa.conds.get(n, BOTTOM), n)
-            elif isinstance(n, cst.BooleanOperation):
+            elif t is cst.BooleanOperation:
                 cond = self.fa.conds.get(n, BOTTOM)
                 if cond.divergent:
                     b = self.seq_expr(n.right)
                     if b:
                         self._branch(n, cond, (), b, n.left)
-            elif isinstance(n, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
-                elts = [n.key, n.value] if isinstance(n, cst.DictComp) else [n.elt]
+            elif t in _COMPREHENSIONS:
+                elts = [n.key, n.value] if t is cst.DictComp else [n.elt]
                 body = tuple(t for e in elts for t in self.seq_expr(e))
                 comp = n.for_in
                 while comp is not None and body:
@@ -655,23 +658,24 @@ class Divergence:
         stack = [(s, BOTTOM) for s in reversed(self._block_stmts(body))]
         while stack:
             n, cond = stack.pop()
-            if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            t = type(n)
+            if t in _OWN_SCOPE:
                 continue
-            if isinstance(n, cst.Try) and any(_swallows(h) and self._catches_failure(h, True) for h in n.handlers):
+            if t is cst.Try and any(_swallows(h) and self._catches_failure(h, True) for h in n.handlers):
                 # Failures in its body are handled right here (`try: write() except OSError: log`).
                 for child in reversed([*n.handlers, n.orelse, n.finalbody]):
                     if child is not None:
                         stack.append((child, cond))
                 continue
-            if isinstance(n, cst.If):
+            if t is cst.If:
                 c = self.fa.conds.get(n, BOTTOM)
                 inner = cond.join(c) if c.divergent else cond
                 for child in reversed(children(n)):
                     stack.append((child, inner if child is not n.test else cond))
                 continue
-            if isinstance(n, cst.Raise) and cond.divergent and catches(n):
+            if t is cst.Raise and cond.divergent and catches(n):
                 return cond, n
-            if isinstance(n, cst.Call):
+            if t is cst.Call:
                 info = self.fa.calls.get(n)
                 if info is not None:
                     if info.may_raise_pd and catches(n):
