@@ -23,7 +23,7 @@ import libcst as cst
 
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import evidence, semantics
-from mcjax_lint.analysis.tree import children
+from mcjax_lint.analysis.tree import OWN_SCOPE, children
 
 from mcjax_lint.analysis.taint import FileAnalysis, _walk_calls
 from mcjax_lint.analysis.values import BOTTOM, Val
@@ -106,7 +106,6 @@ class _Frame:
     other: object = None  # for if/else: the other branch's block
 
 
-_OWN_SCOPE = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})  # bodies that run elsewhere
 _COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
 _LOG_NAMES = ("log", "print", "info", "debug", "warn", "error", "exception", "critical", "write_scalars", "flush")
 
@@ -499,8 +498,8 @@ class Divergence:
         stack = [expr]
         while stack:
             n = stack.pop()
-            t = type(n)  # (exact types: libcst's node classes are final, and `isinstance` on them is slow)
-            if t in _OWN_SCOPE:
+            t = type(n)  # (exact types: see tree.OWN_SCOPE)
+            if t in OWN_SCOPE:
                 continue
             if t is cst.IfExp:
                 cond = self.fa.conds.get(n, BOTTOM)
@@ -659,7 +658,7 @@ class Divergence:
         while stack:
             n, cond = stack.pop()
             t = type(n)
-            if t in _OWN_SCOPE:
+            if t in OWN_SCOPE:
                 continue
             if t is cst.Try and any(_swallows(h) and self._catches_failure(h, True) for h in n.handlers):
                 # Failures in its body are handled right here (`try: write() except OSError: log`).

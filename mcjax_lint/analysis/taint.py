@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from mcjax_lint.analysis.tree import children
+from mcjax_lint.analysis.tree import OWN_SCOPE, children
 from mcjax_lint.analysis.positions import Range
 
 from mcjax_lint import knowledge as K
@@ -2216,9 +2216,10 @@ def _walk_calls(node: cst.CSTNode):
         if done:
             yield n
             continue
-        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and n is not node:
+        t = type(n)  # (exact types: see tree.OWN_SCOPE)
+        if t in OWN_SCOPE and n is not node:
             continue
-        if isinstance(n, cst.Call):
+        if t is cst.Call:
             stack.append((n, True))
         kids = children(n)
         for c in reversed(kids):

@@ -26,6 +26,10 @@ def _fields(t: type) -> tuple[str, ...]:
     return f
 
 
+# Nodes whose bodies run elsewhere (walks skip them). Node classes are final, so walks test
+# `type(n) in OWN_SCOPE`: `isinstance` on libcst's ABCs takes the slow path on every node.
+OWN_SCOPE = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+
 _IS_NODE: dict[type, bool] = {}  # `isinstance(x, CSTNode)` per type: the ABC check is slow
 
 
