@@ -29,6 +29,7 @@ UNRESOLVED_CALL = "an unresolved call assumed to return something computed from 
 UNMATCHED_EXCEPTION = "an exception whose type was not matched against the handler"
 HELPER_NOT_FOLLOWED = "a helper not followed"
 UNKNOWN_SET_ELEMENTS = "its order differs between processes only if they are strings, bytes or objects hashed by identity"
+UNKNOWN_HASHED_TYPE = "it differs between processes only if the value is or holds a str/bytes, or is hashed by identity"
 ASSUMED_COLLECTIVE = "an unknown call assumed to be collective work (`assume-unknown-calls-collective`)"
 CAPTURES_UNKNOWN = ("a jitted function given process-local inputs, taken as collective work because it may capture "
                     "global arrays (a bound method, a lambda, a closure)")
@@ -84,11 +85,18 @@ def collective_guess(desc: str) -> str | None:
 
 
 def set_order_guess(s: Src) -> Src:
-    """The source of an order taken from a set whose element type is unknown
-    (`semantics.set_order` is GUESS; its description says so): a guess."""
-    if s.desc.startswith(_GUESSED_SET) and not s.guess:
-        return replace(s, guess=((s.line if s.located else 0, "iteration over a set", UNKNOWN_SET_ELEMENTS),))
+    """A source whose description says its element or value type was unknown (a set of unknown
+    elements, `semantics.set_order` is GUESS; `hash()` of a value of unknown type,
+    `semantics.hash_salt` is GUESS): a guess. Both passes name such sources by these descriptions."""
+    if s.guess:
+        return s
+    for prefix, text, why in _GUESSED_DESCS:
+        if s.desc.startswith(prefix):
+            return replace(s, guess=((s.line if s.located else 0, text, why),))
     return s
 
 
-_GUESSED_SET = semantics.set_iteration_desc(semantics.GUESS)
+_GUESSED_DESCS = (
+    (semantics.set_iteration_desc(semantics.GUESS), "iteration over a set", UNKNOWN_SET_ELEMENTS),
+    (semantics.hash_desc(semantics.GUESS), "`hash()`", UNKNOWN_HASHED_TYPE),
+)

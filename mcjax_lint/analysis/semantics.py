@@ -128,6 +128,8 @@ def hash_is_fixed(node: object, read: Reader, num_name: NumName, bound: Collecti
         return r[1] == "not"
     if tag == "tuple":
         return all(hash_is_fixed(e, read, num_name, bound) for e in r[1])
+    if tag == "ifexp":  # `(seed, step) if by_step else (seed,)`: whichever arm is taken
+        return hash_is_fixed(r[1], read, num_name, bound) and hash_is_fixed(r[2], read, num_name, bound)
     if tag == "call":
         f = read(r[1])
         if f[0] != "name":
@@ -237,11 +239,36 @@ def set_order_differs(arg: object | None, read: Reader, num_name: NumName) -> bo
     return bool(set_order(arg, read, num_name))
 
 
+def hash_salt(arg: object | None, read: Reader, num_name: NumName) -> bool | str:
+    """What `hash(arg)` depends on besides its value: False when it is the same number in every
+    process (numbers, bools, None, tuples and frozensets of them: `hash(7) == 7`); `SALTED` when
+    `arg` is certainly a str/bytes or a tuple holding one (PYTHONHASHSEED salts those per
+    process); `GUESS` when its type is unknown (it differs only if it is or holds a str/bytes, or
+    is an object hashed by identity)."""
+    if arg is not None and hash_is_fixed(arg, read, num_name):
+        return False
+    return SALTED if arg is not None and _holds_text(arg, read) else GUESS
+
+
+def _holds_text(node: object, read: Reader) -> bool:
+    r = read(node)
+    if r[0] == "tuple":
+        return any(_holds_text(e, read) for e in r[1])
+    if r[0] == "ifexp":
+        return _holds_text(r[1], read) or _holds_text(r[2], read)
+    return is_text(node, read)
+
+
 def hash_differs_between_processes(arg: object | None, read: Reader, num_name: NumName) -> bool:
     """`hash(x)`: a string's (bytes', and of anything holding them) is salted per process
     (PYTHONHASHSEED); a number's is its value everywhere (`hash(7) == 7`), so hashing a number
-    is no source."""
-    return arg is None or not hash_is_fixed(arg, read, num_name)
+    is no source. (Certain or a guess: `hash_salt`.)"""
+    return bool(hash_salt(arg, read, num_name))
+
+
+def hash_desc(salt: bool | str) -> str:
+    """How a finding names the source `hash()` of a value (`hash_salt`)."""
+    return "`hash()` of a value of unknown type" if salt == GUESS else "`hash()` of a string"
 
 
 def process_dependent_call(q: str, seeded_modules: Collection[str], has_args: bool) -> str | None:

@@ -633,6 +633,8 @@ class _Summarizer(semantics.StatementRules):
                 # A process-dependent iterable (a slice by process index): as many elements as it
                 # has, as a slice of it would be (the precise pass calls this a length source).
                 out = sym_join(out, {k: v for k, v in it.items() if k in ("order", "pd")})
+                if isinstance(gen.target, ast.Name) and _is_range(gen.iter):
+                    elem = self.as_number(elem)
                 self.bind(gen.target, elem)
                 for cond in gen.ifs:
                     out = sym_join(out, sym_taint(self.ev(cond)))
@@ -905,10 +907,12 @@ class _Summarizer(semantics.StatementRules):
             self.summary.order_sources = True
             return sym_join({"order": [self.src(K.FS_LISTING_CALLS[q], node, kinds.LISTING_ORDER)]}, argu)
         if q == "hash":
-            if not semantics.hash_differs_between_processes(node.args[0] if node.args else None, read, self._num):
+            a0 = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
+            salt = semantics.hash_salt(a0, read, self._num)
+            if not salt:
                 return sym_taint(argu)
             self.summary.hash_calls = True
-            return sym_join({"hash": [self.src("`hash()` of a string", node, kinds.STRING_HASH)]}, argu)
+            return sym_join({"hash": [self.src(semantics.hash_desc(salt), node, kinds.STRING_HASH)]}, argu)
         if q in K.SET_CONSTRUCTORS:
             out = _strip_order(sym_taint(argu))
             order = semantics.set_order(node.args[0] if node.args else None, read, self._num)
@@ -1365,6 +1369,8 @@ class _Summarizer(semantics.StatementRules):
             elem = sym_join(elem, {"order": [self.src(semantics.set_iteration_desc(it["u"]), node.iter, kinds.SET_ORDER)]})
         if isinstance(node.target, ast.Name) and self.is_host(node.iter):
             elem = self.as_host(elem)  # an element of host data
+        if isinstance(node.target, ast.Name) and _is_range(node.iter):
+            elem = self.as_number(elem)
         self.bind(node.target, elem)
         self._loop_taints.append({k: v for k, v in it.items() if k in ("pd", "pdc", "via", "params", "refs")})
         try:

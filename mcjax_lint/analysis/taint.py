@@ -553,6 +553,8 @@ class FileAnalysis(semantics.StatementRules):
                     it = it.join(self._iterated_instance(it.cls, comp.iter))
                 self.iters[comp] = self.iters.get(comp, BOTTOM).join(it)
                 elem = it.element()
+                if _is_range(comp.iter):
+                    elem = replace(elem, numeric=True)
                 if it.unordered and kind not in ("set",):
                     s = self._set_iteration(comp.iter, it)
                     elem = replace(elem, order=_cap(elem.order | {s}))
@@ -957,9 +959,11 @@ class FileAnalysis(semantics.StatementRules):
             return argu.join(Val(order=frozenset({self.src(node, K.FS_LISTING_CALLS[q], kinds.LISTING_ORDER, fix)}))), None
         if q == "hash":
             a0 = node.args[0] if node.args else None
-            if not semantics.hash_differs_between_processes(a0.value if a0 is not None and not a0.star else a0, read, self._num):
+            salt = semantics.hash_salt(a0.value if a0 is not None and not a0.star else None, read, self._num)
+            if not salt:
                 return argu, None
-            return argu.join(Val(hash=frozenset({self.src(node, "`hash()` of a string", kinds.STRING_HASH)}))), None
+            s = evidence.set_order_guess(self.src(node, semantics.hash_desc(salt), kinds.STRING_HASH))
+            return argu.join(Val(hash=frozenset({s}))), None
         if q in semantics.TYPE_PREDICATES:
             # `isinstance(model, T)`: the type, not the content; differs only where the structure does.
             return Val(pd=arg0.tree), None
