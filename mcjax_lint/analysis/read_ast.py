@@ -57,6 +57,16 @@ _READ = {
     ast.Compare: _compare,
     ast.IfExp: lambda n: ("ifexp", n.body, n.orelse),
     ast.Lambda: lambda n: ("lambda",),
+    # statements (`semantics.order_free_accumulators`)
+    ast.Assign: lambda n: ("assign", n.targets, n.value),
+    ast.AnnAssign: lambda n: ("assign", [n.target], n.value) if n.value is not None else ("pass",),
+    ast.AugAssign: lambda n: ("augassign", n.target, _OPS[type(n.op)], n.value),
+    ast.If: lambda n: ("if", n.test, n.body, n.orelse),
+    ast.Expr: lambda n: ("expr", n.value),
+    ast.Break: lambda n: ("break",),
+    ast.Continue: lambda n: ("continue",),
+    ast.Pass: lambda n: ("pass",),
+    ast.Return: lambda n: ("return",),
 }
 
 
@@ -74,3 +84,18 @@ def read_try(n: ast.Try) -> tuple:
 def read(node) -> tuple:
     f = _READ.get(type(node))
     return f(node) if f is not None else ("other", type(node).__name__.lower())
+
+
+def statements(block) -> list:
+    """The statements of a block (a statement list; `read` of an `if` gives its arms as blocks)."""
+    return list(block or ())
+
+
+def names_in(node) -> set[str]:
+    """The variable names an expression reads (not attribute or keyword names)."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def same(a, b) -> bool:
+    """Whether two expressions are written alike."""
+    return ast.dump(a) == ast.dump(b)

@@ -27,6 +27,10 @@ def _elements(n) -> list:
 
 _CMP = {cst.Equal: "==", cst.NotEqual: "!=", cst.Is: "is", cst.IsNot: "is not", cst.LessThan: "<",
         cst.LessThanEqual: "<=", cst.GreaterThan: ">", cst.GreaterThanEqual: ">="}
+_AUG = {cst.AddAssign: "+", cst.SubtractAssign: "-", cst.MultiplyAssign: "*", cst.DivideAssign: "/",
+        cst.FloorDivideAssign: "//", cst.ModuloAssign: "%", cst.PowerAssign: "**", cst.BitOrAssign: "|",
+        cst.BitAndAssign: "&", cst.BitXorAssign: "^", cst.LeftShiftAssign: "<<", cst.RightShiftAssign: ">>",
+        cst.MatrixMultiplyAssign: "@"}
 
 
 def _compare(n: cst.Comparison) -> tuple:
@@ -75,6 +79,16 @@ _READ = {
     cst.Comparison: _compare,
     cst.IfExp: lambda n: ("ifexp", n.body, n.orelse),
     cst.Lambda: lambda n: ("lambda",),
+    # statements (`semantics.order_free_accumulators`)
+    cst.Assign: lambda n: ("assign", [t.target for t in n.targets], n.value),
+    cst.AnnAssign: lambda n: ("assign", [n.target], n.value) if n.value is not None else ("pass",),
+    cst.AugAssign: lambda n: ("augassign", n.target, _AUG.get(type(n.operator), "?"), n.value),
+    cst.If: lambda n: ("if", n.test, n.body, n.orelse),
+    cst.Expr: lambda n: ("expr", n.value),
+    cst.Break: lambda n: ("break",),
+    cst.Continue: lambda n: ("continue",),
+    cst.Pass: lambda n: ("pass",),
+    cst.Return: lambda n: ("return",),
 }
 
 
@@ -100,3 +114,46 @@ def read_try(n: cst.Try) -> tuple:
 def read(node) -> tuple:
     f = _READ.get(type(node))
     return f(node) if f is not None else ("other", type(node).__name__.lower())
+
+
+def statements(block) -> list:
+    """The statements of a block, simple statements one by one (`read` of an `if` gives its
+    body and its `elif`/`else` as blocks)."""
+    if block is None:
+        return []
+    if isinstance(block, cst.If):
+        return [block]
+    if isinstance(block, cst.Else):
+        block = block.body
+    out = []
+    for s in block.body:
+        out.extend(s.body if isinstance(s, cst.SimpleStatementLine) else [s])
+    return out
+
+
+class _Names(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)  # (not the attribute's name)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)  # (not the keyword)
+        return False
+
+
+def names_in(node) -> set[str]:
+    """The variable names an expression reads (not attribute or keyword names)."""
+    v = _Names()
+    node.visit(v)
+    return v.names
+
+
+def same(a, b) -> bool:
+    """Whether two expressions are written alike."""
+    return a.deep_equals(b)

@@ -25,6 +25,12 @@ libcst, the files that can produce a finding) read different trees. They meet he
     ("lambda",)
     ("other", type_name_lowercase)
 
+and statements (for rules about a loop's body; a reader's `statements(block)` lists a block's):
+
+    ("assign", target_nodes, value) / ("augassign", target, op, value)   op: "+", "|", ...
+    ("if", test, then_block, else_block)
+    ("expr", value) / ("break",) / ("continue",) / ("pass",) / ("return",)
+
 A rule of Python decided here is decided once: the precise pass may know more (positions,
 per-call-site context) but asks the same function, so the passes cannot disagree on it.
 """
@@ -290,6 +296,129 @@ def process_dependent_kind(q: str) -> str:
     """What a process-dependent call's value is (analysis/kinds.py: the process's or host's
     identity, the clock, randomness, this process's data)."""
     return next((kind for pre, kind in K.PROCESS_DEPENDENT_KINDS if q == pre or q.startswith(pre)), "")
+
+
+# ---- order-free accumulation: what a loop computes that does not depend on its iteration order ----
+# `best = max(best, x)`, `if x > best: best = x`, `total += x`, `found = True`: after the loop the
+# accumulator holds a maximum, a sum, a flag over all elements, whatever order they came in (as
+# `max(...)` or `any(...)` of them would). Each update must use only the current element (names
+# the body computes from it), never another value the loop carries (a "first three" counter, a
+# prefix sum tested for a `break`, would make it order-dependent); a `break` keeps only flags.
+
+_ACCUMULATING_OPS = frozenset({"+", "-", "*", "|", "&", "^"})  # commutative and associative on numbers
+
+
+class Statements:
+    """What `order_free_accumulators` asks a pass's reader: `read`, `statements(block)`,
+    `names_in(expr)` (variable names it reads), `same(a, b)` (written alike)."""
+
+    def __init__(self, read: Reader, statements: Callable, names_in: Callable, same: Callable) -> None:
+        self.read, self.statements, self.names_in, self.same = read, statements, names_in, same
+
+
+def order_free_accumulators(target: object, body: object, rd: Statements, num_name: NumName) -> frozenset[str]:
+    """The names a `for` loop (target `target`, block `body`) only accumulates order-free: after
+    the loop their value is the same whatever order the iteration went in."""
+    read = rd.read
+    flat: list[tuple[tuple, list]] = []  # (statement, the `if` tests above it in the body)
+
+    def walk(block, tests: list) -> bool:
+        for st in rd.statements(block):
+            r = read(st)
+            if r[0] == "if":
+                flat.append((("test", r[1]), tests))
+                if not (walk(r[2], tests + [r[1]]) and walk(r[3], tests + [r[1]])):
+                    return False
+            elif r[0] in ("assign", "augassign", "expr", "break", "continue", "pass", "return"):
+                flat.append((r, tests))
+            else:
+                return False  # nested loops, try, with, ...: not followed
+        return True
+
+    if not walk(body, []):
+        return frozenset()
+    derived = set(rd.names_in(target))  # the element, and names computed from it alone
+    assigned: dict[str, list] = {}
+    for r, tests in flat:
+        for t in (r[1] if r[0] == "assign" else [r[1]] if r[0] == "augassign" else []):
+            t_r = read(t)
+            for n in ([t_r[1]] if t_r[0] == "name" else rd.names_in(t)):
+                assigned.setdefault(n, []).append((r, tests))
+        if r[0] == "expr":  # `seen.append(x)`: the receiver is loop-carried state
+            for n in _receivers(r[1], read):
+                assigned.setdefault(n, []).append((("mutated",), tests))
+
+    def free(node) -> bool:
+        return all(n in derived or n not in assigned for n in rd.names_in(node))
+
+    for r, tests in flat:
+        if r[0] == "assign" and not tests and len(r[1]) == 1 and read(r[1][0])[0] == "name":
+            n = read(r[1][0])[1]
+            if len(assigned.get(n, ())) == 1 and free(r[2]):
+                derived.add(n)
+    has_break = False
+    for r, tests in flat:
+        if r[0] in ("break", "continue"):
+            has_break = has_break or r[0] == "break"
+            if not all(free(t) for t in tests):
+                return frozenset()  # leaving on loop-carried state: how far it got depends on the order
+    out = set()
+    for n, updates in assigned.items():
+        if n in derived:
+            continue
+        how = {_accumulation(n, r, tests, rd, num_name, free) for r, tests in updates}
+        if None in how or len(how) != 1 or (has_break and not next(iter(how)).startswith("flag")):
+            continue
+        out.add(n)
+    return frozenset(out)
+
+
+def _receivers(expr: object, read: Reader) -> list[str]:
+    r = read(expr)
+    if r[0] != "call":
+        return []
+    f = read(r[1])
+    while f[0] == "attr":
+        f = read(f[1])
+    return [f[1]] if f[0] == "name" and read(r[1])[0] == "attr" else []
+
+
+def _accumulation(n: str, r: tuple, tests: list, rd: Statements, num_name: NumName, free) -> str | None:
+    """How one update of `n` accumulates: "reduce", "flag:<constant>", or None (order-dependent)."""
+    read = rd.read
+    if r[0] == "augassign":
+        ok = read(r[1]) == ("name", n) and r[2] in _ACCUMULATING_OPS and num_name(n) and free(r[3])
+        return "reduce" if ok and all(free(t) for t in tests) else None
+    if r[0] != "assign" or len(r[1]) != 1 or read(r[1][0]) != ("name", n):
+        return None
+    v = read(r[2])
+    if v[0] in ("number", "string") or v[0] == "name" and v[1] in ("True", "False", "None"):
+        return f"flag:{v[0]}:{v[1]}" if all(free(t) for t in tests) else None
+    if v[0] == "call" and read(v[1]) in (("name", "max"), ("name", "min")) and len(v[2]) == 2 == len(v[3]):
+        # `best = max(best, x)`
+        a, b = v[2]
+        ok = read(a) == ("name", n) and free(b) or read(b) == ("name", n) and free(a)
+        return "reduce" if ok and all(free(t) for t in tests) else None
+    if not free(r[2]) or not all(free(t) for t in tests[:-1]):
+        return None
+    # `if x > best: best = x` (also `best is None or x > best`, with other conditions on x)
+    return "reduce" if tests and _extremum_test(tests[-1], n, r[2], rd, free) else None
+
+
+def _extremum_test(test: object, n: str, value: object, rd: Statements, free) -> bool:
+    read = rd.read
+    t = read(test)
+    if t[0] == "compare" and t[2] in ("<", "<=", ">", ">="):
+        return any(rd.same(x, value) and read(y) == ("name", n) for x, y in ((t[1], t[3]), (t[3], t[1])))
+    if t[0] == "boolop" and t[1] == "and":
+        hits = [p for p in t[2] if not free(p)]
+        return len(hits) == 1 and _extremum_test(hits[0], n, value, rd, free)
+    if t[0] == "boolop" and t[1] == "or" and len(t[2]) == 2:
+        first, second = (read(p) for p in t[2])
+        none_test = first[0] == "compare" and first[2] == "is" and read(first[1]) == ("name", n) \
+            and read(first[3]) == ("name", "None")
+        return none_test and _extremum_test(t[2][1], n, value, rd, free)
+    return False
 
 
 # Builtins whose result depends on their argument's type (or its attributes' presence), not on

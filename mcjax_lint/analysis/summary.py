@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcjax_lint import knowledge as K
-from mcjax_lint.analysis import kinds, semantics
+from mcjax_lint.analysis import kinds, read_ast, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read, read_try
 from mcjax_lint.errors import AnalysisError
@@ -1365,8 +1365,11 @@ class _Summarizer(semantics.StatementRules):
     def st_For(self, node: ast.For):
         it = self._iterates_instance(self.ev(node.iter), node.iter)
         elem = sym_element(it)
+        it_order = list(it.get("order", ()))
         if it.get("u"):
-            elem = sym_join(elem, {"order": [self.src(semantics.set_iteration_desc(it["u"]), node.iter, kinds.SET_ORDER)]})
+            it_order.append(self.src(semantics.set_iteration_desc(it["u"]), node.iter, kinds.SET_ORDER))
+            elem = sym_join(elem, {"order": [it_order[-1]]})
+        accs = semantics.order_free_accumulators(node.target, node.body, _STATEMENTS, self._num) if it_order else ()
         if isinstance(node.target, ast.Name) and self.is_host(node.iter):
             elem = self.as_host(elem)  # an element of host data
         if isinstance(node.target, ast.Name) and _is_range(node.iter):
@@ -1377,6 +1380,14 @@ class _Summarizer(semantics.StatementRules):
             self._branches(sym_taint(it), semantics.loop_arms(node.body))
         finally:
             self._loop_taints.pop()
+        for n in accs:  # a maximum, a sum, a flag over every element: not the iteration's order
+            v = self.scope.env[n] if n in self.scope.env else None
+            if v and (v.get("order") or v.get("via")):
+                # What calls on the elements return (resolved later) goes through an order-free
+                # record too; order from elsewhere stays.
+                rest = [o for o in v.get("order", ()) if o not in it_order]
+                out = _strip_order(v, node.lineno)
+                self.scope.env[n] = dict(out, order=rest) if rest else out
         self.run_block(node.orelse)
 
     st_AsyncFor = st_For
@@ -1826,6 +1837,9 @@ def _is_main_guard(test) -> bool:
     return (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and test.left.id == "__name__"
             and len(test.comparators) == 1 and isinstance(test.comparators[0], ast.Constant)
             and test.comparators[0].value == "__main__")
+
+
+_STATEMENTS = semantics.Statements(read, read_ast.statements, read_ast.names_in, read_ast.same)
 
 
 def _control(cond: Sym) -> Sym:

@@ -29,6 +29,7 @@ from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.index import ProjectIndex, short_name
+from mcjax_lint.analysis import read_cst
 from mcjax_lint.analysis.read_cst import last_statement, read, read_try
 from mcjax_lint.analysis.summary import FunctionFacts, jit_statics
 from mcjax_lint.analysis.values import BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, applied, join_all
@@ -1781,7 +1782,12 @@ class FileAnalysis(semantics.StatementRules):
         if isinstance(node.target, cst.Name) and self.is_host(node.iter):
             elem = self.as_host(elem)  # an element of host data
         self._bind_loop_target(node.target, node.iter, self._iteration_element(node.iter, elem))
+        accs = semantics.order_free_accumulators(node.target, node.body, _STATEMENTS, self._num) if it.order else ()
         self._loop(Val(pd=it.count_sources), node.body, node)
+        for n in accs:  # a maximum, a sum, a flag over every element: not the iteration's order
+            v = self.scope.env[n] if n in self.scope.env else None
+            if v is not None and v.order & it.order:
+                self.scope.env[n] = replace(v, order=v.order - it.order)
         if node.orelse is not None:
             self.block(node.orelse.body)
 
@@ -2100,6 +2106,9 @@ def _iteration_attrs(fdef: cst.FunctionDef) -> set[str]:
 
 def _is_range(node) -> bool:
     return semantics.is_range(node, read)
+
+
+_STATEMENTS = semantics.Statements(read, read_cst.statements, read_cst.names_in, read_cst.same)
 
 
 def _none_test(test) -> tuple[str | None, bool]:
