@@ -67,6 +67,13 @@ PROCESS_DEPENDENT_KINDS: tuple[tuple[str, str], ...] = (
     ("secrets.", "random"),
     ("tensorflow_datasets.", "local-data"), ("grain.", "local-data"),
 )
+# Of those, the ones that give a process the same value each time it asks (who it is, not when):
+# two calls are one value (a check under `if jax.process_index() == 0:` on what another
+# `jax.process_index() == 0` block made is decided by the same fact).
+PROCESS_IDENTITY_CALLS = frozenset({"jax.process_index", "jax.host_id", "jax.distributed.global_state.process_id",
+                                    "socket.gethostname", "socket.getfqdn", "platform.node", "os.uname",
+                                    "os.getpid", "os.getppid"})
+PROCESS_IDENTITY_DESCS = frozenset(PROCESS_DEPENDENT_CALLS[q] for q in PROCESS_IDENTITY_CALLS)
 # Random draws given a size: where the size goes (its positional index; -1: the dimensions are the
 # positional arguments, `np.random.rand(3, 4)`). Given one, the draw's values differ by process
 # but its shape is the size's: process-local content, not a process-dependent shape or count.
@@ -92,17 +99,49 @@ UNSEEDED_RNG_CONSTRUCTORS = {"numpy.random.default_rng", "numpy.random.RandomSta
 # Environment reads are process-dependent only for per-process variables: the launcher sets the
 # rest identically everywhere (flagging every `os.environ.get("DEBUG")` would be noise).
 ENV_READ_CALLS = {"os.environ.get", "os.getenv", "os.environ.__getitem__", "os.environ.pop"}
+# Variables launchers set per process or per host (torchrun, Slurm, Open MPI/PMI, Horovod, Kubernetes
+# indexed jobs and pods, Cloud TPU, this project's test harness): reading one is certainly
+# process-dependent. docs/rules/README.md lists them.
+PER_PROCESS_ENV_KEYS = frozenset({
+    "RANK", "LOCAL_RANK", "GROUP_RANK", "NODE_RANK", "PROCESS_ID", "HOSTNAME",
+    "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID",
+    "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_NODE_RANK", "PMI_RANK", "PMIX_RANK",
+    "HOROVOD_RANK", "HOROVOD_LOCAL_RANK", "JOB_COMPLETION_INDEX", "POD_NAME",
+    "CLOUD_TPU_TASK_ID", "TPU_WORKER_ID", "MEGASCALE_SLICE_ID", "CUDA_VISIBLE_DEVICES", "TF_CONFIG",
+})
+# Other names that look per-process (a rank, an id, a host in the name), and computed names: a
+# guess. Most variables are set by the launcher for the whole job, alike on every host; these can
+# differ, but a job-wide setting (`..._PER_HOST` toggles, `WORKER_ID_PREFIX`) is as likely.
 _PER_PROCESS_ENV = re.compile(
     r"RANK|PROC_?ID|PROCESS_(ID|INDEX)|TASK_(ID|INDEX)|WORKER_(ID|INDEX)|NODE_?(ID|RANK|INDEX)|"
     r"HOST(NAME)?\b|HOST_NAME|POD_NAME|ORDINAL|SLICE_ID|CUDA_VISIBLE_DEVICES|COMPLETION_INDEX|"
     r"^PMI_|OMPI_COMM_WORLD|SLURM_(PROCID|LOCALID|NODEID)|LOCAL_",
     re.IGNORECASE,
 )
+ENV_GUESS = "guess"
+GUESSED_ENV_DESC = "environment variable, possibly per-process,"
+
+
+def env_key_kind(key: str | None) -> bool | str:
+    """How reading environment variable `key` differs between processes: True for a variable
+    launchers set per process (`PER_PROCESS_ENV_KEYS`); `ENV_GUESS` for a computed name (None) or
+    one that looks per-process; False for the rest (the same everywhere)."""
+    if key in PER_PROCESS_ENV_KEYS:
+        return True
+    return ENV_GUESS if key is None or _PER_PROCESS_ENV.search(key) else False
 
 
 def is_per_process_env_key(key: str | None) -> bool:
-    """True for environment variables that differ by process (or an unknown, computed key)."""
-    return key is None or bool(_PER_PROCESS_ENV.search(key))
+    """True for environment variables that may differ by process (or an unknown, computed key)."""
+    return bool(env_key_kind(key))
+
+
+def env_desc(key: str | None, quote: str = "`", key_per_process: bool = False) -> str:
+    """How a finding names reading environment variable `key` (a guess's description says so).
+    A name computed from a per-process value (`f"READY_{os.getpid()}"`) is certain: each process
+    reads another variable."""
+    head = "environment variable" if key_per_process or env_key_kind(key) is True else GUESSED_ENV_DESC
+    return f"{head} {quote}{key or '(computed)'}{quote}"
 
 
 # --- Sanitizers: results agree across processes again. ------------------------------------------

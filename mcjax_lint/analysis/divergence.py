@@ -17,6 +17,7 @@ what the processes on either side would issue:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -76,6 +77,7 @@ class ExitPoint:
     cond_node: cst.CSTNode = field(repr=False)  # the divergent if/except that guards it
     kind: str  # "return", "break", ...
     caller: cst.CSTNode | None = field(default=None, repr=False)  # the call site whose rest is skipped
+    guess: str = ""  # why leaving here is a guess (evidence.py), "" if certain
 
 
 @dataclass
@@ -318,7 +320,7 @@ class Divergence:
         if not self._pending_raises:
             return
         by_node = {id(v[0]): q for q, v in self.fa.fn_nodes.items()}
-        for small, dframe, fn_node, kind in self._pending_raises:
+        for small, dframe, fn_node, kind, uniform in self._pending_raises:
             qual = by_node.get(id(fn_node))
             if qual is None:
                 continue
@@ -329,10 +331,11 @@ class Divergence:
                 j = next((k for k in range(len(frames) - 1, -1, -1) if frames[k].kind in ("func", "try")), 0)
                 t = first_tok(self._rest_after(frames[j:], stmt, kind))
                 if t is not None:
-                    if kind == "raise" and not any(f.kind == "loop" for f in frames[j:]):
-                        self.exceptions.append(ExceptionPoint(small, small, dframe.cond, t, "raise"))
+                    guess = evidence.INVARIANT_CHECK if kind == "raise" and _asserts_invariant(small) else ""
+                    if kind == "raise" and (uniform or not any(f.kind == "loop" for f in frames[j:])):
+                        self.exceptions.append(ExceptionPoint(small, small, dframe.cond, t, "raise", guess))
                     else:
-                        self.exits.append(ExitPoint(small, dframe.cond, t, dframe.node, kind, call))
+                        self.exits.append(ExitPoint(small, dframe.cond, t, dframe.node, kind, call, guess))
                     break
 
     def _caught_in_callers(self) -> None:
@@ -593,6 +596,10 @@ class Divergence:
         if d is None:
             return
         dframe = reach[d]
+        guess = evidence.INVARIANT_CHECK if kind == "raise" and _asserts_invariant(small) else ""
+        # A check that raises alike wherever it is evaluated, under a process-dependent block: one
+        # process fails first and the others wait to be aborted (MCJ104), no one-process exit.
+        uniform = kind == "raise" and _uniform_check(reach)
         # What the exiting processes issue in the decided block before leaving ...
         branch_stmts = dframe.stmts
         inner = reach[d + 1].node if d + 1 < len(reach) else line
@@ -608,25 +615,25 @@ class Divergence:
         other = self.seq_block(dframe.other) if dframe.kind in ("if", "else") and dframe.other is not None else ()
         path_other = other + rest
         t = first_tok(rest)
-        if t is not None and kind == "raise" and not any(f.kind == "loop" for f in reach[:d]):
+        if t is not None and kind == "raise" and (uniform or not any(f.kind == "loop" for f in reach[:d])):
             # A raise before collective work that is not in the middle of a loop: the process fails
             # fast and the coordination service aborts the others; fragile, not certain (MCJ104).
             if path_exit != path_other:
-                self.exceptions.append(ExceptionPoint(small, small, dframe.cond, t, "raise"))
+                self.exceptions.append(ExceptionPoint(small, small, dframe.cond, t, "raise", guess))
                 self._branch_done.add(id(dframe.node))
             elif reach[0].kind == "func":
                 # It did the same collective work as the others before raising: what it skips is
                 # the callers' next collective work.
-                self._pending_raises.append((small, dframe, reach[0].node, kind))
+                self._pending_raises.append((small, dframe, reach[0].node, kind, uniform))
             return
         if kind in ("raise", "exit") and reach[0].kind == "func" and (t is None or path_exit == path_other):
             # Nothing collective left in this function, or the same as the others did before
             # leaving: the callers' next collective work is skipped.
-            self._pending_raises.append((small, dframe, reach[0].node, kind))
-        if path_exit == path_other:
+            self._pending_raises.append((small, dframe, reach[0].node, kind, uniform))
+        if path_exit == path_other or uniform:
             return
         if t is not None:
-            self.exits.append(ExitPoint(small, dframe.cond, t, dframe.node, kind))
+            self.exits.append(ExitPoint(small, dframe.cond, t, dframe.node, kind, guess=guess))
             self._branch_done.add(id(dframe.node))
         elif dframe.kind in ("if", "else") and id(dframe.node) not in self._branch_done:
             t2 = _first_difference(path_exit, path_other)
@@ -785,6 +792,63 @@ class Divergence:
 
 def _with(f: _Frame, kind: str, stmts: list, cond: Val, other) -> _Frame:
     return _Frame(kind, f.node, stmts, 0, cond, other)
+
+
+_DECISIONS = ("if", "else", "case")
+
+
+def _uniform_check(reach: list[_Frame]) -> bool:
+    """A `raise` whose own check goes the same way on every process that evaluates it: the `if`
+    right above it tests values every process holds alike (static config, shapes of global
+    arrays, results of `all_gather`), or only values a process-dependent block around it made
+    (a check in a rank-0 block on what that block computed). When it fails, the program is wrong
+    on every process, whoever happens to check: not a one-process exit that leaves the others
+    running (MCJ102), only a failure the others learn of late (MCJ104)."""
+    g = next((k for k in range(len(reach) - 1, -1, -1) if reach[k].kind in _DECISIONS + ("handler",)), None)
+    if g is None or reach[g].kind == "handler":
+        return False
+    own = reach[g].cond
+    if not own.divergent:
+        return True
+    outer = [f.cond for f in reach[:g] if f.kind in _DECISIONS + ("handler",) and f.cond.divergent]
+    if not outer:
+        return False
+    theirs = frozenset().union(*(c.pd | c.pdc | c.order | c.hash for c in outer))
+    same_identity = {_identity(s) for s in theirs} - {None}
+    return all(s in theirs or _identity(s) in same_identity for s in own.pd | own.pdc | own.order | own.hash)
+
+
+def _identity(s) -> str | None:
+    """The process-identity call a source reads or was computed from (`jax.process_index()`, the
+    host name; "a list whose length depends on `jax.host_id()`"), wherever it was called."""
+    return next((d for d in K.PROCESS_IDENTITY_DESCS if d in s.desc), None)
+
+
+# What a failed invariant check says of itself: it cannot happen unless the program has a bug.
+_CANNOT_HAPPEN = re.compile(
+    r"should(?:n't| not| never) (?:happen|occur|be reached|get here)|(?:can ?not|can't|must not|never) happen|"
+    r"\bthis is a bug\b|\bunreachable\b|internal error|please (?:file|report)", re.IGNORECASE)
+
+
+def _asserts_invariant(small: cst.CSTNode) -> bool:
+    """`raise AssertionError(...)`, or an exception whose message says it cannot happen ("This is a
+    bug, it should never happen"): the author asserts the condition never holds."""
+    exc = small.exc if isinstance(small, cst.Raise) else None
+    if exc is None:
+        return False
+    func = exc.func if isinstance(exc, cst.Call) else exc
+    if isinstance(func, cst.Name) and func.value == "AssertionError":
+        return True
+    texts = [n for n in _walk_nodes(exc) if isinstance(n, (cst.SimpleString, cst.FormattedStringText))]
+    return any(_CANNOT_HAPPEN.search(t.value) for t in texts)
+
+
+def _walk_nodes(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(children(n))
 
 
 def _first_difference(a: tuple, b: tuple) -> Tok | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import semantics
 from mcjax_lint.analysis.values import Src, Val
 
@@ -30,6 +31,9 @@ UNMATCHED_EXCEPTION = "an exception whose type was not matched against the handl
 HELPER_NOT_FOLLOWED = "a helper not followed"
 UNKNOWN_SET_ELEMENTS = "its order differs between processes only if they are strings, bytes or objects hashed by identity"
 UNKNOWN_HASHED_TYPE = "it differs between processes only if the value is or holds a str/bytes, or is hashed by identity"
+ENV_NOT_KNOWN_PER_PROCESS = ("an environment variable not known to differ by process (launchers usually set a variable "
+                             "alike on every host; RANK, LOCAL_RANK, HOSTNAME, SLURM_PROCID, ... are per process)")
+INVARIANT_CHECK = "a check its author says cannot fail (AssertionError, \"should never happen\"): it raises only if the program has a bug"
 ASSUMED_COLLECTIVE = "an unknown call assumed to be collective work (`assume-unknown-calls-collective`)"
 CAPTURES_UNKNOWN = ("a jitted function given process-local inputs, taken as collective work because it may capture "
                     "global arrays (a bound method, a lambda, a closure)")
@@ -85,9 +89,10 @@ def collective_guess(desc: str) -> str | None:
 
 
 def set_order_guess(s: Src) -> Src:
-    """A source whose description says its element or value type was unknown (a set of unknown
-    elements, `semantics.set_order` is GUESS; `hash()` of a value of unknown type,
-    `semantics.hash_salt` is GUESS): a guess. Both passes name such sources by these descriptions."""
+    """A source whose description says it is a guess (a set of unknown elements,
+    `semantics.set_order` is GUESS; `hash()` of a value of unknown type, `semantics.hash_salt`
+    is GUESS; an environment variable not known per-process, `knowledge.env_key_kind`): a guess.
+    Both passes name such sources by these descriptions."""
     if s.guess:
         return s
     for prefix, text, why in _GUESSED_DESCS:
@@ -99,4 +104,5 @@ def set_order_guess(s: Src) -> Src:
 _GUESSED_DESCS = (
     (semantics.set_iteration_desc(semantics.GUESS), "iteration over a set", UNKNOWN_SET_ELEMENTS),
     (semantics.hash_desc(semantics.GUESS), "`hash()`", UNKNOWN_HASHED_TYPE),
+    (K.GUESSED_ENV_DESC, "an environment variable", ENV_NOT_KNOWN_PER_PROCESS),
 )

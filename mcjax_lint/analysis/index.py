@@ -903,8 +903,9 @@ class ProjectIndex:
             key = key_of(p, pos)
             if key:
                 short = os.path.basename(self.fn_path.get(q, ""))
-                out = out.join(Val(pd=frozenset({Src(line, 0, f"environment variable {key} via `{short_name(q)}()`",
-                                                     kinds.ENVIRONMENT, origin=f"{short}:{line}")})))
+                out = out.join(Val(pd=frozenset({evidence.set_order_guess(Src(
+                    line, 0, f"{K.env_desc(key, quote='')} via `{short_name(q)}()`", kinds.ENVIRONMENT,
+                    origin=f"{short}:{line}"))})))
         return out
 
     def call_name(self, q: str, argv: Val = BOTTOM, given: tuple | None = None,

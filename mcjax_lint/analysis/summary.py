@@ -824,14 +824,14 @@ class _Summarizer(semantics.StatementRules):
             if not K.is_per_process_env_key(key):
                 return {}
             self.summary.direct_sources = True
-            return {"pd": [self.src(f"environment variable {key or '(computed)'}", node, kinds.ENVIRONMENT)]}
+            return {"pd": [self.src(K.env_desc(key, quote=""), node, kinds.ENVIRONMENT)]}
         kv = self.ev(key_node)
         if not any(k in kv for k in ("pd", "pdc", "order", "hash")):
             params = self._key_params(kv)
             if params is not None:
                 return {"envp": [[p, node.lineno] for p in params]} if params else {}
         self.summary.direct_sources = True
-        return {"pd": [self.src("environment variable (computed)", node, kinds.ENVIRONMENT)]}
+        return {"pd": [self.src(K.env_desc(None, quote="", key_per_process=bool(kv.get("pd"))), node, kinds.ENVIRONMENT)]}
 
     def _key_params(self, kv: Sym) -> list[str] | None:
         """The enclosing function's parameters an (untainted) environment key is computed from:

@@ -1134,7 +1134,9 @@ class FileAnalysis(semantics.StatementRules):
         a per-process name, or a computed one not named by the caller (see `_param_key`)."""
         key = semantics.env_key(key_node, read, self.scope) if key_node is not None else None
         if K.is_per_process_env_key(key) and not (key_node is not None and self._param_key(key_node)):
-            return Val(pd=frozenset({self.src(node, f"environment variable `{key or '(computed)'}`", kinds.ENVIRONMENT)}))
+            per_process_key = key is None and key_node is not None and bool(self.ev(key_node).pd)
+            desc = K.env_desc(key, key_per_process=per_process_key)
+            return Val(pd=frozenset({evidence.set_order_guess(self.src(node, desc, kinds.ENVIRONMENT))}))
         return BOTTOM
 
     def _param_key(self, key: cst.BaseExpression) -> bool:

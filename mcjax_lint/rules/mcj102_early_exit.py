@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from mcjax_lint.model import Step
 from mcjax_lint.rules.base import Rule, visits, describe_source, process_sources, related_source
 
 
@@ -26,5 +27,6 @@ class ProcessDependentEarlyExit(Rule):
                 f"{kind} under a process-dependent condition ({describe_source(s, self.line(node))}, "
                 f"line {self.line(p.cond_node)}) skips {self.tok_text(p.skipped)} that the other processes still run"),
                 related=(related_source(s), ("condition", *self.where(p.cond_node)), self.related_tok(p.skipped, "skipped")),
-                chain=[*self.source_steps(s), self.step(p.cond_node, "condition"), self.step(node, f"{kind} under it"),
+                chain=[*self.source_steps(s), self.step(p.cond_node, "condition"),
+                       Step(self.line(node), f"{kind} under it", not p.guess, p.guess),
                        self.tok_step(p.skipped, "skipped")])
