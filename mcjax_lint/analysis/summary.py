@@ -633,7 +633,7 @@ class _Summarizer(semantics.StatementRules):
                 # A process-dependent iterable (a slice by process index): as many elements as it
                 # has, as a slice of it would be (the precise pass calls this a length source).
                 out = sym_join(out, {k: v for k, v in it.items() if k in ("order", "pd")})
-                if isinstance(gen.target, ast.Name) and _is_range(gen.iter):
+                if isinstance(gen.target, ast.Name) and semantics.is_range(gen.iter, read):
                     elem = self.as_number(elem)
                 self.bind(gen.target, elem)
                 for cond in gen.ifs:
@@ -1372,7 +1372,7 @@ class _Summarizer(semantics.StatementRules):
         accs = semantics.order_free_accumulators(node.target, node.body, _STATEMENTS, self._num) if it_order else ()
         if isinstance(node.target, ast.Name) and self.is_host(node.iter):
             elem = self.as_host(elem)  # an element of host data
-        if isinstance(node.target, ast.Name) and _is_range(node.iter):
+        if isinstance(node.target, ast.Name) and semantics.is_range(node.iter, read):
             elem = self.as_number(elem)
         self.bind(node.target, elem)
         self._loop_taints.append({k: v for k, v in it.items() if k in ("pd", "pdc", "via", "params", "refs")})
