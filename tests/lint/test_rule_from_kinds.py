@@ -79,7 +79,7 @@ SOURCE = textwrap.dedent("""\
 
 
     def key_for(name):
-        return jax.random.PRNGKey(hash(name))
+        return jax.random.PRNGKey(hash(f"run/{name}"))
 
 
     def my_files():
