@@ -277,11 +277,25 @@ def hash_desc(salt: bool | str) -> str:
     return "`hash()` of a value of unknown type" if salt == GUESS else "`hash()` of a string"
 
 
-def process_dependent_call(q: str, seeded_modules: Collection[str], has_args: bool) -> str | None:
+# Seeding a module's global RNG (`random.seed(s)`, `np.random.seed(s)`): its later draws follow s.
+MODULE_SEED_CALLS = frozenset({"random.seed", "numpy.random.seed"})
+
+
+def module_seeded_by(q: str) -> str | None:
+    """The module whose global RNG the call `q` seeds, None if it seeds none."""
+    return q.rsplit(".", 1)[0] if q in MODULE_SEED_CALLS else None
+
+
+def process_dependent_call(q: str, seeded_modules: Collection[str], has_args: bool,
+                           seeded_per_process: Collection[str] = ()) -> str | None:
     """How a call to `q` differs between processes (the source's description), None if it does
     not by itself: a per-process call (`jax.process_index()`, the clock, the host name; a
-    `random` module function unless the file seeds that module), anything under a per-process
-    prefix, an RNG constructed without a seed."""
+    `random` module function unless the file seeds that module, or seeds it with a
+    process-dependent value, `seeded_per_process`: `random.seed(SEED + jax.process_index())`),
+    anything under a per-process prefix, an RNG constructed without a seed."""
+    if q in K.PROCESS_DEPENDENT_CALLS and q.rsplit(".", 1)[0] in seeded_per_process:
+        mod = q.rsplit(".", 1)[0]
+        return f"`{q.replace('numpy.', 'np.')}()` after `{mod.replace('numpy.', 'np.')}.seed()` with a process-dependent seed"
     if q in K.PROCESS_DEPENDENT_CALLS and q.rsplit(".", 1)[0] not in seeded_modules:
         return K.PROCESS_DEPENDENT_CALLS[q]
     for pre, desc in K.PROCESS_DEPENDENT_PREFIXES.items():

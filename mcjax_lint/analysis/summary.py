@@ -412,6 +412,7 @@ class _Summarizer(semantics.StatementRules):
                 self.module_defs[node.name] = f"{module}.{node.name}"
         self.class_stack: list[ClassFacts] = []
         self.summary.seeded_rngs = _seeded_rngs(source, self.imports) if ".seed(" in source else []
+        self._seeded_per_process: set[str] = set()  # modules seeded with a process-dependent value
         self.mod_facts = FunctionFacts(f"{module}.<module>", 1)
         self.summary.functions[self.mod_facts.name] = self.mod_facts
         self.scope = _Scope(self.mod_facts, {}, None, is_module=True)
@@ -892,10 +893,14 @@ class _Summarizer(semantics.StatementRules):
             a0 = args[0] if args else {}
             return dict({k: v for k, v in a0.items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs", "cls")},
                         host=True)
-        desc = semantics.process_dependent_call(q, self.summary.seeded_rngs, bool(node.args or node.keywords))
+        mod = semantics.module_seeded_by(q)
+        if mod is not None and ("pd" in argu or "pdc" in argu):
+            self._seeded_per_process.add(mod)
+        desc = semantics.process_dependent_call(q, self.summary.seeded_rngs, bool(node.args or node.keywords),
+                                                self._seeded_per_process)
         if desc is not None:
             self.summary.direct_sources = True
-            kind = "pdc" if semantics.draw_of_given_size(q, sum(not isinstance(a, ast.Starred) for a in node.args),
+            kind = "pdc" if q.rsplit(".", 1)[0] not in self._seeded_per_process and semantics.draw_of_given_size(q, sum(not isinstance(a, ast.Starred) for a in node.args),
                                                          {k.arg for k in node.keywords}) else "pd"
             return {kind: [self.src(desc, node, semantics.process_dependent_kind(q))]}
         if q in K.UNSEEDED_RNG_CONSTRUCTORS:  # (seeded)

@@ -130,6 +130,7 @@ class FileAnalysis(semantics.StatementRules):
         self.key_writes: set[tuple[str, str]] = set()  # (dict name, constant key) written in the current branch
         self.decided_ifs: dict[cst.If, bool] = {}  # `if` on parameters constant at every call -> the arm taken
         self.seeded_modules: set[str] = set()
+        self.seeded_per_process: set[str] = set()  # modules seeded with a process-dependent value
         self._full_positions = None
         self._mesh_context: bool | None = None  # (semantics.mesh_context_in, read once when needed)
         self._local_call_nodes: set[int] = set()  # jitted calls found to run on this process alone
@@ -943,9 +944,12 @@ class FileAnalysis(semantics.StatementRules):
         if q in K.LOCAL_REPLICATORS:
             # The same object (`replicate(trainer).pmapped_step(...)` is its method) on local devices.
             return replace(arg0.taint(), cls=arg0.cls, host=True), None
-        desc = semantics.process_dependent_call(q, self.seeded_modules, bool(node.args))
+        mod = semantics.module_seeded_by(q)
+        if mod is not None and (argu.pd or argu.pdc):
+            self.seeded_per_process.add(mod)  # (the module body runs first: later draws follow it)
+        desc = semantics.process_dependent_call(q, self.seeded_modules, bool(node.args), self.seeded_per_process)
         if desc is not None:
-            if semantics.draw_of_given_size(q, sum(a.keyword is None and not a.star for a in node.args),
+            if q.rsplit(".", 1)[0] not in self.seeded_per_process and semantics.draw_of_given_size(q, sum(a.keyword is None and not a.star for a in node.args),
                                             {a.keyword.value for a in node.args if a.keyword is not None}):
                 return Val(pdc=frozenset({self.src(node, desc, semantics.process_dependent_kind(q))})), None
             return Val(pd=frozenset({self.src(node, desc, semantics.process_dependent_kind(q))})), None

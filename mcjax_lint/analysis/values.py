@@ -211,10 +211,12 @@ class Val:
         return replace(self, order=frozenset(), unordered=False)
 
     def as_elements(self) -> Val:
-        """This value put into a container: its shape sources describe the container's elements."""
+        """This value put into a container: its shape sources describe the container's elements
+        (a row whose length differs makes a container of rows of differing lengths: numpy builds
+        an array of another shape from it)."""
         if not self.shape:
             return self
-        return replace(self, shape=frozenset(s if s.kind == ELEMENTS else replace(s, kind=ELEMENTS) for s in self.shape if s.kind != LENGTH))
+        return replace(self, shape=frozenset(s if s.kind == ELEMENTS else replace(s, kind=ELEMENTS) for s in self.shape))
 
     @property
     def count_sources(self) -> frozenset[Src]:
