@@ -949,8 +949,10 @@ class FileAnalysis(semantics.StatementRules):
             self.seeded_per_process.add(mod)  # (the module body runs first: later draws follow it)
         desc = semantics.process_dependent_call(q, self.seeded_modules, bool(node.args), self.seeded_per_process)
         if desc is not None:
-            if q.rsplit(".", 1)[0] not in self.seeded_per_process and semantics.draw_of_given_size(q, sum(a.keyword is None and not a.star for a in node.args),
-                                            {a.keyword.value for a in node.args if a.keyword is not None}):
+            # (a draw of a given size is local content of a uniform shape; not after a per-process seed)
+            if q.rsplit(".", 1)[0] not in self.seeded_per_process and semantics.draw_of_given_size(
+                    q, sum(a.keyword is None and not a.star for a in node.args),
+                    {a.keyword.value for a in node.args if a.keyword is not None}):
                 return Val(pdc=frozenset({self.src(node, desc, semantics.process_dependent_kind(q))})), None
             return Val(pd=frozenset({self.src(node, desc, semantics.process_dependent_kind(q))})), None
         if q in K.UNSEEDED_RNG_CONSTRUCTORS:  # (seeded: its seed may be a sink)
