@@ -24,7 +24,7 @@ import libcst as cst
 
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import evidence, semantics
-from mcjax_lint.analysis.tree import OWN_SCOPE, children
+from mcjax_lint.analysis.tree import OWN_SCOPE, children, walk
 
 from mcjax_lint.analysis.taint import FileAnalysis, _walk_calls
 from mcjax_lint.analysis.values import BOTTOM, Val
@@ -839,16 +839,10 @@ def _asserts_invariant(small: cst.CSTNode) -> bool:
     func = exc.func if isinstance(exc, cst.Call) else exc
     if isinstance(func, cst.Name) and func.value == "AssertionError":
         return True
-    texts = [n for n in _walk_nodes(exc) if isinstance(n, (cst.SimpleString, cst.FormattedStringText))]
+    texts = [n for n in walk(exc) if isinstance(n, (cst.SimpleString, cst.FormattedStringText))]
     return any(_CANNOT_HAPPEN.search(t.value) for t in texts)
 
 
-def _walk_nodes(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(children(n))
 
 
 def _first_difference(a: tuple, b: tuple) -> Tok | None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from mcjax_lint.analysis.tree import OWN_SCOPE, children
+from mcjax_lint.analysis.tree import OWN_SCOPE, children, walk as _walk
 from mcjax_lint.analysis.positions import Range
 
 from mcjax_lint import knowledge as K
@@ -2247,10 +2247,3 @@ def _walk_calls(node: cst.CSTNode):
             stack.append((c, False))
 
 
-def _walk(node: cst.CSTNode):
-    """Every node under `node` (itself included)."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(children(n))

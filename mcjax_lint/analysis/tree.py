@@ -50,3 +50,12 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
         elif _is_node(t):
             out.append(v)
     return out
+
+
+def walk(node: cst.CSTNode):
+    """Every node under `node` (itself included)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(children(n))
