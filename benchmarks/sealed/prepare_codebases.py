@@ -1,117 +1,18 @@
 """Export the sealed evaluation's codebases (benchmarks/sealed/codebases.json) from git checkouts.
 
-Third-party code is never committed. Provide a directory holding one git checkout (or bare
-mirror) per codebase, at any of these places:
-
-    CHECKOUTS/<owner>+<name>/repo    (the layout of the project's mirror service)
-    CHECKOUTS/<owner>/<name>
-    CHECKOUTS/<name>
-
-e.g. obtained with `git clone https://github.com/<owner>/<name> CHECKOUTS/<owner>/<name>`. The
-script checks that the recorded commit is present, then writes the `.py` files of exactly that
-commit to OUT/<owner>+<name>/ (with an empty `[tool.mcjax]` pyproject.toml, so that each is linted
-as its own project with the default configuration) and a line per codebase: files, lines, commit.
+The one implementation is benchmarks/evalset/prepare_codebases.py (where the checkouts may lie,
+what is written); this entry point runs it for benchmarks/sealed/. It writes the `.py` files of
+each recorded commit to OUT/<owner>+<name>/ and a line per codebase: files, lines, commit.
 
     python benchmarks/sealed/prepare_codebases.py CHECKOUTS OUT [--only owner/name ...]
 """
 
-from __future__ import annotations
-
-import argparse
-import json
-import subprocess
 import sys
 from pathlib import Path
 
-MANIFEST = Path(__file__).resolve().parent / "codebases.json"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-
-def load_manifest() -> list[dict]:
-    return json.loads(MANIFEST.read_text())["codebases"]
-
-
-def key(repo: str) -> str:
-    """Directory name used for a codebase: owner+name."""
-    return repo.replace("/", "+", 1)
-
-
-def find_checkout(checkouts: Path, repo: str) -> Path | None:
-    owner, name = repo.split("/", 1)
-    for cand in (checkouts / key(repo) / "repo", checkouts / owner / name, checkouts / name, checkouts / key(repo)):
-        if cand.is_dir():
-            return cand
-    return None
-
-
-def _git(repo_dir: Path, *args: str, binary: bool = False):
-    out = subprocess.run(["git", "-C", str(repo_dir), *args], capture_output=True, check=False, timeout=600)
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr.decode(errors="replace").strip().splitlines()[-1] if out.stderr else "git failed")
-    return out.stdout if binary else out.stdout.decode()
-
-
-def export(repo_dir: Path, commit: str, dest: Path) -> tuple[int, int, list[str]]:
-    """Write the .py files of `commit` under dest; return (files, lines, .py paths whose content
-    the checkout lacks: a partial mirror may omit its largest blobs)."""
-    _git(repo_dir, "cat-file", "-e", f"{commit}^{{commit}}")
-    listing = _git(repo_dir, "ls-tree", "-r", "-z", commit, binary=True).split(b"\0")
-    entries = []
-    for row in filter(None, listing):
-        meta, _, path = row.partition(b"\t")
-        _mode, kind, sha = meta.split()
-        name = path.decode(errors="surrogateescape")
-        if kind == b"blob" and name.endswith(".py") and ".." not in Path(name).parts:
-            entries.append((sha.decode(), name))
-    batch = subprocess.run(["git", "-C", str(repo_dir), "cat-file", "--batch"], capture_output=True, check=True,
-                           input=b"".join(f"{sha}\n".encode() for sha, _ in entries), timeout=600).stdout
-    files = lines = 0
-    absent, pos = [], 0
-    for sha, name in entries:
-        eol = batch.index(b"\n", pos)
-        header = batch[pos:eol].split()
-        pos = eol + 1
-        if header[-1] == b"missing":
-            absent.append(name)
-            continue
-        size = int(header[2])
-        data = batch[pos:pos + size]
-        pos += size + 1
-        target = dest / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-        files += 1
-        lines += data.count(b"\n")
-    (dest / "pyproject.toml").write_text("[tool.mcjax]\n")
-    (dest / ".commit").write_text(commit + "\n")
-    return files, lines, absent
-
-
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("checkouts", type=Path)
-    ap.add_argument("out", type=Path)
-    ap.add_argument("--only", nargs="*", default=[], help="owner/name of the codebases to export")
-    args = ap.parse_args()
-    missing = 0
-    for cb in load_manifest():
-        if args.only and cb["repo"] not in args.only:
-            continue
-        repo_dir = find_checkout(args.checkouts, cb["repo"])
-        if repo_dir is None:
-            print(f"{cb['repo']}: no checkout under {args.checkouts}", file=sys.stderr)
-            missing += 1
-            continue
-        dest = args.out / key(cb["repo"])
-        try:
-            files, lines, absent = export(repo_dir, cb["commit"], dest)
-        except (RuntimeError, subprocess.TimeoutExpired) as e:
-            print(f"{cb['repo']}: commit {cb['commit'][:12]} not usable in {repo_dir}: {e}", file=sys.stderr)
-            missing += 1
-            continue
-        note = f" ({len(absent)} .py files absent from this checkout: {absent[:3]})" if absent else ""
-        print(f"{cb['repo']:<40} {cb['commit'][:12]} files={files} lines={lines}{note}")
-    return 1 if missing else 0
-
+from evalset import prepare_codebases  # noqa: E402  (the one implementation, shared by both sets)
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(prepare_codebases.main(__doc__, Path(__file__).resolve().parent, multihost_api=False))

@@ -1,129 +1,18 @@
 """Run one sealed-evaluation program as 2 real JAX processes on CPU and classify the outcome.
 
-Each program reads COORDINATOR_ADDRESS, NUM_PROCESSES and PROCESS_ID (as a launcher would set
-them) and prints lines `RESULT <text>` for the values every process must agree on. Outcomes:
-
-    agree     both processes exited 0 and printed the same RESULT lines
-    diverge   both exited 0 but their RESULT lines differ
-    error     a process exited non-zero (e.g. a collective timed out, a mismatch was raised)
-    hang      a process was still running at the timeout (both are then killed)
+The one implementation is benchmarks/evalset/run_pair.py (the outcomes agree / diverge / error /
+hang are described there); this entry point runs it for the programs of benchmarks/sealed/.
 
     python benchmarks/sealed/run_pair.py benchmarks/sealed/programs/<id>/hazard.py [--timeout 60]
     python benchmarks/sealed/run_pair.py --confirm benchmarks/sealed/programs  # every pair, in turn
 """
 
-from __future__ import annotations
-
-import argparse
-import json
-import os
-import signal
-import socket
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
-NUM_PROCESSES = 2
-COLLECTIVE_TIMEOUT_S = 15  # gloo gives up on a peer that never joins after this long
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _kill(p: subprocess.Popen) -> None:
-    try:
-        os.killpg(p.pid, signal.SIGKILL)  # JAX catches SIGTERM after initialize
-    except ProcessLookupError:
-        pass
-
-
-def run_program(path: Path, timeout: float = 60.0) -> dict:
-    """Start the program as NUM_PROCESSES processes; return outcome, exit codes, results."""
-    port = _free_port()
-    procs, logs = [], []
-    for pid in range(NUM_PROCESSES):
-        env = dict(os.environ)
-        env.update(COORDINATOR_ADDRESS=f"127.0.0.1:{port}", NUM_PROCESSES=str(NUM_PROCESSES),
-                   PROCESS_ID=str(pid), JAX_PLATFORMS="cpu", JAX_NUM_CPU_DEVICES="1",
-                   XLA_FLAGS=f"--xla_cpu_collective_timeout_seconds={COLLECTIVE_TIMEOUT_S}",
-                   PYTHONUNBUFFERED="1")
-        env.pop("PYTHONHASHSEED", None)  # each interpreter draws its own hash seed, as in real jobs
-        log = tempfile.TemporaryFile(mode="w+")
-        procs.append(subprocess.Popen([sys.executable, str(path)], cwd=path.parent, env=env,
-                                      stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
-        logs.append(log)
-    deadline = time.monotonic() + timeout
-    hung = False
-    for p in procs:
-        try:
-            p.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            hung = True
-    for p in procs:
-        if p.poll() is None:
-            _kill(p)
-            p.wait()
-    outputs = []
-    for log in logs:
-        log.seek(0)
-        outputs.append(log.read())
-        log.close()
-    results = [[ln for ln in out.splitlines() if ln.startswith("RESULT ")] for out in outputs]
-    codes = [p.returncode for p in procs]
-    if hung:
-        outcome = "hang"
-    elif any(c != 0 for c in codes):
-        outcome = "error"
-    elif results[0] != results[1] or not results[0]:
-        outcome = "diverge" if results[0] != results[1] else "error"
-    else:
-        outcome = "agree"
-    return {"outcome": outcome, "exit_codes": codes, "results": results,
-            "tails": [out[-800:] for out in outputs]}
-
-
-def confirm(programs: Path, timeout: float, only: list[str]) -> dict:
-    """Run hazard.py and correct.py of every program dir; a pair is confirmed when the hazard
-    does not agree and the correct look-alike agrees."""
-    report = {}
-    for d in sorted(p for p in programs.iterdir() if p.is_dir()):
-        if only and d.name not in only:
-            continue
-        h = run_program(d / "hazard.py", timeout)
-        c = run_program(d / "correct.py", timeout)
-        ok = h["outcome"] != "agree" and c["outcome"] == "agree"
-        report[d.name] = {"hazard": h["outcome"], "correct": c["outcome"], "confirmed": ok}
-        print(f"{d.name:<40} hazard={h['outcome']:<8} correct={c['outcome']:<8} "
-              f"{'confirmed' if ok else 'NOT CONFIRMED'}", flush=True)
-        if not ok:
-            for label, r in (("hazard", h), ("correct", c)):
-                print(f"  {label}: codes={r['exit_codes']} results={r['results']}\n"
-                      f"  tail0: {r['tails'][0][-400:]!r}\n  tail1: {r['tails'][1][-400:]!r}", flush=True)
-    return report
-
-
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("path", type=Path)
-    ap.add_argument("--timeout", type=float, default=60.0)
-    ap.add_argument("--confirm", action="store_true", help="path is a programs directory")
-    ap.add_argument("--only", nargs="*", default=[], help="with --confirm: these program ids")
-    ap.add_argument("--json", type=Path, help="with --confirm: write the outcomes here")
-    args = ap.parse_args()
-    if args.confirm:
-        report = confirm(args.path, args.timeout, args.only)
-        if args.json:
-            args.json.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
-        return 0 if all(r["confirmed"] for r in report.values()) else 1
-    r = run_program(args.path, args.timeout)
-    print(json.dumps(r, indent=1))
-    return 0
-
+from evalset import run_pair  # noqa: E402  (the one implementation, shared by both sets)
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_pair.main(__doc__, details=False))
