@@ -132,13 +132,14 @@ def _after_fork_in_child() -> None:
         g = current()
         if g is None:
             return
-        g.reinit_locks_after_fork()
         joined = g.exchange is not None or g.active
         if joined:
             # The parent's JAX client, exchange threads and coordination-service session are the
-            # parent's: this process is not one of the job's, and must not write as one.
+            # parent's: this process is not one of the job's, and must not write as one (first, so
+            # that nothing failing below leaves the child writing through the parent's client).
             g.active = False
             g.exchange = None
+        g.reinit_locks_after_fork()
         flights = [g.flight] + [getattr(r, "flight", None) for r in list(g.streams.values())]
         for fr in flights:
             if fr is not None:
