@@ -45,8 +45,9 @@ class OriginRule(Rule):
         # Each sink this origin reaches is its own finding (one path may be fixed or suppressed
         # while another is not); the fix, the same edit, goes with the first only.
         at = s if s.located else where
-        first = (id(at) if not isinstance(at, Src) else (at.line, at.column)) not in self._origins
-        self._origins.add(id(at) if not isinstance(at, Src) else (at.line, at.column))
+        key = (at.line, at.column) if isinstance(at, Src) else id(at)
+        first = key not in self._origins
+        self._origins.add(key)
         self.report(at, f"{text}: {self.HEAD}; it reaches {what} (line {ln})",
                     related=((f"reaches: {what}", ln, col),), fix=s.fix if s.located and first else None,
                     chain=chain, per_sink=ln)
