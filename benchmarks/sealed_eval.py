@@ -6,8 +6,9 @@ the two halves' figures measures how much the rules were tuned to what was looke
 with a sha256 of the sealed half's files, is in benchmarks/<set>/split.json (and in
 docs/benchmarks.md, "Sealed evaluation"). This script refuses the sealed half unless `--unseal`.
 
-Two sets: `--set sealed` (the first one, the default; opened) and `--set sealed2` (the second one,
-assembled for the next round of analysis work; see benchmarks/sealed2/README.md).
+Three sets: `--set sealed` (the first one, the default; opened), `--set sealed2` (the second one;
+opened) and `--set sealed3` (the third one, assembled for the next round of analysis work; see
+benchmarks/sealed3/README.md).
 
 Programs (benchmarks/<set>/programs/<id>/): each hazard.py and correct.py is linted alone, as a
 project of one file with the default configuration.
@@ -23,6 +24,7 @@ written to a file for review by hand (real / fragile / false positive).
     python benchmarks/sealed_eval.py --verify                             # the sealed half is unchanged
     python benchmarks/sealed_eval.py --half sealed --unseal ...           # only when the work is done
     python benchmarks/sealed_eval.py --set sealed2 --verify               # the second set; same options
+    python benchmarks/sealed_eval.py --set sealed3 --verify               # the third set; same options
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SETS = ("sealed", "sealed2")
+SETS = ("sealed", "sealed2", "sealed3")
 SEALED = HERE / "sealed"
 PROGRAMS = SEALED / "programs"
 SPLIT = SEALED / "split.json"
@@ -159,7 +161,7 @@ def score_codebases(repos: list[str], prepared: Path, jobs: int | None) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", dest="eval_set", choices=SETS, default="sealed",
-                    help="which evaluation set: sealed (the first, default) or sealed2")
+                    help="which evaluation set: sealed (the first, default), sealed2 or sealed3")
     ap.add_argument("--half", choices=("open", "sealed"))
     ap.add_argument("--unseal", action="store_true", help="allow --half sealed (only once the work is done)")
     ap.add_argument("--verify", action="store_true", help="check the sealed half's hash; lints nothing")
