@@ -197,7 +197,10 @@ def main() -> int:
         report["linter_commit"] = use_linter_at(args.lint_at, Path(tmp.name))
         print(f"linter: mcjax_lint at {report['linter_commit'][:12]}")
     if not args.no_programs:
-        report["programs"] = score_programs(split["programs"][args.half])
+        # Pairs a check after the split found unfit to score (reason in split.json) count in neither half.
+        excluded = split.get("excluded_after_split", {})
+        report["excluded_after_split"] = sorted(p for p in split["programs"][args.half] if p in excluded)
+        report["programs"] = score_programs([p for p in split["programs"][args.half] if p not in excluded])
     if args.codebases:
         report["codebases"] = score_codebases(split.get("codebases", {}).get(args.half, []), args.codebases, args.jobs)
     if args.output:
