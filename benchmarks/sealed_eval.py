@@ -45,17 +45,19 @@ SEALED = HERE / "sealed"
 PROGRAMS = SEALED / "programs"
 SPLIT = SEALED / "split.json"
 NEAR = 3  # lines either side of the documented hazard lines
+HAZARD_LINES_ARE_RANGE = True  # meta.json's hazard_lines: [first, last] (sets 1-2) or a list of lines (set 3)
 LINT_ENV: dict[str, str] | None = None  # set by --lint-at: run the linter of a committed state
 
 
 def select_set(name: str) -> None:
     """Point SEALED, PROGRAMS and SPLIT at benchmarks/<name>/ (the first set unless called)."""
-    global SEALED, PROGRAMS, SPLIT
+    global SEALED, PROGRAMS, SPLIT, HAZARD_LINES_ARE_RANGE
     if name not in SETS:
         raise ValueError(f"unknown evaluation set {name!r} (one of {', '.join(SETS)})")
     SEALED = HERE / name
     PROGRAMS = SEALED / "programs"
     SPLIT = SEALED / "split.json"
+    HAZARD_LINES_ARE_RANGE = name in ("sealed", "sealed2")
 
 
 def program_files(pid: str) -> list[Path]:
@@ -114,12 +116,15 @@ def score_programs(ids: list[str]) -> dict:
     rows = []
     for pid in sorted(ids):
         meta = json.loads((PROGRAMS / pid / "meta.json").read_text())
-        lo, hi = meta["hazard_lines"]
+        lines = meta["hazard_lines"]
+        # The first two sets give the hazard as a range [first, last]; the third lists the lines
+        # where the decision is made and the collective is skipped or mismatched.
+        spans = [(lines[0], lines[1])] if HAZARD_LINES_ARE_RANGE else [(n, n) for n in lines]
         hz = lint_alone(PROGRAMS / pid / "hazard.py")
         ok = lint_alone(PROGRAMS / pid / "correct.py")
         near = [f for f in hz if f["severity"] in ("error", "warning")
-                and f["line"] <= hi + NEAR and f.get("end_line", f["line"]) >= lo - NEAR]
-        rows.append({"id": pid, "hazard_lines": [lo, hi],
+                and any(f["line"] <= hi + NEAR and f.get("end_line", f["line"]) >= lo - NEAR for lo, hi in spans)]
+        rows.append({"id": pid, "hazard_lines": lines,
                      "hazard_found": bool(near), "hazard_findings": [(f["code"], f["severity"], f["line"]) for f in hz],
                      "correct_flagged": any(f["severity"] == "error" for f in ok),
                      "correct_findings": [(f["code"], f["severity"], f["line"]) for f in ok]})
