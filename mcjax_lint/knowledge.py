@@ -266,6 +266,10 @@ ORDER_IMPOSING = {"list", "tuple", "enumerate", "zip", "iter", "next", "map", "f
                   "numpy.array", "numpy.asarray", "numpy.stack", "numpy.concatenate", "jax.numpy.array",
                   "jax.numpy.asarray", "collections.OrderedDict", "collections.deque"}
 SET_CONSTRUCTORS = {"set", "frozenset"}
+# Library calls whose result is a set (or a tuple of sets) of objects hashed by identity: a
+# `Future`/`Task` has the default `__hash__`, so iterating `done` follows addresses, which differ
+# between processes (`done, pending = concurrent.futures.wait(fs)`).
+IDENTITY_SET_RESULTS = {"concurrent.futures.wait", "asyncio.wait"}
 # Array functions whose arguments after the first are sets of values (membership): their order
 # does not change the result.
 MEMBERSHIP_ARRAY_OPS = {"numpy.isin", "numpy.in1d", "jax.numpy.isin", "jax.numpy.in1d"}

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import builtins
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from mcjax_lint import knowledge as K
@@ -225,6 +225,23 @@ def set_order(arg: object | None, read: Reader, num_name: NumName) -> bool | str
     if arg is None or elements_hash_fixed(arg, read, num_name):
         return False
     return SALTED if _elements_text(arg, read) else GUESS
+
+
+# Set methods that put elements into the set they are called on.
+SET_ADDING_METHODS = frozenset({"add", "update"})
+
+
+def set_order_added(meth: str, args: Sequence[object], read: Reader, num_name: NumName) -> bool | str:
+    """What iterating a set follows once `s.add(x)` / `s.update(xs, ...)` put elements in it (a set
+    built empty and filled later): `set_order` of what was added (`hash_salt` of an added element)."""
+    if meth == "add":
+        return hash_salt(args[0], read, num_name) if len(args) == 1 else False
+    if meth == "update":
+        out: bool | str = False
+        for a in args:
+            out = stronger_order(out, set_order(a, read, num_name))
+        return out
+    return False
 
 
 def stronger_order(a: bool | str, b: bool | str) -> bool | str:

@@ -27,7 +27,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read, read_try
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 40
+SUMMARY_VERSION = 41
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -923,8 +923,11 @@ class _Summarizer(semantics.StatementRules):
             order = semantics.set_order(node.args[0] if node.args else None, read, self._num)
             if order:
                 self.summary.order_sources = True
-                out["u"] = order
+            out["u"] = order  # (False: a set whose order is the same everywhere, until more is added)
             return out
+        if q in K.IDENTITY_SET_RESULTS:
+            self.summary.order_sources = True
+            return {**_strip_order(sym_taint(argu)), "u": semantics.SALTED}
         if q in ("max", "min") and (it := _measured_iterable(node)) is not None:
             # `max(len(s) for s in xs)`: over process-local elements, a length of this process's
             # own; over a parameter's, the index decides at each call ("lmax").
@@ -1004,6 +1007,21 @@ class _Summarizer(semantics.StatementRules):
     def _method_call(self, meth: str, recv: Sym, node: ast.Call, args: list[Sym], argu: Sym) -> Sym | None:
         if meth in K.THREAD_SUBMIT_METHODS and "t" not in self.scope.facts.flags:
             self.scope.facts.flags += "t"  # may start work on another thread (MCJ105)
+        if meth in semantics.SET_ADDING_METHODS and args and isinstance(node.func, ast.Attribute):
+            # A set filled after it was built (`s = set(); s.add(name)`, `self.names.add(n)`): its
+            # order follows what is added. (An attribute: a set where its class stored one.)
+            owner = node.func.value
+            attrs = self.class_stack[-1].attrs if self.class_stack and isinstance(owner, ast.Attribute) \
+                and isinstance(owner.value, ast.Name) and owner.value.id == "self" else None
+            if "u" in recv or (attrs is not None and "u" in attrs.get(owner.attr, {})):
+                added = semantics.set_order_added(meth, [a for a in node.args if not isinstance(a, ast.Starred)], read,
+                                                  self._num)
+                if added:
+                    self.summary.order_sources = True
+                    if "u" in recv:
+                        recv = dict(recv, u=semantics.stronger_order(recv["u"], added))
+                    if attrs is not None:
+                        attrs[owner.attr] = sym_join(attrs.get(owner.attr), {"u": added})
         if meth in _MUTATORS and args and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
             name = node.func.value.id
             cur = self._local(name)
@@ -1011,7 +1029,10 @@ class _Summarizer(semantics.StatementRules):
                 cur = self.module_scope.env.get(name)
             if cur is not None:
                 added = sym_element(argu) if meth in ("append", "add", "insert", "appendleft") else argu
-                self.bind(node.func.value, sym_join(cur, sym_taint(added)))
+                new = sym_join(cur, sym_taint(added))
+                if "u" in recv:
+                    new["u"] = recv["u"]
+                self.bind(node.func.value, new)
                 return {}
         if recv.get("callable"):
             if meth in K.JIT_STAGING_METHODS:

@@ -982,7 +982,9 @@ class FileAnalysis(semantics.StatementRules):
         if q in K.SET_CONSTRUCTORS:
             a0 = node.args[0] if node.args else None
             unordered = semantics.set_order(a0.value if a0 is not None and not a0.star else a0, read, self._num)
-            return replace(argu.without_order(), unordered=unordered), None
+            return replace(argu.without_order(), unordered=unordered, struct="set"), None
+        if q in K.IDENTITY_SET_RESULTS:
+            return replace(argu.without_order(), unordered=semantics.SALTED), None
         if q in _RE_MATCH_ANY and node.args and _alternation(node.args[0].value):
             # `re.compile("|".join(NO_DECAY))`: which alternative matches may follow their order,
             # whether one does not.
@@ -1323,7 +1325,12 @@ class FileAnalysis(semantics.StatementRules):
             if cur is not None:
                 added = join_all(v.data() for _, v in args)
                 added = added.as_elements() if meth in ("append", "add", "insert", "appendleft") else added
-                self.bind(node.func.value, cur.join(added))
+                new = cur.join(added)
+                if (cur.unordered or cur.struct == "set") and meth in semantics.SET_ADDING_METHODS:
+                    # (a set built empty and filled later iterates in the order of what was added)
+                    added_order = semantics.set_order_added(meth, [a.value for a in node.args if not a.star], read, self._num)
+                    new = replace(new, unordered=semantics.stronger_order(cur.unordered, added_order), struct="set")
+                self.bind(node.func.value, new)
             return BOTTOM, None
         if meth == "sort" and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
             name = node.func.value.value
