@@ -1026,6 +1026,15 @@ class _Summarizer(semantics.StatementRules):
                         recv = dict(recv, u=semantics.stronger_order(recv["u"], added))
                     if attrs is not None:
                         attrs[owner.attr] = sym_join(attrs.get(owner.attr), {"u": added})
+        if meth in _MUTATORS and args and isinstance(node.func, ast.Attribute) \
+                and isinstance(root := _container_root(node.func.value), ast.Name) and root is not node.func.value:
+            # `by_len[n].append(x)`: into an element of `by_len` (the twin of taint.py's rule)
+            cur = self._local(root.id)
+            if cur is None:
+                cur = self.module_scope.env.get(root.id)
+            if cur is not None:
+                self.bind(root, sym_join(cur, sym_taint(sym_element(argu))))
+                return {}
         if meth in _MUTATORS and args and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
             name = node.func.value.id
             cur = self._local(name)
@@ -1735,6 +1744,13 @@ _EXTERNAL_ROOTS = ("jax.", "numpy.", "os.", "sys.", "typing.", "collections.", "
                    "tensorflow.", "torch.", "flax.", "optax.", "re.", "abc.", "dataclasses.", "itertools.")
 
 _MUTATORS = {"append", "extend", "insert", "add", "update", "appendleft", "extendleft", "setdefault"}
+
+
+def _container_root(e: ast.expr) -> ast.expr:
+    """The container an element of `e` lives in: `groups` for `groups[k][i]`, `e` itself otherwise."""
+    while isinstance(e, ast.Subscript):
+        e = e.value
+    return e
 _BUILTIN_PASSTHROUGH = {"len", "int", "float", "str", "bool", "abs", "round", "repr", "format", "divmod", "pow",
                         "list", "tuple", "dict", "range", "reversed", "enumerate", "zip", "map", "filter", "iter", "next"}
 

@@ -1320,11 +1320,16 @@ class FileAnalysis(semantics.StatementRules):
             v = recv.key(semantics.constant_key(node.args[0].value, read) or "")
             if v is not None:  # `cfg.get("steps", 10)`: that key's value (or the default)
                 return v.join(join_all(x for k, x in args[1:])), None
-        if meth in _MUTATORS and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name) and args:
-            # `rows.append(x)`: what goes into a container is in the container.
-            name = node.func.value.value
+        if meth in _MUTATORS and isinstance(node.func, cst.Attribute) and args \
+                and isinstance(_container_root(node.func.value), cst.Name):
+            # `rows.append(x)`: what goes into a container is in the container; `by_len[n].append(x)`
+            # puts it into an element of `by_len`, so into `by_len` too.
+            root = _container_root(node.func.value)
+            name = root.value
             cur = self.local(name) if self.local(name) is not None else self.module_scope.env.get(name)
-            if cur is not None:
+            if cur is not None and root is not node.func.value:
+                self.bind(root, cur.join(join_all(v.data() for _, v in args).as_elements()))
+            elif cur is not None:
                 added = join_all(v.data() for _, v in args)
                 added = added.as_elements() if meth in ("append", "add", "insert", "appendleft") else added
                 new = cur.join(added)
@@ -1971,6 +1976,13 @@ class FileAnalysis(semantics.StatementRules):
 
 
 _MUTATORS = {"append", "extend", "insert", "add", "update", "appendleft", "extendleft", "setdefault"}
+
+
+def _container_root(e: cst.BaseExpression) -> cst.BaseExpression:
+    """The container an element of `e` lives in: `groups` for `groups[k][i]`, `e` itself otherwise."""
+    while isinstance(e, cst.Subscript):
+        e = e.value
+    return e
 _RE_MATCH_ANY = {"re.compile", "re.search", "re.match", "re.fullmatch"}
 _SHAPE_KWS = ("dtype", "shape", "size", "new_shape", "newshape", "global_shape")
 
