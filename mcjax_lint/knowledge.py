@@ -57,6 +57,11 @@ PROCESS_DEPENDENT_CALLS: dict[str, str] = {
     "grain.ShardByJaxProcess": "a per-process shard (`grain.ShardByJaxProcess()`)",
     "grain.sharding.ShardByJaxProcess": "a per-process shard (`grain.ShardByJaxProcess()`)",
 }
+# Time functions that read the clock when the time is not given: how many arguments they take
+# before it (`time.strftime("%H%M")` formats now; `time.strftime("%H%M", t)` formats t).
+CLOCK_UNLESS_TIME_GIVEN: dict[str, int] = {
+    "time.strftime": 1, "time.localtime": 0, "time.gmtime": 0, "time.ctime": 0, "time.asctime": 0,
+}
 # What each of them is (analysis/kinds.py), by name or prefix: the first that matches.
 PROCESS_DEPENDENT_KINDS: tuple[tuple[str, str], ...] = (
     ("jax.", "process-id"),
@@ -191,6 +196,14 @@ SUBGROUP_KWARGS = {"active_processes", "process_ids", "processes"}
 
 # Methods that synchronize whatever the receiver (coordination-service barriers).
 COLLECTIVE_METHOD_NAMES = {"wait_at_barrier", "sync_global_devices"}
+# The argument that names a barrier, by callee (a qualified name, or a method name): every process
+# must pass the same name (`sync_global_devices` compares a hash of it and fails on a mismatch; a
+# `wait_at_barrier` id another process never reaches times out).
+BARRIER_NAME_ARGS: dict[str, tuple[int, str]] = {
+    "jax.experimental.multihost_utils.sync_global_devices": (0, "name"),
+    "sync_global_devices": (0, "name"),
+    "wait_at_barrier": (0, "barrier_id"),
+}
 
 # Calls that return a collective callable: applying the result is collective work.
 # Copy a pytree onto this process's own devices (one copy per local device): the result is the

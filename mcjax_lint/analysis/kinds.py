@@ -65,6 +65,7 @@ SEED = "seed"  # the seed of an RNG (`jax.random.PRNGKey(s)`)
 GLOBAL_SHAPE = "global-shape"  # the explicit global shape of a global-array constructor
 STATIC_ARGUMENT = "static-argument"  # a static argument of a jitted function (picks the program)
 REPLICATED_DATA = "replicated-data"  # host data put on a fully replicated sharding
+BARRIER_NAME = "barrier-name"  # the name or id of a barrier, which every process must pass alike
 
 # ---- which taint of the value reached it (the `Val` field)
 ORDER = "order"

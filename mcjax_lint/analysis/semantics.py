@@ -303,7 +303,7 @@ def module_seeded_by(q: str) -> str | None:
     return q.rsplit(".", 1)[0] if q in MODULE_SEED_CALLS else None
 
 
-def process_dependent_call(q: str, seeded_modules: Collection[str], has_args: bool,
+def process_dependent_call(q: str, seeded_modules: Collection[str], n_args: int,
                            seeded_per_process: Collection[str] = ()) -> str | None:
     """How a call to `q` differs between processes (the source's description), None if it does
     not by itself: a per-process call (`jax.process_index()`, the clock, the host name; a
@@ -318,8 +318,10 @@ def process_dependent_call(q: str, seeded_modules: Collection[str], has_args: bo
     for pre, desc in K.PROCESS_DEPENDENT_PREFIXES.items():
         if q.startswith(pre):
             return desc
-    if q in K.UNSEEDED_RNG_CONSTRUCTORS and not has_args:
+    if q in K.UNSEEDED_RNG_CONSTRUCTORS and not n_args:
         return f"unseeded `{q}()`"
+    if q in K.CLOCK_UNLESS_TIME_GIVEN and n_args <= K.CLOCK_UNLESS_TIME_GIVEN[q]:
+        return f"the wall clock (`{q}()`)"
     return None
 
 

@@ -899,7 +899,7 @@ class _Summarizer(semantics.StatementRules):
         mod = semantics.module_seeded_by(q)
         if mod is not None and ("pd" in argu or "pdc" in argu):
             self._seeded_per_process.add(mod)
-        desc = semantics.process_dependent_call(q, self.summary.seeded_rngs, bool(node.args or node.keywords),
+        desc = semantics.process_dependent_call(q, self.summary.seeded_rngs, len(node.args) + len(node.keywords),
                                                 self._seeded_per_process)
         if desc is not None:
             self.summary.direct_sources = True

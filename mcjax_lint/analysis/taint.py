@@ -948,7 +948,7 @@ class FileAnalysis(semantics.StatementRules):
         mod = semantics.module_seeded_by(q)
         if mod is not None and (argu.pd or argu.pdc):
             self.seeded_per_process.add(mod)  # (the module body runs first: later draws follow it)
-        desc = semantics.process_dependent_call(q, self.seeded_modules, bool(node.args), self.seeded_per_process)
+        desc = semantics.process_dependent_call(q, self.seeded_modules, len(node.args), self.seeded_per_process)
         if desc is not None:
             # (a draw of a given size is local content of a uniform shape; not after a per-process seed)
             if q.rsplit(".", 1)[0] not in self.seeded_per_process and semantics.draw_of_given_size(
@@ -1495,6 +1495,10 @@ class FileAnalysis(semantics.StatementRules):
                 v = replace(v, order=frozenset(), hash=frozenset())
             for facet in (kinds.ORDER, kinds.HASH, kinds.SHAPE, kinds.TREE):
                 self._sink(kinds.COLLECTIVE_INPUT, facet, v, info.node, what)
+        named = K.BARRIER_NAME_ARGS.get(info.name or "") or K.BARRIER_NAME_ARGS.get(info.token or "")
+        for k, v in info.args:
+            if named and k in named and not v.sanitized:  # (a name that differs in part differs)
+                self._sink(kinds.BARRIER_NAME, kinds.VALUE, replace(v, pd=_cap(v.pd | v.pdc)), info.node, f"the name of {what}")
 
     # ================================================================ statements
     def bind(self, target: cst.BaseExpression, value: Val) -> None:

@@ -15,11 +15,11 @@ class ProcessDependentGlobalData(Rule):
     NAME = "process-dependent-global-data"
     SEVERITY = "error"
     SUMMARY = ("Host data that must be the same on every process (`device_put` to a sharding, a replicated "
-               "global array) is computed from a process-dependent value.")
+               "global array, a barrier's name) is computed from a process-dependent value.")
     FAMILY = "process-dependent shapes and pytrees"
 
     def reports_sink(self, sink: Sink) -> bool:
-        return sink.place == kinds.REPLICATED_DATA
+        return sink.place in (kinds.REPLICATED_DATA, kinds.BARRIER_NAME)
 
     def visit_Call(self, node: cst.Call) -> None:
         sinks = self.sinks(node)
@@ -34,6 +34,14 @@ class ProcessDependentGlobalData(Rule):
             if not direct:
                 chain.append(Step(s.line if s.located else 0, f"made process-dependent in another function: {s.describe()}",
                                   False, "a value decided inside another function may be made to agree there"))
+            if sink.place == kinds.BARRIER_NAME:
+                chain.append(self.work_step(node, sink.what, "passed as"))
+                self.report(node, (
+                    f"{sink.what} is computed from {s.describe()}{where}: every process must name the "
+                    f"barrier alike, and here the names differ, so the barrier fails on the mismatch or "
+                    f"each process waits for the others at its own barrier until the timeout"),
+                    related=(related_source(s, "value source"),), chain=chain)
+                continue
             chain.append(self.work_step(node, sink.what, "host data of"))
             self.report(node, (
                 f"host data computed from {s.describe()}{where} is passed into {sink.what}: it must be the "
