@@ -508,7 +508,9 @@ class ProjectIndex:
         parts = q.split(".")
         for k in range(len(parts), 0, -1):
             m = self._suffix_map.get(".".join(parts[:k]))
-            if m:
+            # `q` already names something under `m` (a file named like its top directory,
+            # `byol/configs/byol.py`): mapping again would only lengthen the name, forever.
+            if m and not q.startswith(m + "."):
                 cand = ".".join([m] + parts[k:])
                 if self._known(cand) or cand in self.modules:
                     return cand

@@ -70,3 +70,19 @@ def test_settled_run_prints_no_warning(tmp_path, capsys):
     (tmp_path / "pyproject.toml").write_text("[tool.mcjax]\n")
     assert cli.main(["--no-cache", str(tmp_path / "chain.py")]) == 1
     assert "warning" not in capsys.readouterr().err
+
+
+def test_MCJ101_import_through_a_file_named_like_its_directory():
+    """`byol/configs/byol.py` named `byol.configs.byol`: an unresolved `byol.x` import maps to
+    `byol.configs.byol.x` by the path's tail, which starts with `byol` again. Following that
+    forever was a RecursionError that lost the whole project; now the name stays unresolved and
+    the hazard beside it is still found."""
+    main = ("import jax\nfrom jax.experimental import multihost_utils\n"
+            "from byol.byol_experiment import Experiment\n\n\n"
+            "def train(x):\n    exp = Experiment()\n    if jax.process_index() == 0:\n"
+            "        exp.update_pmap(x)\n        multihost_utils.sync_global_devices('saved')\n")
+    files = {"byol/configs/byol.py": "def get_config():\n    return {}\n", "byol/main_loop.py": main}
+    findings, errors = engine.analyze_project(
+        files, modules={"byol/configs/byol.py": "byol.configs.byol", "byol/main_loop.py": "main_loop"})
+    assert not errors
+    assert [(f.code, f.path, f.line) for f in findings] == [("MCJ101", "byol/main_loop.py", 8)]
