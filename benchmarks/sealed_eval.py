@@ -149,7 +149,13 @@ def score_codebases(repos: list[str], prepared: Path, jobs: int | None) -> dict:
         if not commit_file.exists() or commit_file.read_text().strip() != manifest[repo]["commit"]:
             raise SystemExit(f"sealed_eval: {d} is not {repo} at {manifest[repo]['commit'][:12]}: "
                              f"run benchmarks/{SEALED.name}/prepare_codebases.py")
-        findings = lint_json(Path("."), d, jobs)
+        try:
+            findings = lint_json(Path("."), d, jobs)
+        except RuntimeError as e:  # the linter itself failed on this codebase: a result, not the end
+            result[repo] = {"commit": manifest[repo]["commit"], "kloc": manifest[repo]["py_lines"] / 1000,
+                            "errors": [], "warnings": 0, "linter_failed": str(e)[-300:]}
+            print(f"{repo:<40} mcjax-lint FAILED: {str(e).splitlines()[-1][:160]}", flush=True)
+            continue
         errors = [f for f in findings if f["severity"] == "error"]
         warnings = [f for f in findings if f["severity"] == "warning"]
         result[repo] = {"commit": manifest[repo]["commit"], "kloc": manifest[repo]["py_lines"] / 1000,
@@ -159,7 +165,9 @@ def score_codebases(repos: list[str], prepared: Path, jobs: int | None) -> dict:
         for f in errors:
             print(f"    {f['path']}:{f['line']} {f['code']} {f['message'][:160]}")
     total = sum(len(r["errors"]) for r in result.values())
-    print(f"codebases: {len(result)}; error-level findings {total} (review each: real / fragile / false positive)")
+    failed = sum("linter_failed" in r for r in result.values())
+    print(f"codebases: {len(result)}; error-level findings {total} (review each: real / fragile / false positive)"
+          + (f"; the linter failed on {failed}" if failed else ""))
     return result
 
 
