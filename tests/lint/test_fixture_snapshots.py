@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from mcjax_lint.engine import analyze_project
-from test_fixtures import CASES, IDS, _project
+from test_fixtures import CASES, IDS, analysed
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 EXPECTED = FIXTURES / "lint" / "expected"
@@ -24,8 +23,7 @@ LINT_CASES = [(c, i) for c, i in zip(CASES, IDS) if c[0].startswith("lint/")]
 
 
 def render(path: Path) -> str:
-    files = _project(path)
-    findings, errors = analyze_project(files)
+    _, findings, errors = analysed(path)
     base = path if path.is_dir() else path.parent
     lines = [f"{Path(f.path).relative_to(base)}:{f.line}:{f.column} {f.code} {f.message}" for f in findings]
     lines += [f"{Path(e.path).relative_to(base)}: error: {e.message}" for e in errors]

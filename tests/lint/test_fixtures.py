@@ -8,6 +8,7 @@ extra finding both fail. See fixtures/README.md for the marker convention.
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -41,6 +42,17 @@ def _project(p: Path) -> dict[str, str]:
     return {str(f): f.read_text(encoding="utf-8") for f in files}
 
 
+@functools.lru_cache(maxsize=None)
+def analysed(path: Path) -> tuple[dict[str, str], tuple, tuple]:
+    """(files, findings, errors) of one fixture, analysed once per test run: this module checks
+    the findings against the markers, test_fixture_snapshots against the pinned messages and
+    test_fixtures_locations where they point (the analysis is deterministic; each test checks a
+    different property of the same result). Tuples: no test can change what another reads."""
+    files = _project(path)
+    findings, errors = analyze_project(files)
+    return files, tuple(findings), tuple(errors)
+
+
 def expected_markers(files: dict[str, str]) -> set[tuple[str, int, str]]:
     out = set()
     for path, text in files.items():
@@ -70,9 +82,8 @@ IDS = [case_id(*c) for c in CASES]
 
 @pytest.mark.parametrize("name,path", CASES, ids=IDS)
 def test_fixture_findings_match_markers(name: str, path: Path):
-    files = _project(path)
-    findings, errors = analyze_project(files)
-    assert errors == [], errors
+    files, findings, errors = analysed(path)
+    assert errors == (), errors
     got = {(f.path, f.line, f.code) for f in findings}
     want = expected_markers(files)
     rel = lambda s: sorted((str(Path(p).relative_to(FIXTURES)), ln, c) for p, ln, c in s)  # noqa: E731

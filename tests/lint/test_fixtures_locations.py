@@ -18,6 +18,7 @@ import pytest
 
 from mcjax_lint.engine import analyze_project
 from mcjax_lint.model import Finding
+from test_fixtures import analysed
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "lint"
 PROJECTS = sorted(p for kind in ("hazards", "benign") for p in (FIXTURES / kind).iterdir() if p.is_dir())
@@ -43,10 +44,9 @@ def _check_in_file(f: Finding, files: dict[str, str]) -> None:
 
 @pytest.mark.parametrize("project", PROJECTS, ids=[f"{p.parent.name}/{p.name}" for p in PROJECTS])
 def test_fixture_project_findings_stay_in_their_file(project: Path):
-    files = {str(f): f.read_text(encoding="utf-8") for f in sorted(project.rglob("*.py"))}
+    files, findings, errors = analysed(project)  # test_fixtures.py's analysis, shared
     assert len(files) > 1
-    findings, errors = analyze_project(files)
-    assert errors == []
+    assert errors == ()
     for f in findings:
         _check_in_file(f, files)
 
