@@ -49,13 +49,14 @@ def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 class HangJob:
     """N processes of hang_program.py, started and waited for until each reached its hang."""
 
-    def __init__(self, scenario: str, n: int, odd: int, workdir: Path) -> None:
+    def __init__(self, scenario: str, n: int, odd: int, workdir: Path, collective_timeout: int = 120) -> None:
         self.scenario, self.n, self.odd = scenario, n, odd
         self.workdir = workdir
         self.fallback_dir = workdir / "fallback"
         self.fallback_dir.mkdir(parents=True, exist_ok=True)
         port = free_port()
-        env = child_env({"MCJAX_FALLBACK_DIR": str(self.fallback_dir)})
+        env = child_env({"MCJAX_FALLBACK_DIR": str(self.fallback_dir),
+                         "XLA_FLAGS": f"--xla_cpu_collective_timeout_seconds={collective_timeout}"})
         self.procs = [
             subprocess.Popen(
                 [sys.executable, str(PROGRAM), scenario, str(odd), str(n), str(i), str(port)],
@@ -124,4 +125,31 @@ def hang_job(tmp_path):
 
     yield start
     for j in jobs:
+        j.kill()
+
+
+@pytest.fixture(scope="module")
+def shared_hang_job(tmp_path_factory):
+    """As `hang_job`, for tests that only look at a job (take its stacks, signal its dumper,
+    ptrace it for a while) and leave it as it was: one job per (scenario, n, odd) in a module,
+    started at its first use and killed after the module. Its collectives may wait 600 s (the
+    program's own sleeps and barriers), not 120: it outlives several tests."""
+    jobs: dict[tuple[str, int, int], HangJob] = {}
+
+    def get(scenario: str, n: int = 3, odd: int = 1) -> HangJob:
+        key = (scenario, n, odd)
+        if key not in jobs:
+            job = HangJob(scenario, n, odd, tmp_path_factory.mktemp(f"{scenario}-{n}-{odd}"), collective_timeout=600)
+            try:
+                job.wait_reached()
+            except BaseException:
+                job.kill()
+                raise
+            jobs[key] = job
+        job = jobs[key]
+        assert all(job.alive()), f"a shared job ended before its tests did:\n{job.stderr()}"
+        return job
+
+    yield get
+    for j in jobs.values():
         j.kill()

@@ -65,14 +65,13 @@ def _check_singled_out(report: Report, job, odd_cat: str | None, others_cat: str
 
 
 @pytest.mark.parametrize("scenario,odd,odd_cat,others_cat", SCENARIOS, ids=[s[0] for s in SCENARIOS])
-def test_hang_report_singles_out_the_odd_process(hang_job, tmp_path, scenario, odd, odd_cat, others_cat):
-    job = hang_job(scenario, n=3, odd=odd)
+def test_hang_report_singles_out_the_odd_process(shared_hang_job, tmp_path, scenario, odd, odd_cat, others_cat):
+    job = shared_hang_job(scenario, n=3, odd=odd)
     stacks = collect_stacks(job.targets, native="first", snapshots=2, interval=1.0, timeout=10.0)
     assert all(job.alive()), "collecting stacks must not kill anyone"
     out = tmp_path / "report"
     report, paths = write_postmortem("hang", _procs(job), stacks, out, headline="no dispatch completed for 5 s")
-    # Write before kill: the caller kills right after writing; the files are complete.
-    job.kill()
+    # The files are complete when write_postmortem returns (the caller kills right after).
     assert set(paths) == {"json", "text", "html"}
     assert not list(out.glob(".*.tmp")), "no temporary files left behind"
     data = json.loads(paths["json"].read_text())
@@ -95,14 +94,13 @@ def test_hang_report_singles_out_the_odd_process(hang_job, tmp_path, scenario, o
     [("sleep", 1, {"MCJAX_PYSPY": "/nonexistent/py-spy"}), ("barrier", 2, {"MCJAX_DISABLE_PYSPY": "1"})],
     ids=["pyspy-missing", "pyspy-disabled"],
 )
-def test_report_comes_from_faulthandler_when_pyspy_is_unavailable(hang_job, monkeypatch, scenario, odd, env):
-    job = hang_job(scenario, n=3, odd=odd)
+def test_report_comes_from_faulthandler_when_pyspy_is_unavailable(shared_hang_job, monkeypatch, scenario, odd, env):
+    job = shared_hang_job(scenario, n=3, odd=odd)
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     stacks = collect_stacks(job.targets, native="first", snapshots=2, interval=1.0, timeout=10.0)
     assert all(job.alive()), "the faulthandler signal must not stop the program"
     report = build_postmortem_report("hang", _procs(job), stacks)
-    job.kill()
     for p in report.processes:
         assert [s.method for s in p.snapshots] == ["faulthandler", "faulthandler"]
         why = "py-spy not found at $MCJAX_PYSPY" if "MCJAX_PYSPY" in env else "py-spy disabled by $MCJAX_DISABLE_PYSPY"
@@ -113,13 +111,13 @@ def test_report_comes_from_faulthandler_when_pyspy_is_unavailable(hang_job, monk
     _check_singled_out(report, job, {"sleep": "sleep", "barrier": "barrier"}[scenario], None)
 
 
-def test_refused_pyspy_falls_back_to_nonblocking(hang_job):
+def test_refused_pyspy_falls_back_to_nonblocking(shared_hang_job):
     """Another tracer attached to a process makes py-spy's ptrace pause fail with EPERM (a real
     refusal); the collector retries without pausing and says so."""
     import subprocess
     import sys
 
-    job = hang_job("sleep", n=3, odd=1)
+    job = shared_hang_job("sleep", n=3, odd=1)
     seize = (
         "import ctypes,sys,time\n"
         "libc=ctypes.CDLL(None,use_errno=True)\n"
@@ -136,7 +134,6 @@ def test_refused_pyspy_falls_back_to_nonblocking(hang_job):
         tracer.kill()
         tracer.wait(timeout=30)
     report = build_postmortem_report("hang", _procs(job), stacks)
-    job.kill()
     refused = report.processes[1]
     assert [s.method for s in refused.snapshots] == ["py-spy --nonblocking", "py-spy --nonblocking"]
     assert "permission-denied" in refused.snapshots[0].note and "EPERM" in refused.snapshots[0].note
