@@ -96,11 +96,29 @@ def expected_kind(program: Path) -> str:
     return m.group(1)
 
 
+# Runs already made in this session, by everything that decides their outcome: the same program
+# with the same options and environment is started once, and each test asserts on that run (a
+# hazard's report checked by test_programs.py for its kind and sites, by test_causes.py for the
+# finding that explains it).
+_SESSION_RUNS: dict[tuple, GuardRun] = {}
+
+
+def _run_key(program: Path, args: tuple[str, ...], n: int, program_args: tuple[str, ...], devices: int) -> tuple:
+    import os
+
+    env = tuple(sorted((k, v) for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"))
+    return (str(program.resolve()), args, n, program_args, devices, env)
+
+
 @pytest.fixture
 def guard_run(tmp_path: Path):
     def run(program: Path, *args: str, n: int | None = None, timeout: float = 150,
             program_args: tuple[str, ...] = (), devices: int = 1) -> GuardRun:
         n = process_count(program) if n is None else n
-        return run_guard(program, tmp_path, *args, n=n, timeout=timeout, program_args=program_args, devices=devices)
+        key = _run_key(program, args, n, program_args, devices)
+        if key not in _SESSION_RUNS:
+            _SESSION_RUNS[key] = run_guard(program, tmp_path, *args, n=n, timeout=timeout,
+                                           program_args=program_args, devices=devices)
+        return _SESSION_RUNS[key]
 
     return run
