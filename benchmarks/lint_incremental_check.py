@@ -301,8 +301,11 @@ def fresh_copy(src_dirs: list[Path], dest: Path) -> Path:
     return dest
 
 
-def check(root: Path, edits: int, seed: int, kinds=KINDS, full_every: int = 0, log=print) -> dict:
-    """Run the random-edit check on `root` (modified in place). Returns counts and mismatches."""
+def check(root: Path, edits: int, seed: int, kinds=KINDS, full_every: int = 0, log=print,
+          stop_at_mismatch: bool = False) -> dict:
+    """Run the random-edit check on `root` (modified in place). Returns counts and mismatches.
+    `stop_at_mismatch`: end after the first edit that mismatches (a test that the check can fail
+    needs one; the edits after it would only be more of the same)."""
     rng = random.Random(seed)
     files = sorted(p for p in root.rglob("*.py") if ".mcjax_cache" not in p.parts)
     lint(root, None)  # cold: fills the cache
@@ -350,6 +353,8 @@ def check(root: Path, edits: int, seed: int, kinds=KINDS, full_every: int = 0, l
         for p in problems:
             log(f"      {p}")
             out["mismatches"].append((out["edits"], kind, rel, desc, p))
+        if problems and stop_at_mismatch:
+            break
     return out
 
 

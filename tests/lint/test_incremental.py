@@ -69,7 +69,7 @@ def test_the_check_sees_an_index_left_at_old_lines(project, monkeypatch):
     from mcjax_lint.analysis import relocate
 
     monkeypatch.setattr(relocate, "_ANCHOR", re.compile(r"(?!x)x"))
-    out = chk.check(project, edits=10, seed=3, kinds=("insert_lines",), log=lambda s: None)
+    out = chk.check(project, edits=10, seed=3, kinds=("insert_lines",), log=lambda s: None, stop_at_mismatch=True)
     assert out["mismatches"]
 
 
@@ -79,7 +79,7 @@ def test_the_check_sees_facts_missing_from_the_quoting_table(project, monkeypatc
     from mcjax_lint.analysis import relocate
 
     monkeypatch.setattr(relocate, "quoting_table", lambda index: {})
-    out = chk.check(project, edits=10, seed=3, kinds=("insert_lines",), log=lambda s: None)
+    out = chk.check(project, edits=10, seed=3, kinds=("insert_lines",), log=lambda s: None, stop_at_mismatch=True)
     assert out["mismatches"]
 
 
