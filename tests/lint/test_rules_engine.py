@@ -12,21 +12,18 @@ from mcjax_lint import engine
 from mcjax_lint.errors import AnalysisError
 from mcjax_lint.modnames import module_name, module_names
 from mcjax_lint.settings import AnalysisSettings
+from test_fixtures import _project, analysed
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 
-def _projects() -> list[dict[str, str]]:
-    out = []
-    for kind in ("hazards", "benign"):
-        for p in sorted((FIXTURES / "lint" / kind).iterdir()):
-            files = [p] if p.suffix == ".py" else sorted(p.rglob("*.py"))
-            if files:
-                out.append({str(f): f.read_text(encoding="utf-8") for f in files})
-    return out
+def _project_paths() -> list[Path]:
+    return [p for kind in ("hazards", "benign") for p in sorted((FIXTURES / "lint" / kind).iterdir())
+            if p.suffix == ".py" or (p.is_dir() and any(p.rglob("*.py")))]
 
 
-PROJECTS = _projects()
+PROJECT_PATHS = _project_paths()
+PROJECTS = [_project(p) for p in PROJECT_PATHS]
 
 
 def _all_findings(files: dict[str, str], settings=AnalysisSettings()):
@@ -41,9 +38,9 @@ def _all_findings(files: dict[str, str], settings=AnalysisSettings()):
 
 
 def test_prefilter_never_hides_a_finding():
-    for files in PROJECTS:
-        findings, errors = engine.analyze_project(files)
-        assert errors == []
+    for path in PROJECT_PATHS:
+        files, findings, errors = analysed(path)  # the pipeline's run test_fixtures.py checks too
+        assert errors == ()
         assert sorted((f.path, f.line, f.code) for f in findings) == _all_findings(files), sorted(files)
 
 
@@ -141,11 +138,11 @@ def test_declared_benign_function_and_sanitizer():
 
 
 def test_findings_do_not_depend_on_file_order():
-    for files in PROJECTS:
+    for path in PROJECT_PATHS:
+        files, a, _ = analysed(path)
         if len(files) > 1:
-            a = engine.analyze_project(files)[0]
             b = engine.analyze_project(dict(reversed(list(files.items()))))[0]
-            assert a == b
+            assert list(a) == b
 
 
 def test_module_names(tmp_path):
