@@ -5,6 +5,7 @@ real corpus)."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -19,6 +20,23 @@ import lint_incremental_check as chk  # noqa: E402
 @pytest.fixture()
 def project(tmp_path):
     return chk.fresh_copy([REPO / "fixtures" / "lint"], tmp_path / "proj")
+
+
+@pytest.fixture(scope="module")
+def _linted_corpus(tmp_path_factory):
+    """The fixtures project after check()'s first, cold run: made once for the module."""
+    root = chk.fresh_copy([REPO / "fixtures" / "lint"], tmp_path_factory.mktemp("corpus") / "proj")
+    chk.lint(root, None)
+    return root
+
+
+@pytest.fixture()
+def linted_project(_linted_corpus, tmp_path):
+    """A copy of it, its cache and file times included (the cache stays valid where it is
+    copied): check()'s own first run then finds the cache filled, as its cold run would leave
+    it, and every edit after that runs as before. For the tests that change nothing in the
+    analysis (the ones that do patch it also patch the cold run)."""
+    return Path(shutil.copytree(_linted_corpus, tmp_path / "proj", symlinks=True))
 
 
 
@@ -45,8 +63,8 @@ def _edit_init(tmp_path, b_src: str, local_body: str):
     utils.write_text(src.format(stmt="multihost_utils.sync_global_devices('x')"))
     return root, chk.lint(root, [utils], need_index=True)
 
-def test_line_moves_are_served_by_moving_the_cached_index(project):
-    out = chk.check(project, edits=12, seed=7, kinds=("insert_lines",), full_every=4, log=lambda s: None)
+def test_line_moves_are_served_by_moving_the_cached_index(linted_project):
+    out = chk.check(linted_project, edits=12, seed=7, kinds=("insert_lines",), full_every=4, log=lambda s: None)
     assert out["edits"] == 12 and out["full_checks"] == 3
     assert out["mismatches"] == []
     # Moving lines does not rebuild the index (the position-free fingerprint is unchanged), except
@@ -54,8 +72,8 @@ def test_line_moves_are_served_by_moving_the_cached_index(project):
     assert out["how"].get("moved", 0) >= 9
 
 
-def test_random_edits_of_every_kind_match_a_rebuild(project):
-    out = chk.check(project, edits=24, seed=11, full_every=6, log=lambda s: None)
+def test_random_edits_of_every_kind_match_a_rebuild(linted_project):
+    out = chk.check(linted_project, edits=24, seed=11, full_every=6, log=lambda s: None)
     assert out["edits"] == 24 and len(out["by_kind"]) >= 5
     assert out["mismatches"] == []
     # Some real changes were re-solved on the cached index rather than rebuilt.
@@ -178,10 +196,10 @@ def test_the_check_sees_a_method_judged_by_its_qualified_name(tmp_path, reader, 
     assert diff
 
 
-def test_random_method_edits_match_a_rebuild(project):
+def test_random_method_edits_match_a_rebuild(linted_project):
     """Method bodies edited, methods added, `__init__` and module-level constants changed: each
     through the cache equals a rebuild, and methods nothing else names are re-solved in place."""
-    out = chk.check(project, edits=16, seed=2, kinds=("method_add_call", "add_method", "edit_init", "change_constant"),
+    out = chk.check(linted_project, edits=16, seed=2, kinds=("method_add_call", "add_method", "edit_init", "change_constant"),
                     full_every=8, log=lambda s: None)
     assert out["edits"] == 16 and len(out["by_kind"]) >= 3
     assert out["mismatches"] == []
