@@ -81,6 +81,12 @@ def read_try(n: ast.Try) -> tuple:
     return (n.body, [(h.type, h.name, h.body) for h in n.handlers], n.orelse or None, n.finalbody or None)
 
 
+def read_with(n: ast.With) -> tuple:
+    """A `with` statement as `semantics.StatementRules.st_With` reads it: ([(context expression,
+    target or None)], body)."""
+    return ([(i.context_expr, i.optional_vars) for i in n.items], n.body)
+
+
 def read(node) -> tuple:
     f = _READ.get(type(node))
     return f(node) if f is not None else ("other", type(node).__name__.lower())

@@ -111,6 +111,11 @@ def read_try(n: cst.Try) -> tuple:
     return (n.body, handlers, n.orelse.body if n.orelse else None, n.finalbody.body if n.finalbody else None)
 
 
+def read_with(n: cst.With) -> tuple:
+    """A `with` statement as `semantics.StatementRules.st_With` reads it (see read_ast.read_with)."""
+    return ([(i.item, i.asname.name if i.asname is not None else None) for i in n.items], n.body)
+
+
 def read(node) -> tuple:
     f = _READ.get(type(node))
     return f(node) if f is not None else ("other", type(node).__name__.lower())

@@ -760,6 +760,14 @@ def expr_name(node: object | None, read: Reader, none: str) -> str:
     return type(node).__name__.lower()  # (the tree's own node type)
 
 
+def qualname(name: str, module: str, cls: str | None, function: str | None) -> str:
+    """The qualified name a `def` or `class` named `name` gets: `cls`, the class whose body it
+    is directly in; else `function`, the function it is nested in; else the module's name."""
+    if cls is not None:
+        return f"{cls}.{name}"
+    return f"{function or module}.{name}"
+
+
 def lookup_local(scope, name: str):
     """The value of a function-local name, or of an enclosing function's (closures); None for
     module-level names, which each pass reads from its module scope. `scope` has `env`,
@@ -883,7 +891,8 @@ class StatementRules:
     value), `bind` (a target takes a value), `is_numeric`, `as_number` (a value marked numeric),
     `is_host`, `as_host` (a value marked host data, `is_host_data`), `is_unordered`, `as_ordered`
     (a set's value, and the same value without its order), `module_scope`, `nothing` (a value
-    that carries nothing), `join` (two values' join), `read_try` (a `try` statement's parts),
+    that carries nothing), `join` (two values' join), `read_try`, `read_with` (a `try` or a
+    `with` statement's parts),
     `run_block` (a block of statements; None: no statement), `alternatives` (blocks of which one
     runs, their bindings joined), `data` (what a value carries into an operator's result),
     `tracks_target` (an augmented assignment's target whose current value the pass knows),
@@ -927,6 +936,23 @@ class StatementRules:
         self.run_block(final)
 
     st_TryStar = st_Try
+
+    def st_With(self, node) -> None:
+        """`with e as t:`: each context expression is evaluated and its value (what `__enter__`
+        gives, taken as the expression's) bound to its target, in order; `entered` is told of each
+        (the precise pass: an `__exit__` that does collective work); then the body runs."""
+        items, body = self.read_with(node)
+        for expr, target in items:
+            v = self.ev(expr)
+            if target is not None:
+                self.bind(target, v)
+            self.entered(expr, v)
+        self.run_block(body)
+
+    st_AsyncWith = st_With
+
+    def entered(self, expr, value) -> None:
+        """A context manager `expr` whose value is `value` was entered (nothing by default)."""
 
     # ---- a set known to hold at most one element (`len(s) == 1`) has no order to give
     def singleton(self, name: str | None) -> tuple | None:

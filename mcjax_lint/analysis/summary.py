@@ -24,7 +24,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import kinds, read_ast, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
-from mcjax_lint.analysis.read_ast import last_statement, read, read_try
+from mcjax_lint.analysis.read_ast import last_statement, read, read_try, read_with
 from mcjax_lint.errors import AnalysisError
 
 SUMMARY_VERSION = 41
@@ -1264,6 +1264,7 @@ class _Summarizer(semantics.StatementRules):
     tracks_target = staticmethod(lambda t: isinstance(t, ast.Name))
     join = staticmethod(lambda a, b: sym_join(a, b))
     read_try = staticmethod(read_try)
+    read_with = staticmethod(read_with)
 
     def alternatives(self, blocks: list) -> None:
         self._branches({}, blocks)
@@ -1434,15 +1435,6 @@ class _Summarizer(semantics.StatementRules):
 
     st_AsyncFor = st_For
 
-    def st_With(self, node: ast.With):
-        for item in node.items:
-            v = self.ev(item.context_expr)
-            if item.optional_vars is not None:
-                self.bind(item.optional_vars, v)
-        self.run_block(node.body)
-
-    st_AsyncWith = st_With
-
     def st_Match(self, node):
         c = sym_taint(self.ev(node.subject))
         self._branches(c, semantics.match_arms([case.body for case in node.cases]))
@@ -1510,13 +1502,8 @@ class _Summarizer(semantics.StatementRules):
     st_AsyncFunctionDef = st_FunctionDef
 
     def _qualname(self, name: str) -> str:
-        if self.class_stack and self._in_class_body:
-            return f"{self.class_stack[-1].name}.{name}"
-        if not self.scope.is_module:
-            return f"{self.scope.facts.name}.{name}"
-        if self.class_stack:
-            return f"{self.class_stack[-1].name}.{name}"
-        return f"{self.module}.{name}"
+        cls = self.class_stack[-1].name if self.class_stack and self._in_class_body else None
+        return semantics.qualname(name, self.module, cls, None if self.scope.is_module else self.scope.facts.name)
 
     def st_ClassDef(self, node: ast.ClassDef):
         qual = self._qualname(node.name)

@@ -30,7 +30,7 @@ from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.index import ProjectIndex, short_name
 from mcjax_lint.analysis import read_cst
-from mcjax_lint.analysis.read_cst import last_statement, read, read_try
+from mcjax_lint.analysis.read_cst import last_statement, read, read_try, read_with
 from mcjax_lint.analysis.summary import FunctionFacts, jit_statics
 from mcjax_lint.analysis.values import BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, applied, join_all
 from mcjax_lint.model import Edit, Fix
@@ -1612,6 +1612,7 @@ class FileAnalysis(semantics.StatementRules):
             t.slice[0].slice, cst.Index) and semantics.constant_key(t.slice[0].slice.value, read) is not None)
     join = staticmethod(lambda a, b: a.join(b))
     read_try = staticmethod(read_try)
+    read_with = staticmethod(read_with)
 
     def run_block(self, body) -> None:
         if body is not None:
@@ -1817,19 +1818,16 @@ class FileAnalysis(semantics.StatementRules):
         if node.orelse is not None:
             self.block(node.orelse.body)
 
-    def st_With(self, node: cst.With):
-        for item in node.items:
-            v = self.ev(item.item)
-            if item.asname is not None:
-                self.bind(item.asname.name, v)
-            if isinstance(item.item, cst.Call):
-                info = self.calls.get(item.item)
-                cls = info.result.cls if info else None
-                if cls:
-                    ex = self.index.method(cls, "__exit__")
-                    if ex and self.index.collective.get(ex):
-                        info.exit_collective = self.index.collective[ex]
-        self.block(node.body)
+    def entered(self, expr: cst.BaseExpression, value: Val) -> None:
+        # (`with Ctx():` whose project `__exit__` does collective work: an exit skipping the
+        # block still runs it)
+        if isinstance(expr, cst.Call):
+            info = self.calls.get(expr)
+            cls = info.result.cls if info else None
+            if cls:
+                ex = self.index.method(cls, "__exit__")
+                if ex and self.index.collective.get(ex):
+                    info.exit_collective = self.index.collective[ex]
 
     def st_Match(self, node: cst.Match):
         c = self.ev(node.subject).data()
@@ -1876,11 +1874,8 @@ class FileAnalysis(semantics.StatementRules):
         self.pending.append((qual, node, defaults, self.scope, cls))
 
     def _qualname(self, name: str) -> str:
-        if self.cls_stack and self._in_class_body:
-            return f"{self.cls_stack[-1]}.{name}"
-        if not self.scope.is_module:
-            return f"{self.scope.qualname}.{name}"
-        return f"{self.modname}.{name}"
+        cls = self.cls_stack[-1] if self.cls_stack and self._in_class_body else None
+        return semantics.qualname(name, self.modname, cls, None if self.scope.is_module else self.scope.qualname)
 
     _in_class_body = False
 
