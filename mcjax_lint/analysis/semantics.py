@@ -43,6 +43,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from mcjax_lint import knowledge as K
+from mcjax_lint.analysis.env import branch_changes
 from mcjax_lint.analysis.values import with_binding
 
 Reader = Callable[[object], tuple]
@@ -893,8 +894,7 @@ class StatementRules:
     (a set's value, and the same value without its order), `module_scope`, `nothing` (a value
     that carries nothing), `join` (two values' join), `read_try`, `read_with` (a `try` or a
     `with` statement's parts),
-    `run_block` (a block of statements; None: no statement), `alternatives` (blocks of which one
-    runs, their bindings joined), `data` (what a value carries into an operator's result),
+    `run_block` (a block of statements; None: no statement), what `branches` asks, `data` (what a value carries into an operator's result),
     `tracks_target` (an augmented assignment's target whose current value the pass knows),
     `assign_targets` (an assignment's target expressions) and `st_other` (a statement it has no
     rule for)."""
@@ -981,6 +981,50 @@ class StatementRules:
         n = self.singleton(name)
         if n is not None:
             self.scope.env[name] = n[0]
+
+    # ---- one of several blocks runs: `if`, loops (`loop_arms`), `match`, `try` handlers
+    def branches(self, cond, blocks: list, node=None, singleton: tuple[int, str] | None = None) -> None:
+        """One of `blocks` runs (None: an empty block), chosen by the value `cond` (`nothing()`
+        where no value chooses: a `try`'s handlers). Each block runs in its own layer over the
+        scope (analysis/env.py), so the cost is what the blocks bind; then each name a block
+        rebound holds the join of what the blocks left. Where the choice is the same on every
+        process, a value made to agree on one side counts as agreed (`if multi_process: x =
+        broadcast(x)`, else the single-process path); what the choice itself carries into what
+        the blocks bound is the pass's (`bound_under`). `singleton`: (block index, name) of a set
+        known to hold at most one element in that block. A pass supplies `arms_begin(cond)` (a
+        token), `run_arm(block, token)`, `arms_end(token)` (a context for `bound_under`),
+        `divergent(cond)`, `agreed(value)` and `bound_under(value, name, vals, context)`."""
+        before = self.scope.env
+        results = []
+        token = self.arms_begin(cond)
+        for i, b in enumerate(blocks):
+            self.scope.env = before.child()
+            sname = singleton[1] if singleton is not None and singleton[0] == i and b is not None else None
+            n = self.singleton(sname)
+            enter_singleton(self.scope.env, sname, n)
+            self.run_arm(b, token)
+            leave_singleton(self.scope.env, sname, n)
+            results.append(self.scope.env)
+        self.scope.env = before
+        context = self.arms_end(cond, node, token)
+        uniform = not self.divergent(cond)
+        for k, vals in branch_changes(before, results).items():
+            present = [v for v in vals if v is not None]
+            if not present:
+                before.set_or_delete(k, None)
+                continue
+            m = present[0]
+            for v in present[1:]:
+                m = self.join(m, v)
+            if uniform:
+                agreed = [v for v in present if self.agreed(v)]
+                if agreed:
+                    m = agreed[0]
+            before[k] = self.bound_under(m, k, vals, context)
+
+    def alternatives(self, blocks: list) -> None:
+        """Blocks of which one runs, chosen by no value (a `try`'s handlers and its `else`)."""
+        self.branches(self.nothing(), blocks)
 
     def stmt(self, node) -> None:
         m = getattr(self, "st_" + type(node).__name__, None)

@@ -1265,9 +1265,6 @@ class _Summarizer(semantics.StatementRules):
     join = staticmethod(lambda a, b: sym_join(a, b))
     read_try = staticmethod(read_try)
     read_with = staticmethod(read_with)
-
-    def alternatives(self, blocks: list) -> None:
-        self._branches({}, blocks)
     assign_targets = staticmethod(lambda node: node.targets)
     read = staticmethod(read)
 
@@ -1314,62 +1311,50 @@ class _Summarizer(semantics.StatementRules):
             e = e.value
         return isinstance(e, ast.Name) and e.id not in ("self", "cls") and self._local(e.id) is None
 
-    def _branches(self, cond: Sym, blocks: list[list[ast.stmt]], singleton: tuple[int, str] | None = None) -> None:
-        """`singleton`: (block index, name) of a set known to hold at most one element in that block.
-        Each block runs in its own layer over the scope (analysis/env.py); only the names some block
-        rebinds are merged, so the cost is what the blocks bind, not the scope's size."""
-        before = self.scope.env
-        results = []
-        control = _control(cond)
-        for i, b in enumerate(blocks):
-            self.scope.env = before.child()
+    # `branches` (semantics.StatementRules): a block runs with its condition's control taint on
+    # what the function returns; a condition's references reach what the blocks bind.
+    def arms_begin(self, cond: Sym) -> Sym:
+        return _control(cond)
+
+    def run_arm(self, block, control: Sym) -> None:
+        if control:
+            self._ret_taints.append(control)
+        try:
+            self.run_block(block)
+        finally:
             if control:
-                self._ret_taints.append(control)
-            sname = singleton[1] if singleton is not None and singleton[0] == i else None
-            n = self.singleton(sname)
-            semantics.enter_singleton(self.scope.env, sname, n)
-            try:
-                self.run_block(b)
-            finally:
-                if control:
-                    self._ret_taints.pop()
-            semantics.leave_singleton(self.scope.env, sname, n)
-            results.append(self.scope.env)
-        self.scope.env = before
-        implicit = {k: v for k, v in cond.items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs")}
-        uniform = not any(k in cond for k in ("pd", "pdc", "order", "hash"))
-        for k, vals in branch_changes(before, results).items():
-            m: Sym | None = None
-            for v in vals:
-                if v is not None:
-                    m = dict(v) if m is None else sym_join(m, v)
-            if m is not None and uniform:
-                # `if multi_process: x = broadcast(x)` (else: the single-process or test path):
-                # a value made to agree on one side of a uniform decision counts as agreed.
-                san = [v for v in vals if v is not None and v.get("san")]
-                if san:
-                    m = san[0]
-            if m is not None and implicit:
-                # An unordered container (a dict keyed by a set's elements) has no order to
-                # take from the condition: filling it in any order gives the same mapping.
-                imp = {x: y for x, y in implicit.items() if x != "order"} if m.get("u") else implicit
-                # (the condition says which value, not where it lives: locality is kept)
-                local = {x: m[x] for x in ("host", "lp") if x in m}
-                m = dict(sym_join(m, imp), **local)
-            before.set_or_delete(k, m)
+                self._ret_taints.pop()
+
+    @staticmethod
+    def arms_end(cond: Sym, node, control: Sym) -> Sym:
+        return {k: v for k, v in cond.items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs")}
+
+    divergent = staticmethod(lambda cond: any(k in cond for k in ("pd", "pdc", "order", "hash")))
+    agreed = staticmethod(lambda v: bool(v.get("san")))
+
+    @staticmethod
+    def bound_under(m: Sym, name: str, vals: list, implicit: Sym) -> Sym:
+        if not implicit:
+            return m
+        # An unordered container (a dict keyed by a set's elements) has no order to take from
+        # the condition: filling it in any order gives the same mapping.
+        imp = {x: y for x, y in implicit.items() if x != "order"} if m.get("u") else implicit
+        # (the condition says which value, not where it lives: locality is kept)
+        local = {x: m[x] for x in ("host", "lp") if x in m}
+        return dict(sym_join(m, imp), **local)
 
     def st_If(self, node: ast.If):
         if self.scope.is_module and _is_main_guard(node.test):
             # Runs only when the file is executed as a script, not when it is imported.
             saved, self._main_guard = self._main_guard, True
             try:
-                self._branches({}, [node.body, node.orelse])
+                self.branches({}, [node.body, node.orelse])
             finally:
                 self._main_guard = saved
             return
         c = sym_taint(self.ev(node.test))
         name, when = semantics.singleton_test(node.test, read)
-        self._branches(c, [node.body, node.orelse], (0 if when else 1, name) if name is not None else None)
+        self.branches(c, [node.body, node.orelse], node, (0 if when else 1, name) if name is not None else None)
         control = _control(c)
         if control and not self.scope.is_module and _always_exits(node.body) != _always_exits(node.orelse):
             self._ret_taints.append(control)  # the rest of the function runs on one side only
@@ -1386,7 +1371,7 @@ class _Summarizer(semantics.StatementRules):
 
     def st_While(self, node: ast.While):
         c = sym_taint(self.ev(node.test))
-        self._branches(c, semantics.loop_arms(node.body))
+        self.branches(c, semantics.loop_arms(node.body))
         self.run_block(node.orelse)
 
     def _iterates_instance(self, it: Sym, node: ast.AST) -> Sym:
@@ -1420,7 +1405,7 @@ class _Summarizer(semantics.StatementRules):
         self.bind(node.target, elem)
         self._loop_taints.append({k: v for k, v in it.items() if k in ("pd", "pdc", "via", "params", "refs")})
         try:
-            self._branches(sym_taint(it), semantics.loop_arms(node.body))
+            self.branches(sym_taint(it), semantics.loop_arms(node.body))
         finally:
             self._loop_taints.pop()
         for n in accs:  # a maximum, a sum, a flag over every element: not the iteration's order
@@ -1437,7 +1422,7 @@ class _Summarizer(semantics.StatementRules):
 
     def st_Match(self, node):
         c = sym_taint(self.ev(node.subject))
-        self._branches(c, semantics.match_arms([case.body for case in node.cases]))
+        self.branches(c, semantics.match_arms([case.body for case in node.cases]))
 
     def st_FunctionDef(self, node):
         qual = self._qualname(node.name)

@@ -1617,9 +1617,6 @@ class FileAnalysis(semantics.StatementRules):
     def run_block(self, body) -> None:
         if body is not None:
             self.block(body)
-
-    def alternatives(self, blocks: list) -> None:
-        self._branches(BOTTOM, blocks)
     assign_targets = staticmethod(lambda node: [t.target for t in node.targets])
     read = staticmethod(read)
 
@@ -1657,55 +1654,43 @@ class FileAnalysis(semantics.StatementRules):
 
     st_ImportFrom = st_Global = st_Nonlocal = st_Pass = st_Break = st_Continue = st_Import
 
-    def _branches(self, cond: Val, blocks: list, node: cst.CSTNode | None = None,
-                  singleton: tuple[int, str] | None = None) -> None:
-        """`singleton`: (block index, name) of a set known to hold at most one element in that block."""
-        before = self.scope.env
-        results = []
+    # `branches` (semantics.StatementRules): the constant keys each block writes are tracked; a
+    # choice differing between processes makes what the blocks bound differ with it.
+    def arms_begin(self, cond: Val) -> set:
         outer_writes, self.key_writes = self.key_writes, set()
-        for i, b in enumerate(blocks):
-            # Each block binds in its own layer (analysis/env.py): merging costs what it binds.
-            self.scope.env = before.child()
-            sname = singleton[1] if singleton is not None and singleton[0] == i and b is not None else None
-            n = self.singleton(sname)
-            semantics.enter_singleton(self.scope.env, sname, n)
-            if b is not None:
-                self.block(b)
-            semantics.leave_singleton(self.scope.env, sname, n)
-            results.append(self.scope.env)
-        self.scope.env = before
+        return outer_writes
+
+    def run_arm(self, block, token) -> None:
+        if block is not None:
+            self.block(block)
+
+    def arms_end(self, cond: Val, node: cst.CSTNode | None, outer_writes: set) -> tuple:
         written, self.key_writes = self.key_writes, outer_writes | self.key_writes
-        implicit = Val(pd=cond.pd, pdc=cond.pdc, order=cond.order, hash=cond.hash)
-        for k, vals in branch_changes(before, results).items():
-            present = [v for v in vals if v is not None]
-            if not present:
-                before.set_or_delete(k, None)
-                continue
-            m = present[0]
-            for v in present[1:]:
-                m = m.join(v)
-            if not implicit.divergent:
-                # `if multi_process: x = broadcast(x)` (else: the single-process or test path):
-                # a value made to agree on one side of a uniform decision counts as agreed.
-                san = [v for v in present if v.sanitized]
-                if san:
-                    m = san[0]
-            else:
-                # An unordered container (a dict keyed by a set's elements) takes no order from it.
-                imp = replace(implicit, order=frozenset()) if m.unordered else implicit
-                new = m.join(imp)
-                if m.keys is not None:
-                    # A dict with tracked keys: only the keys the branch wrote depend on its condition.
-                    new = replace(new, keys=m.taint_keys({key for n, key in written if n == k}, imp).keys)
-                structs = {v.struct if v is not None else before.get(k, BOTTOM).struct for v in vals}
-                if len(structs) > 1 and cond.process_dependent and node is not None and _array_shapes_differ(*structs):
-                    new = replace(new, shape=_cap(new.shape | frozenset({self.src(node, f"`{k}` (its shape/dtype depends on {_why(cond.pd | cond.pdc)})")})))
-                elif len(structs) > 1 and (("none" in structs) or None not in structs) and cond.process_dependent and node is not None:
-                    new = replace(new, tree=_cap(new.tree | frozenset({self.src(node, f"`{k}` has a different structure depending on {_why(cond.pd | cond.pdc)}")})))
-                m = new
-            if len({(v.struct if v is not None else None) for v in vals}) > 1:
-                m = replace(m, struct=None)
-            before[k] = m
+        return cond, node, written
+
+    divergent = staticmethod(lambda cond: cond.divergent)
+    agreed = staticmethod(lambda v: v.sanitized)
+
+    def bound_under(self, m: Val, k: str, vals: list, context: tuple) -> Val:
+        cond, node, written = context
+        if cond.divergent:
+            implicit = Val(pd=cond.pd, pdc=cond.pdc, order=cond.order, hash=cond.hash)
+            # An unordered container (a dict keyed by a set's elements) takes no order from it.
+            imp = replace(implicit, order=frozenset()) if m.unordered else implicit
+            new = m.join(imp)
+            if m.keys is not None:
+                # A dict with tracked keys: only the keys the branch wrote depend on its condition.
+                new = replace(new, keys=m.taint_keys({key for n, key in written if n == k}, imp).keys)
+            before = self.scope.env
+            structs = {v.struct if v is not None else before.get(k, BOTTOM).struct for v in vals}
+            if len(structs) > 1 and cond.process_dependent and node is not None and _array_shapes_differ(*structs):
+                new = replace(new, shape=_cap(new.shape | frozenset({self.src(node, f"`{k}` (its shape/dtype depends on {_why(cond.pd | cond.pdc)})")})))
+            elif len(structs) > 1 and (("none" in structs) or None not in structs) and cond.process_dependent and node is not None:
+                new = replace(new, tree=_cap(new.tree | frozenset({self.src(node, f"`{k}` has a different structure depending on {_why(cond.pd | cond.pdc)}")})))
+            m = new
+        if len({(v.struct if v is not None else None) for v in vals}) > 1:
+            m = replace(m, struct=None)
+        return m
 
     def st_If(self, node: cst.If):
         c = self.ev(node.test).data()
@@ -1725,9 +1710,9 @@ class FileAnalysis(semantics.StatementRules):
         if name is not None and not is_none and node.orelse is None:
             # `if x is not None:` — inside, x is not None.
             self._narrow(name)
-            self._branches(c, [node.body, node.orelse], node, single)
+            self.branches(c, [node.body, node.orelse], node, single)
             return
-        self._branches(c, [node.body, node.orelse], node, single)
+        self.branches(c, [node.body, node.orelse], node, single)
         if name is not None and is_none and node.orelse is None and (_always_exits(node.body) or self._fills(node.body, name)):
             # `if x is None: break/return/...`, or `if x is None: x = np.zeros(n)` (a
             # placeholder): after it, x is not None
@@ -1757,7 +1742,7 @@ class FileAnalysis(semantics.StatementRules):
         self.loop_depth += 1
         try:
             passes = 2 if self.loop_depth <= MAX_LOOP_DEPTH_TWICE else 1
-            self._branches(cond, semantics.loop_arms(body, passes, narrow), node)
+            self.branches(cond, semantics.loop_arms(body, passes, narrow), node)
         finally:
             self.loop_depth -= 1
 
@@ -1836,7 +1821,7 @@ class FileAnalysis(semantics.StatementRules):
         for case in node.cases:
             if case.guard is not None:
                 self.ev(case.guard)
-        self._branches(c, semantics.match_arms([case.body for case in node.cases]), node)
+        self.branches(c, semantics.match_arms([case.body for case in node.cases]), node)
 
     def st_FunctionDef(self, node: cst.FunctionDef):
         qual = self._qualname(node.name.value)
