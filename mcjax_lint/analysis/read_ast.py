@@ -87,6 +87,12 @@ def read_with(n: ast.With) -> tuple:
     return ([(i.context_expr, i.optional_vars) for i in n.items], n.body)
 
 
+def read_while(n: ast.While) -> tuple:
+    """A `while` statement as `semantics.StatementRules.st_While` reads it: (test, body, else
+    body or None)."""
+    return (n.test, n.body, n.orelse or None)
+
+
 def read(node) -> tuple:
     f = _READ.get(type(node))
     return f(node) if f is not None else ("other", type(node).__name__.lower())

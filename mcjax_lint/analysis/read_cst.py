@@ -116,6 +116,11 @@ def read_with(n: cst.With) -> tuple:
     return ([(i.item, i.asname.name if i.asname is not None else None) for i in n.items], n.body)
 
 
+def read_while(n: cst.While) -> tuple:
+    """A `while` statement as `semantics.StatementRules.st_While` reads it (see read_ast.read_while)."""
+    return (n.test, n.body, n.orelse.body if n.orelse is not None else None)
+
+
 def read(node) -> tuple:
     f = _READ.get(type(node))
     return f(node) if f is not None else ("other", type(node).__name__.lower())

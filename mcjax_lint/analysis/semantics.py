@@ -761,6 +761,16 @@ def expr_name(node: object | None, read: Reader, none: str) -> str:
     return type(node).__name__.lower()  # (the tree's own node type)
 
 
+def none_test(test: object, read: Reader) -> tuple[str | None, bool]:
+    """(`x`, True) for `x is None`, (`x`, False) for `x is not None`, else (None, False)."""
+    r = read(test)
+    if r[0] == "compare" and r[2] in ("is", "is not"):
+        left = read(r[1])
+        if left[0] == "name" and read(r[3]) == ("name", "None"):
+            return left[1], r[2] == "is"
+    return None, False
+
+
 def qualname(name: str, module: str, cls: str | None, function: str | None) -> str:
     """The qualified name a `def` or `class` named `name` gets: `cls`, the class whose body it
     is directly in; else `function`, the function it is nested in; else the module's name."""
@@ -892,8 +902,8 @@ class StatementRules:
     value), `bind` (a target takes a value), `is_numeric`, `as_number` (a value marked numeric),
     `is_host`, `as_host` (a value marked host data, `is_host_data`), `is_unordered`, `as_ordered`
     (a set's value, and the same value without its order), `module_scope`, `nothing` (a value
-    that carries nothing), `join` (two values' join), `read_try`, `read_with` (a `try` or a
-    `with` statement's parts),
+    that carries nothing), `join` (two values' join), `read_try`, `read_with`, `read_while` (a
+    statement's parts),
     `run_block` (a block of statements; None: no statement), what `branches` asks, `data` (what a value carries into an operator's result),
     `tracks_target` (an augmented assignment's target whose current value the pass knows),
     `assign_targets` (an assignment's target expressions) and `st_other` (a statement it has no
@@ -1021,6 +1031,36 @@ class StatementRules:
                 if agreed:
                     m = agreed[0]
             before[k] = self.bound_under(m, k, vals, context)
+
+    # ---- loops: the body zero times or repeated (`loop_arms`)
+    MAX_LOOP_DEPTH_TWICE: int | None = None  # loops nested deeper run their body once (a pass's cost bound)
+    loop_depth = 0
+
+    def loop(self, cond, body, node=None, narrow: str | None = None) -> None:
+        """A loop whose iterations `cond` decides: its body zero times or twice in a row (what a
+        value carries from one iteration to the next is seen), once beyond
+        `MAX_LOOP_DEPTH_TWICE` nested loops; `narrow`: a name not None at each iteration's start."""
+        self.loop_depth += 1
+        try:
+            deep = self.MAX_LOOP_DEPTH_TWICE is not None and self.loop_depth > self.MAX_LOOP_DEPTH_TWICE
+            self.branches(cond, loop_arms(body, 1 if deep else 2, narrow), node)
+        finally:
+            self.loop_depth -= 1
+
+    def st_While(self, node) -> None:
+        """`while test:` the test decides each iteration, evaluated again after the body with what
+        the body carries into it; `while x is not None:` x is not None in the body; the `else`
+        runs after (a `break` skipping it is not told apart)."""
+        test, body, orelse = self.read_while(node)
+        c = self.data(self.ev(test))
+        self.decides(node, c)
+        name, is_none = none_test(test, self.read)
+        self.loop(c, body, node, narrow=name if name is not None and not is_none else None)
+        self.decides(node, self.data(self.ev(test)))
+        self.run_block(orelse)
+
+    def decides(self, node, cond) -> None:
+        """The statement `node` chooses what runs by the value `cond` (nothing by default)."""
 
     def alternatives(self, blocks: list) -> None:
         """Blocks of which one runs, chosen by no value (a `try`'s handlers and its `else`)."""

@@ -24,7 +24,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import kinds, read_ast, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
-from mcjax_lint.analysis.read_ast import last_statement, read, read_try, read_with
+from mcjax_lint.analysis.read_ast import last_statement, read, read_try, read_while, read_with
 from mcjax_lint.errors import AnalysisError
 
 SUMMARY_VERSION = 41
@@ -1265,6 +1265,7 @@ class _Summarizer(semantics.StatementRules):
     join = staticmethod(lambda a, b: sym_join(a, b))
     read_try = staticmethod(read_try)
     read_with = staticmethod(read_with)
+    read_while = staticmethod(read_while)
     assign_targets = staticmethod(lambda node: node.targets)
     read = staticmethod(read)
 
@@ -1369,10 +1370,6 @@ class _Summarizer(semantics.StatementRules):
         if name is not None and when:
             self.narrow_singleton(name)  # `assert len(s) == 1`
 
-    def st_While(self, node: ast.While):
-        c = sym_taint(self.ev(node.test))
-        self.branches(c, semantics.loop_arms(node.body))
-        self.run_block(node.orelse)
 
     def _iterates_instance(self, it: Sym, node: ast.AST) -> Sym:
         """Iterating an instance of a project class runs its `__iter__`/`__next__`: recorded as
@@ -1405,7 +1402,7 @@ class _Summarizer(semantics.StatementRules):
         self.bind(node.target, elem)
         self._loop_taints.append({k: v for k, v in it.items() if k in ("pd", "pdc", "via", "params", "refs")})
         try:
-            self.branches(sym_taint(it), semantics.loop_arms(node.body))
+            self.loop(sym_taint(it), node.body, node)
         finally:
             self._loop_taints.pop()
         for n in accs:  # a maximum, a sum, a flag over every element: not the iteration's order

@@ -30,7 +30,7 @@ from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.index import ProjectIndex, short_name
 from mcjax_lint.analysis import read_cst
-from mcjax_lint.analysis.read_cst import last_statement, read, read_try, read_with
+from mcjax_lint.analysis.read_cst import last_statement, read, read_try, read_while, read_with
 from mcjax_lint.analysis.summary import FunctionFacts, jit_statics
 from mcjax_lint.analysis.values import BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, applied, join_all
 from mcjax_lint.model import Edit, Fix
@@ -493,8 +493,7 @@ class FileAnalysis(semantics.StatementRules):
 
     def ev_IfExp(self, node: cst.IfExp) -> Val:
         c = self.ev(node.test).data()
-        if c.divergent:
-            self.conds[node] = self.conds.get(node, BOTTOM).join(c)
+        self.decides(node, c)
         name, when = semantics.singleton_test(node.test, read)
         a = self.ev_singleton(node.body, name if when else None)
         b = self.ev_singleton(node.orelse, name if not when else None)
@@ -1613,6 +1612,7 @@ class FileAnalysis(semantics.StatementRules):
     join = staticmethod(lambda a, b: a.join(b))
     read_try = staticmethod(read_try)
     read_with = staticmethod(read_with)
+    read_while = staticmethod(read_while)
 
     def run_block(self, body) -> None:
         if body is not None:
@@ -1638,8 +1638,7 @@ class FileAnalysis(semantics.StatementRules):
 
     def st_Assert(self, node: cst.Assert):
         c = self.ev(node.test).data()
-        if c.divergent:
-            self.conds[node] = self.conds.get(node, BOTTOM).join(c)
+        self.decides(node, c)
         if node.msg is not None:
             self.ev(node.msg)
         sname, when = semantics.singleton_test(node.test, read)
@@ -1702,11 +1701,10 @@ class FileAnalysis(semantics.StatementRules):
             if taken or node.orelse is not None:
                 self.block(node.body if taken else node.orelse)
             return
-        if c.divergent:
-            self.conds[node] = self.conds.get(node, BOTTOM).join(c)
+        self.decides(node, c)
         sname, when = semantics.singleton_test(node.test, read)
         single = (0 if when else 1, sname) if sname is not None else None
-        name, is_none = _none_test(node.test)
+        name, is_none = semantics.none_test(node.test, read)
         if name is not None and not is_none and node.orelse is None:
             # `if x is not None:` — inside, x is not None.
             self._narrow(name)
@@ -1738,26 +1736,11 @@ class FileAnalysis(semantics.StatementRules):
     def st_Else(self, node: cst.Else):
         self.block(node.body)
 
-    def _loop(self, cond: Val, body, node, narrow: str | None = None) -> None:
-        self.loop_depth += 1
-        try:
-            passes = 2 if self.loop_depth <= MAX_LOOP_DEPTH_TWICE else 1
-            self.branches(cond, semantics.loop_arms(body, passes, narrow), node)
-        finally:
-            self.loop_depth -= 1
+    MAX_LOOP_DEPTH_TWICE = MAX_LOOP_DEPTH_TWICE
 
-    def st_While(self, node: cst.While):
-        c = self.ev(node.test).data()
-        if c.divergent:
-            self.conds[node] = self.conds.get(node, BOTTOM).join(c)
-        name, is_none = _none_test(node.test)
-        self._loop(c, node.body, node, narrow=name if name is not None and not is_none else None)
-        # The condition again, with loop-carried values.
-        c2 = self.ev(node.test).data()
-        if c2.divergent:
-            self.conds[node] = self.conds.get(node, BOTTOM).join(c2)
-        if node.orelse is not None:
-            self.block(node.orelse.body)
+    def decides(self, node: cst.CSTNode, cond: Val) -> None:
+        if cond.divergent:
+            self.conds[node] = self.conds.get(node, BOTTOM).join(cond)
 
     def _iterated_instance(self, cls: str, node: cst.CSTNode) -> Val:
         """Iterating an instance of a project class (`for batch in loader`): as process-dependent
@@ -1795,7 +1778,7 @@ class FileAnalysis(semantics.StatementRules):
             elem = self.as_host(elem)  # an element of host data
         self._bind_loop_target(node.target, node.iter, self._iteration_element(node.iter, elem))
         accs = semantics.order_free_accumulators(node.target, node.body, _STATEMENTS, self._num) if it.order else ()
-        self._loop(Val(pd=it.count_sources), node.body, node)
+        self.loop(Val(pd=it.count_sources), node.body, node)
         for n in accs:  # a maximum, a sum, a flag over every element: not the iteration's order
             v = self.scope.env[n] if n in self.scope.env else None
             if v is not None and v.order & it.order:
@@ -1816,8 +1799,7 @@ class FileAnalysis(semantics.StatementRules):
 
     def st_Match(self, node: cst.Match):
         c = self.ev(node.subject).data()
-        if c.divergent:
-            self.conds[node] = self.conds.get(node, BOTTOM).join(c)
+        self.decides(node, c)
         for case in node.cases:
             if case.guard is not None:
                 self.ev(case.guard)
@@ -2122,15 +2104,6 @@ def _is_range(node) -> bool:
 
 
 _STATEMENTS = semantics.Statements(read, read_cst.statements, read_cst.names_in, read_cst.same)
-
-
-def _none_test(test) -> tuple[str | None, bool]:
-    """(`x`, True) for `x is None`, (`x`, False) for `x is not None`, else (None, False)."""
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.left, cst.Name):
-        t = test.comparisons[0]
-        if _is_none(t.comparator) and isinstance(t.operator, (cst.Is, cst.IsNot)):
-            return test.left.value, isinstance(t.operator, cst.Is)
-    return None, False
 
 
 def _measures_name(expr, target) -> bool:
