@@ -93,6 +93,12 @@ def read_while(n: ast.While) -> tuple:
     return (n.test, n.body, n.orelse or None)
 
 
+def read_for(n: ast.For) -> tuple:
+    """A `for` statement as `semantics.StatementRules.st_For` reads it: (target, iterable, body,
+    else body or None)."""
+    return (n.target, n.iter, n.body, n.orelse or None)
+
+
 def read(node) -> tuple:
     f = _READ.get(type(node))
     return f(node) if f is not None else ("other", type(node).__name__.lower())

@@ -121,6 +121,11 @@ def read_while(n: cst.While) -> tuple:
     return (n.test, n.body, n.orelse.body if n.orelse is not None else None)
 
 
+def read_for(n: cst.For) -> tuple:
+    """A `for` statement as `semantics.StatementRules.st_For` reads it (see read_ast.read_for)."""
+    return (n.target, n.iter, n.body, n.orelse.body if n.orelse is not None else None)
+
+
 def read(node) -> tuple:
     f = _READ.get(type(node))
     return f(node) if f is not None else ("other", type(node).__name__.lower())

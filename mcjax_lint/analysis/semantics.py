@@ -902,8 +902,8 @@ class StatementRules:
     value), `bind` (a target takes a value), `is_numeric`, `as_number` (a value marked numeric),
     `is_host`, `as_host` (a value marked host data, `is_host_data`), `is_unordered`, `as_ordered`
     (a set's value, and the same value without its order), `module_scope`, `nothing` (a value
-    that carries nothing), `join` (two values' join), `read_try`, `read_with`, `read_while` (a
-    statement's parts),
+    that carries nothing), `join` (two values' join), `read_try`, `read_with`, `read_while`,
+    `read_for` (a statement's parts),
     `run_block` (a block of statements; None: no statement), what `branches` asks, `data` (what a value carries into an operator's result),
     `tracks_target` (an augmented assignment's target whose current value the pass knows),
     `assign_targets` (an assignment's target expressions) and `st_other` (a statement it has no
@@ -1058,6 +1058,41 @@ class StatementRules:
         self.loop(c, body, node, narrow=name if name is not None and not is_none else None)
         self.decides(node, self.data(self.ev(test)))
         self.run_block(orelse)
+
+    def st_For(self, node) -> None:
+        """`for t in it:` t takes an element of `it` (of a project class: what its `__iter__`
+        gives, `iterated`), with the order of a set's iteration (`iteration`); an element of host
+        data is host data, of a `range` a number. The iterable's length decides how often the
+        body runs (`iteration_count`). A name that only accumulates over the elements (a sum, a
+        maximum, a flag: `order_free_accumulators`) keeps no order from the iteration
+        (`order_free`). A pass supplies those, `bind_iteration` (the target takes the element),
+        `statement_reader` (a `Statements`) and `enter_iteration`/`leave_iteration` (around the
+        body)."""
+        target, iterable, body, orelse = self.read_for(node)
+        it = self.iterated(self.ev(iterable), iterable)
+        it, elem, order = self.iteration(it, iterable)
+        if self.read(target)[0] == "name" and self.is_host(iterable):
+            elem = self.as_host(elem)  # an element of host data
+        if is_range(iterable, self.read):
+            elem = self.as_number(elem)
+        self.bind_iteration(target, iterable, elem)
+        accs = order_free_accumulators(target, body, self.statement_reader, self._num) if order else ()
+        self.enter_iteration(it)
+        try:
+            self.loop(self.iteration_count(it, iterable, node), body, node)
+        finally:
+            self.leave_iteration()
+        for n in accs:
+            self.order_free(n, order, node)
+        self.run_block(orelse)
+
+    st_AsyncFor = st_For
+
+    def enter_iteration(self, it) -> None:
+        """The body of a loop over `it` starts (nothing by default)."""
+
+    def leave_iteration(self) -> None:
+        """The body of that loop is done."""
 
     def decides(self, node, cond) -> None:
         """The statement `node` chooses what runs by the value `cond` (nothing by default)."""

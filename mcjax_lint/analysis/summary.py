@@ -24,7 +24,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import kinds, read_ast, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
-from mcjax_lint.analysis.read_ast import last_statement, read, read_try, read_while, read_with
+from mcjax_lint.analysis.read_ast import last_statement, read, read_for, read_try, read_while, read_with
 from mcjax_lint.errors import AnalysisError
 
 SUMMARY_VERSION = 41
@@ -1266,6 +1266,7 @@ class _Summarizer(semantics.StatementRules):
     read_try = staticmethod(read_try)
     read_with = staticmethod(read_with)
     read_while = staticmethod(read_while)
+    read_for = staticmethod(read_for)
     assign_targets = staticmethod(lambda node: node.targets)
     read = staticmethod(read)
 
@@ -1387,35 +1388,38 @@ class _Summarizer(semantics.StatementRules):
                 facts.calls.append(c)
         return sym_join(it, {"via": calls})
 
-    def st_For(self, node: ast.For):
-        it = self._iterates_instance(self.ev(node.iter), node.iter)
-        elem = sym_element(it)
-        it_order = list(it.get("order", ()))
-        if it.get("u"):
-            it_order.append(self.src(semantics.set_iteration_desc(it["u"]), node.iter, kinds.SET_ORDER))
-            elem = sym_join(elem, {"order": [it_order[-1]]})
-        accs = semantics.order_free_accumulators(node.target, node.body, _STATEMENTS, self._num) if it_order else ()
-        if isinstance(node.target, ast.Name) and self.is_host(node.iter):
-            elem = self.as_host(elem)  # an element of host data
-        if isinstance(node.target, ast.Name) and semantics.is_range(node.iter, read):
-            elem = self.as_number(elem)
-        self.bind(node.target, elem)
-        self._loop_taints.append({k: v for k, v in it.items() if k in ("pd", "pdc", "via", "params", "refs")})
-        try:
-            self.loop(sym_taint(it), node.body, node)
-        finally:
-            self._loop_taints.pop()
-        for n in accs:  # a maximum, a sum, a flag over every element: not the iteration's order
-            v = self.scope.env[n] if n in self.scope.env else None
-            if v and (v.get("order") or v.get("via")):
-                # What calls on the elements return (resolved later) goes through an order-free
-                # record too; order from elsewhere stays.
-                rest = [o for o in v.get("order", ()) if o not in it_order]
-                out = _strip_order(v, node.lineno)
-                self.scope.env[n] = dict(out, order=rest) if rest else out
-        self.run_block(node.orelse)
+    # `st_For` (semantics.StatementRules): an iteration's order is a list of sources; a yield in
+    # the body carries what decides the iterations (`_loop_taints`).
+    iterated = _iterates_instance
+    statement_reader = property(lambda self: _STATEMENTS)
 
-    st_AsyncFor = st_For
+    def iteration(self, it: Sym, node: ast.expr) -> tuple[Sym, Sym, list]:
+        elem = sym_element(it)
+        order = list(it.get("order", ()))
+        if it.get("u"):
+            order.append(self.src(semantics.set_iteration_desc(it["u"]), node, kinds.SET_ORDER))
+            elem = sym_join(elem, {"order": [order[-1]]})
+        return it, elem, order
+
+    def bind_iteration(self, target: ast.expr, iterable: ast.expr, elem: Sym) -> None:
+        self.bind(target, elem)
+
+    iteration_count = staticmethod(lambda it, iterable, node: sym_taint(it))
+
+    def enter_iteration(self, it: Sym) -> None:
+        self._loop_taints.append({k: v for k, v in it.items() if k in ("pd", "pdc", "via", "params", "refs")})
+
+    def leave_iteration(self) -> None:
+        self._loop_taints.pop()
+
+    def order_free(self, n: str, order: list, node: ast.For) -> None:
+        v = self.scope.env[n] if n in self.scope.env else None
+        if v and (v.get("order") or v.get("via")):
+            # What calls on the elements return (resolved later) goes through an order-free
+            # record too; order from elsewhere stays.
+            rest = [o for o in v.get("order", ()) if o not in order]
+            out = _strip_order(v, node.lineno)
+            self.scope.env[n] = dict(out, order=rest) if rest else out
 
     def st_Match(self, node):
         c = sym_taint(self.ev(node.subject))

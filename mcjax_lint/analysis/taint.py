@@ -30,7 +30,7 @@ from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.index import ProjectIndex, short_name
 from mcjax_lint.analysis import read_cst
-from mcjax_lint.analysis.read_cst import last_statement, read, read_try, read_while, read_with
+from mcjax_lint.analysis.read_cst import last_statement, read, read_for, read_try, read_while, read_with
 from mcjax_lint.analysis.summary import FunctionFacts, jit_statics
 from mcjax_lint.analysis.values import BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, applied, join_all
 from mcjax_lint.model import Edit, Fix
@@ -1613,6 +1613,7 @@ class FileAnalysis(semantics.StatementRules):
     read_try = staticmethod(read_try)
     read_with = staticmethod(read_with)
     read_while = staticmethod(read_while)
+    read_for = staticmethod(read_for)
 
     def run_block(self, body) -> None:
         if body is not None:
@@ -1758,33 +1759,36 @@ class FileAnalysis(semantics.StatementRules):
                     pd |= v.pd
         return self.anchor(Val(pd=_cap(pd)), node, short_name(cls), call=False, unlocated_only=True) if pd else BOTTOM
 
-    def st_For(self, node: cst.For):
-        it = self.ev(node.iter)
-        if it.cls:
-            it = it.join(self._iterated_instance(it.cls, node.iter))
+    # `st_For` (semantics.StatementRules): an iteration's order is a set of sources; the target
+    # takes the element with a tuple's parts kept apart (`zip`, `enumerate`).
+    statement_reader = property(lambda self: _STATEMENTS)
+
+    def iterated(self, it: Val, node: cst.BaseExpression) -> Val:
+        return it.join(self._iterated_instance(it.cls, node)) if it.cls else it
+
+    def iteration(self, it: Val, node: cst.BaseExpression) -> tuple[Val, Val, frozenset]:
         elem = it.element()
         if it.unordered:
-            s = self._set_iteration(node.iter, it)
+            s = self._set_iteration(node, it)
             elem = replace(elem, order=_cap(elem.order | {s}))
             it = replace(it, order=_cap(it.order | {s}))
-        if _is_range(node.iter) and it.pdc:
+        return it, elem, it.order
+
+    def bind_iteration(self, target: cst.BaseExpression, iterable: cst.BaseExpression, elem: Val) -> None:
+        self._bind_loop_target(target, iterable, self._iteration_element(iterable, elem))
+
+    def iteration_count(self, it: Val, iterable: cst.BaseExpression, node: cst.For) -> Val:
+        if _is_range(iterable) and it.pdc:
             # `range(n)` has n steps: process-local content used as the count (a step read from a
             # per-host file) makes the number of iterations differ, not only the data.
             it = replace(it, pd=_cap(it.pd | it.pdc))
         self.iters[node] = self.iters.get(node, BOTTOM).join(it)
-        if _is_range(node.iter):
-            elem = replace(elem, numeric=True)
-        if isinstance(node.target, cst.Name) and self.is_host(node.iter):
-            elem = self.as_host(elem)  # an element of host data
-        self._bind_loop_target(node.target, node.iter, self._iteration_element(node.iter, elem))
-        accs = semantics.order_free_accumulators(node.target, node.body, _STATEMENTS, self._num) if it.order else ()
-        self.loop(Val(pd=it.count_sources), node.body, node)
-        for n in accs:  # a maximum, a sum, a flag over every element: not the iteration's order
-            v = self.scope.env[n] if n in self.scope.env else None
-            if v is not None and v.order & it.order:
-                self.scope.env[n] = replace(v, order=v.order - it.order)
-        if node.orelse is not None:
-            self.block(node.orelse.body)
+        return Val(pd=it.count_sources)
+
+    def order_free(self, n: str, order: frozenset, node: cst.For) -> None:
+        v = self.scope.env[n] if n in self.scope.env else None
+        if v is not None and v.order & order:
+            self.scope.env[n] = replace(v, order=v.order - order)
 
     def entered(self, expr: cst.BaseExpression, value: Val) -> None:
         # (`with Ctx():` whose project `__exit__` does collective work: an exit skipping the
