@@ -99,6 +99,14 @@ def read_for(n: ast.For) -> tuple:
     return (n.target, n.iter, n.body, n.orelse or None)
 
 
+def read_comprehension(n) -> tuple:
+    """A comprehension or generator as `semantics.StatementRules.comprehension` reads it:
+    ([(target, iterable, [(filter test, node its decision is recorded on)], node of the `for`)],
+    element expressions: [elt] or [key, value])."""
+    gens = [(g.target, g.iter, [(t, t) for t in g.ifs], g) for g in n.generators]
+    return gens, [n.key, n.value] if isinstance(n, ast.DictComp) else [n.elt]
+
+
 def read(node) -> tuple:
     f = _READ.get(type(node))
     return f(node) if f is not None else ("other", type(node).__name__.lower())

@@ -126,6 +126,17 @@ def read_for(n: cst.For) -> tuple:
     return (n.target, n.iter, n.body, n.orelse.body if n.orelse is not None else None)
 
 
+def read_comprehension(n) -> tuple:
+    """A comprehension or generator as `semantics.StatementRules.comprehension` reads it (see
+    read_ast.read_comprehension)."""
+    gens = []
+    f = n.for_in
+    while f is not None:
+        gens.append((f.target, f.iter, [(c.test, c) for c in f.ifs], f))
+        f = f.inner_for_in
+    return gens, [n.key, n.value] if isinstance(n, cst.DictComp) else [n.elt]
+
+
 def read(node) -> tuple:
     f = _READ.get(type(node))
     return f(node) if f is not None else ("other", type(node).__name__.lower())

@@ -903,7 +903,7 @@ class StatementRules:
     `is_host`, `as_host` (a value marked host data, `is_host_data`), `is_unordered`, `as_ordered`
     (a set's value, and the same value without its order), `module_scope`, `nothing` (a value
     that carries nothing), `join` (two values' join), `read_try`, `read_with`, `read_while`,
-    `read_for` (a statement's parts),
+    `read_for`, `read_comprehension` (a statement's parts),
     `run_block` (a block of statements; None: no statement), what `branches` asks, `data` (what a value carries into an operator's result),
     `tracks_target` (an augmented assignment's target whose current value the pass knows),
     `assign_targets` (an assignment's target expressions) and `st_other` (a statement it has no
@@ -1087,6 +1087,46 @@ class StatementRules:
         self.run_block(orelse)
 
     st_AsyncFor = st_For
+
+    # ---- comprehensions and generators
+    def comprehension(self, node, kind: str):
+        """`[e for t in it if c]` (`kind`: "list", "set", "dict", "gen"): in a scope of its own
+        (`enter_comp_scope`), each `for`'s target takes an element of its iterable as in
+        `st_For` (with a set's iteration order; a range's element is a number), each filter
+        chooses which elements are kept, and the result holds what the element expressions give.
+        A set built this way takes no order from the iteration: it has its own (`ev_SetComp`).
+        A pass supplies its value protocol: `comp_start` (an accumulator), `comp_iteration`,
+        `comp_filter`, `comp_element` and `comp_result`."""
+        generators, elts = self.read_comprehension(node)
+        saved = self.enter_comp_scope()
+        acc = self.comp_start(kind)
+        try:
+            for target, iterable, filters, at in generators:
+                it = self.iterated(self.ev(iterable), iterable)
+                _, elem, order = self.iteration(it, iterable) if kind != "set" else (it, self.element(it), None)
+                if is_range(iterable, self.read):
+                    elem = self.as_number(elem)
+                self.comp_iteration(acc, it, order, iterable, at)
+                self.bind_iteration(target, iterable, elem)
+                for test, test_at in filters:
+                    self.comp_filter(acc, self.data(self.ev(test)), test_at, node)
+            for e in elts:
+                self.comp_element(acc, self.ev(e), e, elts)
+        finally:
+            self.leave_comp_scope(saved)
+        return self.comp_result(acc, node)
+
+    def ev_ListComp(self, node):
+        return self.comprehension(node, "list")
+
+    def ev_GeneratorExp(self, node):
+        return self.comprehension(node, "gen")
+
+    def ev_DictComp(self, node):
+        return self.comprehension(node, "dict")
+
+    def ev_SetComp(self, node):
+        return self.unordered_set(self.comprehension(node, "set"), set_order(node, self.read, self._num))
 
     def enter_iteration(self, it) -> None:
         """The body of a loop over `it` starts (nothing by default)."""

@@ -24,7 +24,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import kinds, read_ast, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
-from mcjax_lint.analysis.read_ast import last_statement, read, read_for, read_try, read_while, read_with
+from mcjax_lint.analysis.read_ast import last_statement, read, read_comprehension, read_for, read_try, read_while, read_with
 from mcjax_lint.errors import AnalysisError
 
 SUMMARY_VERSION = 41
@@ -602,48 +602,41 @@ class _Summarizer(semantics.StatementRules):
         self.summary.order_sources = True
         return out
 
-    def ev_SetComp(self, node):
-        out = self._comp(node, [node.elt])
-        order = semantics.set_order(node, read, self._num)
+    # `comprehension` (semantics.StatementRules): the result carries the iterables' order and
+    # per-process content (as many elements as they have), the filters' and the elements' taint.
+    def enter_comp_scope(self) -> Env:
+        saved, self.scope.env = self.scope.env, self.scope.env.child()  # the comprehension's own names
+        return saved
+
+    def leave_comp_scope(self, saved: Env) -> None:
+        self.scope.env = saved
+
+    comp_start = staticmethod(lambda kind: {"out": {}})
+
+    @staticmethod
+    def comp_iteration(acc: dict, it: Sym, order: list, iterable: ast.expr, at: ast.comprehension) -> None:
+        if it.get("u") and order:
+            acc["out"] = sym_join(acc["out"], {"order": [order[-1]]})
+        # A process-dependent iterable (a slice by process index): as many elements as it has, as
+        # a slice of it would be (the precise pass calls this a length source).
+        acc["out"] = sym_join(acc["out"], {k: v for k, v in it.items() if k in ("order", "pd")})
+
+    @staticmethod
+    def comp_filter(acc: dict, c: Sym, test: ast.expr, node: ast.expr) -> None:
+        acc["out"] = sym_join(acc["out"], c)
+
+    @staticmethod
+    def comp_element(acc: dict, v: Sym, e: ast.expr, elts: list) -> None:
+        acc["out"] = sym_join(acc["out"], sym_taint(v))
+
+    comp_result = staticmethod(lambda acc, node: acc["out"])
+    element = staticmethod(sym_element)
+
+    def unordered_set(self, v: Sym, order: bool | str) -> Sym:
         if not order:
-            return out
-        out["u"] = order
+            return v
         self.summary.order_sources = True
-        return out
-
-    def ev_ListComp(self, node):
-        return self._comp(node, [node.elt])
-
-    ev_GeneratorExp = ev_ListComp
-
-    def ev_DictComp(self, node):
-        return self._comp(node, [node.key, node.value])
-
-    def _comp(self, node, elts) -> Sym:
-        env_saved = self.scope.env
-        out: Sym = {}
-        self.scope.env = self.scope.env.child()  # the comprehension's own names
-        try:
-            for gen in node.generators:
-                it = self._iterates_instance(self.ev(gen.iter), gen.iter)
-                elem = sym_element(it)
-                if it.get("u"):
-                    desc = semantics.set_iteration_desc(it["u"])
-                    elem = sym_join(elem, {"order": [self.src(desc, gen.iter, kinds.SET_ORDER)]})
-                    out = sym_join(out, {"order": [self.src(desc, gen.iter, kinds.SET_ORDER)]})
-                # A process-dependent iterable (a slice by process index): as many elements as it
-                # has, as a slice of it would be (the precise pass calls this a length source).
-                out = sym_join(out, {k: v for k, v in it.items() if k in ("order", "pd")})
-                if isinstance(gen.target, ast.Name) and semantics.is_range(gen.iter, read):
-                    elem = self.as_number(elem)
-                self.bind(gen.target, elem)
-                for cond in gen.ifs:
-                    out = sym_join(out, sym_taint(self.ev(cond)))
-            for e in elts:
-                out = sym_join(out, sym_taint(self.ev(e)))
-        finally:
-            self.scope.env = env_saved
-        return out
+        return dict(v, u=order)
 
     def ev_Lambda(self, node: ast.Lambda) -> Sym:
         return {}
@@ -1267,6 +1260,7 @@ class _Summarizer(semantics.StatementRules):
     read_with = staticmethod(read_with)
     read_while = staticmethod(read_while)
     read_for = staticmethod(read_for)
+    read_comprehension = staticmethod(read_comprehension)
     assign_targets = staticmethod(lambda node: node.targets)
     read = staticmethod(read)
 

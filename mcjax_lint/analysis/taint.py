@@ -30,7 +30,7 @@ from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.index import ProjectIndex, short_name
 from mcjax_lint.analysis import read_cst
-from mcjax_lint.analysis.read_cst import last_statement, read, read_for, read_try, read_while, read_with
+from mcjax_lint.analysis.read_cst import last_statement, read, read_comprehension, read_for, read_try, read_while, read_with
 from mcjax_lint.analysis.summary import FunctionFacts, jit_statics
 from mcjax_lint.analysis.values import BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, applied, join_all
 from mcjax_lint.model import Edit, Fix
@@ -83,6 +83,16 @@ class _Scope:
 
 
 _BUILTINS = frozenset(dir(__import__("builtins")))
+
+
+@dataclass
+class _Comprehension:
+    """What a comprehension's result gathers (`FileAnalysis.comp_*`): its value, and what decides
+    how many elements it has."""
+
+    kind: str
+    out: Val = BOTTOM
+    length: Val = BOTTOM
 
 
 def _code(module: cst.Module, node: cst.CSTNode) -> str:
@@ -529,68 +539,54 @@ class FileAnalysis(semantics.StatementRules):
                 return info.collective
         return None
 
-    def ev_ListComp(self, node) -> Val:
-        return self._comp(node, [node.elt], "list")
-
-    def ev_GeneratorExp(self, node) -> Val:
-        return self._comp(node, [node.elt], "gen")
-
-    def ev_SetComp(self, node) -> Val:
-        return replace(self._comp(node, [node.elt], "set"), unordered=semantics.set_order(node, read, self._num))
-
-    def ev_DictComp(self, node: cst.DictComp) -> Val:
-        out = self._comp(node, [node.key, node.value], "dict")
-        return out
-
-    def _comp(self, node, elts, kind: str) -> Val:
+    # `comprehension` (semantics.StatementRules): the result carries the iterables' and filters'
+    # order; its length, what decides how many elements there are; a filter deciding per process
+    # which elements are kept is recorded (`comp_filters`).
+    def enter_comp_scope(self) -> _Scope:
         saved = self.scope
         self.scope = _Scope({}, saved, cls=saved.cls, qualname=saved.qualname)
-        out = BOTTOM
-        try:
-            comp = node.for_in
-            length = BOTTOM
-            while comp is not None:
-                it = self.ev(comp.iter)
-                if it.cls:
-                    it = it.join(self._iterated_instance(it.cls, comp.iter))
-                self.iters[comp] = self.iters.get(comp, BOTTOM).join(it)
-                elem = it.element()
-                if _is_range(comp.iter):
-                    elem = replace(elem, numeric=True)
-                if it.unordered and kind not in ("set",):
-                    s = self._set_iteration(comp.iter, it)
-                    elem = replace(elem, order=_cap(elem.order | {s}))
-                    out = replace(out, order=_cap(out.order | {s}))
-                out = out.join(Val(order=it.order, hash=it.hash))
-                length = length.join(Val(pd=it.count_sources))
-                self._bind_loop_target(comp.target, comp.iter, self._iteration_element(comp.iter, elem))
-                for cif in comp.ifs:
-                    c = self.ev(cif.test).data()
-                    if c.divergent:
-                        self.conds[cif] = self.conds.get(cif, BOTTOM).join(c)
-                    length = length.join(Val(pd=c.pd))
-                    # Which elements are kept follows the filter: an element of an arbitrarily
-                    # ordered iteration in it selects different elements on each process.
-                    out = out.join(Val(order=c.order, hash=c.hash))
-                    if c.process_dependent:
-                        self.comp_filters[node] = self.comp_filters.get(node, BOTTOM).join(Val(pd=c.pd, pdc=c.pdc))
-                comp = comp.inner_for_in
-            for e in elts:
-                v = self.ev(e)
-                out = out.join(v.data().as_elements() if kind != "gen" else v.data())
-            if kind == "dict" and out.order:
-                # A dict keyed by an arbitrarily ordered iteration: same mapping, insertion order
-                # only — unless a value carries an order of its own (a position in that order).
-                rest = frozenset(x for x in out.order if x.desc.startswith(_POSITION))
-                out = replace(out.without_order(), unordered=True, order=rest)
-                if kind == "dict" and e is elts[0] and v.pd:
-                    out = replace(out, tree=_cap(out.tree | frozenset({self.src(e, f"dict keys from {_why(v.pd)}")})))
-            if kind in ("list", "dict") and length.pd:
-                out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a {kind} whose length depends on {_why(length.pd)}", kinds.LENGTH)})))
-        finally:
-            self.scope = saved
-        out = replace(out, struct=kind) if kind in ("list", "dict", "set") else out
-        return out
+        return saved
+
+    def leave_comp_scope(self, saved: _Scope) -> None:
+        self.scope = saved
+
+    comp_start = staticmethod(lambda kind: _Comprehension(kind))
+
+    def comp_iteration(self, acc: _Comprehension, it: Val, order: frozenset, iterable: cst.BaseExpression,
+                       at: cst.CompFor) -> None:
+        self.iters[at] = self.iters.get(at, BOTTOM).join(it)
+        if order and order - it.order:  # (a set's iteration order)
+            acc.out = replace(acc.out, order=_cap(acc.out.order | (order - it.order)))
+        acc.out = acc.out.join(Val(order=it.order, hash=it.hash))
+        acc.length = acc.length.join(Val(pd=it.count_sources))
+
+    def comp_filter(self, acc: _Comprehension, c: Val, cif: cst.CompIf, node: cst.BaseExpression) -> None:
+        if c.divergent:
+            self.conds[cif] = self.conds.get(cif, BOTTOM).join(c)
+        acc.length = acc.length.join(Val(pd=c.pd))
+        # Which elements are kept follows the filter: an element of an arbitrarily ordered
+        # iteration in it selects different elements on each process.
+        acc.out = acc.out.join(Val(order=c.order, hash=c.hash))
+        if c.process_dependent:
+            self.comp_filters[node] = self.comp_filters.get(node, BOTTOM).join(Val(pd=c.pd, pdc=c.pdc))
+
+    @staticmethod
+    def comp_element(acc: _Comprehension, v: Val, e: cst.BaseExpression, elts: list) -> None:
+        acc.out = acc.out.join(v.data().as_elements() if acc.kind != "gen" else v.data())
+
+    def comp_result(self, acc: _Comprehension, node: cst.BaseExpression) -> Val:
+        out, kind = acc.out, acc.kind
+        if kind == "dict" and out.order:
+            # A dict keyed by an arbitrarily ordered iteration: same mapping, insertion order
+            # only — unless a value carries an order of its own (a position in that order).
+            rest = frozenset(x for x in out.order if x.desc.startswith(_POSITION))
+            out = replace(out.without_order(), unordered=True, order=rest)
+        if kind in ("list", "dict") and acc.length.pd:
+            out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a {kind} whose length depends on {_why(acc.length.pd)}", kinds.LENGTH)})))
+        return replace(out, struct=kind) if kind in ("list", "dict", "set") else out
+
+    element = staticmethod(lambda v: v.element())
+    unordered_set = staticmethod(lambda v, order: replace(v, unordered=order))
 
     # ---------------------------------------------------------------- calls
     def ev_Call(self, node: cst.Call) -> Val:
@@ -1614,6 +1610,7 @@ class FileAnalysis(semantics.StatementRules):
     read_with = staticmethod(read_with)
     read_while = staticmethod(read_while)
     read_for = staticmethod(read_for)
+    read_comprehension = staticmethod(read_comprehension)
 
     def run_block(self, body) -> None:
         if body is not None:
