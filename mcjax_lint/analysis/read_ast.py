@@ -107,6 +107,17 @@ def read_comprehension(n) -> tuple:
     return gens, [n.key, n.value] if isinstance(n, ast.DictComp) else [n.elt]
 
 
+def name_parts(n) -> tuple | None:
+    """A name as (None, id), an attribute as (value, attr), else None: cheaper than `read` where
+    only dotted names matter (`StatementRules.qualify`)."""
+    t = type(n)
+    if t is ast.Name:
+        return None, n.id
+    if t is ast.Attribute:
+        return n.value, n.attr
+    return None
+
+
 def read(node) -> tuple:
     f = _READ.get(type(node))
     return f(node) if f is not None else ("other", type(node).__name__.lower())

@@ -137,6 +137,16 @@ def read_comprehension(n) -> tuple:
     return gens, [n.key, n.value] if isinstance(n, cst.DictComp) else [n.elt]
 
 
+def name_parts(n) -> tuple | None:
+    """A name as (None, id), an attribute as (value, attr), else None (see read_ast.name_parts)."""
+    t = type(n)
+    if t is cst.Name:
+        return None, n.value
+    if t is cst.Attribute:
+        return n.value, n.attr.value
+    return None
+
+
 def read(node) -> tuple:
     f = _READ.get(type(node))
     return f(node) if f is not None else ("other", type(node).__name__.lower())

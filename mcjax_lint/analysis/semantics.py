@@ -992,6 +992,29 @@ class StatementRules:
         if n is not None:
             self.scope.env[name] = n[0]
 
+    def qualify(self, node) -> str | None:
+        """The static dotted name of a name or attribute chain, through the module's imports and
+        definitions (`np.random.rand` -> "numpy.random.rand"); None for a local name or a
+        module-level variable (their values are tracked, not their names) and for anything else.
+        A global nothing here names is `global_name`'s (a builtin; the precise pass also looks
+        in star imports)."""
+        parts = self.name_parts(node)
+        if parts is None:
+            return None
+        value, name = parts
+        if value is not None:
+            base = self.qualify(value)
+            return None if base is None else f"{base}.{name}"
+        if lookup_local(self.scope, name) is not None:
+            return None
+        if name in self.imports:
+            return self.imports[name]
+        if name in self.module_defs:
+            return self.module_defs[name]
+        if name in self.module_scope.env:
+            return None
+        return self.global_name(name)
+
     # ---- one of several blocks runs: `if`, loops (`loop_arms`), `match`, `try` handlers
     def branches(self, cond, blocks: list, node=None, singleton: tuple[int, str] | None = None) -> None:
         """One of `blocks` runs (None: an empty block), chosen by the value `cond` (`nothing()`

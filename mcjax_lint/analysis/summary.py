@@ -443,24 +443,10 @@ class _Summarizer(semantics.StatementRules):
         q = self.qualify(target) if target is not None else None
         return self._positional.get(q) if q else None
 
-    def qualify(self, node: ast.expr) -> str | None:
-        """Static dotted name of a Name/Attribute chain through imports and module defs, else None."""
-        if isinstance(node, ast.Name):
-            if self._local(node.id) is not None:
-                return None
-            if node.id in self.imports:
-                return self.imports[node.id]
-            if node.id in self.module_defs:
-                return self.module_defs[node.id]
-            if node.id in self.module_scope.env:
-                return None  # a module-level variable: its value is tracked, not its name
-            return node.id  # builtin or unknown global (a star import's: resolved in the file pass)
-        if isinstance(node, ast.Attribute):
-            base = self.qualify(node.value)
-            if base is None:
-                return None
-            return f"{base}.{node.attr}"
-        return None
+    # `qualify`: semantics.StatementRules; an unknown global is a builtin or a star import's
+    # (resolved in the file pass).
+    name_parts = staticmethod(read_ast.name_parts)
+    global_name = staticmethod(lambda name: name)
 
     def _local(self, name: str) -> Sym | None:
         return semantics.lookup_local(self.scope, name)

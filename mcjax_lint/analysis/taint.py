@@ -204,22 +204,11 @@ class FileAnalysis(semantics.StatementRules):
     def local(self, name: str) -> Val | None:
         return semantics.lookup_local(self.scope, name)
 
-    def qualify(self, node: cst.BaseExpression) -> str | None:
-        if isinstance(node, cst.Name):
-            n = node.value
-            if self.local(n) is not None:
-                return None
-            if n in self.imports:
-                return self.imports[n]
-            if n in self.module_defs:
-                return self.module_defs[n]
-            if n in self.module_scope.env:
-                return None  # a module-level variable: its value is tracked, not its name
-            return self.index.star_resolve(self.modname, n) if n not in _BUILTINS else n
-        if isinstance(node, cst.Attribute):
-            base = self.qualify(node.value)
-            return None if base is None else f"{base}.{node.attr.value}"
-        return None
+    # `qualify`: semantics.StatementRules; an unknown global may come from a star import.
+    name_parts = staticmethod(read_cst.name_parts)
+
+    def global_name(self, n: str) -> str:
+        return self.index.star_resolve(self.modname, n) if n not in _BUILTINS else n
 
     def self_class(self, node: cst.BaseExpression) -> str | None:
         if isinstance(node, cst.Name) and node.value in ("self", "cls"):
