@@ -43,6 +43,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from mcjax_lint import knowledge as K
+from mcjax_lint.analysis import kinds
 from mcjax_lint.analysis.env import branch_changes
 from mcjax_lint.analysis.values import with_binding
 
@@ -1014,6 +1015,41 @@ class StatementRules:
         if name in self.module_scope.env:
             return None
         return self.global_name(name)
+
+    def self_class(self, node) -> str | None:
+        """The class of `self` or `cls` where `node` is that name bound to an instance or class."""
+        parts = self.name_parts(node)
+        if parts is not None and parts[0] is None and parts[1] in ("self", "cls"):
+            return self.class_of(lookup_local(self.scope, parts[1]))
+        return None
+
+    def ev_Attribute(self, node):
+        """`x.attr`: of `self`/`cls` or of a value of a project class, that class's attribute (a
+        method read as a property gives its return value: `member`); of a dotted name, what
+        that global is (`global_value`; `jax.distributed`'s process numbers are per process);
+        else what the receiver carries, joined with any attribute of that name in the project
+        where the receiver's class is not known (`any_member`). A pass supplies those,
+        `class_of` (a value's project class), `source` (a per-process value read here) and
+        `attribute_of` (what else an attribute of that receiver carries)."""
+        _, value, attr = self.read(node)
+        cls = self.self_class(value)
+        if cls is not None:
+            return self.member(cls, attr, node, True)
+        q = self.qualify(node)
+        if q is not None:
+            if q in K.PROCESS_DEPENDENT_CALLS and q.startswith("jax.distributed"):
+                return self.source(K.PROCESS_DEPENDENT_CALLS[q], node, kinds.PROCESS_ID)
+            return self.global_value(q, node)
+        base = self.ev(value)
+        out = self.data(base)
+        cls = self.class_of(base)
+        if cls:
+            out = self.join(out, self.member(cls, attr, node, False))
+        else:
+            anything = self.any_member(attr, base, node)
+            if anything is not None:
+                out = self.join(out, anything)
+        return self.attribute_of(out, base, attr)
 
     # ---- one of several blocks runs: `if`, loops (`loop_arms`), `match`, `try` handlers
     def branches(self, cond, blocks: list, node=None, singleton: tuple[int, str] | None = None) -> None:

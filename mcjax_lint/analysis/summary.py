@@ -519,22 +519,24 @@ class _Summarizer(semantics.StatementRules):
             return self._ref(q)
         return {}
 
-    def ev_Attribute(self, node: ast.Attribute) -> Sym:
-        if isinstance(node.value, ast.Name) and node.value.id == "self" and self.class_stack and self._local("self") is not None:
-            return self._ref(f"{self.class_stack[-1].name}.{node.attr}")
-        q = self.qualify(node)
-        if q is not None:
-            if q in K.PROCESS_DEPENDENT_CALLS and q.startswith("jax.distributed"):
-                self.summary.direct_sources = True
-                return {"pd": [self.src(K.PROCESS_DEPENDENT_CALLS[q], node, kinds.PROCESS_ID)]}
-            return self._ref(q)
-        base = self.ev(node.value)
-        out = sym_taint(base)
-        if base.get("cls"):
-            out = sym_join(out, self._ref(f"{base['cls']}.{node.attr}"))
-        else:
-            out = sym_join(out, self._ref("." + node.attr))
-        return out
+    # `ev_Attribute` (semantics.StatementRules): attributes are references the index resolves;
+    # a receiver's class may be known only then, so any attribute of the name is referred to.
+    class_of = staticmethod(lambda v: v.get("cls") if v else None)
+
+    def member(self, cls: str, attr: str, node: ast.Attribute, through_self: bool) -> Sym:
+        return self._ref(f"{cls}.{attr}")
+
+    def source(self, desc: str, node: ast.AST, kind: str) -> Sym:
+        self.summary.direct_sources = True
+        return {"pd": [self.src(desc, node, kind)]}
+
+    def global_value(self, q: str, node: ast.Attribute) -> Sym:
+        return self._ref(q)
+
+    def any_member(self, attr: str, base: Sym, node: ast.Attribute) -> Sym:
+        return self._ref("." + attr)
+
+    attribute_of = staticmethod(lambda out, base, attr: out)
 
     def ev_Subscript(self, node: ast.Subscript) -> Sym:
         q = self.qualify(node.value)

@@ -210,13 +210,6 @@ class FileAnalysis(semantics.StatementRules):
     def global_name(self, n: str) -> str:
         return self.index.star_resolve(self.modname, n) if n not in _BUILTINS else n
 
-    def self_class(self, node: cst.BaseExpression) -> str | None:
-        if isinstance(node, cst.Name) and node.value in ("self", "cls"):
-            v = self.local(node.value)
-            if v is not None and v.cls:
-                return v.cls
-        return None
-
     # ================================================================ expressions
     def ev(self, node: cst.BaseExpression | None) -> Val:
         if node is None:
@@ -250,37 +243,38 @@ class FileAnalysis(semantics.StatementRules):
             return self.anchor(self.index.ref(q), node, short_name(q), call=False) if not q.startswith("jax.") else BOTTOM
         return BOTTOM
 
-    def ev_Attribute(self, node: cst.Attribute) -> Val:
-        attr = node.attr.value
-        cls = self.self_class(node.value)
-        if cls is not None:
-            v = self.index.attr(cls, attr)
-            if v is None:
-                m = self.index.method(cls, attr)
-                v = self.index.ref(m) if m else BOTTOM
-            return self.anchor(v, node, f"self.{attr}", call=False) if v.divergent else v
-        q = self.qualify(node)
-        if q is not None:
-            if q in K.PROCESS_DEPENDENT_CALLS and q.startswith("jax.distributed"):
-                return Val(pd=frozenset({self.src(node, K.PROCESS_DEPENDENT_CALLS[q], kinds.PROCESS_ID)}))
-            if q.startswith(("jax.", "numpy.", "os.", "sys.")):
-                return BOTTOM
-            v = self.index.ref(q)
-            return self.anchor(v, node, short_name(q), call=False) if v.divergent else v
-        base = self.ev(node.value)
-        out = base.data()
-        if base.cls:
-            v = self.index.attr(base.cls, attr)
-            if v is not None:
-                out = out.join(v if not v.divergent else self.anchor(v, node, attr, call=False))
-            else:
-                m = self.index.method(base.cls, attr)
-                if m:
-                    out = out.join(self.anchor(self.index.ref(m), node, attr, call=False))  # a property: its return value
-        elif base == BOTTOM:
-            v = self.index.ref("." + attr)
-            if v.divergent:
-                out = out.join(self.anchor(v, node, attr, call=False))
+    # `ev_Attribute` (semantics.StatementRules): attributes resolve through the project index,
+    # re-anchored here where they differ between processes.
+    class_of = staticmethod(lambda v: v.cls if v is not None else None)
+
+    def member(self, cls: str, attr: str, node: cst.Attribute, through_self: bool) -> Val:
+        label = f"self.{attr}" if through_self else attr
+        v = self.index.attr(cls, attr)
+        if v is not None:
+            return self.anchor(v, node, label, call=False) if v.divergent else v
+        m = self.index.method(cls, attr)
+        if not m:
+            return BOTTOM
+        v = self.index.ref(m)  # a property: its return value
+        return self.anchor(v, node, label, call=False) if v.divergent or not through_self else v
+
+    def source(self, desc: str, node: cst.CSTNode, kind: str) -> Val:
+        return Val(pd=frozenset({self.src(node, desc, kind)}))
+
+    def global_value(self, q: str, node: cst.Attribute) -> Val:
+        if q.startswith(("jax.", "numpy.", "os.", "sys.")):
+            return BOTTOM
+        v = self.index.ref(q)
+        return self.anchor(v, node, short_name(q), call=False) if v.divergent else v
+
+    def any_member(self, attr: str, base: Val, node: cst.Attribute) -> Val | None:
+        if base != BOTTOM:
+            return None
+        v = self.index.ref("." + attr)
+        return self.anchor(v, node, attr, call=False) if v.divergent else None
+
+    @staticmethod
+    def attribute_of(out: Val, base: Val, attr: str) -> Val:
         if attr in ("shape", "ndim", "size", "dtype") and base.shape:
             out = replace(out, pd=_cap(out.pd | base.shape))
         return out
