@@ -118,6 +118,17 @@ def name_parts(n) -> tuple | None:
     return None
 
 
+def read_match(n) -> tuple:
+    """A `match` statement as `semantics.StatementRules.st_Match` reads it: (subject, [(guard or
+    None, body)])."""
+    return (n.subject, [(c.guard, c.body) for c in n.cases])
+
+
+def read_assert(n: ast.Assert) -> tuple:
+    """An `assert` as `semantics.StatementRules.st_Assert` reads it: (test, message or None)."""
+    return (n.test, n.msg)
+
+
 def read(node) -> tuple:
     f = _READ.get(type(node))
     return f(node) if f is not None else ("other", type(node).__name__.lower())

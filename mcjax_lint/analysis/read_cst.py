@@ -147,6 +147,16 @@ def name_parts(n) -> tuple | None:
     return None
 
 
+def read_match(n) -> tuple:
+    """A `match` statement (see read_ast.read_match)."""
+    return (n.subject, [(c.guard, c.body) for c in n.cases])
+
+
+def read_assert(n: cst.Assert) -> tuple:
+    """An `assert` (see read_ast.read_assert)."""
+    return (n.test, n.msg)
+
+
 def read(node) -> tuple:
     f = _READ.get(type(node))
     return f(node) if f is not None else ("other", type(node).__name__.lower())

@@ -904,7 +904,7 @@ class StatementRules:
     `is_host`, `as_host` (a value marked host data, `is_host_data`), `is_unordered`, `as_ordered`
     (a set's value, and the same value without its order), `module_scope`, `nothing` (a value
     that carries nothing), `join` (two values' join), `read_try`, `read_with`, `read_while`,
-    `read_for`, `read_comprehension` (a statement's parts),
+    `read_for`, `read_match`, `read_assert`, `read_comprehension` (a statement's parts),
     `run_block` (a block of statements; None: no statement), what `branches` asks, `data` (what a value carries into an operator's result),
     `tracks_target` (an augmented assignment's target whose current value the pass knows),
     `assign_targets` (an assignment's target expressions) and `st_other` (a statement it has no
@@ -1192,6 +1192,28 @@ class StatementRules:
 
     def leave_iteration(self) -> None:
         """The body of that loop is done."""
+
+    def st_Match(self, node) -> None:
+        """`match subject:` the subject's value decides which case runs (or none: `match_arms`);
+        a case's guard is evaluated when its pattern matches."""
+        subject, cases = self.read_match(node)
+        c = self.data(self.ev(subject))
+        self.decides(node, c)
+        for guard, _ in cases:
+            if guard is not None:
+                self.ev(guard)
+        self.branches(c, match_arms([body for _, body in cases]), node)
+
+    def st_Assert(self, node) -> None:
+        """`assert test, msg`: a failing test leaves (the message is evaluated then); after
+        `assert len(s) == 1` the set s has one element."""
+        test, msg = self.read_assert(node)
+        self.decides(node, self.data(self.ev(test)))
+        if msg is not None:
+            self.ev(msg)
+        name, when = singleton_test(test, self.read)
+        if name is not None and when:
+            self.narrow_singleton(name)
 
     def decides(self, node, cond) -> None:
         """The statement `node` chooses what runs by the value `cond` (nothing by default)."""

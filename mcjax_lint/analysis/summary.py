@@ -24,7 +24,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import kinds, read_ast, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
-from mcjax_lint.analysis.read_ast import last_statement, read, read_comprehension, read_for, read_try, read_while, read_with
+from mcjax_lint.analysis.read_ast import last_statement, read, read_assert, read_comprehension, read_for, read_match, read_try, read_while, read_with
 from mcjax_lint.errors import AnalysisError
 
 SUMMARY_VERSION = 41
@@ -1249,6 +1249,8 @@ class _Summarizer(semantics.StatementRules):
     read_while = staticmethod(read_while)
     read_for = staticmethod(read_for)
     read_comprehension = staticmethod(read_comprehension)
+    read_match = staticmethod(read_match)
+    read_assert = staticmethod(read_assert)
     assign_targets = staticmethod(lambda node: node.targets)
     read = staticmethod(read)
 
@@ -1345,15 +1347,6 @@ class _Summarizer(semantics.StatementRules):
         if name is not None and not when and not node.orelse and _always_exits(node.body):
             self.narrow_singleton(name)  # `if len(s) != 1: raise ...` — after it, s has one element
 
-    def st_Assert(self, node: ast.Assert):
-        self.ev(node.test)
-        if node.msg is not None:
-            self.ev(node.msg)
-        name, when = semantics.singleton_test(node.test, read)
-        if name is not None and when:
-            self.narrow_singleton(name)  # `assert len(s) == 1`
-
-
     def _iterates_instance(self, it: Sym, node: ast.AST) -> Sym:
         """Iterating an instance of a project class runs its `__iter__`/`__next__`: recorded as
         calls (their reads reach this function) and part of the iterable's value."""
@@ -1402,10 +1395,6 @@ class _Summarizer(semantics.StatementRules):
             rest = [o for o in v.get("order", ()) if o not in order]
             out = _strip_order(v, node.lineno)
             self.scope.env[n] = dict(out, order=rest) if rest else out
-
-    def st_Match(self, node):
-        c = sym_taint(self.ev(node.subject))
-        self.branches(c, semantics.match_arms([case.body for case in node.cases]))
 
     def st_FunctionDef(self, node):
         qual = self._qualname(node.name)

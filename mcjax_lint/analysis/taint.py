@@ -30,7 +30,7 @@ from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.index import ProjectIndex, short_name
 from mcjax_lint.analysis import read_cst
-from mcjax_lint.analysis.read_cst import last_statement, read, read_comprehension, read_for, read_try, read_while, read_with
+from mcjax_lint.analysis.read_cst import last_statement, read, read_assert, read_comprehension, read_for, read_match, read_try, read_while, read_with
 from mcjax_lint.analysis.summary import FunctionFacts, jit_statics
 from mcjax_lint.analysis.values import BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, applied, join_all
 from mcjax_lint.model import Edit, Fix
@@ -1594,6 +1594,8 @@ class FileAnalysis(semantics.StatementRules):
     read_while = staticmethod(read_while)
     read_for = staticmethod(read_for)
     read_comprehension = staticmethod(read_comprehension)
+    read_match = staticmethod(read_match)
+    read_assert = staticmethod(read_assert)
 
     def run_block(self, body) -> None:
         if body is not None:
@@ -1616,15 +1618,6 @@ class FileAnalysis(semantics.StatementRules):
     def st_Raise(self, node: cst.Raise):
         if node.exc is not None:
             self.ev(node.exc)
-
-    def st_Assert(self, node: cst.Assert):
-        c = self.ev(node.test).data()
-        self.decides(node, c)
-        if node.msg is not None:
-            self.ev(node.msg)
-        sname, when = semantics.singleton_test(node.test, read)
-        if sname is not None and when:
-            self.narrow_singleton(sname)  # `assert len(s) == 1`
 
     def st_Del(self, node):
         pass
@@ -1780,14 +1773,6 @@ class FileAnalysis(semantics.StatementRules):
                 ex = self.index.method(cls, "__exit__")
                 if ex and self.index.collective.get(ex):
                     info.exit_collective = self.index.collective[ex]
-
-    def st_Match(self, node: cst.Match):
-        c = self.ev(node.subject).data()
-        self.decides(node, c)
-        for case in node.cases:
-            if case.guard is not None:
-                self.ev(case.guard)
-        self.branches(c, semantics.match_arms([case.body for case in node.cases]), node)
 
     def st_FunctionDef(self, node: cst.FunctionDef):
         qual = self._qualname(node.name.value)
