@@ -1194,14 +1194,14 @@ class StatementRules:
         """The body of that loop is done."""
 
     def st_Match(self, node) -> None:
-        """`match subject:` the subject's value decides which case runs (or none: `match_arms`);
-        a case's guard is evaluated when its pattern matches."""
+        """`match subject:` the subject's value and the cases' guards (each evaluated when its
+        pattern matches) decide which case runs, or none (`match_arms`)."""
         subject, cases = self.read_match(node)
         c = self.data(self.ev(subject))
-        self.decides(node, c)
         for guard, _ in cases:
             if guard is not None:
-                self.ev(guard)
+                c = self.join(c, self.data(self.ev(guard)))
+        self.decides(node, c)
         self.branches(c, match_arms([body for _, body in cases]), node)
 
     def st_Assert(self, node) -> None:
