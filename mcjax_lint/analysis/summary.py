@@ -24,7 +24,8 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import kinds, read_ast, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
-from mcjax_lint.analysis.read_ast import last_statement, read, read_assert, read_comprehension, read_for, read_match, read_try, read_while, read_with
+from mcjax_lint.analysis.read_ast import (last_statement, read, read_assert, read_comprehension, read_for, read_match,
+                                          read_try, read_while, read_with)
 from mcjax_lint.errors import AnalysisError
 
 SUMMARY_VERSION = 41

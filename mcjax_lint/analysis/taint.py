@@ -30,7 +30,8 @@ from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.index import ProjectIndex, short_name
 from mcjax_lint.analysis import read_cst
-from mcjax_lint.analysis.read_cst import last_statement, read, read_assert, read_comprehension, read_for, read_match, read_try, read_while, read_with
+from mcjax_lint.analysis.read_cst import (last_statement, read, read_assert, read_comprehension, read_for, read_match,
+                                          read_try, read_while, read_with)
 from mcjax_lint.analysis.summary import FunctionFacts, jit_statics
 from mcjax_lint.analysis.values import BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, applied, join_all
 from mcjax_lint.model import Edit, Fix
