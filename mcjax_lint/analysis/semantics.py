@@ -780,6 +780,18 @@ def qualname(name: str, module: str, cls: str | None, function: str | None) -> s
     return f"{function or module}.{name}"
 
 
+MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "appendleft", "extendleft", "setdefault"})
+
+
+def container_root(e: object, read: Reader) -> object:
+    """The container an element of `e` lives in: `groups` for `groups[k][i]`, `e` itself otherwise."""
+    r = read(e)
+    while r[0] == "subscript":
+        e = r[1]
+        r = read(e)
+    return e
+
+
 def lookup_local(scope, name: str):
     """The value of a function-local name, or of an enclosing function's (closures); None for
     module-level names, which each pass reads from its module scope. `scope` has `env`,
@@ -903,8 +915,9 @@ class StatementRules:
     value), `bind` (a target takes a value), `is_numeric`, `as_number` (a value marked numeric),
     `is_host`, `as_host` (a value marked host data, `is_host_data`), `is_unordered`, `as_ordered`
     (a set's value, and the same value without its order), `module_scope`, `nothing` (a value
-    that carries nothing), `join` (two values' join), `read_try`, `read_with`, `read_while`,
-    `read_for`, `read_match`, `read_assert`, `read_comprehension` (a statement's parts),
+    that carries nothing), `join` (two values' join), `parts` (its reader module:
+    `read_try`, `read_with`, `read_while`, `read_for`, `read_match`, `read_assert`,
+    `read_comprehension` give a statement's parts),
     `run_block` (a block of statements; None: no statement), what `branches` asks, `data` (what a value carries into an operator's result),
     `tracks_target` (an augmented assignment's target whose current value the pass knows),
     `assign_targets` (an assignment's target expressions) and `st_other` (a statement it has no
@@ -927,7 +940,7 @@ class StatementRules:
         """`try`: the body runs; a handler may start anywhere in it, so in a handler (and after
         the `try`) each name the body bound holds its value there or the one it had before;
         then one of the handlers runs, or the `else` (nothing raised); `finally` after all."""
-        body, handlers, orelse, final = self.read_try(node)
+        body, handlers, orelse, final = self.parts.read_try(node)
         before = self.scope.env
         self.scope.env = inner = before.child()
         self.run_block(body)
@@ -952,7 +965,7 @@ class StatementRules:
         """`with e as t:`: each context expression is evaluated and its value (what `__enter__`
         gives, taken as the expression's) bound to its target, in order; `entered` is told of each
         (the precise pass: an `__exit__` that does collective work); then the body runs."""
-        items, body = self.read_with(node)
+        items, body = self.parts.read_with(node)
         for expr, target in items:
             v = self.ev(expr)
             if target is not None:
@@ -1110,7 +1123,7 @@ class StatementRules:
         """`while test:` the test decides each iteration, evaluated again after the body with what
         the body carries into it; `while x is not None:` x is not None in the body; the `else`
         runs after (a `break` skipping it is not told apart)."""
-        test, body, orelse = self.read_while(node)
+        test, body, orelse = self.parts.read_while(node)
         c = self.data(self.ev(test))
         self.decides(node, c)
         name, is_none = none_test(test, self.read)
@@ -1127,7 +1140,7 @@ class StatementRules:
         (`order_free`). A pass supplies those, `bind_iteration` (the target takes the element),
         `statement_reader` (a `Statements`) and `enter_iteration`/`leave_iteration` (around the
         body)."""
-        target, iterable, body, orelse = self.read_for(node)
+        target, iterable, body, orelse = self.parts.read_for(node)
         it = self.iterated(self.ev(iterable), iterable)
         it, elem, order = self.iteration(it, iterable)
         if self.read(target)[0] == "name" and self.is_host(iterable):
@@ -1156,7 +1169,7 @@ class StatementRules:
         A set built this way takes no order from the iteration: it has its own (`ev_SetComp`).
         A pass supplies its value protocol: `comp_start` (an accumulator), `comp_iteration`,
         `comp_filter`, `comp_element` and `comp_result`."""
-        generators, elts = self.read_comprehension(node)
+        generators, elts = self.parts.read_comprehension(node)
         saved = self.enter_comp_scope()
         acc = self.comp_start(kind)
         try:
@@ -1196,7 +1209,7 @@ class StatementRules:
     def st_Match(self, node) -> None:
         """`match subject:` the subject's value and the cases' guards (each evaluated when its
         pattern matches) decide which case runs, or none (`match_arms`)."""
-        subject, cases = self.read_match(node)
+        subject, cases = self.parts.read_match(node)
         c = self.data(self.ev(subject))
         for guard, _ in cases:
             if guard is not None:
@@ -1207,7 +1220,7 @@ class StatementRules:
     def st_Assert(self, node) -> None:
         """`assert test, msg`: a failing test leaves (the message is evaluated then); after
         `assert len(s) == 1` the set s has one element."""
-        test, msg = self.read_assert(node)
+        test, msg = self.parts.read_assert(node)
         self.decides(node, self.data(self.ev(test)))
         if msg is not None:
             self.ev(msg)

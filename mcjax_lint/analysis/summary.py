@@ -24,8 +24,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import kinds, read_ast, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
-from mcjax_lint.analysis.read_ast import (last_statement, read, read_assert, read_comprehension, read_for, read_match,
-                                          read_try, read_while, read_with)
+from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
 SUMMARY_VERSION = 41
@@ -1008,7 +1007,7 @@ class _Summarizer(semantics.StatementRules):
                         recv = dict(recv, u=semantics.stronger_order(recv["u"], added))
                     if attrs is not None:
                         attrs[owner.attr] = sym_join(attrs.get(owner.attr), {"u": added})
-        if meth in _MUTATORS and args and isinstance(node.func, ast.Attribute) \
+        if meth in semantics.MUTATORS and args and isinstance(node.func, ast.Attribute) \
                 and isinstance(root := _container_root(node.func.value), ast.Name) and root is not node.func.value:
             # `by_len[n].append(x)`: into an element of `by_len` (the twin of taint.py's rule)
             cur = self._local(root.id)
@@ -1017,7 +1016,7 @@ class _Summarizer(semantics.StatementRules):
             if cur is not None:
                 self.bind(root, sym_join(cur, sym_taint(sym_element(argu))))
                 return {}
-        if meth in _MUTATORS and args and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+        if meth in semantics.MUTATORS and args and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
             name = node.func.value.id
             cur = self._local(name)
             if cur is None:
@@ -1245,13 +1244,7 @@ class _Summarizer(semantics.StatementRules):
     data = staticmethod(lambda v: sym_taint(v))
     tracks_target = staticmethod(lambda t: isinstance(t, ast.Name))
     join = staticmethod(lambda a, b: sym_join(a, b))
-    read_try = staticmethod(read_try)
-    read_with = staticmethod(read_with)
-    read_while = staticmethod(read_while)
-    read_for = staticmethod(read_for)
-    read_comprehension = staticmethod(read_comprehension)
-    read_match = staticmethod(read_match)
-    read_assert = staticmethod(read_assert)
+    parts = read_ast  # (a statement's parts: semantics.StatementRules)
     assign_targets = staticmethod(lambda node: node.targets)
     read = staticmethod(read)
 
@@ -1688,14 +1681,10 @@ def _module_host_names(tree: ast.Module, is_host, stores: dict[str, int]) -> set
 _EXTERNAL_ROOTS = ("jax.", "numpy.", "os.", "sys.", "typing.", "collections.", "functools.", "logging.", "math.",
                    "tensorflow.", "torch.", "flax.", "optax.", "re.", "abc.", "dataclasses.", "itertools.")
 
-_MUTATORS = {"append", "extend", "insert", "add", "update", "appendleft", "extendleft", "setdefault"}
 
 
-def _container_root(e: ast.expr) -> ast.expr:
-    """The container an element of `e` lives in: `groups` for `groups[k][i]`, `e` itself otherwise."""
-    while isinstance(e, ast.Subscript):
-        e = e.value
-    return e
+def _container_root(e):
+    return semantics.container_root(e, read)
 _BUILTIN_PASSTHROUGH = {"len", "int", "float", "str", "bool", "abs", "round", "repr", "format", "divmod", "pow",
                         "list", "tuple", "dict", "range", "reversed", "enumerate", "zip", "map", "filter", "iter", "next"}
 

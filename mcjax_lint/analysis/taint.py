@@ -30,8 +30,7 @@ from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.index import ProjectIndex, short_name
 from mcjax_lint.analysis import read_cst
-from mcjax_lint.analysis.read_cst import (last_statement, read, read_assert, read_comprehension, read_for, read_match,
-                                          read_try, read_while, read_with)
+from mcjax_lint.analysis.read_cst import last_statement, read
 from mcjax_lint.analysis.summary import FunctionFacts, jit_statics
 from mcjax_lint.analysis.values import BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, applied, join_all
 from mcjax_lint.model import Edit, Fix
@@ -1299,7 +1298,7 @@ class FileAnalysis(semantics.StatementRules):
             v = recv.key(semantics.constant_key(node.args[0].value, read) or "")
             if v is not None:  # `cfg.get("steps", 10)`: that key's value (or the default)
                 return v.join(join_all(x for k, x in args[1:])), None
-        if meth in _MUTATORS and isinstance(node.func, cst.Attribute) and args \
+        if meth in semantics.MUTATORS and isinstance(node.func, cst.Attribute) and args \
                 and isinstance(_container_root(node.func.value), cst.Name):
             # `rows.append(x)`: what goes into a container is in the container; `by_len[n].append(x)`
             # puts it into an element of `by_len`, so into `by_len` too.
@@ -1590,13 +1589,7 @@ class FileAnalysis(semantics.StatementRules):
         return isinstance(t, cst.Name) or (isinstance(t, cst.Subscript) and len(t.slice) == 1 and isinstance(
             t.slice[0].slice, cst.Index) and semantics.constant_key(t.slice[0].slice.value, read) is not None)
     join = staticmethod(lambda a, b: a.join(b))
-    read_try = staticmethod(read_try)
-    read_with = staticmethod(read_with)
-    read_while = staticmethod(read_while)
-    read_for = staticmethod(read_for)
-    read_comprehension = staticmethod(read_comprehension)
-    read_match = staticmethod(read_match)
-    read_assert = staticmethod(read_assert)
+    parts = read_cst  # (a statement's parts: semantics.StatementRules)
 
     def run_block(self, body) -> None:
         if body is not None:
@@ -1911,14 +1904,10 @@ class FileAnalysis(semantics.StatementRules):
                     self.run_function(qual, n2, d2, o2, c2)
 
 
-_MUTATORS = {"append", "extend", "insert", "add", "update", "appendleft", "extendleft", "setdefault"}
 
 
-def _container_root(e: cst.BaseExpression) -> cst.BaseExpression:
-    """The container an element of `e` lives in: `groups` for `groups[k][i]`, `e` itself otherwise."""
-    while isinstance(e, cst.Subscript):
-        e = e.value
-    return e
+def _container_root(e):
+    return semantics.container_root(e, read)
 _RE_MATCH_ANY = {"re.compile", "re.search", "re.match", "re.fullmatch"}
 _SHAPE_KWS = ("dtype", "shape", "size", "new_shape", "newshape", "global_shape")
 
