@@ -215,6 +215,7 @@ _W_SETTINGS: AnalysisSettings = AnalysisSettings()
 _W_INDEX: Any = None
 _W_MAX_SIZE: int = 0
 _W_SUMMARY_DIR: Path | None = None  # where workers store the summaries they compute (the cache)
+_W_SEND_BLOB = False  # summaries go back to the parent as their pickled blob (from a pool)
 
 
 def _summarize_task(task: tuple[str, str, str, str | None, str | None]) -> tuple[str, Any, dict | None]:
@@ -246,6 +247,8 @@ def _summarize_task(task: tuple[str, str, str, str | None, str | None]) -> tuple
         summary, sdig, shape, error = None, None, None, describe_error(e)
     supp = [s.to_list() for s in sup.scan(text)]
     rec = FileRecord(sig, checked, digest, module, sdig, error, supp, shape)
+    if _W_SEND_BLOB and summary is not None:
+        return rel, rec.to_json(), blob  # already pickled: the pool need not pickle it again
     return rel, rec.to_json(), summary
 
 
@@ -412,7 +415,7 @@ def _lint_files_retrying(targets, project_files, config: LintConfig, jobs, use_c
 
 
 def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd, check=(False, False)) -> LintResult:
-    global _W_SETTINGS, _W_INDEX, _W_MAX_SIZE, _W_SUMMARY_DIR
+    global _W_SETTINGS, _W_INDEX, _W_MAX_SIZE, _W_SUMMARY_DIR, _W_SEND_BLOB
     cwd = cwd or Path.cwd()
     root = config.project_root
     jobs = default_jobs() if jobs is None else max(1, jobs)
@@ -479,7 +482,10 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
         _W_SUMMARY_DIR = cache.summaries_dir() if cache is not None else None
         to_summarize.sort(key=lambda t: -_size(t[0]))
         n = jobs if todo_bytes >= _PARALLEL_MIN_BYTES else 1
+        _W_SEND_BLOB = n > 1
         for rel, out, summary in _map(_summarize_task, to_summarize, n, chunksize=4):
+            if isinstance(summary, bytes):
+                summary = pickle.loads(summary)
             stats.summarized += 1
             if isinstance(out, tuple):  # ("error", message, cacheable, digest, sig, checked)
                 _, message, cacheable, digest, sig, checked = out
@@ -494,6 +500,7 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
                 summaries[rec.summary_digest] = summary
             if cache is not None:
                 cache.put_file(rel, rec)
+        _W_SEND_BLOB = False
     for rel, rec in records.items():
         if rec.error is not None:
             errors[rel] = rec.error
