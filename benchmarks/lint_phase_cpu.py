@@ -1,40 +1,61 @@
-"""CPU seconds per phase of one serial, uncached lint run (the real pipeline, in this process).
+"""CPU seconds per phase of one uncached lint run (the real pipeline, in this process).
 
     cd <a project, e.g. benchmarks/.work/tree> && python <checkout>/benchmarks/lint_phase_cpu.py .
+    ... lint_phase_cpu.py --jobs 2 .     # with workers: the parent's CPU + its workers' per phase
 
 Runs `mcjax-lint --no-cache --jobs 1` in-process and prints, per runner phase (summaries,
 libraries, index, prefilter, analysis), the CPU time it took: on a shared machine CPU time varies
-much less than wall time, and serially every phase's cost is its own. Which checkout is measured
-is the one on PYTHONPATH (or the installed package).
+much less than wall time, and serially every phase's cost is its own. With `--jobs N` each phase
+is printed as parent+workers (the workers' CPU is counted when the pool is joined, at the end of
+the phase), then the critical path on N cores: per phase max(parent, (parent + workers) / N),
+summed. Which checkout is measured is the one on PYTHONPATH (or the installed package).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import sys
-import time
 
 from mcjax_lint import cli, runner
 
 
+def _cpu() -> tuple[float, float]:
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, kids.ru_utime + kids.ru_stime
+
+
 def main(argv: list[str]) -> int:
-    cpu: dict[str, float] = {}
-    last = [time.process_time()]
+    jobs = 1
+    if argv[:1] == ["--jobs"]:
+        jobs, argv = int(argv[1]), argv[2:]
+    cpu: dict[str, list[float]] = {}
+    last = [_cpu()]
     phase = runner.RunStats.phase
 
     def timed_phase(self, name: str, since: float) -> float:
-        now = time.process_time()
-        cpu[name] = cpu.get(name, 0.0) + now - last[0]
+        now = _cpu()
+        acc = cpu.setdefault(name, [0.0, 0.0])
+        acc[0] += now[0] - last[0][0]
+        acc[1] += now[1] - last[0][1]
         last[0] = now
         return phase(self, name, since)
 
     runner.RunStats.phase = timed_phase
-    t0 = time.process_time()
+    t0 = _cpu()
     with open(os.devnull, "w") as out, contextlib.redirect_stdout(out):
-        cli.main(["--format", "json", "--exit-zero", "--no-cache", "--jobs", "1", *argv])
-    print("CPU s per phase: " + " ".join(f"{k}={v:.2f}" for k, v in cpu.items())
-          + f" total={time.process_time() - t0:.2f} (load average {os.getloadavg()[0]:.1f})")
+        cli.main(["--format", "json", "--exit-zero", "--no-cache", "--jobs", str(jobs), *argv])
+    t1 = _cpu()
+    total = t1[0] - t0[0] + t1[1] - t0[1]
+    load = f"(load average {os.getloadavg()[0]:.1f})"
+    if jobs == 1:
+        print("CPU s per phase: " + " ".join(f"{k}={v[0] + v[1]:.2f}" for k, v in cpu.items())
+              + f" total={total:.2f} {load}")
+        return 0
+    path = sum(max(p, (p + w) / jobs) for p, w in cpu.values())
+    print("CPU s per phase, parent+workers: " + " ".join(f"{k}={p:.2f}+{w:.2f}" for k, (p, w) in cpu.items())
+          + f" total={total:.2f}; critical path on {jobs} cores {path:.1f} s {load}")
     return 0
 
 
