@@ -87,6 +87,12 @@ SIZED_DRAWS: dict[str, int] = {
     "numpy.random.uniform": 2, "numpy.random.normal": 2, "numpy.random.choice": 1,
     "numpy.random.permutation": 0, "random.sample": 1,
 }
+# jax.random: a key decides a draw's values, never its shape (the shape is a shape argument's, or
+# the key's own). Functions of `jax.random` whose every argument is such content (a seed, the data
+# folded in); of the others only the key (position 0, `key=`) is.
+JAX_RANDOM_PREFIX = "jax.random."
+JAX_RANDOM_ALL_CONTENT = frozenset({"jax.random.PRNGKey", "jax.random.key", "jax.random.fold_in",
+                                    "jax.random.key_data", "jax.random.wrap_key_data", "jax.random.clone"})
 PROCESS_DEPENDENT_PREFIXES: dict[str, str] = {
     "secrets.": "`secrets`",
 }

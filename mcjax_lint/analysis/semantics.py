@@ -556,6 +556,28 @@ def draw_of_given_size(q: str, positional: int, keywords: Collection[str]) -> bo
     return positional > 0 if at == -1 else ("size" in keywords or positional > at)
 
 
+def random_content_argument(q: str, key: int | str) -> bool:
+    """Whether the argument `key` (a position or a keyword) of a call to `q` decides only the
+    values of its result, not its shape: a `jax.random` function's key (`normal(key, shape)`: a
+    key from `fold_in(key, jax.process_index())` gives each process other numbers of one shape),
+    and every argument of those that make or fold keys. A process-dependent one makes
+    process-local content (`pdc`), not a process-dependent shape or count."""
+    if not q.startswith(K.JAX_RANDOM_PREFIX):
+        return False
+    return q in K.JAX_RANDOM_ALL_CONTENT or key in (0, "key")
+
+
+# Attributes that describe an array's shape and type, not its content: of numbers drawn into a
+# given shape (`kinds.DRAWN`) they are the same on every process (`shape_of_drawn`).
+SHAPE_ATTRIBUTES = frozenset({"shape", "ndim", "size", "dtype"})
+
+
+def shape_keeps(kind: str) -> bool:
+    """Whether a process-local content source of this kind reaches the array's shape attributes:
+    all but drawn numbers (a shard read from a file may be short; a draw's shape is its size)."""
+    return kind != kinds.DRAWN
+
+
 BUILTIN_EXCEPTIONS: dict[str, type] = {n: c for n, c in vars(builtins).items()
                                         if isinstance(c, type) and issubclass(c, BaseException)}
 
@@ -1293,7 +1315,8 @@ _PLACEMENT_FREE_JIT_KEYWORDS = frozenset({"static_argnums", "static_argnames", "
                                           "inline", "keep_unused", "abstracted_axes", "compiler_options"})
 # Roots of the libraries a jitted function may name without closing over the project's arrays.
 LIBRARY_ROOTS = ("jax", "numpy", "math", "functools", "operator", "flax", "optax", "einops", "typing", "chex")
-_ARRAY_OP_PREFIXES = K.ARRAY_OP_PREFIXES
+# (`jax.random` draws run where their key lives: on host data, this process's default device.)
+_ARRAY_OP_PREFIXES = K.ARRAY_OP_PREFIXES + (K.JAX_RANDOM_PREFIX,)
 _MESH_CONTEXT = re.compile(r"\b(?:set_mesh|use_mesh)\b|^[ \t]*(?:async[ \t]+)?with\b[^\n]*mesh", re.MULTILINE | re.IGNORECASE)
 
 HostName = Callable[[str], bool]

@@ -27,7 +27,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 41
+SUMMARY_VERSION = 42
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -536,7 +536,15 @@ class _Summarizer(semantics.StatementRules):
     def any_member(self, attr: str, base: Sym, node: ast.Attribute) -> Sym:
         return self._ref("." + attr)
 
-    attribute_of = staticmethod(lambda out, base, attr: out)
+    @staticmethod
+    def attribute_of(out: Sym, base: Sym, attr: str) -> Sym:
+        if attr in semantics.SHAPE_ATTRIBUTES and out.get("pdc"):
+            # a draw's shape is the size it was given (semantics.shape_keeps)
+            kept = [d for d in out["pdc"] if semantics.shape_keeps(kinds.unguarded(d[2]) if len(d) > 2 else "")]
+            out = {k: v for k, v in out.items() if k != "pdc"}
+            if kept:
+                out["pdc"] = kept
+        return out
 
     def ev_Subscript(self, node: ast.Subscript) -> Sym:
         q = self.qualify(node.value)
@@ -884,9 +892,10 @@ class _Summarizer(semantics.StatementRules):
                                                 self._seeded_per_process)
         if desc is not None:
             self.summary.direct_sources = True
-            kind = "pdc" if q.rsplit(".", 1)[0] not in self._seeded_per_process and semantics.draw_of_given_size(q, sum(not isinstance(a, ast.Starred) for a in node.args),
-                                                         {k.arg for k in node.keywords}) else "pd"
-            return {kind: [self.src(desc, node, semantics.process_dependent_kind(q))]}
+            if q.rsplit(".", 1)[0] not in self._seeded_per_process and semantics.draw_of_given_size(
+                    q, sum(not isinstance(a, ast.Starred) for a in node.args), {k.arg for k in node.keywords}):
+                return {"pdc": [self.src(desc, node, kinds.DRAWN)]}
+            return {"pd": [self.src(desc, node, semantics.process_dependent_kind(q))]}
         if q in K.UNSEEDED_RNG_CONSTRUCTORS:  # (seeded)
             return sym_taint(argu)
         if q in K.ENV_READ_CALLS:
@@ -976,6 +985,18 @@ class _Summarizer(semantics.StatementRules):
                 self._collective(f"`{q}()` on a global array", node)
                 return {"glob": True}
             return sym_taint(argu)
+        if q.startswith(K.JAX_RANDOM_PREFIX) and not any(a.get("glob") for a in [*args, *kwargs.values()]):
+            out: Sym = {}
+            for k, a in [*enumerate(args), *kwargs.items()]:
+                t = sym_taint(a)
+                if semantics.random_content_argument(q, k) and t.get("pd"):
+                    # other numbers, one shape (a source guarded by a parameter stays as it is)
+                    pd = t.pop("pd")
+                    drawn = [[d[0], d[1], kinds.DRAWN] for d in pd if len(d) < 3 or not d[2].startswith(kinds.GUARD_PREFIX)]
+                    guarded = [d for d in pd if len(d) > 2 and d[2].startswith(kinds.GUARD_PREFIX)]
+                    t = dict(t, pdc=_merge_list(t.get("pdc", []), drawn), **({"pd": guarded} if guarded else {}))
+                out = sym_join(out, t)
+            return out
         if q in semantics.TYPE_PREDICATES:
             return {}  # the argument's type, not its content (this pass has no structure taint)
         if q.split(".")[0] in ("numpy", "math", "builtins") or q in _BUILTIN_PASSTHROUGH:

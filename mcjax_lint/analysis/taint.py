@@ -275,8 +275,11 @@ class FileAnalysis(semantics.StatementRules):
 
     @staticmethod
     def attribute_of(out: Val, base: Val, attr: str) -> Val:
-        if attr in ("shape", "ndim", "size", "dtype") and base.shape:
-            out = replace(out, pd=_cap(out.pd | base.shape))
+        if attr in semantics.SHAPE_ATTRIBUTES:
+            # a draw's shape is the size it was given (semantics.shape_keeps)
+            out = replace(out, pdc=frozenset(s for s in out.pdc if semantics.shape_keeps(s.kind)))
+            if base.shape:
+                out = replace(out, pd=_cap(out.pd | base.shape))
         return out
 
     def ev_Subscript(self, node: cst.Subscript) -> Val:
@@ -932,7 +935,7 @@ class FileAnalysis(semantics.StatementRules):
             if q.rsplit(".", 1)[0] not in self.seeded_per_process and semantics.draw_of_given_size(
                     q, sum(a.keyword is None and not a.star for a in node.args),
                     {a.keyword.value for a in node.args if a.keyword is not None}):
-                return Val(pdc=frozenset({self.src(node, desc, semantics.process_dependent_kind(q))})), None
+                return Val(pdc=frozenset({self.src(node, desc, kinds.DRAWN)})), None
             return Val(pd=frozenset({self.src(node, desc, semantics.process_dependent_kind(q))})), None
         if q in K.UNSEEDED_RNG_CONSTRUCTORS:  # (seeded: its seed may be a sink)
             self._seed_sink(q, args, node)
@@ -1076,6 +1079,15 @@ class FileAnalysis(semantics.StatementRules):
             return Val(sharding=True, replicated=self._replicated_spec(node)), None
         if q.startswith(K.CHECKPOINTER_PREFIXES) and q.rsplit(".", 1)[-1].endswith(K.CHECKPOINTER_CLASS_SUFFIXES):
             return Val(ckpt=True, subgroup=argu.subgroup), None
+        if q.startswith(K.JAX_RANDOM_PREFIX) and not any(v.glob for _, v in args):
+            out = BOTTOM
+            for k, v in args:
+                t = v.taint()
+                if semantics.random_content_argument(q, k):
+                    # other numbers, one shape
+                    t = replace(t, pd=frozenset(), pdc=_cap(t.pdc | frozenset(replace(s, kind=kinds.DRAWN) for s in t.pd)))
+                out = out.join(t)
+            return out, None
         if q in K.SHAPE_CONSTRUCTORS:
             return self._shape_constructor(q, node, args, argu), None
         if q.startswith(K.ARRAY_OP_PREFIXES):
@@ -1644,7 +1656,8 @@ class FileAnalysis(semantics.StatementRules):
             implicit = Val(pd=cond.pd, pdc=cond.pdc, order=cond.order, hash=cond.hash)
             # An unordered container (a dict keyed by a set's elements) takes no order from it.
             imp = replace(implicit, order=frozenset()) if m.unordered else implicit
-            new = m.join(imp)
+            # (the condition says which value, not where it lives: host data stays host data)
+            new = replace(m.join(imp), host=m.host)
             if m.keys is not None:
                 # A dict with tracked keys: only the keys the branch wrote depend on its condition.
                 new = replace(new, keys=m.taint_keys({key for n, key in written if n == k}, imp).keys)
