@@ -93,6 +93,10 @@ SIZED_DRAWS: dict[str, int] = {
 JAX_RANDOM_PREFIX = "jax.random."
 JAX_RANDOM_ALL_CONTENT = frozenset({"jax.random.PRNGKey", "jax.random.key", "jax.random.fold_in",
                                     "jax.random.key_data", "jax.random.wrap_key_data", "jax.random.clone"})
+# Calls that give back the elements of their first argument, in its order (a progress bar, a copy,
+# an iterator over it): `tqdm(xs) if rank == 0 else xs` runs the same steps on every process.
+SAME_ELEMENTS_WRAPPERS = frozenset({"tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.std.tqdm", "tqdm.notebook.tqdm",
+                                    "tqdm.rich.tqdm", "list", "tuple", "iter"})
 PROCESS_DEPENDENT_PREFIXES: dict[str, str] = {
     "secrets.": "`secrets`",
 }

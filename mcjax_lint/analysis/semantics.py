@@ -556,6 +556,21 @@ def draw_of_given_size(q: str, positional: int, keywords: Collection[str]) -> bo
     return positional > 0 if at == -1 else ("size" in keywords or positional > at)
 
 
+def same_elements(a: object, b: object, read: Reader, qualify: Qualify, text: Callable[[object], str]) -> bool:
+    """Whether two expressions give the same elements in the same order: the same expression,
+    each maybe wrapped in calls that pass their first argument's elements through
+    (`K.SAME_ELEMENTS_WRAPPERS`: `tqdm(range(n)) if jax.process_index() == 0 else range(n)` is
+    `range(n)` on every process; only the progress bar differs). `text`: an expression's code."""
+    def inner(n: object) -> object:
+        for _ in range(4):
+            r = read(n)
+            if r[0] != "call" or not r[2] or qualify(r[1]) not in K.SAME_ELEMENTS_WRAPPERS:
+                break
+            n = r[2][0]
+        return n
+    return text(inner(a)).strip() == text(inner(b)).strip()
+
+
 def random_content_argument(q: str, key: int | str) -> bool:
     """Whether the argument `key` (a position or a keyword) of a call to `q` decides only the
     values of its result, not its shape: a `jax.random` function's key (`normal(key, shape)`: a

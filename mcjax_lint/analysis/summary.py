@@ -27,7 +27,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 42
+SUMMARY_VERSION = 43
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -658,6 +658,8 @@ class _Summarizer(semantics.StatementRules):
 
     def ev_IfExp(self, node: ast.IfExp) -> Sym:
         c = sym_taint(self.ev(node.test))
+        if semantics.same_elements(node.body, node.orelse, read, self.qualify, ast.unparse):
+            return sym_join(self.ev(node.body), self.ev(node.orelse))  # (the condition picks no other elements)
         name, when = semantics.singleton_test(node.test, read)
         a = self.ev_singleton(node.body, name if when else None)
         b = self.ev_singleton(node.orelse, name if not when else None)

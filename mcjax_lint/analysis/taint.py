@@ -489,6 +489,8 @@ class FileAnalysis(semantics.StatementRules):
 
     def ev_IfExp(self, node: cst.IfExp) -> Val:
         c = self.ev(node.test).data()
+        if semantics.same_elements(node.body, node.orelse, read, self.qualify, lambda n: _code(self.module, n)):
+            return self.ev(node.body).join(self.ev(node.orelse))  # (the condition picks no other elements)
         self.decides(node, c)
         name, when = semantics.singleton_test(node.test, read)
         a = self.ev_singleton(node.body, name if when else None)
