@@ -857,9 +857,12 @@ class FileAnalysis(semantics.StatementRules):
         if desc is not None:
             self.thread_starts[node] = (desc, self.scope.qualname, target.fn)
 
-    def main_thread_collective(self, node: cst.Call) -> tuple[cst.Call | None, bool]:
+    def main_thread_collective(self, node: cst.Call) -> tuple[cst.Call | None, str]:
         """For a thread start: collective work this file dispatches outside the thread's target
-        (the first found, preferring the starting function's own), and whether it is there."""
+        (the first found, preferring the starting function's own), and where: "after" (the
+        starting function's, at or after the start, or in a loop around it: it runs while the
+        thread may), "before" (the starting function's, all done before the thread starts: it
+        overlaps the thread only if the function runs again meanwhile), "elsewhere"."""
         _, scope, fn = self.thread_starts[node]
         # What the threads run: their targets and every function of this file they call.
         on_threads: set[str] = set()
@@ -883,15 +886,36 @@ class FileAnalysis(semantics.StatementRules):
 
         own = main(self.collective_scopes.get(scope, ())) if scope not in on_threads else []
         if own:
-            after = [c for c in own if self.line(c) >= self.line(node)]
-            return (after or own)[0], True
+            start = self.line(node)
+            loops = self._loop_spans(scope)
+            after = [c for c in own if self.line(c) >= start
+                     or any(a <= self.line(c) and start <= b for a, b in loops)]
+            return (after[0], "after") if after else (own[0], "before")
         for sc, calls in sorted(self.collective_scopes.items()):
             if sc in on_threads or any(sc.startswith(t + ".") for t in on_threads):
                 continue
             rest = main(calls)
             if rest:
-                return rest[0], False
-        return None, False
+                return rest[0], "elsewhere"
+        return None, "elsewhere"
+
+    def _loop_spans(self, scope: str) -> list[tuple[int, int]]:
+        """(first, last) lines of the `for`/`while` loops of a function of this file (or the module)."""
+        root = self.fn_nodes.get(scope, (self.module,))[0]
+        spans: list[tuple[int, int]] = []
+        pos = self.pos
+
+        class Loops(cst.CSTVisitor):
+            def visit_For(self, n: cst.For) -> None:
+                r = pos(n)
+                spans.append((r[0], r[2]))
+
+            def visit_While(self, n: cst.While) -> None:
+                r = pos(n)
+                spans.append((r[0], r[2]))
+
+        root.visit(Loops())
+        return spans
 
     def _callback_collective(self, q: str | None, args: list[tuple[object, Val]]) -> str | None:
         if q is None:

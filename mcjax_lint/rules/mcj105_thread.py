@@ -21,17 +21,21 @@ class CollectiveWorkInThread(Rule):
         start = fa.thread_starts.get(node)
         if start is None:
             return
-        main, same_scope = fa.main_thread_collective(node)
+        main, where = fa.main_thread_collective(node)
         if main is None:
             return
         ln, col = self.where(main)
         info = fa.calls.get(main)
         what = info.collective if info is not None and info.collective else "collective work"
         chain = [self.work_step(node, start[0], "started on another thread")]
-        if not same_scope:
+        if where == "elsewhere":
             # Elsewhere in the file: whether it runs while the thread does is not known.
             chain.append(Step(ln, f"main-thread collective work elsewhere in the file: {what}", False,
                               "collective work in another function may not overlap the thread"))
+        elif where == "before":
+            # Done before the thread starts: it overlaps only if the function runs again meanwhile.
+            chain.append(Step(ln, f"main-thread collective work before the thread starts: {what}", False,
+                              "done before the start; overlaps the thread only if this function runs again while it does"))
         else:
             chain.append(self.work_step(main, what, "main-thread collective work"))
         self.report(node, (
