@@ -571,6 +571,24 @@ def same_elements(a: object, b: object, read: Reader, qualify: Qualify, text: Ca
     return text(inner(a)).strip() == text(inner(b)).strip()
 
 
+def arange_length_arguments(positional: list, read: Reader, text: Callable[[object], str]) -> list:
+    """The arguments of `arange(...)` (positional, as written) that decide its length: `stop`
+    alone, else `start` and `stop` (the length is `stop - start`) and `step`; but only `n` (and
+    `step`) when `stop` is written `start + n` (an offset window: `arange(first, first + n)` has n
+    elements whatever `first` is)."""
+    if len(positional) < 2:
+        return list(positional)
+    start, stop, rest = positional[0], positional[1], list(positional[2:])
+    r = read(stop)
+    if r[0] == "binop" and r[1] == "+":
+        s = text(start).strip()
+        if text(r[2]).strip() == s:
+            return [r[3], *rest]
+        if text(r[3]).strip() == s:
+            return [r[2], *rest]
+    return [start, stop, *rest]
+
+
 def random_content_argument(q: str, key: int | str) -> bool:
     """Whether the argument `key` (a position or a keyword) of a call to `q` decides only the
     values of its result, not its shape: a `jax.random` function's key (`normal(key, shape)`: a

@@ -1210,6 +1210,9 @@ class FileAnalysis(semantics.StatementRules):
         stripped = False
         if q.endswith(".pad") and positional:
             sv, stripped = self._pad_width(shape_node, positional[0].value)
+        elif q.endswith(".arange") and idx < len(positional):
+            sv = join_all(self.ev(n) for n in semantics.arange_length_arguments(
+                [a.value for a in positional], read, lambda n: _code(self.module, n)))
         else:
             sv = self.ev(shape_node)
         keeps_input_shape = q.endswith((".pad", ".reshape", ".broadcast_to", ".tile", ".resize")) and not stripped
