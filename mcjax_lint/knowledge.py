@@ -249,6 +249,12 @@ ARRAY_OP_PREFIXES = ("jax.numpy.", "jax.lax.", "jax.nn.", "jax.scipy.")
 # addressable shards (a non-addressable array raises instead of hanging); rank-0 code fetching a
 # replicated metric is the common, correct case.
 
+# jax.Array members that give this process's part of an array: the shards on its own devices.
+# Of a global array sharded over processes, each process gets other data (process-local content,
+# of the same shape everywhere when the sharding is even); of a replicated one, the same data.
+LOCAL_SHARD_ATTRIBUTES = frozenset({"addressable_shards"})
+LOCAL_SHARD_METHODS = frozenset({"addressable_data"})
+
 # Sharding constructors (device_put to one of these is collective when multi-process).
 SHARDING_CONSTRUCTORS = {
     "jax.sharding.NamedSharding",

@@ -35,6 +35,8 @@ ENV_NOT_KNOWN_PER_PROCESS = ("an environment variable not known to differ by pro
                              "alike on every host; RANK, LOCAL_RANK, HOSTNAME, SLURM_PROCID, ... are per process)")
 INVARIANT_CHECK = "a check its author says cannot fail (AssertionError, \"should never happen\"): it raises only if the program has a bug"
 ASSUMED_COLLECTIVE = "an unknown call assumed to be collective work (`assume-unknown-calls-collective`)"
+SHARDS_OF_UNKNOWN_ARRAY = ("an array not known to be global: its shards on this process differ from the others' only if it "
+                           "is sharded across processes")
 CAPTURES_UNKNOWN = ("a jitted function given process-local inputs, taken as collective work because it may capture "
                     "global arrays (a bound method, a lambda, a closure)")
 
@@ -105,4 +107,5 @@ _GUESSED_DESCS = (
     (semantics.set_iteration_desc(semantics.GUESS), "iteration over a set", UNKNOWN_SET_ELEMENTS),
     (semantics.hash_desc(semantics.GUESS), "`hash()`", UNKNOWN_HASHED_TYPE),
     (K.GUESSED_ENV_DESC, "an environment variable", ENV_NOT_KNOWN_PER_PROCESS),
+    (semantics.LOCAL_SHARDS_OF_UNKNOWN, "an array's local shards", SHARDS_OF_UNKNOWN_ARRAY),
 )

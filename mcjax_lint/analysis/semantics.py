@@ -296,6 +296,19 @@ def hash_desc(salt: bool | str) -> str:
     return "`hash()` of a value of unknown type" if salt == GUESS else "`hash()` of a string"
 
 
+LOCAL_SHARDS_OF_UNKNOWN = "this process's shards of an array not known to be global"
+
+
+def local_shards_desc(member: str, of_global: bool | str) -> str:
+    """How a finding names this process's shards of an array read through `member`
+    (`knowledge.LOCAL_SHARD_ATTRIBUTES`/`LOCAL_SHARD_METHODS`): certain of a global array (each
+    process holds other shards of it), a guess (`GUESS`) of an array not known to be one (a
+    replicated or single-process array's shards are the same everywhere)."""
+    if of_global == GUESS:
+        return f"{LOCAL_SHARDS_OF_UNKNOWN} (`.{member}`)"
+    return f"this process's shards of a global array (`.{member}`)"
+
+
 # Seeding a module's global RNG (`random.seed(s)`, `np.random.seed(s)`): its later draws follow s.
 MODULE_SEED_CALLS = frozenset({"random.seed", "numpy.random.seed"})
 

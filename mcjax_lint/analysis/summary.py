@@ -534,7 +534,10 @@ class _Summarizer(semantics.StatementRules):
         return self._ref(q)
 
     def any_member(self, attr: str, base: Sym, node: ast.Attribute) -> Sym:
-        return self._ref("." + attr)
+        out = self._ref("." + attr)
+        if attr in K.LOCAL_SHARD_ATTRIBUTES:
+            out = sym_join(out, self._local_shards(attr, base, node))
+        return out
 
     @staticmethod
     def attribute_of(out: Sym, base: Sym, attr: str) -> Sym:
@@ -545,6 +548,13 @@ class _Summarizer(semantics.StatementRules):
             if kept:
                 out["pdc"] = kept
         return out
+
+    def _local_shards(self, member: str, array: Sym, node: ast.AST) -> Sym:
+        """This process's shards of `array`: process-local content (the twin of
+        taint.FileAnalysis._local_shards)."""
+        self.summary.direct_sources = True
+        desc = semantics.local_shards_desc(member, True if array.get("glob") else semantics.GUESS)
+        return {"pdc": [self.src(desc, node, kinds.LOCAL_DATA)]}
 
     def ev_Subscript(self, node: ast.Subscript) -> Sym:
         q = self.qualify(node.value)
@@ -1065,6 +1075,8 @@ class _Summarizer(semantics.StatementRules):
         if meth in K.COLLECTIVE_METHOD_NAMES:
             self._collective(f"`.{meth}()`", node)
             return {}
+        if meth in K.LOCAL_SHARD_METHODS and not recv.get("cls"):
+            return sym_join(sym_taint(sym_join(recv, argu)), self._local_shards(meth, recv, node))
         if recv.get("glob") and meth in K.GLOBAL_ARRAY_METHODS:
             self._collective(f"`.{meth}()` on a global array", node)
             return dict(sym_taint(sym_join(recv, argu)), glob=True)

@@ -268,10 +268,14 @@ class FileAnalysis(semantics.StatementRules):
         return self.anchor(v, node, short_name(q), call=False) if v.divergent else v
 
     def any_member(self, attr: str, base: Val, node: cst.Attribute) -> Val | None:
-        if base != BOTTOM:
-            return None
-        v = self.index.ref("." + attr)
-        return self.anchor(v, node, attr, call=False) if v.divergent else None
+        out = None
+        if base == BOTTOM:
+            v = self.index.ref("." + attr)
+            out = self.anchor(v, node, attr, call=False) if v.divergent else None
+        if attr in K.LOCAL_SHARD_ATTRIBUTES:
+            shards = self._local_shards(attr, base, node)
+            out = shards if out is None else out.join(shards)
+        return out
 
     @staticmethod
     def attribute_of(out: Val, base: Val, attr: str) -> Val:
@@ -281,6 +285,12 @@ class FileAnalysis(semantics.StatementRules):
             if base.shape:
                 out = replace(out, pd=_cap(out.pd | base.shape))
         return out
+
+    def _local_shards(self, member: str, array: Val, node: cst.CSTNode) -> Val:
+        """This process's shards of `array` (`x.addressable_shards`, `x.addressable_data(0)`):
+        process-local content (`semantics.local_shards_desc`)."""
+        desc = semantics.local_shards_desc(member, True if array.glob else semantics.GUESS)
+        return Val(pdc=frozenset({evidence.set_order_guess(self.src(node, desc, kinds.LOCAL_DATA))}))
 
     def ev_Subscript(self, node: cst.Subscript) -> Val:
         q = self.qualify(node.value)
@@ -1370,6 +1380,8 @@ class FileAnalysis(semantics.StatementRules):
             return argu.join(Val(order=frozenset({self._set_iteration(a0, replace(args[0][1], unordered=True))}))), None
         if meth == "shard" and _partition(recv, argu):
             self._sink(kinds.PARTITION, kinds.ORDER, recv, node, "a per-process partition (`.shard()` by process)")
+        if meth in K.LOCAL_SHARD_METHODS and not recv.cls:
+            return recv.data().join(argu.data()).join(self._local_shards(meth, recv, node)), None
         if recv.glob and meth in K.GLOBAL_ARRAY_METHODS:
             out = replace(recv.data().join(argu.data()), glob=True)
             if meth in K.SHAPE_METHODS and argu.pd:
