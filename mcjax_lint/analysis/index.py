@@ -625,10 +625,13 @@ class ProjectIndex:
         for call in sym.get("via", ()):
             res, _ = self.call(call, path)
             extra = extra.join(res)
-            if mark_params is not None and "m" in call and call.get("r", {}).get("params"):
-                # `by_len.values()` of a container built from a parameter: a library method's
-                # result carries its receiver's content (`call_method`), so the arguments flow in.
-                mark_params.append(any(not p.endswith("!o") for p in call["r"]["params"]))
+            if mark_params is not None and "m" in call and not res.sanitized:
+                # `return labels.sum()`: a method of a value whose type is unknown here computes
+                # from its receiver and arguments (`call_method`), so the parameters they hold
+                # flow into the result as a parameter returned directly does.
+                for part in (call.get("r"), call.get("a")):
+                    if part and part.get("params"):
+                        mark_params.append(any(not p.endswith("!o") for p in part["params"]))
         for ip in sym.get("ip", ()):
             extra = extra.join(self._constructor_args(ip))
         if sym.get("elem") and extra.pd:
