@@ -680,15 +680,17 @@ class ProjectIndex:
                 pa.get(str(pos_i)) if 0 <= pos_i < call.get("np", 0) else None)
             if not arg or self._hands_collective_work(call, pa):
                 return BOTTOM
-            vals.append(self.resolve(arg, path).taint())
+            arg_v = self.resolve(arg, path)
+            vals.append(replace(arg_v.taint(), glob=arg_v.glob))
         out = BOTTOM
         for v in vals:
             out = out.join(v)
+        glob = bool(vals) and all(v.glob for v in vals)  # (`resolve` keeps it: `taint()` drops it)
         out = Val(pd=out.pd if all(v.pd for v in vals) else frozenset(),
                   pdc=out.pdc | out.pd if all(v.pd or v.pdc for v in vals) else frozenset(),
                   order=out.order if all(v.order for v in vals) and not order_free else frozenset(),
                   hash=out.hash if all(v.hash for v in vals) else frozenset(),
-                  shape=out.shape if all(v.shape for v in vals) else frozenset())
+                  shape=out.shape if all(v.shape for v in vals) else frozenset(), glob=glob)
         if out.pd:
             out = replace(out, pdc=out.pdc - out.pd)
         return out
@@ -1331,6 +1333,11 @@ class ProjectIndex:
         if f.collective:
             self._note_origin(short, f.collective[1], path)
             return f"{f.collective[0]} ({short}:{f.collective[1]})", None, False
+        for desc, line, operand in f.glob_ops:
+            if self.resolve(operand, path).glob:
+                # Array work on an attribute or global that holds a global array.
+                self._note_origin(short, line, path)
+                return f"{desc} ({short}:{line})", None, False
         first: str | None = None
         need: set[str] = set()
         guess = False

@@ -27,7 +27,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 43
+SUMMARY_VERSION = 44
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -198,11 +198,15 @@ class FunctionFacts:
     # pass anything else (the index decides per call site).
     param_jits: list = field(default_factory=list)
     host_defaults: list[str] = field(default_factory=list)  # parameters whose default is host data
+    # Array work (`jnp.mean(x)`, `x.sum()`) on an operand not known here to be a global array but
+    # read from elsewhere (an attribute, a global, a helper's result): [desc, line, operand]; the
+    # index makes it collective work where the operand resolves to a global array.
+    glob_ops: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"name": self.name, "line": self.line}
         for k in ("params", "cls", "returns", "collective", "jit", "calls", "called_params", "device_access", "flags", "refs",
-                  "prop", "statics", "defaults", "param_jits", "host_defaults"):
+                  "prop", "statics", "defaults", "param_jits", "host_defaults", "glob_ops"):
             v = getattr(self, k)
             if v:
                 d[k] = v
@@ -215,7 +219,7 @@ class FunctionFacts:
             d.get("collective"), d.get("jit"), list(d.get("calls", [])), list(d.get("called_params", [])),
             d.get("device_access"), d.get("flags", ""), list(d.get("refs", [])), bool(d.get("prop")),
             list(d.get("statics", [])), dict(d.get("defaults", {})), list(d.get("param_jits", [])),
-            list(d.get("host_defaults", [])),
+            list(d.get("host_defaults", [])), list(d.get("glob_ops", [])),
         )
 
 
@@ -805,12 +809,13 @@ class _Summarizer(semantics.StatementRules):
         if isinstance(func, ast.Name) and facts is not None and func.id in facts.params and self._local(func.id) is not None:
             if func.id not in facts.called_params:
                 facts.called_params.append(func.id)
-        if argu and call.get("np") != -1 and "n" in call and (q is not None or isinstance(func, ast.Name)) \
+        if (argu or any(a.get("glob") for a in [*args, *kwargs.values()])) and call.get("np") != -1 and "n" in call and (q is not None or isinstance(func, ast.Name)) \
                 and call["n"].rpartition(".")[2][:1].isupper() and not call["n"].startswith(_EXTERNAL_ROOTS):
             # Each argument apart (a constructor's arguments flow into the attributes it stores;
             # kept for class-like names only, for size: another construction adds no taint).
-            pa = {str(i): _prune(sym_taint(a)) for i, a in enumerate(args) if sym_taint(a)}
-            pa.update((k, _prune(sym_taint(v))) for k, v in kwargs.items() if sym_taint(v))
+            # (A global array stays one: an attribute stored from it holds one, see `glob_ops`.)
+            pa = {str(i): _prune(_arg_sym(a)) for i, a in enumerate(args) if _arg_sym(a)}
+            pa.update((k, _prune(_arg_sym(v))) for k, v in kwargs.items() if _arg_sym(v))
             if len(pa) == 1 and next(iter(pa.values())) == call.get("a"):
                 call["pk"] = next(iter(pa))  # the only argument that carries anything: its value is "a"
             else:
@@ -872,6 +877,16 @@ class _Summarizer(semantics.StatementRules):
         facts = self.scope.facts
         if facts is not None and facts.collective is None:
             facts.collective = [desc, node.lineno]
+
+    def _glob_op(self, desc: str, node: ast.AST, operand: Sym) -> None:
+        """Array work on `operand`, a value read from elsewhere (an attribute, a global): the index
+        decides whether it is a global array (`ProjectIndex._collective_of`)."""
+        facts = self.scope.facts
+        if facts is None or facts.collective is not None or len(facts.glob_ops) >= MAX_ITEMS:
+            return
+        refs = [r for r in operand.get("refs", ()) if not r.startswith(".")]
+        if refs and not operand.get("params"):
+            facts.glob_ops.append([desc, node.lineno, {"refs": refs}])
 
     def _device_access(self, desc: str, node: ast.AST) -> None:
         if self._main_guard and self.scope.is_module:
@@ -996,6 +1011,8 @@ class _Summarizer(semantics.StatementRules):
             if any(a.get("glob") for a in args):
                 self._collective(f"`{q}()` on a global array", node)
                 return {"glob": True}
+            for a in args:
+                self._glob_op(f"`{q}()` on a global array", node, a)
             return sym_taint(argu)
         if q.startswith(K.JAX_RANDOM_PREFIX) and not any(a.get("glob") for a in [*args, *kwargs.values()]):
             out: Sym = {}
@@ -1080,6 +1097,8 @@ class _Summarizer(semantics.StatementRules):
         if recv.get("glob") and meth in K.GLOBAL_ARRAY_METHODS:
             self._collective(f"`.{meth}()` on a global array", node)
             return dict(sym_taint(sym_join(recv, argu)), glob=True)
+        if meth in K.GLOBAL_ARRAY_METHODS and not recv.get("cls"):
+            self._glob_op(f"`.{meth}()` on a global array", node, recv)
         if meth == "shard" and "x" not in self.scope.facts.flags:
             self.scope.facts.flags += "x"
         if meth in K.FS_LISTING_METHODS:
@@ -1725,6 +1744,13 @@ _BUILTIN_PASSTHROUGH = {"len", "int", "float", "str", "bool", "abs", "round", "r
 
 
 VIA_DEPTH = 2  # nested call records kept inside a call record's arguments/receiver
+
+
+def _arg_sym(a: Sym) -> Sym:
+    """What a construction's argument hands the attribute `__init__` stores from it: its taint,
+    and whether it is a global array."""
+    out = sym_taint(a)
+    return dict(out, glob=True) if a.get("glob") else out
 
 
 def _prune(sym: Sym, depth: int = VIA_DEPTH) -> Sym:
