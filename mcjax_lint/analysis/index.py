@@ -953,6 +953,7 @@ class ProjectIndex:
             flow = self.param_flow.get(q)
             if flow:
                 flow, _, lens = flow.partition("+")
+                flow, _, elem = flow.partition(":")
                 sized = BOTTOM
                 if lens and (argv.pd or argv.pdc or argv.length_sources):
                     # `max(len(s) for s in xs)` over this call's process-local argument.
@@ -962,8 +963,11 @@ class ProjectIndex:
                     src = frozenset({Src(f.line, 0, f"a value sized by the longest of this process's elements, in `{short_name(q)}()`",
                                          origin=f"{short}:{f.line}")})
                     sized = Val(pd=src, shape=src)
-                # Arguments flow into the result (without their order if the function sorts them).
+                # Arguments flow into the result (without their order if the function sorts them);
+                # as content only when it returns (or yields) their elements (`elem`).
                 items = res.items
+                if elem and argv.pd:
+                    argv = replace(argv, pd=frozenset(), pdc=argv.pd | argv.pdc)
                 res = res.join(argv if flow == "order" else argv.without_order())
                 if items is not None:
                     # Multiple return values: only those computed from parameters get the
@@ -1255,6 +1259,8 @@ class ProjectIndex:
             self.env_params[q] = envs
             changed.add(q)
         flow = ("order" if any(marks) else "data") if marks else None
+        if flow and f.returns.get("elem"):
+            flow += ":elem"  # their elements only: content (see call_name)
         if flow and f.returns and _measures_params(f.returns):
             flow += "+len"  # and the length of the arguments' longest element (see call_name)
         if flow and self.param_flow.get(q) != flow:

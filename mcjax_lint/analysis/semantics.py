@@ -1195,7 +1195,11 @@ class StatementRules:
         c = self.data(self.ev(test))
         self.decides(node, c)
         name, is_none = none_test(test, self.read)
-        self.loop(c, body, node, narrow=name if name is not None and not is_none else None)
+        self.enter_iteration(c)
+        try:
+            self.loop(c, body, node, narrow=name if name is not None and not is_none else None)
+        finally:
+            self.leave_iteration()
         self.decides(node, self.data(self.ev(test)))
         self.run_block(orelse)
 
@@ -1269,7 +1273,8 @@ class StatementRules:
         return self.unordered_set(self.comprehension(node, "set"), set_order(node, self.read, self._num))
 
     def enter_iteration(self, it) -> None:
-        """The body of a loop over `it` starts (nothing by default)."""
+        """The body of a loop over `it` (of a `while`: its test's value) starts (nothing by
+        default)."""
 
     def leave_iteration(self) -> None:
         """The body of that loop is done."""

@@ -107,6 +107,11 @@ def sym_taint(a: Sym) -> Sym:
     return {k: v for k, v in a.items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs", "sub", "lmax", "envp")}
 
 
+def _count_taint(a: Sym) -> Sym:
+    """What decides how often a loop body or an `if` arm runs, for the yields in it."""
+    return {k: v for k, v in a.items() if k in ("pd", "pdc", "via", "params", "refs")}
+
+
 def sym_element(a: Sym) -> Sym:
     out = {k: v for k, v in a.items() if k in ("order", "hash", "via", "params", "refs")}
     pdc = _merge_list(a.get("pd", []), a.get("pdc", []))
@@ -428,6 +433,7 @@ class _Summarizer(semantics.StatementRules):
         # Conditions a `return` depends on: enclosing branches, and earlier `if`s one of whose
         # sides left the function (`if jax.process_index() != 0: return None`).
         self._ret_taints: list[Sym] = []
+        self._exit_counts: list[Sym] = []  # conditions of early exits so far: how often later yields run
         self._main_guard = False
         self._positional: dict[str, list[str]] = {}  # function -> positional parameters (static_argnums)
         # Host data and local jitted calls (semantics.is_host_data): the file's mesh context, the
@@ -654,17 +660,33 @@ class _Summarizer(semantics.StatementRules):
     def ev_Yield(self, node: ast.Yield) -> Sym:
         # A generator "returns" what it yields, as often as its enclosing loops run.
         v = sym_element(self.ev(node.value)) if node.value is not None else {}
-        for t in self._loop_taints:
-            v = sym_join(v, t)
+        v = self._yield_count(v)
         if not self.scope.is_module:
             self.scope.facts.returns = sym_join(self.scope.facts.returns, v)
             self._ret_host[self.scope.facts.name] = False  # (a generator: not followed as host data)
         return {}
 
-    def ev_YieldFrom(self, node: ast.YieldFrom) -> Sym:
-        v = sym_element(self.ev(node.value))
-        for t in self._loop_taints:
+    def _count_of_test(self, c: Sym, test: ast.expr) -> Sym:
+        """What decides an `if`'s outcome, for the yields it gates: its condition's taint and, for
+        `x is None` tests (no content taint, see ev_Compare), what `x` carries."""
+        out = _count_taint(c)
+        for n in ast.walk(test):
+            if isinstance(n, ast.Compare) and isinstance(n.ops[0], (ast.Is, ast.IsNot)) \
+                    and isinstance(n.left, (ast.Name, ast.Attribute, ast.Subscript)):
+                out = sym_join(out, _count_taint(sym_taint(self.ev(n.left))))
+        return out
+
+    def _yield_count(self, v: Sym) -> Sym:
+        """What a yielded element `v` carries once the count of the loops around it is added:
+        content from the arguments (`elem`) only while no loop count comes from them."""
+        for t in [*self._loop_taints, *self._exit_counts]:
+            if v.get("elem") and any(k in t for k in ("params", "via", "refs")):
+                v = {k: x for k, x in v.items() if k != "elem"}  # (how many differs with an argument)
             v = sym_join(v, t)
+        return v
+
+    def ev_YieldFrom(self, node: ast.YieldFrom) -> Sym:
+        v = self._yield_count(sym_element(self.ev(node.value)))
         if not self.scope.is_module:
             self.scope.facts.returns = sym_join(self.scope.facts.returns, v)
             self._ret_host[self.scope.facts.name] = False  # (a generator: not followed as host data)
@@ -1388,10 +1410,16 @@ class _Summarizer(semantics.StatementRules):
             return
         c = sym_taint(self.ev(node.test))
         name, when = semantics.singleton_test(node.test, read)
-        self.branches(c, [node.body, node.orelse], node, (0 if when else 1, name) if name is not None else None)
+        self._loop_taints.append(self._count_of_test(c, node.test))  # (a yield under it runs as often as it holds)
+        try:
+            self.branches(c, [node.body, node.orelse], node, (0 if when else 1, name) if name is not None else None)
+        finally:
+            self._loop_taints.pop()
         control = _control(c)
-        if control and not self.scope.is_module and _always_exits(node.body) != _always_exits(node.orelse):
-            self._ret_taints.append(control)  # the rest of the function runs on one side only
+        if not self.scope.is_module and _always_exits(node.body) != _always_exits(node.orelse):
+            if control:
+                self._ret_taints.append(control)  # the rest of the function runs on one side only
+            self._exit_counts.append(self._count_of_test(c, node.test))
         if name is not None and not when and not node.orelse and _always_exits(node.body):
             self.narrow_singleton(name)  # `if len(s) != 1: raise ...` — after it, s has one element
 
@@ -1430,7 +1458,7 @@ class _Summarizer(semantics.StatementRules):
     iteration_count = staticmethod(lambda it, iterable, node: sym_taint(it))
 
     def enter_iteration(self, it: Sym) -> None:
-        self._loop_taints.append({k: v for k, v in it.items() if k in ("pd", "pdc", "via", "params", "refs")})
+        self._loop_taints.append(_count_taint(it))  # (a yield in the body runs as often as it decides)
 
     def leave_iteration(self) -> None:
         self._loop_taints.pop()
@@ -1561,8 +1589,8 @@ class _Summarizer(semantics.StatementRules):
                 env[p] = sym_join(env[p], {"pd": [self.src(fixture, node, kinds.PROCESS_ID)]})
         if facts.cls and params and params[0] in ("self", "cls"):
             env[params[0]] = {"cls": facts.cls}
-        saved = self.scope, self.class_stack, self._in_class_body, self._loop_taints, self._ret_taints
-        self._ret_taints = []
+        saved = self.scope, self.class_stack, self._in_class_body, self._loop_taints, self._ret_taints, self._exit_counts
+        self._ret_taints, self._exit_counts = [], []
         self.scope = _Scope(facts, env, outer)
         a = node.args
         pos = a.posonlyargs + a.args
@@ -1576,7 +1604,7 @@ class _Summarizer(semantics.StatementRules):
         try:
             self.run_block(node.body)
         finally:
-            self.scope, self.class_stack, self._in_class_body, self._loop_taints, self._ret_taints = saved
+            self.scope, self.class_stack, self._in_class_body, self._loop_taints, self._ret_taints, self._exit_counts = saved
 
     def run(self) -> ModuleSummary:
         self.run_block(self.tree.body)
