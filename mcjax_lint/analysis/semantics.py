@@ -584,6 +584,29 @@ def same_elements(a: object, b: object, read: Reader, qualify: Qualify, text: Ca
     return text(inner(a)).strip() == text(inner(b)).strip()
 
 
+_NEGATED_COMPARISONS = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">", "is": "is not",
+                        "is not": "is"}
+
+
+def same_processes_arm(first: object, arm: int, second: object, read: Reader, text: Callable[[object], str]) -> int | None:
+    """Of `if second:`, the arm (0: its body, 1: its else) that runs on exactly the processes where
+    arm `arm` of an earlier `if first:` ran: the same arm for the same condition, the other for its
+    negation (`not c`, `==` / `!=`, `<` / `>=`, ...); None when the conditions are not so related.
+    (`if jax.process_index() == 0: x = data() else: x = None`, then `if jax.process_index() != 0:
+    x = np.empty(n)`: the second fills exactly where the first left None.)"""
+    a, b = text(first).strip(), text(second).strip()
+    if a == b:
+        return arm
+    ra, rb = read(first), read(second)
+    if ra[0] == "unary" and ra[1] == "not" and text(ra[2]).strip() == b \
+            or rb[0] == "unary" and rb[1] == "not" and text(rb[2]).strip() == a:
+        return 1 - arm
+    if ra[0] == "compare" and rb[0] == "compare" and _NEGATED_COMPARISONS.get(ra[2]) == rb[2] \
+            and text(ra[1]).strip() == text(rb[1]).strip() and text(ra[3]).strip() == text(rb[3]).strip():
+        return 1 - arm
+    return None
+
+
 def arange_length_arguments(positional: list, read: Reader, text: Callable[[object], str]) -> list:
     """The arguments of `arange(...)` (positional, as written) that decide its length: `stop`
     alone, else `start` and `stop` (the length is `stop - start`) and `step`; but only `n` (and

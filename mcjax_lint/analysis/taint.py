@@ -144,6 +144,8 @@ class FileAnalysis(semantics.StatementRules):
         self._full_positions = None
         self._mesh_context: bool | None = None  # (semantics.mesh_context_in, read once when needed)
         self._local_call_nodes: set[int] = set()  # jitted calls found to run on this process alone
+        # name -> (test, arm, tree source): None on the processes of that arm of a process-dependent `if`
+        self._placeholders: dict[str, tuple] = {}
         self._def_values: dict[str, Val] = {}  # each def's own value (a call through it is a call of the def)
 
     # ================================================================ positions & sources
@@ -1707,11 +1709,41 @@ class FileAnalysis(semantics.StatementRules):
             if len(structs) > 1 and cond.process_dependent and node is not None and _array_shapes_differ(*structs):
                 new = replace(new, shape=_cap(new.shape | frozenset({self.src(node, f"`{k}` (its shape/dtype depends on {_why(cond.pd | cond.pdc)})")})))
             elif len(structs) > 1 and (("none" in structs) or None not in structs) and cond.process_dependent and node is not None:
-                new = replace(new, tree=_cap(new.tree | frozenset({self.src(node, f"`{k}` has a different structure depending on {_why(cond.pd | cond.pdc)}")})))
+                src = self.src(node, f"`{k}` has a different structure depending on {_why(cond.pd | cond.pdc)}")
+                new = replace(new, tree=_cap(new.tree | frozenset({src})))
+                none_arm = [i for i, v in enumerate(vals) if v is not None and v.struct == "none"]
+                if isinstance(node, cst.If) and len(vals) == 2 and len(none_arm) == 1:
+                    self._placeholders[k] = (node.test, none_arm[0], src)
             m = new
+        if isinstance(node, cst.If) and m.tree and k in self._placeholders:
+            m = self._placeholder_filled(k, node, vals, m)
         if len({(v.struct if v is not None else None) for v in vals}) > 1:
             m = replace(m, struct=None)
         return m
+
+    def _placeholder_filled(self, k: str, node: cst.If, vals: list, m: Val) -> Val:
+        """`k` was None on the processes of one arm of an earlier process-dependent `if`
+        (`self._placeholders`): an `if` whose arm for exactly those processes binds it to
+        something else (`semantics.same_processes_arm`) leaves no process with None."""
+        first, arm, src = self._placeholders[k]
+        fill = semantics.same_processes_arm(first, arm, node.test, read, lambda n: _code(self.module, n))
+        if fill is None or fill >= len(vals) or vals[fill] is None or vals[fill].struct == "none" \
+                or src in vals[fill].tree:  # (bound in that arm only on some paths: still None on others)
+            return m
+        del self._placeholders[k]
+        return replace(m, tree=frozenset(s for s in m.tree if s != src))
+
+    def _placeholder_filled(self, k: str, node: cst.If, vals: list, m: Val) -> Val:
+        """`k` was None on the processes of one arm of an earlier process-dependent `if`
+        (`self._placeholders`): an `if` whose arm for exactly those processes binds it to
+        something else (`semantics.same_processes_arm`) leaves no process with None."""
+        first, arm, src = self._placeholders[k]
+        fill = semantics.same_processes_arm(first, arm, node.test, read, lambda n: _code(self.module, n))
+        if fill is None or fill >= len(vals) or vals[fill] is None or vals[fill].struct == "none" \
+                or src in vals[fill].tree:  # (bound in that arm only on some paths: still None on others)
+            return m
+        del self._placeholders[k]
+        return replace(m, tree=frozenset(s for s in m.tree if s != src))
 
     def st_If(self, node: cst.If):
         c = self.ev(node.test).data()
