@@ -569,6 +569,16 @@ def draw_of_given_size(q: str, positional: int, keywords: Collection[str]) -> bo
     return positional > 0 if at == -1 else ("size" in keywords or positional > at)
 
 
+def truth_of_whole(test: object, read: Reader) -> bool:
+    """Whether a test takes the truth value of a whole value (`if files:`, `not files`,
+    `if self.queue:`): `bool()` of it, empty or not, whatever order its elements come in (as
+    `bool(files)` and `len(files)`, `K.ORDER_INSENSITIVE`). A comparison or a call is not."""
+    r = read(test)
+    if r[0] == "unary" and r[1] == "not":
+        r = read(r[2])
+    return r[0] in ("name", "attr")
+
+
 def same_elements(a: object, b: object, read: Reader, qualify: Qualify, text: Callable[[object], str]) -> bool:
     """Whether two expressions give the same elements in the same order: the same expression,
     each maybe wrapped in calls that pass their first argument's elements through
@@ -1210,12 +1220,20 @@ class StatementRules:
         finally:
             self.loop_depth -= 1
 
+    def truth(self, test):
+        """What the outcome of the test of an `if`/`while`/conditional expression carries: the
+        test's data, without order where it takes the truth of a whole value (`if files:`,
+        `truth_of_whole`: whether a listing is empty does not depend on its order). A pass
+        supplies `without_order`."""
+        c = self.data(self.ev(test))
+        return self.without_order(c) if truth_of_whole(test, self.read) else c
+
     def st_While(self, node) -> None:
         """`while test:` the test decides each iteration, evaluated again after the body with what
         the body carries into it; `while x is not None:` x is not None in the body; the `else`
         runs after (a `break` skipping it is not told apart)."""
         test, body, orelse = self.parts.read_while(node)
-        c = self.data(self.ev(test))
+        c = self.truth(test)
         self.decides(node, c)
         name, is_none = none_test(test, self.read)
         self.enter_iteration(c)
@@ -1223,7 +1241,7 @@ class StatementRules:
             self.loop(c, body, node, narrow=name if name is not None and not is_none else None)
         finally:
             self.leave_iteration()
-        self.decides(node, self.data(self.ev(test)))
+        self.decides(node, self.truth(test))
         self.run_block(orelse)
 
     def st_For(self, node) -> None:

@@ -27,7 +27,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 44
+SUMMARY_VERSION = 45
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -487,6 +487,14 @@ class _Summarizer(semantics.StatementRules):
                 f.flags += "h"
         return out
 
+    without_order = staticmethod(lambda v: _strip_order(v) if "order" in v else v)
+
+    def ev_UnaryOp(self, node: ast.UnaryOp) -> Sym:
+        v = sym_taint(self.ev(node.operand))
+        if isinstance(node.op, ast.Not) and semantics.truth_of_whole(node, read):
+            return self.without_order(v)
+        return v
+
     def ev_BoolOp(self, node: ast.BoolOp) -> Sym:
         out: Sym = {}
         guard = _none_guard(node.values[0], self.scope) if isinstance(node.op, ast.Or) else None
@@ -693,7 +701,7 @@ class _Summarizer(semantics.StatementRules):
         return {}
 
     def ev_IfExp(self, node: ast.IfExp) -> Sym:
-        c = sym_taint(self.ev(node.test))
+        c = self.truth(node.test)
         if semantics.same_elements(node.body, node.orelse, read, self.qualify, ast.unparse):
             return sym_join(self.ev(node.body), self.ev(node.orelse))  # (the condition picks no other elements)
         name, when = semantics.singleton_test(node.test, read)
@@ -1408,7 +1416,7 @@ class _Summarizer(semantics.StatementRules):
             finally:
                 self._main_guard = saved
             return
-        c = sym_taint(self.ev(node.test))
+        c = self.truth(node.test)
         name, when = semantics.singleton_test(node.test, read)
         self._loop_taints.append(self._count_of_test(c, node.test))  # (a yield under it runs as often as it holds)
         try:

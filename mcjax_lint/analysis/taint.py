@@ -470,8 +470,13 @@ class FileAnalysis(semantics.StatementRules):
             out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a sequence repeated {_why(b.pd)} times", kinds.LENGTH)})))
         return out
 
+    without_order = staticmethod(lambda v: v.without_order() if v.order else v)
+
     def ev_UnaryOperation(self, node):
         v = self.ev(node.expression)
+        if isinstance(node.operator, cst.Not):
+            v = v.data()
+            return self.without_order(v) if semantics.truth_of_whole(node, read) else v
         return replace(v.data(), glob=True) if v.glob and not isinstance(node.operator, cst.Not) else v.data()
 
     def ev_Comparison(self, node: cst.Comparison) -> Val:
@@ -500,7 +505,7 @@ class FileAnalysis(semantics.StatementRules):
         return left.join(right).data() if not (left.struct or right.struct) else left.join(right)
 
     def ev_IfExp(self, node: cst.IfExp) -> Val:
-        c = self.ev(node.test).data()
+        c = self.truth(node.test)
         if semantics.same_elements(node.body, node.orelse, read, self.qualify, lambda n: _code(self.module, n)):
             return self.ev(node.body).join(self.ev(node.orelse))  # (the condition picks no other elements)
         self.decides(node, c)
@@ -1746,7 +1751,7 @@ class FileAnalysis(semantics.StatementRules):
         return replace(m, tree=frozenset(s for s in m.tree if s != src))
 
     def st_If(self, node: cst.If):
-        c = self.ev(node.test).data()
+        c = self.truth(node.test)
         taken = semantics.decide(node.test, read, self.scope.decided) if self.scope.decided else None
         if taken is not None:
             # A branch on parameters that hold the same constant at every call (`cleanup(sync=
