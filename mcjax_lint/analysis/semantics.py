@@ -651,6 +651,14 @@ def random_content_argument(q: str, key: int | str) -> bool:
 SHAPE_ATTRIBUTES = frozenset({"shape", "ndim", "size", "dtype"})
 
 
+def as_size(pd: frozenset, pdc: frozenset) -> frozenset:
+    """The sources that make a value differ when it is used as a size or a count: process-dependent
+    values, and drawn numbers (`kinds.DRAWN`: a draw has a uniform shape, but its numbers differ,
+    so a random crop length from a per-process key is a shape of this process's own)."""
+    drawn = frozenset(s for s in pdc if s.kind == kinds.DRAWN)
+    return pd | drawn if drawn else pd
+
+
 def shape_keeps(kind: str) -> bool:
     """Whether a process-local content source of this kind reaches the array's shape attributes:
     all but drawn numbers (a shard read from a file may be short; a draw's shape is its size)."""

@@ -1150,9 +1150,10 @@ class FileAnalysis(semantics.StatementRules):
         mod, _, fn = (name or "").rpartition(".")
         dtype_at = _DTYPE_POSITION.get(fn) if mod in ("numpy", "jax.numpy") else None
         for k, v in args:
-            if (k in _SHAPE_KWS or (dtype_at is not None and k == dtype_at)) and v.pd:
+            size = semantics.as_size(v.pd, v.pdc)
+            if (k in _SHAPE_KWS or (dtype_at is not None and k == dtype_at)) and size:
                 what = "a dtype chosen by" if k in ("dtype", dtype_at) else "a shape computed from"
-                result = replace(result, shape=_cap(result.shape | frozenset({self.src(node, f"{what} {_why(v.pd)}")})))
+                result = replace(result, shape=_cap(result.shape | frozenset({self.src(node, f"{what} {_why(size)}")})))
         sig = _literal_array(name, node, fn, dtype_at) if mod in ("numpy", "jax.numpy") else None
         if sig is not None:
             result = replace(result, struct=sig)
@@ -1234,8 +1235,9 @@ class FileAnalysis(semantics.StatementRules):
             sv = self.ev(shape_node)
         keeps_input_shape = q.endswith((".pad", ".reshape", ".broadcast_to", ".tile", ".resize")) and not stripped
         base = out if keeps_input_shape else replace(out, shape=frozenset())
-        if sv.pd:
-            return replace(base, shape=_cap(base.shape | frozenset({self.src(node, f"a shape computed from {_why(sv.pd)}")})))
+        size = semantics.as_size(sv.pd, sv.pdc)
+        if size:
+            return replace(base, shape=_cap(base.shape | frozenset({self.src(node, f"a shape computed from {_why(size)}")})))
         if q.endswith((".zeros", ".ones", ".empty", ".full", ".arange")) or q == "jax.ShapeDtypeStruct":
             return replace(base, shape=frozenset())
         return base
