@@ -57,6 +57,17 @@ PROCESS_DEPENDENT_CALLS: dict[str, str] = {
     "grain.ShardByJaxProcess": "a per-process shard (`grain.ShardByJaxProcess()`)",
     "grain.sharding.ShardByJaxProcess": "a per-process shard (`grain.ShardByJaxProcess()`)",
 }
+# Calls that create a directory, by the position of its path (MCJ106); and `.mkdir()` on a path.
+DIRECTORY_CREATORS: dict[str, int] = {
+    "os.makedirs": 0, "os.mkdir": 0, "tensorflow.io.gfile.makedirs": 0, "tensorflow.io.gfile.mkdir": 0,
+}
+# Calls that write a file, by the position of the path written (MCJ106); `open()` in a writing
+# mode and `.write_text()` / `.write_bytes()` on a path too.
+FILE_WRITERS: dict[str, int] = {
+    "numpy.save": 0, "numpy.savez": 0, "numpy.savez_compressed": 0, "numpy.savetxt": 0,
+    "shutil.copy": 1, "shutil.copy2": 1, "shutil.copyfile": 1, "shutil.move": 1, "shutil.copytree": 1,
+    "torch.save": 1, "pickle.dump": 1,
+}
 # Time functions that read the clock when the time is not given: how many arguments they take
 # before it (`time.strftime("%H%M")` formats now; `time.strftime("%H%M", t)` formats t).
 CLOCK_UNLESS_TIME_GIVEN: dict[str, int] = {

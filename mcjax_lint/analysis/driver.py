@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import libcst as cst
 from libcst.metadata import MetadataWrapper
 
 from mcjax_lint.analysis.cst import parse_module
@@ -38,6 +39,9 @@ def _dispatch(wrapper: MetadataWrapper, visitors: list, div: Divergence, fa: Fil
     marked = {}
     for table in (div.branches_at, div.exits_at, div.loops_at, div.exceptions_at, div.sinks_at, fa.thread_starts):
         for node in table:
+            marked[id(node)] = node
+    for node in fa.conds:  # (every `if` on a process-dependent condition, not only around collectives)
+        if isinstance(node, cst.If):
             marked[id(node)] = node
     nodes = sorted(marked.values(), key=fa.pos)
     walkers = []

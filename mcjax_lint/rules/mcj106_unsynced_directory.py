@@ -1,0 +1,147 @@
+"""MCJ106 directory-created-on-some-processes."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from mcjax_lint import knowledge as K
+from mcjax_lint.rules.base import Rule, describe_source, process_sources, related_source
+
+_PATH_TYPES = ("Path", "PosixPath", "GPath")
+
+
+class DirectoryCreatedOnSomeProcesses(Rule):
+    CODE = "MCJ106"
+    NAME = "directory-created-on-some-processes"
+    SEVERITY = "error"
+    SUMMARY = ("A directory created only under a process-dependent condition is written into by every "
+               "process with no barrier in between.")
+    FAMILY = "process-dependent control flow"
+
+    def visit_If(self, st: cst.If) -> None:
+        cond = self.ctx.fa.conds.get(st)
+        srcs = process_sources(cond) if cond is not None else []
+        if not srcs:
+            return
+        made = {self._code(p): c for c, p in self._created(st.body)}
+        if st.orelse is not None:
+            for _, p in self._created(st.orelse):
+                made.pop(self._code(p), None)  # created on the other side too
+        if not made:
+            return
+        body = self._block_of(st)
+        if body is not None:
+            self._writes_after(st, made, body[body.index(st) + 1:], srcs[0])
+
+    def _block_of(self, st: cst.If):
+        """The statements of the block `st` is in (a map built once per file, when first asked)."""
+        blocks = getattr(self, "_blocks", None)
+        if blocks is None:
+            blocks = {}
+
+            class _Blocks(cst.CSTVisitor):
+                def visit_IndentedBlock(self, node):
+                    for x in node.body:
+                        blocks[id(x)] = node.body
+
+                def visit_Module(self, node):
+                    for x in node.body:
+                        blocks[id(x)] = node.body
+
+            self.ctx.fa.module.visit(_Blocks())
+            self._blocks = blocks
+        return blocks.get(id(st))
+
+    def _writes_after(self, branch: cst.If, made: dict, rest, s) -> None:
+        """The first write into one of `made` (path text -> creating call) by the statements
+        after `branch`, before any collective work (a barrier orders the two)."""
+        for call in self._calls(rest):
+            info = self.ctx.fa.calls.get(call)
+            if info is not None and info.collective:
+                return
+            target = self._written(call)
+            if target is None:
+                continue
+            for text, create in made.items():
+                if self._mentions(target, text):
+                    code = self._code
+                    self.report(branch, (
+                        f"`{code(create)}` runs only on some processes (a condition on "
+                        f"{describe_source(s, self.line(branch))}), and every process writes into `{text}` at line "
+                        f"{self.line(call)} with no barrier "
+                        f"in between: the others can write before the directory exists, fail there and leave "
+                        f"this process waiting at its next collective"),
+                        related=(related_source(s), (f"written by every process: `{code(call.func)}()`",
+                                                     *self.where(call))),
+                        chain=[*self.source_steps(s), self.step(branch, "`if` on it"),
+                               self.step(create, f"creates `{text}`"),
+                               self.step(call, f"every process writes into it: `{code(call.func)}()`")])
+                    return
+
+    # ---------------------------------------------------------------- reading the code
+    def _code(self, node: cst.CSTNode) -> str:
+        return self.ctx.fa.module.code_for_node(node).strip()
+
+    def _created(self, block):
+        """(call, path expression) of each directory creation in `block`."""
+        for call in self._calls([block]):
+            q = self.ctx.fa.qualify(call.func)
+            if q in K.DIRECTORY_CREATORS and len(call.args) > K.DIRECTORY_CREATORS[q]:
+                yield call, call.args[K.DIRECTORY_CREATORS[q]].value
+            elif isinstance(call.func, cst.Attribute) and call.func.attr.value == "mkdir":  # a path's
+                yield call, self._path_of(call.func.value)
+
+    def _path_of(self, e: cst.BaseExpression) -> cst.BaseExpression:
+        """`Path(p)` -> p: the path a path object names."""
+        if isinstance(e, cst.Call) and e.args and (self.ctx.fa.qualify(e.func) or "").endswith(_PATH_TYPES):
+            return e.args[0].value
+        return e
+
+    def _written(self, call: cst.Call) -> cst.BaseExpression | None:
+        """The path a call writes to, None if it writes no file."""
+        q = self.ctx.fa.qualify(call.func)
+        if q in K.FILE_WRITERS:
+            pos = K.FILE_WRITERS[q]
+            return call.args[pos].value if len(call.args) > pos and call.args[pos].keyword is None else None
+        if q in ("open", "io.open", "tensorflow.io.gfile.GFile") and len(call.args) > 1:
+            mode = call.args[1].value
+            if isinstance(mode, cst.SimpleString) and any(m in mode.evaluated_value for m in "wax"):
+                return call.args[0].value
+            return None
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("write_text", "write_bytes"):
+            return self._path_of(call.func.value)
+        return None
+
+    def _mentions(self, e: cst.CSTNode, text: str) -> bool:
+        """Whether the expression `text` is `e` or a part of it (`os.path.join(d, name)`, `d / n`)."""
+        if self._code(e) == text:
+            return True
+        return any(self._mentions(c, text) for c in e.children if isinstance(c, cst.BaseExpression)
+                   or isinstance(c, (cst.Arg, cst.FormattedStringExpression)))
+
+    def _calls(self, nodes):
+        """The calls in `nodes`, in the order they run, not entering functions, classes, or
+        branches on process-dependent conditions (code that runs on some processes only)."""
+        out: list[cst.Call] = []
+        fa = self.ctx.fa
+
+        class _Walk(cst.CSTVisitor):
+            def visit_FunctionDef(self, node):
+                return False
+
+            def visit_ClassDef(self, node):
+                return False
+
+            def visit_Lambda(self, node):
+                return False
+
+            def visit_If(self, node):
+                c = fa.conds.get(node)
+                return not (c is not None and process_sources(c))
+
+            def leave_Call(self, node):
+                out.append(node)
+
+        for n in nodes:
+            n.visit(_Walk())
+        return out
