@@ -637,13 +637,6 @@ class ProjectIndex:
         if sym.get("elem") and extra.pd:
             extra = Val(frozenset(), extra.pd | extra.pdc, extra.order, extra.hash)
         out = v.join(extra)
-        for line, cond in sym.get("nn", ()):
-            # None on the processes where a process-dependent decision chose None (summary.py "nn").
-            c = self.resolve(cond, path)
-            if c.process_dependent:
-                s = Src(line, 0, f"a value that is None on some processes ({_first_desc(c)})", kinds.DERIVED,
-                        origin=f"{os.path.basename(path)}:{line}")
-                out = replace(out, tree=out.tree | {s})
         if sym.get("tup") is not None:
             # One level of tuple elements (nested tuples from recursive helpers would grow forever).
             out = replace(out, items=tuple(_flat(self.resolve(x, path)) for x in sym["tup"]))
@@ -1512,8 +1505,3 @@ def build_project_index(summaries: Iterable[ModuleSummary], settings: AnalysisSe
                         libraries: Sequence[ModuleSummary] = ()) -> ProjectIndex:
     index = ProjectIndex(list(summaries), settings, libraries)
     return index
-
-
-def _first_desc(v: Val) -> str:
-    """The first process-dependent source of `v`, named for a message."""
-    return min(v.pd | v.pdc).desc

@@ -707,10 +707,7 @@ class _Summarizer(semantics.StatementRules):
         name, when = semantics.singleton_test(node.test, read)
         a = self.ev_singleton(node.body, name if when else None)
         b = self.ev_singleton(node.orelse, name if not when else None)
-        out = sym_join(sym_join(a, b), c)
-        if _is_none(node.body) != _is_none(node.orelse) and (ctl := _control(c)):
-            out["nn"] = _merge_list(out.get("nn", []), [[node.lineno, ctl]])  # `x if ok else None`
-        return out
+        return sym_join(sym_join(a, b), c)
 
     def ev_BinOp(self, node: ast.BinOp) -> Sym:
         a, b = self.ev(node.left), self.ev(node.right)
@@ -977,8 +974,7 @@ class _Summarizer(semantics.StatementRules):
             return out
         if q in K.IDENTITY_SET_RESULTS:
             self.summary.order_sources = True
-            done = {**_strip_order(sym_taint(argu)), "u": semantics.SALTED}
-            return {**_strip_order(sym_taint(argu)), "tup": [done, dict(done)]}  # (done, not_done)
+            return {**_strip_order(sym_taint(argu)), "u": semantics.SALTED}
         if q in ("max", "min") and (it := _measured_iterable(node)) is not None:
             # `max(len(s) for s in xs)`: over process-local elements, a length of this process's
             # own; over a parameter's, the index decides at each call ("lmax").
@@ -1347,9 +1343,6 @@ class _Summarizer(semantics.StatementRules):
                 n = len(f.returns["tup"]) if "tup" in f.returns else len(v["tup"]) if "tup" in v else 0
                 if n:
                     f.returns, v = _as_tuple(f.returns, n), _as_tuple(v, n)
-            if self._ret_taints and _is_none(node.value):
-                # `if not rows: return None`: whether the result is None is the decision itself.
-                v = sym_join(v, {"nn": [[node.lineno, t] for t in self._ret_taints[-3:]]})
             if self._ret_taints and self._chooses(node.value):
                 # `if jax.process_index() == 0: return True` / `return sgd_step`: which constant or
                 # function comes back is the decision itself. (Computed values are left to their
@@ -1920,10 +1913,6 @@ def _is_main_guard(test) -> bool:
 
 
 _STATEMENTS = semantics.Statements(read, read_ast.statements, read_ast.names_in, read_ast.same)
-
-
-def _is_none(e: ast.expr) -> bool:
-    return isinstance(e, ast.Constant) and e.value is None
 
 
 def _control(cond: Sym) -> Sym:

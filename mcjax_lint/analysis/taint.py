@@ -186,7 +186,7 @@ class FileAnalysis(semantics.StatementRules):
         Every value that comes from the project index goes through here: its sources carry
         lines of other files (`Src.located` is false) until moved. `unlocated_only` keeps the
         sources already located in this file (a library call's arguments, a receiver's taint)."""
-        if not (v.pd or v.pdc or v.order or v.hash or v.tree or v.items is not None):
+        if not (v.pd or v.pdc or v.order or v.hash or v.items is not None):
             return v
         r = self.pos(node)
         name = f"`{via}()`" if call else f"`{via}`"
@@ -199,8 +199,7 @@ class FileAnalysis(semantics.StatementRules):
                                  x.kind, r[2], r[3], x.origin or f"line {x.line}", guess=x.guess) for x in s)
 
         items = tuple(self.anchor(x, node, via, call, unlocated_only) for x in v.items) if v.items is not None else None
-        return replace(v, pd=move(v.pd), pdc=move(v.pdc), order=move(v.order), hash=move(v.hash), tree=move(v.tree),
-                       items=items)
+        return replace(v, pd=move(v.pd), pdc=move(v.pdc), order=move(v.order), hash=move(v.hash), items=items)
 
     # ================================================================ names
     def local(self, name: str) -> Val | None:
@@ -714,7 +713,7 @@ class FileAnalysis(semantics.StatementRules):
         target = self.index._follow_reexport(q)
         if self.index.env_params.get(target):
             res = res.join(self.index.env_read_by(target, lambda p, pos: _env_key_arg(node, p, pos)))
-        if res.divergent or res.tree:
+        if res.divergent:
             # Sources found inside a project helper: name it at this call site. (A library call's
             # result carries its arguments' sources, already located in this file: only what the
             # index adds, e.g. from a helper whose result was also made by a library, is moved.)
@@ -1008,9 +1007,8 @@ class FileAnalysis(semantics.StatementRules):
             a0 = node.args[0] if node.args else None
             unordered = semantics.set_order(a0.value if a0 is not None and not a0.star else a0, read, self._num)
             return replace(argu.without_order(), unordered=unordered, struct="set"), None
-        if q in K.IDENTITY_SET_RESULTS:  # (done, not_done): two sets
-            done = replace(argu.data().without_order(), unordered=semantics.SALTED, struct="set")
-            return replace(argu.data().without_order(), items=(done, done)), None
+        if q in K.IDENTITY_SET_RESULTS:
+            return replace(argu.without_order(), unordered=semantics.SALTED), None
         if q in _RE_MATCH_ANY and node.args and _alternation(node.args[0].value):
             # `re.compile("|".join(NO_DECAY))`: which alternative matches may follow their order,
             # whether one does not.
