@@ -974,7 +974,8 @@ class _Summarizer(semantics.StatementRules):
             return out
         if q in K.IDENTITY_SET_RESULTS:
             self.summary.order_sources = True
-            return {**_strip_order(sym_taint(argu)), "u": semantics.SALTED}
+            done = {**_strip_order(sym_taint(argu)), "u": semantics.SALTED}
+            return {**_strip_order(sym_taint(argu)), "tup": [done, dict(done)]}  # (done, not_done)
         if q in ("max", "min") and (it := _measured_iterable(node)) is not None:
             # `max(len(s) for s in xs)`: over process-local elements, a length of this process's
             # own; over a parameter's, the index decides at each call ("lmax").

@@ -1007,8 +1007,9 @@ class FileAnalysis(semantics.StatementRules):
             a0 = node.args[0] if node.args else None
             unordered = semantics.set_order(a0.value if a0 is not None and not a0.star else a0, read, self._num)
             return replace(argu.without_order(), unordered=unordered, struct="set"), None
-        if q in K.IDENTITY_SET_RESULTS:
-            return replace(argu.without_order(), unordered=semantics.SALTED), None
+        if q in K.IDENTITY_SET_RESULTS:  # (done, not_done): two sets
+            done = replace(argu.data().without_order(), unordered=semantics.SALTED, struct="set")
+            return replace(argu.data().without_order(), items=(done, done)), None
         if q in _RE_MATCH_ANY and node.args and _alternation(node.args[0].value):
             # `re.compile("|".join(NO_DECAY))`: which alternative matches may follow their order,
             # whether one does not.
