@@ -1296,7 +1296,8 @@ class FileAnalysis(semantics.StatementRules):
         (process index, clock, unseeded randomness, a per-host file) reaching it."""
         if v.sanitized or v.shape:
             return  # (a shape that differs is MCJ301's finding: the content differs with it)
-        self._sink(kinds.REPLICATED_DATA, kinds.VALUE, v, node, what)
+        # (drawn numbers differ as values: a draw from a per-process key is other data there)
+        self._sink(kinds.REPLICATED_DATA, kinds.VALUE, replace(v, pd=semantics.as_size(v.pd, v.pdc)), node, what)
 
     def _shape_args(self, q: str, node: cst.Call, args) -> None:
         """Explicit shape arguments of global-array constructors (MCJ301), and the data of a
