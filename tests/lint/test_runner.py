@@ -17,7 +17,7 @@ from cli_helpers import demo_project
 from mcjax_lint import engine
 from mcjax_lint.config import load_config
 from mcjax_lint.files import Excluder, discover
-from mcjax_lint.modnames import module_name
+from mcjax_lint.modnames import module_names
 from mcjax_lint.runner import lint_files
 
 REPO = Path(__file__).resolve().parents[2]
@@ -84,7 +84,10 @@ def _reference(root: Path) -> tuple[list, list]:
     """The engine's serial pipeline over every file of `root`, keyed as the runner keys them."""
     files = sorted(p for p in root.rglob("*.py") if ".mcjax_cache" not in p.parts)
     sources = {p.relative_to(root).as_posix(): p.read_text() for p in files}
-    modules = {p.relative_to(root).as_posix(): module_name(str(p)) for p in files}
+    # The runner names modules together (two files with one name are told apart by their
+    # directories), so the reference does too.
+    names = module_names([str(p) for p in files])
+    modules = {p.relative_to(root).as_posix(): names[str(p)] for p in files}
     return engine.analyze_project(sources, load_config(None, root).analysis, modules)
 
 
