@@ -1740,18 +1740,6 @@ class FileAnalysis(semantics.StatementRules):
         del self._placeholders[k]
         return replace(m, tree=frozenset(s for s in m.tree if s != src))
 
-    def _placeholder_filled(self, k: str, node: cst.If, vals: list, m: Val) -> Val:
-        """`k` was None on the processes of one arm of an earlier process-dependent `if`
-        (`self._placeholders`): an `if` whose arm for exactly those processes binds it to
-        something else (`semantics.same_processes_arm`) leaves no process with None."""
-        first, arm, src = self._placeholders[k]
-        fill = semantics.same_processes_arm(first, arm, node.test, read, lambda n: _code(self.module, n))
-        if fill is None or fill >= len(vals) or vals[fill] is None or vals[fill].struct == "none" \
-                or src in vals[fill].tree:  # (bound in that arm only on some paths: still None on others)
-            return m
-        del self._placeholders[k]
-        return replace(m, tree=frozenset(s for s in m.tree if s != src))
-
     def st_If(self, node: cst.If):
         c = self.truth(node.test)
         taken = semantics.decide(node.test, read, self.scope.decided) if self.scope.decided else None
