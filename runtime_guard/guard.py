@@ -28,6 +28,13 @@ from runtime_guard.kv import KV, KVError
 from runtime_guard.recorder import _FOLD_MASK, _RING_MASK, _SIZE, Recorder
 from runtime_guard.settings import EXIT_DETECTED, GuardSettings
 from runtime_guard.signature import exec_fields, exec_key, function_identity, stable_hash, value_identity
+# Imported with the guard, not when a DivergenceError is raised: an import then parses the module
+# (pytest rewrites a plugin's modules with `ast`) while another thread may be parsing too (3.11's
+# traceback formatting parses source lines to place its carets); CPython 3.11 keeps the AST
+# constructor's recursion depth per interpreter, not per thread, and two threads in it at once
+# fail with "SystemError: AST constructor recursion depth mismatch" (seen in a plugin test).
+from runtime_guard.report.model import Report
+from runtime_guard.report.render_text import render_text
 
 
 class DivergenceError(RuntimeError):
@@ -39,9 +46,6 @@ class DivergenceError(RuntimeError):
 
 
 def _one_line(report: dict) -> str:
-    from runtime_guard.report.model import Report
-    from runtime_guard.report.render_text import render_text
-
     try:
         return "\n" + render_text(Report.from_dict(report))
     except Exception:
