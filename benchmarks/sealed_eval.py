@@ -6,7 +6,7 @@ the two halves' figures measures how much the rules were tuned to what was looke
 with a sha256 of the sealed half's files, is in benchmarks/<set>/split.json (and in
 docs/benchmarks.md, "Sealed evaluation"). This script refuses the sealed half unless `--unseal`.
 
-Three sets: `--set sealed` (the first one, the default; opened), `--set sealed2` (the second one;
+Four sets: `--set sealed` (the first one, the default; opened), `--set sealed2` (the second one;
 opened), `--set sealed3` (the third, opened) and `--set sealed4` (the fourth, being assembled;
 see benchmarks/sealed4/README.md).
 
