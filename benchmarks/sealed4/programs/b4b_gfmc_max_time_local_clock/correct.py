@@ -38,10 +38,10 @@ class GFMC:
         self.energies = []
 
     def _init_walkers(self) -> jnp.ndarray:
-        # walkers are equilibrated from a per-rank restart file; rank 1 holds the larger one
-        n_equil = 20 if jax.process_index() == 0 else 200
+        # walkers come from a per-rank restart file (rank 1's is the larger one) and are re-equilibrated
+        time.sleep(0.2 if jax.process_index() == 0 else 1.5)   # reading the restart file
         x = jnp.zeros((WALKERS_PER_RANK,), jnp.float32)
-        for _ in range(n_equil):
+        for _ in range(20):
             self.key, sub = jax.random.split(self.key)
             x, _ = propagate(x, sub)
             x.block_until_ready()
