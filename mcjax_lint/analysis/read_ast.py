@@ -124,6 +124,13 @@ def read_match(n) -> tuple:
     return (n.subject, [(c.guard, c.body) for c in n.cases])
 
 
+def read_subscript(n: ast.Subscript) -> tuple:
+    """A subscript as `semantics.StatementRules.ev_Subscript` reads it: (value, [("index", key) or
+    ("slice", lower, upper, step), ...]), one entry per comma-separated key."""
+    keys = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
+    return (n.value, [("slice", k.lower, k.upper, k.step) if isinstance(k, ast.Slice) else ("index", k) for k in keys])
+
+
 def read_assert(n: ast.Assert) -> tuple:
     """An `assert` as `semantics.StatementRules.st_Assert` reads it: (test, message or None)."""
     return (n.test, n.msg)

@@ -152,6 +152,12 @@ def read_match(n) -> tuple:
     return (n.subject, [(c.guard, c.body) for c in n.cases])
 
 
+def read_subscript(n: cst.Subscript) -> tuple:
+    """A subscript (see read_ast.read_subscript)."""
+    return (n.value, [("index", e.slice.value) if isinstance(e.slice, cst.Index)
+                      else ("slice", e.slice.lower, e.slice.upper, e.slice.step) for e in n.slice])
+
+
 def read_assert(n: cst.Assert) -> tuple:
     """An `assert` (see read_ast.read_assert)."""
     return (n.test, n.msg)

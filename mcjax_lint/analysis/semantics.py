@@ -1173,6 +1173,119 @@ class StatementRules:
                 out = self.join(out, anything)
         return self.attribute_of(out, base, attr)
 
+    def ev_Subscript(self, node):
+        """`x[k]`: `os.environ[k]` is an environment read (`env_read`); else an element of x (a
+        tracked constant key's or tuple position's own value where the pass knows it: `picked`),
+        joined with what the key carries. With a slice among the keys (`x[a:b]`, `x[i, a:b]`)
+        the result is a part of x along that axis: x's own data, its length as x's; a slice whose
+        length is written out (`[:n]`, `[a:a + n]`) with n the same everywhere has the same
+        length everywhere (other content on each process, assuming len(x) >= n: `same_length`).
+        A pass supplies `varies` (the value itself, not only its content, differs between
+        processes), `same_length`, and records through `indexed`, `element_at` and `slice_of`
+        (each given the result, returning it or more)."""
+        value, keys = self.parts.read_subscript(node)
+        if self.qualify(value) == "os.environ":
+            return self.env_read(keys[0][1] if len(keys) == 1 and keys[0][0] == "index" else None, node)
+        base = self.ev(value)
+        if len(keys) == 1 and keys[0][0] == "index":
+            picked = self.picked(base, keys[0][1])
+            if picked is not None:
+                return picked
+        idx = length = self.nothing()
+        slicing = False
+        counted = True  # every key is a slice whose length is written out
+        for key in keys:
+            if key[0] == "index":
+                idx = self.join(idx, self.data(self.ev(key[1])))
+                counted = False
+                continue
+            _, lower, upper, step = key
+            slicing = True
+            lo, up, st = self.data(self.ev(lower)), self.data(self.ev(upper)), self.data(self.ev(step))
+            idx = self.join(self.join(self.join(idx, lo), up), st)
+            r = self.read(upper) if upper is not None and lower is not None else None
+            if r is not None and r[0] == "binop" and r[1] == "+" and self.parts.same(r[2], lower):
+                length = self.join(length, self.data(self.ev(r[3])))  # `a[start:start + n]`: n long
+                counted = counted and step is None
+            else:
+                length = self.join(self.join(self.join(length, lo), up), st)
+                counted = counted and lower is None and step is None and upper is not None
+        self.indexed(node, base, idx, slicing)
+        if not slicing:
+            return self.element_at(self.join(self.element(base), idx), base, idx, node)
+        out = self.join(self.data(base), idx)
+        if counted and not self.varies(length):
+            out = self.same_length(out)
+        return self.slice_of(out, length, node)
+
+    def picked(self, base, key):
+        """The value under a constant key or tuple position of `base`, None where not tracked."""
+        return None
+
+    def indexed(self, node, base, idx, slicing: bool) -> None:
+        """`base` was indexed (`slicing`: sliced) by keys carrying `idx` at `node` (nothing by
+        default)."""
+
+    def element_at(self, out, base, idx, node):
+        return out
+
+    def slice_of(self, out, length, node):
+        return out
+
+    def ev_IfExp(self, node):
+        """`a if test else b`: one of a and b, chosen by the test (`truth`); where both pick the
+        same elements (`same_elements`: `x[0] if rank else x[0]`) the test chooses nothing; in
+        an arm where a set holds at most one element (`len(s) == 1`) its element has no order.
+        A pass supplies `code` (an expression's text) and may record more through `either`
+        (given the join of the arms and the test, returning it or more)."""
+        c = self.truth(node.test)
+        if same_elements(node.body, node.orelse, self.read, self.qualify, self.code):
+            return self.join(self.ev(node.body), self.ev(node.orelse))  # (the test picks no other elements)
+        self.decides(node, c)
+        name, when = singleton_test(node.test, self.read)
+        a = self.ev_singleton(node.body, name if when else None)
+        b = self.ev_singleton(node.orelse, name if not when else None)
+        return self.either(self.join(self.join(a, b), c), c, a, b, node)
+
+    def either(self, out, cond, a, b, node):
+        return out
+
+    def st_If(self, node) -> None:
+        """`if test:` one of the arms runs, chosen by the test (`truth`, `branches`); in an arm
+        where a set holds at most one element (`len(s) == 1`) its element has no order, and after
+        `if len(s) != 1: raise` s has one element. A pass may run an `if` itself where it knows
+        which arm runs (`script_only`: the `__main__` block; `decided`: constant parameters) and
+        records around the arms through `arms_of_if` (a token) and `after_if`."""
+        if self.script_only(node):
+            return
+        c = self.truth(node.test)
+        if self.decided(node):
+            return
+        self.decides(node, c)
+        name, when = singleton_test(node.test, self.read)
+        token = self.arms_of_if(node, c)
+        try:
+            self.branches(c, [node.body, node.orelse], node, (0 if when else 1, name) if name is not None else None)
+        finally:
+            self.after_if(node, c, token)
+        if name is not None and not when and not node.orelse and always_leaves(node.body, self.parts.last_statement):
+            self.narrow_singleton(name)  # `if len(s) != 1: raise ...` — after it, s has one element
+
+    def script_only(self, node) -> bool:
+        """Whether the pass ran `node` itself as a block run only when the file is executed as a
+        script (`if __name__ == "__main__":`)."""
+        return False
+
+    def decided(self, node) -> bool:
+        """Whether the pass knows which arm of `node` runs and ran it."""
+        return False
+
+    def arms_of_if(self, node, cond):
+        return None
+
+    def after_if(self, node, cond, token) -> None:
+        """The arms of the `if` `node` have run (nothing by default)."""
+
     # ---- one of several blocks runs: `if`, loops (`loop_arms`), `match`, `try` handlers
     def branches(self, cond, blocks: list, node=None, singleton: tuple[int, str] | None = None) -> None:
         """One of `blocks` runs (None: an empty block), chosen by the value `cond` (`nothing()`

@@ -574,25 +574,25 @@ class _Summarizer(semantics.StatementRules):
         desc = semantics.local_shards_desc(member, True if array.get("glob") else semantics.GUESS)
         return {"pdc": [self.src(desc, node, kinds.LOCAL_DATA)]}
 
-    def ev_Subscript(self, node: ast.Subscript) -> Sym:
-        q = self.qualify(node.value)
-        if q == "os.environ":
-            return self._env_read(semantics.env_key(node.slice, read, self.scope), node.slice, node)
-        base = self.ev(node.value)
-        idx = self.ev(node.slice)
+    # `ev_Subscript` (semantics.StatementRules): a key carrying anything (resolved by the index or
+    # not) is a computed index: a possible per-process partition (prefilter flag "x").
+    def env_read(self, key_node: ast.expr | None, node: ast.AST) -> Sym:
+        return self._env_read(semantics.env_key(key_node, read, self.scope) if key_node is not None else None,
+                              key_node, node)
+
+    def indexed(self, node: ast.Subscript, base: Sym, idx: Sym, slicing: bool) -> None:
         if idx and "x" not in self.scope.facts.flags:
-            self.scope.facts.flags += "x"  # indexed by a computed value: a possible per-process partition
-        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        if all(isinstance(p, ast.Slice) and _counted_slice(p) for p in parts) \
-                and not any((self.ev(_slice_length(p)) or {}).get("pd") for p in parts):
-            # `x[start:start + n]` / `x[:n]`: other elements on each process, as many everywhere
-            # (the twin of taint.FileAnalysis.ev_Subscript's rule).
-            out = sym_join(sym_taint(base), sym_taint(idx))
-            pdc = _merge_list(out.pop("pd", []), out.get("pdc", []))
-            if pdc:
-                out["pdc"] = pdc
-            return out
-        return sym_join(sym_element(base) if not isinstance(node.slice, ast.Slice) else sym_taint(base), sym_taint(idx))
+            self.scope.facts.flags += "x"
+
+    varies = staticmethod(lambda v: bool(v.get("pd")))
+
+    @staticmethod
+    def same_length(v: Sym) -> Sym:
+        out = dict(v)
+        pdc = _merge_list(out.pop("pd", []), out.get("pdc", []))
+        if pdc:
+            out["pdc"] = pdc
+        return out
 
     def ev_Compare(self, node: ast.Compare) -> Sym:
         if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)) and \
@@ -700,14 +700,7 @@ class _Summarizer(semantics.StatementRules):
             self._ret_host[self.scope.facts.name] = False  # (a generator: not followed as host data)
         return {}
 
-    def ev_IfExp(self, node: ast.IfExp) -> Sym:
-        c = self.truth(node.test)
-        if semantics.same_elements(node.body, node.orelse, read, self.qualify, ast.unparse):
-            return sym_join(self.ev(node.body), self.ev(node.orelse))  # (the condition picks no other elements)
-        name, when = semantics.singleton_test(node.test, read)
-        a = self.ev_singleton(node.body, name if when else None)
-        b = self.ev_singleton(node.orelse, name if not when else None)
-        return sym_join(sym_join(a, b), c)
+    code = staticmethod(ast.unparse)
 
     def ev_BinOp(self, node: ast.BinOp) -> Sym:
         a, b = self.ev(node.left), self.ev(node.right)
@@ -1401,29 +1394,29 @@ class _Summarizer(semantics.StatementRules):
         local = {x: m[x] for x in ("host", "lp") if x in m}
         return dict(sym_join(m, imp), **local)
 
-    def st_If(self, node: ast.If):
-        if self.scope.is_module and _is_main_guard(node.test):
-            # Runs only when the file is executed as a script, not when it is imported.
-            saved, self._main_guard = self._main_guard, True
-            try:
-                self.branches({}, [node.body, node.orelse])
-            finally:
-                self._main_guard = saved
-            return
-        c = self.truth(node.test)
-        name, when = semantics.singleton_test(node.test, read)
-        self._loop_taints.append(self._count_of_test(c, node.test))  # (a yield under it runs as often as it holds)
+    # `st_If` (semantics.StatementRules): the `__main__` block runs only as a script; a yield under
+    # an `if` runs as often as it holds; where one arm always leaves, the rest of the function
+    # runs on the other side only (its returns take the test's control taint).
+    def script_only(self, node: ast.If) -> bool:
+        if not (self.scope.is_module and _is_main_guard(node.test)):
+            return False
+        saved, self._main_guard = self._main_guard, True
         try:
-            self.branches(c, [node.body, node.orelse], node, (0 if when else 1, name) if name is not None else None)
+            self.branches({}, [node.body, node.orelse])
         finally:
-            self._loop_taints.pop()
-        control = _control(c)
+            self._main_guard = saved
+        return True
+
+    def arms_of_if(self, node: ast.If, cond: Sym) -> None:
+        self._loop_taints.append(self._count_of_test(cond, node.test))
+
+    def after_if(self, node: ast.If, cond: Sym, token: None) -> None:
+        self._loop_taints.pop()
+        control = _control(cond)
         if not self.scope.is_module and _always_exits(node.body) != _always_exits(node.orelse):
             if control:
                 self._ret_taints.append(control)  # the rest of the function runs on one side only
-            self._exit_counts.append(self._count_of_test(c, node.test))
-        if name is not None and not when and not node.orelse and _always_exits(node.body):
-            self.narrow_singleton(name)  # `if len(s) != 1: raise ...` — after it, s has one element
+            self._exit_counts.append(self._count_of_test(cond, node.test))
 
     def _iterates_instance(self, it: Sym, node: ast.AST) -> Sym:
         """Iterating an instance of a project class runs its `__iter__`/`__next__`: recorded as
@@ -1832,19 +1825,6 @@ def _as_tuple(v: Sym, n: int) -> Sym:
     if "tup" in v or set(v) != {"via"}:
         return v
     return dict(v, tup=[{"via": [dict(c, ix=i) for c in v["via"]]} for i in range(n)])
-
-
-def _counted_slice(s: ast.Slice) -> bool:
-    """A slice whose length is written out: `[:n]` or `[a:a + n]` (no step)."""
-    if s.step is not None or s.upper is None:
-        return False
-    if s.lower is None:
-        return True
-    return isinstance(s.upper, ast.BinOp) and isinstance(s.upper.op, ast.Add) and ast.dump(s.upper.left) == ast.dump(s.lower)
-
-
-def _slice_length(s: ast.Slice) -> ast.expr:
-    return s.upper.right if s.lower is not None else s.upper  # (of a `_counted_slice`)
 
 
 def _measured_iterable(node: ast.Call) -> ast.Name | None:

@@ -293,60 +293,33 @@ class FileAnalysis(semantics.StatementRules):
         desc = semantics.local_shards_desc(member, True if array.glob else semantics.GUESS)
         return Val(pdc=frozenset({evidence.set_order_guess(self.src(node, desc, kinds.LOCAL_DATA))}))
 
-    def ev_Subscript(self, node: cst.Subscript) -> Val:
-        q = self.qualify(node.value)
-        if q == "os.environ":
-            key_node = node.slice[0].slice.value if isinstance(node.slice[0].slice, cst.Index) else None
-            return self._env_read(key_node, node)
-        base = self.ev(node.value)
-        if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
-            picked = self._picked(base, node.slice[0].slice.value)
-            if picked is not None:
-                return picked
-        idx = BOTTOM
-        slicing = False
-        length = BOTTOM
-        counted = True  # every slice has a length written out (`[:n]`, `[a:a + n]`)
-        for el in node.slice:
-            s = el.slice
-            if isinstance(s, cst.Index):
-                idx = idx.join(self.ev(s.value).data())
-                counted = False
-            else:
-                slicing = True
-                lo, up, st = self.ev(s.lower).data(), self.ev(s.upper).data(), self.ev(s.step).data()
-                idx = idx.join(lo).join(up).join(st)
-                # Length of the slice: `a[start:start + n]` has length n whatever start is.
-                if s.upper is not None and s.lower is not None and isinstance(s.upper, cst.BinaryOperation) \
-                        and isinstance(s.upper.operator, cst.Add) and s.upper.left.deep_equals(s.lower):
-                    length = length.join(self.ev(s.upper.right).data())
-                    counted = counted and s.step is None
-                else:
-                    length = length.join(lo).join(up).join(st)
-                    counted = counted and s.lower is None and s.step is None and s.upper is not None
-        if slicing:
-            out = base.data().join(idx)
-            if counted and not length.pd:
-                # `x[:n]` with n the same everywhere (the usual fix for uneven data), or this
-                # process's rows `x[start:start + n]`: other content, the same length (assumes
-                # len(x) >= n).
-                out = replace(out, pd=frozenset(), pdc=_cap(out.pd | out.pdc),
-                              shape=frozenset(x for x in out.shape if x.kind != kinds.LENGTH))
-            if length.pd:
-                out = replace(out, shape=_cap(out.shape | frozenset(
-                    {self.src(node, f"a slice bounded by {_why(length.pd)}", kinds.LENGTH)})))
-            if _partition(base, idx):
-                self._sink(kinds.PARTITION, kinds.ORDER, base, node, "a per-process partition (sliced by process)")
-            return out
+    # `ev_Subscript` (semantics.StatementRules): a per-process index into a collection the same
+    # everywhere but for its order is a partition sink; a slice bounded by a per-process length
+    # has that length's shape; a per-process key into a table of functions chooses another program.
+    def env_read(self, key_node: cst.BaseExpression | None, node: cst.CSTNode) -> Val:
+        return self._env_read(key_node, node)
+
+    def indexed(self, node: cst.Subscript, base: Val, idx: Val, slicing: bool) -> None:
         if _partition(base, idx):
-            self._sink(kinds.PARTITION, kinds.ORDER, base, node, "a per-process partition (indexed by process)")
-        out = base.element().join(idx)
+            how = "sliced" if slicing else "indexed"
+            self._sink(kinds.PARTITION, kinds.ORDER, base, node, f"a per-process partition ({how} by process)")
+
+    def element_at(self, out: Val, base: Val, idx: Val, node: cst.Subscript) -> Val:
         if base.callable or base.cls:
             out = out.join(Val(callable=base.callable))
         if base.elems and idx.divergent:  # `STEPS[mode]` with a per-process mode: another program
             self.conds[node] = self.conds.get(node, BOTTOM).join(idx)
             out = replace(out, chosen=out.chosen | {node})
         return out
+
+    def slice_of(self, out: Val, length: Val, node: cst.Subscript) -> Val:
+        if not length.pd:
+            return out
+        return replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a slice bounded by {_why(length.pd)}", kinds.LENGTH)})))
+
+    varies = staticmethod(lambda v: bool(v.pd))
+    same_length = staticmethod(lambda v: replace(v, pd=frozenset(), pdc=_cap(v.pd | v.pdc),
+                                                 shape=frozenset(x for x in v.shape if x.kind != kinds.LENGTH)))
 
     def _iteration_element(self, iterable: cst.BaseExpression, elem: Val) -> Val:
         """What one iteration over `iterable` gives: `elem` (an element of the whole), with the
@@ -374,7 +347,7 @@ class FileAnalysis(semantics.StatementRules):
             items.append(self._iteration_element(node, e))
         return replace(elem, items=tuple(items))
 
-    def _picked(self, base: Val, index: cst.BaseExpression) -> Val | None:
+    def picked(self, base: Val, index: cst.BaseExpression) -> Val | None:
         """`d["k"]` of a dict with tracked constant keys, `t[1]` of a tuple with known elements:
         that one value, None when the analysis knows only the whole container."""
         k = semantics.constant_key(index, read)
@@ -503,15 +476,13 @@ class FileAnalysis(semantics.StatementRules):
         right = self.ev(node.right)
         return left.join(right).data() if not (left.struct or right.struct) else left.join(right)
 
-    def ev_IfExp(self, node: cst.IfExp) -> Val:
-        c = self.truth(node.test)
-        if semantics.same_elements(node.body, node.orelse, read, self.qualify, lambda n: _code(self.module, n)):
-            return self.ev(node.body).join(self.ev(node.orelse))  # (the condition picks no other elements)
-        self.decides(node, c)
-        name, when = semantics.singleton_test(node.test, read)
-        a = self.ev_singleton(node.body, name if when else None)
-        b = self.ev_singleton(node.orelse, name if not when else None)
-        out = a.join(b).join(c)
+    # `ev_IfExp` (semantics.StatementRules): a per-process choice between functions is another
+    # program; between arrays of other shapes or values of other structures, a shape or
+    # structure source.
+    def code(self, node: cst.CSTNode) -> str:
+        return _code(self.module, node)
+
+    def either(self, out: Val, c: Val, a: Val, b: Val, node: cst.IfExp) -> Val:
         if c.divergent and _picks_function(self.module, node, a, b) and not self._same_work(a, b):
             if not self._callable_desc(a) and self._callable_desc(b):
                 out = b.join(a).join(c)  # a value keeps one function: the one that does collective work
@@ -1740,32 +1711,31 @@ class FileAnalysis(semantics.StatementRules):
         del self._placeholders[k]
         return replace(m, tree=frozenset(s for s in m.tree if s != src))
 
-    def st_If(self, node: cst.If):
-        c = self.truth(node.test)
+    # `st_If` (semantics.StatementRules): an `if` on parameters that hold the same constant at
+    # every call runs the arm taken; `if x is not None:` narrows x inside, `if x is None: return`
+    # (or a placeholder filled) after it.
+    def decided(self, node: cst.If) -> bool:
         taken = semantics.decide(node.test, read, self.scope.decided) if self.scope.decided else None
-        if taken is not None:
-            # A branch on parameters that hold the same constant at every call (`cleanup(sync=
-            # False)`): only the arm taken runs; the other's collective work and exits never do.
-            self.decided_ifs[node] = taken
-            if taken or node.orelse is not None:
-                self.block(node.body if taken else node.orelse)
-            return
-        self.decides(node, c)
-        sname, when = semantics.singleton_test(node.test, read)
-        single = (0 if when else 1, sname) if sname is not None else None
+        if taken is None:
+            return False
+        # A branch on parameters that hold the same constant at every call (`cleanup(sync=
+        # False)`): only the arm taken runs; the other's collective work and exits never do.
+        self.decided_ifs[node] = taken
+        if taken or node.orelse is not None:
+            self.block(node.body if taken else node.orelse)
+        return True
+
+    def arms_of_if(self, node: cst.If, cond: Val) -> None:
         name, is_none = semantics.none_test(node.test, read)
         if name is not None and not is_none and node.orelse is None:
-            # `if x is not None:` — inside, x is not None.
-            self._narrow(name)
-            self.branches(c, [node.body, node.orelse], node, single)
-            return
-        self.branches(c, [node.body, node.orelse], node, single)
+            self._narrow(name)  # `if x is not None:` — inside, x is not None
+
+    def after_if(self, node: cst.If, cond: Val, token: None) -> None:
+        name, is_none = semantics.none_test(node.test, read)
         if name is not None and is_none and node.orelse is None and (_always_exits(node.body) or self._fills(node.body, name)):
             # `if x is None: break/return/...`, or `if x is None: x = np.zeros(n)` (a
             # placeholder): after it, x is not None
             self._narrow(name)
-        if sname is not None and not when and node.orelse is None and _always_exits(node.body):
-            self.narrow_singleton(sname)  # `if len(s) != 1: raise ...` — after it, s has one element
 
     def _fills(self, body, name: str) -> bool:
         """Whether a block's last statement assigns `name` a value never None."""

@@ -156,3 +156,21 @@ def test_a_block_leaves_when_its_last_statement_jumps(src, leaves):
     from mcjax_lint.analysis.read_cst import last_statement as last_cst
     assert semantics.always_leaves(ast.parse(src).body[0].body, last_ast) is leaves
     assert semantics.always_leaves(cst.parse_module(src).body[0].body, last_cst) is leaves
+
+
+@pytest.mark.parametrize("src,kind", [
+    ("rows[i]", "element"),
+    ("rows[i, j]", "element"),
+    ("rows[i:j]", "slice"),
+    ("rows[:, 0]", "slice"),  # a slice among the keys: a part along that axis, as long as rows'
+    ("rows[i, a:b]", "slice"),
+])
+def test_a_slice_among_the_keys_gives_a_part_not_an_element(src, kind):
+    """`semantics.StatementRules.ev_Subscript`, through the summary pass: an element's
+    per-process taint is its content's (via the parameter: "elem"), a part keeps the whole's."""
+    from mcjax_lint.analysis.summary import summarize_source
+
+    s = summarize_source(f"def f(rows, i, j, a, b):\n    return {src}\n", "m.py", "m")
+    returns = s.functions["m.f"].returns
+    assert "rows" in returns["params"]
+    assert bool(returns.get("elem")) == (kind == "element")
