@@ -131,6 +131,19 @@ def read_subscript(n: ast.Subscript) -> tuple:
     return (n.value, [("slice", k.lower, k.upper, k.step) if isinstance(k, ast.Slice) else ("index", k) for k in keys])
 
 
+def first_argument(n: ast.Call) -> tuple:
+    """A call's first positional argument as (value, False), a starred one as (the `*xs` node,
+    True), none as (None, False)."""
+    if not n.args:
+        return None, False
+    return (n.args[0], True) if isinstance(n.args[0], ast.Starred) else (n.args[0], False)
+
+
+def keyword_names(n: ast.Call) -> set[str]:
+    """The keywords a call passes by name (not `**kwargs`)."""
+    return {k.arg for k in n.keywords if k.arg is not None}
+
+
 def read_assert(n: ast.Assert) -> tuple:
     """An `assert` as `semantics.StatementRules.st_Assert` reads it: (test, message or None)."""
     return (n.test, n.msg)

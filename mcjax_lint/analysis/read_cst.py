@@ -158,6 +158,19 @@ def read_subscript(n: cst.Subscript) -> tuple:
                       else ("slice", e.slice.lower, e.slice.upper, e.slice.step) for e in n.slice])
 
 
+def first_argument(n: cst.Call) -> tuple:
+    """A call's first positional argument (see read_ast.first_argument)."""
+    a = next((a for a in n.args if a.keyword is None and a.star != "**"), None)
+    if a is None:
+        return None, False
+    return (a, True) if a.star else (a.value, False)
+
+
+def keyword_names(n: cst.Call) -> set[str]:
+    """The keywords a call passes by name (see read_ast.keyword_names)."""
+    return {a.keyword.value for a in n.args if a.keyword is not None}
+
+
 def read_assert(n: cst.Assert) -> tuple:
     """An `assert` (see read_ast.read_assert)."""
     return (n.test, n.msg)

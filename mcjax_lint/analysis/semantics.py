@@ -1286,6 +1286,38 @@ class StatementRules:
     def after_if(self, node, cond, token) -> None:
         """The arms of the `if` `node` have run (nothing by default)."""
 
+    # ---- library calls whose result is a source of divergence
+    def source_call(self, q: str, node, argu):
+        """A call of the library function `q` (`argu`: what its arguments carry) whose result
+        differs between processes, else None: a per-process value (`process_dependent_call`: a
+        rank, a clock, an unseeded draw; a draw of a given size is other content of one shape,
+        unless its module was seeded per process), a directory listing (its order), `hash()` of a
+        value hashed with a per-process salt (`hash_salt`), a set (its order by element type:
+        `set_order`). A pass supplies `seeded_modules` and `seeded_per_process` (module names),
+        `per_process` (a value differs or holds other content), `drawn` (a source of content
+        only), `listing` and `string_hash` (sources of order and of a hash) and `new_set` (a set
+        of a value's elements, with this order)."""
+        _, _, positional, every = self.read(node)
+        mod = module_seeded_by(q)
+        if mod is not None and self.per_process(argu):
+            self.seeded_per_process.add(mod)  # (the module body runs first: later draws follow it)
+        desc = process_dependent_call(q, self.seeded_modules, len(every), self.seeded_per_process)
+        if desc is not None:
+            if q.rsplit(".", 1)[0] not in self.seeded_per_process and draw_of_given_size(
+                    q, len(positional), self.parts.keyword_names(node)):
+                return self.drawn(desc, node)
+            return self.source(desc, node, process_dependent_kind(q))
+        if q in K.FS_LISTING_CALLS:
+            return self.join(self.listing(q, node), argu)
+        if q == "hash":
+            first, starred = self.parts.first_argument(node)
+            salt = hash_salt(first if not starred else None, self.read, self._num)
+            return self.join(self.string_hash(salt, node), argu) if salt else argu
+        if q in K.SET_CONSTRUCTORS:
+            first, _ = self.parts.first_argument(node)  # (`set(*xs)`: the starred node, of unknown elements)
+            return self.new_set(argu, set_order(first, self.read, self._num))
+        return None
+
     # ---- one of several blocks runs: `if`, loops (`loop_arms`), `match`, `try` handlers
     def branches(self, cond, blocks: list, node=None, singleton: tuple[int, str] | None = None) -> None:
         """One of `blocks` runs (None: an empty block), chosen by the value `cond` (`nothing()`

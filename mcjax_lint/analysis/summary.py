@@ -421,7 +421,7 @@ class _Summarizer(semantics.StatementRules):
                 self.module_defs[node.name] = f"{module}.{node.name}"
         self.class_stack: list[ClassFacts] = []
         self.summary.seeded_rngs = _seeded_rngs(source, self.imports) if ".seed(" in source else []
-        self._seeded_per_process: set[str] = set()  # modules seeded with a process-dependent value
+        self.seeded_per_process: set[str] = set()  # modules seeded with a process-dependent value
         self.mod_facts = FunctionFacts(f"{module}.<module>", 1)
         self.summary.functions[self.mod_facts.name] = self.mod_facts
         self.scope = _Scope(self.mod_facts, {}, None, is_module=True)
@@ -886,6 +886,27 @@ class _Summarizer(semantics.StatementRules):
             out.append(p)
         return out
 
+    # `source_call` (semantics.StatementRules): the file has direct sources, orders or hashes
+    seeded_modules = property(lambda self: self.summary.seeded_rngs)
+    per_process = staticmethod(lambda v: "pd" in v or "pdc" in v)
+
+    def drawn(self, desc: str, node: ast.Call) -> Sym:
+        self.summary.direct_sources = True
+        return {"pdc": [self.src(desc, node, kinds.DRAWN)]}
+
+    def listing(self, q: str, node: ast.Call) -> Sym:
+        self.summary.order_sources = True
+        return {"order": [self.src(K.FS_LISTING_CALLS[q], node, kinds.LISTING_ORDER)]}
+
+    def string_hash(self, salt: bool | str, node: ast.Call) -> Sym:
+        self.summary.hash_calls = True
+        return {"hash": [self.src(semantics.hash_desc(salt), node, kinds.STRING_HASH)]}
+
+    def new_set(self, v: Sym, order: bool | str) -> Sym:
+        if order:
+            self.summary.order_sources = True
+        return dict(_strip_order(v), u=order)  # (u False: a set whose order is the same everywhere, until more is added)
+
     def _subgroup_call(self, func: ast.expr) -> None:
         """Evaluate the callee of a subgroup call for its side facts only (no collective)."""
         if "g" not in self.scope.facts.flags:
@@ -932,39 +953,14 @@ class _Summarizer(semantics.StatementRules):
             a0 = args[0] if args else {}
             return dict({k: v for k, v in a0.items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs", "cls")},
                         host=True)
-        mod = semantics.module_seeded_by(q)
-        if mod is not None and ("pd" in argu or "pdc" in argu):
-            self._seeded_per_process.add(mod)
-        desc = semantics.process_dependent_call(q, self.summary.seeded_rngs, len(node.args) + len(node.keywords),
-                                                self._seeded_per_process)
-        if desc is not None:
-            self.summary.direct_sources = True
-            if q.rsplit(".", 1)[0] not in self._seeded_per_process and semantics.draw_of_given_size(
-                    q, sum(not isinstance(a, ast.Starred) for a in node.args), {k.arg for k in node.keywords}):
-                return {"pdc": [self.src(desc, node, kinds.DRAWN)]}
-            return {"pd": [self.src(desc, node, semantics.process_dependent_kind(q))]}
+        out = self.source_call(q, node, argu)
+        if out is not None:
+            return out
         if q in K.UNSEEDED_RNG_CONSTRUCTORS:  # (seeded)
             return sym_taint(argu)
         if q in K.ENV_READ_CALLS:
             key = semantics.env_key(node.args[0], read, self.scope) if node.args else None
             return self._env_read(key, node.args[0] if node.args else None, node)
-        if q in K.FS_LISTING_CALLS:
-            self.summary.order_sources = True
-            return sym_join({"order": [self.src(K.FS_LISTING_CALLS[q], node, kinds.LISTING_ORDER)]}, argu)
-        if q == "hash":
-            a0 = node.args[0] if node.args and not isinstance(node.args[0], ast.Starred) else None
-            salt = semantics.hash_salt(a0, read, self._num)
-            if not salt:
-                return sym_taint(argu)
-            self.summary.hash_calls = True
-            return sym_join({"hash": [self.src(semantics.hash_desc(salt), node, kinds.STRING_HASH)]}, argu)
-        if q in K.SET_CONSTRUCTORS:
-            out = _strip_order(sym_taint(argu))
-            order = semantics.set_order(node.args[0] if node.args else None, read, self._num)
-            if order:
-                self.summary.order_sources = True
-            out["u"] = order  # (False: a set whose order is the same everywhere, until more is added)
-            return out
         if q in K.IDENTITY_SET_RESULTS:
             self.summary.order_sources = True
             done = {**_strip_order(sym_taint(argu)), "u": semantics.SALTED}

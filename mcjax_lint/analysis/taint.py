@@ -939,33 +939,14 @@ class FileAnalysis(semantics.StatementRules):
         if q in K.LOCAL_REPLICATORS:
             # The same object (`replicate(trainer).pmapped_step(...)` is its method) on local devices.
             return replace(arg0.taint(), cls=arg0.cls, host=True), None
-        mod = semantics.module_seeded_by(q)
-        if mod is not None and (argu.pd or argu.pdc):
-            self.seeded_per_process.add(mod)  # (the module body runs first: later draws follow it)
-        desc = semantics.process_dependent_call(q, self.seeded_modules, len(node.args), self.seeded_per_process)
-        if desc is not None:
-            # (a draw of a given size is local content of a uniform shape; not after a per-process seed)
-            if q.rsplit(".", 1)[0] not in self.seeded_per_process and semantics.draw_of_given_size(
-                    q, sum(a.keyword is None and not a.star for a in node.args),
-                    {a.keyword.value for a in node.args if a.keyword is not None}):
-                return Val(pdc=frozenset({self.src(node, desc, kinds.DRAWN)})), None
-            return Val(pd=frozenset({self.src(node, desc, semantics.process_dependent_kind(q))})), None
+        made = self.source_call(q, node, argu)
+        if made is not None:
+            return made, None
         if q in K.UNSEEDED_RNG_CONSTRUCTORS:  # (seeded: its seed may be a sink)
             self._seed_sink(q, args, node)
             return argu, None
         if q in K.ENV_READ_CALLS:
             return self._env_read(node.args[0].value if node.args else None, node), None
-        if q in K.FS_LISTING_CALLS:
-            key = "lambda e: e.name" if q == "os.scandir" else None
-            fix = None if q in ("os.walk", "tensorflow.io.gfile.walk") else self.wrap_sorted_fix(node, key)
-            return argu.join(Val(order=frozenset({self.src(node, K.FS_LISTING_CALLS[q], kinds.LISTING_ORDER, fix)}))), None
-        if q == "hash":
-            a0 = node.args[0] if node.args else None
-            salt = semantics.hash_salt(a0.value if a0 is not None and not a0.star else None, read, self._num)
-            if not salt:
-                return argu, None
-            s = evidence.set_order_guess(self.src(node, semantics.hash_desc(salt), kinds.STRING_HASH))
-            return argu.join(Val(hash=frozenset({s}))), None
         if q in semantics.TYPE_PREDICATES:
             # `isinstance(model, T)`: the type, not the content; differs only where the structure does.
             return Val(pd=arg0.tree), None
@@ -974,10 +955,6 @@ class FileAnalysis(semantics.StatementRules):
             vals = [v for _, v in args]
             return replace(argu, struct="dict:" + ",".join(sorted(str(k) for k, _ in args)), elems=self._elems(vals),
                            keys=tuple(sorted((str(k), v) for k, v in args))), None
-        if q in K.SET_CONSTRUCTORS:
-            a0 = node.args[0] if node.args else None
-            unordered = semantics.set_order(a0.value if a0 is not None and not a0.star else a0, read, self._num)
-            return replace(argu.without_order(), unordered=unordered, struct="set"), None
         if q in K.IDENTITY_SET_RESULTS:  # (done, not_done): two sets
             done = replace(argu.data().without_order(), unordered=semantics.SALTED, struct="set")
             return replace(argu.data().without_order(), items=(done, done)), None
@@ -1112,6 +1089,23 @@ class FileAnalysis(semantics.StatementRules):
         if "." not in q and q not in self.module_defs and q not in self.module_scope.env:
             return argu, None  # other builtins
         return None, None
+
+    # `source_call` (semantics.StatementRules): a listing's fix sorts it; a hash's source may be
+    # a guess (evidence.set_order_guess)
+    per_process = staticmethod(lambda v: bool(v.pd or v.pdc))
+
+    def drawn(self, desc: str, node: cst.Call) -> Val:
+        return Val(pdc=frozenset({self.src(node, desc, kinds.DRAWN)}))
+
+    def listing(self, q: str, node: cst.Call) -> Val:
+        key = "lambda e: e.name" if q == "os.scandir" else None
+        fix = None if q in ("os.walk", "tensorflow.io.gfile.walk") else self.wrap_sorted_fix(node, key)
+        return Val(order=frozenset({self.src(node, K.FS_LISTING_CALLS[q], kinds.LISTING_ORDER, fix)}))
+
+    def string_hash(self, salt: bool | str, node: cst.Call) -> Val:
+        return Val(hash=frozenset({evidence.set_order_guess(self.src(node, semantics.hash_desc(salt), kinds.STRING_HASH))}))
+
+    new_set = staticmethod(lambda v, order: replace(v.without_order(), unordered=order, struct="set"))
 
     def _shaped_result(self, name: str | None, node: cst.Call, args, result: Val) -> Val:
         """Shape sources of a call's result: `shape=`/`size=`/`dtype=` from a process-dependent
