@@ -144,6 +144,14 @@ def keyword_names(n: ast.Call) -> set[str]:
     return {k.arg for k in n.keywords if k.arg is not None}
 
 
+def argument(n: ast.Call, position: int, keyword: str):
+    """The argument a call passes at `position` (not starred) or by the name `keyword`, None if
+    neither."""
+    if len(n.args) > position and not any(isinstance(a, ast.Starred) for a in n.args[:position + 1]):
+        return n.args[position]
+    return next((k.value for k in n.keywords if k.arg == keyword), None)
+
+
 def read_assert(n: ast.Assert) -> tuple:
     """An `assert` as `semantics.StatementRules.st_Assert` reads it: (test, message or None)."""
     return (n.test, n.msg)

@@ -171,6 +171,14 @@ def keyword_names(n: cst.Call) -> set[str]:
     return {a.keyword.value for a in n.args if a.keyword is not None}
 
 
+def argument(n: cst.Call, position: int, keyword: str):
+    """The argument a call passes at `position` or by the name `keyword` (see read_ast.argument)."""
+    positional = [a for a in n.args if a.keyword is None]
+    if len(positional) > position and not any(a.star for a in positional[:position + 1]):
+        return positional[position].value
+    return next((a.value for a in n.args if a.keyword is not None and a.keyword.value == keyword), None)
+
+
 def read_assert(n: cst.Assert) -> tuple:
     """An `assert` (see read_ast.read_assert)."""
     return (n.test, n.msg)

@@ -1286,6 +1286,27 @@ class StatementRules:
     def after_if(self, node, cond, token) -> None:
         """The arms of the `if` `node` have run (nothing by default)."""
 
+    # ---- environment variables
+    def env_read(self, key_node, node):
+        """An environment variable's value (`os.environ[k]`, `os.environ.get(k)`, `os.getenv(k)`;
+        `key_node`: the name's expression, None when not given): per process for a per-process
+        name (`RANK`, or a name not known: `K.is_per_process_env_key`), the same everywhere for
+        any other. A computed name: per process when computed from a per-process value (each
+        process reads another variable, certainly); as the caller decides when computed from the
+        enclosing function's parameters only (`env_int("RANK")`: `key_params`, `param_env_read`);
+        the same everywhere when from constants only (`key_params` gives []); else a guess. A pass
+        supplies `env_source` (a read of a per-process variable), `key_params` and
+        `param_env_read` (a read the call site decides)."""
+        key = env_key(key_node, self.read, self.scope) if key_node is not None else None
+        if key is not None or key_node is None:
+            return self.env_source(key, False, node) if K.is_per_process_env_key(key) else self.nothing()
+        kv = self.ev(key_node)
+        if not self.divergent(kv):
+            params = self.key_params(key_node, kv)
+            if params is not None:
+                return self.param_env_read(params, node) if params else self.nothing()
+        return self.env_source(None, self.varies(kv), node)
+
     # ---- library calls whose result is a source of divergence
     def source_call(self, q: str, node, argu):
         """A call of the library function `q` (`argu`: what its arguments carry) whose result
@@ -1293,7 +1314,7 @@ class StatementRules:
         rank, a clock, an unseeded draw; a draw of a given size is other content of one shape,
         unless its module was seeded per process), a directory listing (its order), `hash()` of a
         value hashed with a per-process salt (`hash_salt`), a set (its order by element type:
-        `set_order`). A pass supplies `seeded_modules` and `seeded_per_process` (module names),
+        `set_order`), an environment variable (`env_read`). A pass supplies `seeded_modules` and `seeded_per_process` (module names),
         `per_process` (a value differs or holds other content), `drawn` (a source of content
         only), `listing` and `string_hash` (sources of order and of a hash) and `new_set` (a set
         of a value's elements, with this order)."""
@@ -1307,6 +1328,8 @@ class StatementRules:
                     q, len(positional), self.parts.keyword_names(node)):
                 return self.drawn(desc, node)
             return self.source(desc, node, process_dependent_kind(q))
+        if q in K.ENV_READ_CALLS:
+            return self.env_read(self.parts.argument(node, 0, "key"), node)
         if q in K.FS_LISTING_CALLS:
             return self.join(self.listing(q, node), argu)
         if q == "hash":

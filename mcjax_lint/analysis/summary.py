@@ -576,10 +576,6 @@ class _Summarizer(semantics.StatementRules):
 
     # `ev_Subscript` (semantics.StatementRules): a key carrying anything (resolved by the index or
     # not) is a computed index: a possible per-process partition (prefilter flag "x").
-    def env_read(self, key_node: ast.expr | None, node: ast.AST) -> Sym:
-        return self._env_read(semantics.env_key(key_node, read, self.scope) if key_node is not None else None,
-                              key_node, node)
-
     def indexed(self, node: ast.Subscript, base: Sym, idx: Sym, slicing: bool) -> None:
         if idx and "x" not in self.scope.facts.flags:
             self.scope.facts.flags += "x"
@@ -845,26 +841,18 @@ class _Summarizer(semantics.StatementRules):
         out: Sym = {"via": [call]}
         return out
 
-    def _env_read(self, key: str | None, key_node: ast.expr | None, node: ast.AST) -> Sym:
-        """An environment variable's value: process-dependent for a per-process name (`RANK`); for
-        a name the caller passes (`env_int("RANK")`, `check_bool_flag("USE_KERNEL")`), as the
-        caller's argument decides ("envp": the index checks each call); for a name computed from
-        constants only (a loop over a flag list), not."""
-        if key is not None or key_node is None:
-            if not K.is_per_process_env_key(key):
-                return {}
-            self.summary.direct_sources = True
-            return {"pd": [self.src(K.env_desc(key, quote=""), node, kinds.ENVIRONMENT)]}
-        kv = self.ev(key_node)
-        if not any(k in kv for k in ("pd", "pdc", "order", "hash")):
-            params = self._key_params(kv)
-            if params is not None:
-                return {"envp": [[p, node.lineno] for p in params]} if params else {}
+    # `env_read` (semantics.StatementRules): a read the caller's argument decides is recorded
+    # ("envp": the index checks each call).
+    def env_source(self, key: str | None, key_per_process: bool, node: ast.AST) -> Sym:
         self.summary.direct_sources = True
-        return {"pd": [self.src(K.env_desc(None, quote="", key_per_process=bool(kv.get("pd"))), node, kinds.ENVIRONMENT)]}
+        return {"pd": [self.src(K.env_desc(key, quote="", key_per_process=key_per_process), node, kinds.ENVIRONMENT)]}
 
-    def _key_params(self, kv: Sym) -> list[str] | None:
-        """The enclosing function's parameters an (untainted) environment key is computed from:
+    def param_env_read(self, params: list[str], node: ast.AST) -> Sym:
+        return {"envp": [[p, node.lineno] for p in params]}
+
+    def key_params(self, key_node: ast.expr, kv: Sym) -> list[str] | None:
+        """The enclosing function's parameters an (untainted) environment key is computed from,
+        by the key's value `kv`:
         [] when only from constants, None when from anything else (another call's result, a
         parameter whose default names a per-process variable)."""
         if "via" in kv and not all(set(c.get("r") or {}) <= {"params"} and not (c.get("a") or {}).get("via")
@@ -958,9 +946,6 @@ class _Summarizer(semantics.StatementRules):
             return out
         if q in K.UNSEEDED_RNG_CONSTRUCTORS:  # (seeded)
             return sym_taint(argu)
-        if q in K.ENV_READ_CALLS:
-            key = semantics.env_key(node.args[0], read, self.scope) if node.args else None
-            return self._env_read(key, node.args[0] if node.args else None, node)
         if q in K.IDENTITY_SET_RESULTS:
             self.summary.order_sources = True
             done = {**_strip_order(sym_taint(argu)), "u": semantics.SALTED}
@@ -1495,7 +1480,7 @@ class _Summarizer(semantics.StatementRules):
         for p, dflt in zip(pos[len(pos) - len(a.defaults):], a.defaults):
             defaults[p.arg] = sym_taint(self.ev(dflt))
             if isinstance(dflt, ast.Constant) and isinstance(dflt.value, str):
-                self._str_defaults.setdefault(qual, {})[p.arg] = dflt.value  # (see _key_params)
+                self._str_defaults.setdefault(qual, {})[p.arg] = dflt.value  # (see key_params)
         for p, dflt in zip(a.kwonlyargs, a.kw_defaults):
             if dflt is not None:
                 defaults[p.arg] = sym_taint(self.ev(dflt))

@@ -296,9 +296,6 @@ class FileAnalysis(semantics.StatementRules):
     # `ev_Subscript` (semantics.StatementRules): a per-process index into a collection the same
     # everywhere but for its order is a partition sink; a slice bounded by a per-process length
     # has that length's shape; a per-process key into a table of functions chooses another program.
-    def env_read(self, key_node: cst.BaseExpression | None, node: cst.CSTNode) -> Val:
-        return self._env_read(key_node, node)
-
     def indexed(self, node: cst.Subscript, base: Val, idx: Val, slicing: bool) -> None:
         if _partition(base, idx):
             how = "sliced" if slicing else "indexed"
@@ -945,8 +942,6 @@ class FileAnalysis(semantics.StatementRules):
         if q in K.UNSEEDED_RNG_CONSTRUCTORS:  # (seeded: its seed may be a sink)
             self._seed_sink(q, args, node)
             return argu, None
-        if q in K.ENV_READ_CALLS:
-            return self._env_read(node.args[0].value if node.args else None, node), None
         if q in semantics.TYPE_PREDICATES:
             # `isinstance(model, T)`: the type, not the content; differs only where the structure does.
             return Val(pd=arg0.tree), None
@@ -1137,31 +1132,30 @@ class FileAnalysis(semantics.StatementRules):
                                                      for x in result.shape))
         return result
 
-    def _env_read(self, key_node: cst.BaseExpression | None, node: cst.CSTNode) -> Val:
-        """An environment variable's value (`os.environ[k]`, `os.getenv(k)`): process-dependent for
-        a per-process name, or a computed one not named by the caller (see `_param_key`)."""
-        key = semantics.env_key(key_node, read, self.scope) if key_node is not None else None
-        if K.is_per_process_env_key(key) and not (key_node is not None and self._param_key(key_node)):
-            per_process_key = key is None and key_node is not None and bool(self.ev(key_node).pd)
-            desc = K.env_desc(key, key_per_process=per_process_key)
-            return Val(pd=frozenset({evidence.set_order_guess(self.src(node, desc, kinds.ENVIRONMENT))}))
-        return BOTTOM
+    # `env_read` (semantics.StatementRules): which parameters a key is computed from is read off
+    # its expression (every name a parameter; this pass does not tell constants apart: a guess).
+    def env_source(self, key: str | None, key_per_process: bool, node: cst.CSTNode) -> Val:
+        desc = K.env_desc(key, key_per_process=key_per_process)
+        return Val(pd=frozenset({evidence.set_order_guess(self.src(node, desc, kinds.ENVIRONMENT))}))
 
-    def _param_key(self, key: cst.BaseExpression) -> bool:
-        """An environment key computed from untainted parameters of the enclosing function only
-        (`name`, `f"TRAINER_{name.upper()}"`): a helper reading the variable its caller names
-        (`check_bool_flag("USE_KERNEL")`; the call site checks a per-process name passed in)."""
+    def param_env_read(self, params: list[str], node: cst.CSTNode) -> Val:
+        return BOTTOM  # (the call site checks a per-process name passed in)
+
+    def key_params(self, key: cst.BaseExpression, kv: Val) -> list[str] | None:
+        """The parameters of the enclosing function an environment key is computed from, where it
+        is computed from them only (`name`, `f"TRAINER_{name.upper()}"`): a helper reading the
+        variable its caller names (`check_bool_flag("USE_KERNEL")`); None otherwise."""
         scope = self.scope
         while scope is not None and not scope.is_module and not scope.params:
             scope = scope.outer  # a comprehension's or lambda's scope inside the function
         if scope is None or scope.is_module:
-            return False
+            return None
         nodes = list(_walk(key))
         names = [n for n in nodes if isinstance(n, cst.Name)]
-        if not names or self.ev(key).divergent:
-            return False
         attrs = {id(n.attr) for n in nodes if isinstance(n, cst.Attribute)}
-        return all(n.value in scope.params or id(n) in attrs for n in names)
+        if not names or not all(n.value in scope.params or id(n) in attrs for n in names):
+            return None
+        return list(dict.fromkeys(n.value for n in names if id(n) not in attrs))
 
     def _measured_elements(self, node: cst.Call) -> Val | None:
         """For `max(len(s) for s in xs)` or `max(map(len, xs))` (lengths or shapes of the elements
