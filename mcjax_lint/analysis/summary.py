@@ -696,7 +696,7 @@ class _Summarizer(semantics.StatementRules):
             self._ret_host[self.scope.facts.name] = False  # (a generator: not followed as host data)
         return {}
 
-    code = staticmethod(ast.unparse)
+    code = staticmethod(ast.unparse)  # (an expression's text: `ev_IfExp`)
 
     def ev_BinOp(self, node: ast.BinOp) -> Sym:
         a, b = self.ev(node.left), self.ev(node.right)
@@ -852,9 +852,8 @@ class _Summarizer(semantics.StatementRules):
 
     def key_params(self, key_node: ast.expr, kv: Sym) -> list[str] | None:
         """The enclosing function's parameters an (untainted) environment key is computed from,
-        by the key's value `kv`:
-        [] when only from constants, None when from anything else (another call's result, a
-        parameter whose default names a per-process variable)."""
+        read off the key's value `kv`: [] when only from constants, None when from anything else
+        (another call's result, a parameter whose default names a per-process variable)."""
         if "via" in kv and not all(set(c.get("r") or {}) <= {"params"} and not (c.get("a") or {}).get("via")
                                    for c in kv["via"]):
             return None  # (method calls on parameters, `name.upper()`, are fine)
