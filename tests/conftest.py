@@ -1,2 +1,39 @@
+import pytest
+
 # pytester drives the pytest plugin's own tests (tests/plugin/); it must be enabled at the top level.
 pytest_plugins = ["pytester"]
+
+# Modules whose tests start real JAX processes and check wall-clock windows: hang thresholds of a
+# few seconds, a heartbeat limit crossed on purpose (SIGSTOP, a held GIL), `seconds < N` bounds.
+# test_causes asserts on test_programs' runs (one run per scenario in a worker: the same worker).
+TIMED = tuple(f"tests/{m}.py" for m in (
+    "guard/test_programs", "guard/test_causes", "guard/test_workers", "guard/test_subsets",
+    "guard/test_cross_host", "guard/test_heartbeats", "postmortem/test_report_consistency",
+    "postmortem/test_hang_reports", "postmortem/test_guard_e2e", "postmortem/test_cross_host",
+    "plugin/test_plugin_failures", "plugin/test_plugin_options"))
+# The other modules that start JAX processes: each module on one worker, so that the runs its
+# tests share (module fixtures, guard_run's session cache) are made once.
+PROCESS_DIRS = ("tests/guard/", "tests/postmortem/", "tests/plugin/")
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """Under pytest-xdist (`-n 2`, the README's test command) the timed modules run one test at a
+    time on one worker, in their usual order, beside one other worker (one CPU-bound lint test, or
+    one module's multi-process job, at a time): two of their windows never overlap. Every other
+    test is distributed as with `--dist load`. (xdist's `--dist loadgroup` cannot express it with
+    pytest >= 9.2: it renames node ids through an attribute pytest no longer reads.) Other
+    `--dist` modes are left as asked."""
+    if config.getoption("dist") not in ("load", "loadgroup"):
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class TimedTestsOnOneWorker(LoadScopeScheduling):
+        """xdist's scope scheduling (a scope's tests go to one worker, the largest scope first)."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            if module in TIMED:
+                return "timed process tests"
+            return module if module.startswith(PROCESS_DIRS) else nodeid
+
+    return TimedTestsOnOneWorker(config, log)
