@@ -16,6 +16,7 @@ TIMED = tuple(f"tests/{m}.py" for m in (
 PROCESS_DIRS = ("tests/guard/", "tests/postmortem/", "tests/plugin/")
 
 
+@pytest.hookimpl(optionalhook=True)  # (no error where pytest-xdist is not installed)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """Under pytest-xdist (`-n 2`, the README's test command) the timed modules run one test at a
     time on one worker, in their usual order, beside one other worker (one CPU-bound lint test, or
