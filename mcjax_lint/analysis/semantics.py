@@ -920,12 +920,50 @@ def lookup(scope, module_env: dict, name: str):
 
 def note_string_binding(scope, target: object, value: object, read: Reader) -> None:
     """An assignment `name = value` in `scope` (it has `strings`): a name assigned once, to a str
-    literal, holds that string; assigned again, it holds no known string."""
+    literal, holds that string; to a tuple, list or set display of str literals (`FLAGS =
+    ("XLA_FLAGS", "RANK")`), those strings; assigned again, it holds no known string."""
     t = read(target)
     if t[0] != "name":
         return
+    scope.strings[t[1]] = _strings(value, read) if t[1] not in scope.strings else None
+
+
+class OneOf(tuple):
+    """What a loop variable over known strings holds: one of them (a plain tuple is a collection
+    of strings, held whole)."""
+
+
+def note_loop_strings(scope, target: object, iterable: object, read: Reader) -> None:
+    """A loop `for name in it` (or a comprehension's): where `it` is a collection of known
+    strings (a display of str literals, a name bound once to one), name holds one of them."""
+    t = read(target)
+    if t[0] != "name":
+        return
+    r = read(iterable)
+    known = _bound_strings(r[1], scope) if r[0] == "name" else _strings(iterable, read)
+    known = OneOf(known) if type(known) is tuple and t[1] not in scope.strings else None
+    scope.strings[t[1]] = known
+
+
+def _strings(value: object, read: Reader) -> str | tuple[str, ...] | None:
     v = read(value)
-    scope.strings[t[1]] = v[1] if v[0] == "string" and t[1] not in scope.strings else None
+    if v[0] == "string":
+        return v[1]
+    if v[0] in ("tuple", "seq") and v[1]:
+        elts = [read(e) for e in v[1]]
+        if all(e[0] == "string" for e in elts):
+            return tuple(e[1] for e in elts)
+    return None
+
+
+def _bound_strings(name: str, scope) -> str | tuple[str, ...] | None:
+    """What `name` holds (`note_string_binding`, `note_loop_strings`) in the innermost scope
+    that binds it."""
+    while scope is not None:
+        if name in scope.env:
+            return scope.strings.get(name)
+        scope = scope.outer
+    return None
 
 
 def env_key(node: object, read: Reader, scope) -> str | None:
@@ -935,13 +973,20 @@ def env_key(node: object, read: Reader, scope) -> str | None:
     r = read(node)
     if r[0] == "string":
         return r[1]
-    if r[0] != "name":
-        return None
-    while scope is not None:
-        if r[1] in scope.env:
-            return scope.strings.get(r[1])
-        scope = scope.outer
-    return None
+    known = _bound_strings(r[1], scope) if r[0] == "name" else None
+    return known if isinstance(known, str) else None
+
+
+def env_keys(node: object, read: Reader, scope) -> tuple[str, ...] | None:
+    """The environment variables a read may name: `env_key`'s, or each of the strings a loop
+    variable takes (`for k in ("XLA_FLAGS", "RANK"): os.environ.get(k)`); None for a key
+    computed otherwise."""
+    key = env_key(node, read, scope)
+    if key is not None:
+        return (key,)
+    r = read(node)
+    known = _bound_strings(r[1], scope) if r[0] == "name" else None
+    return tuple(known) if isinstance(known, OneOf) else None
 
 
 def _small_int(node: object, read: Reader) -> int | None:
@@ -1291,20 +1336,24 @@ class StatementRules:
         """An environment variable's value (`os.environ[k]`, `os.environ.get(k)`, `os.getenv(k)`;
         `key_node`: the name's expression, None when not given): per process for a per-process
         name (`RANK`, or a name not known: `K.is_per_process_env_key`), the same everywhere for
-        any other. A computed name: per process when computed from a per-process value (each
-        process reads another variable, certainly); as the caller decides when computed from the
-        enclosing function's parameters only (`env_int("RANK")`: `key_params`, `param_env_read`);
-        the same everywhere when from constants only (`key_params` gives []); else a guess. A pass
+        any other; a loop variable over known names (`env_keys`) reads each of them. A computed
+        name: per process when computed from a per-process value (each process reads another
+        variable, certainly); as the caller decides when computed from the enclosing function's
+        parameters only (`env_int("RANK")`: `key_params`, `param_env_read`); else a name not
+        known, a guess (from constants only too: which name they make is not evaluated). A pass
         supplies `env_source` (a read of a per-process variable), `key_params` and
         `param_env_read` (a read the call site decides)."""
-        key = env_key(key_node, self.read, self.scope) if key_node is not None else None
-        if key is not None or key_node is None:
-            return self.env_source(key, False, node) if K.is_per_process_env_key(key) else self.nothing()
+        if key_node is None:
+            return self.env_source(None, False, node)
+        keys = env_keys(key_node, self.read, self.scope)
+        if keys is not None:
+            key = next((k for k in keys if K.is_per_process_env_key(k)), None)
+            return self.env_source(key, False, node) if key is not None else self.nothing()
         kv = self.ev(key_node)
         if not self.divergent(kv):
             params = self.key_params(key_node, kv)
-            if params is not None:
-                return self.param_env_read(params, node) if params else self.nothing()
+            if params:
+                return self.param_env_read(params, node)
         return self.env_source(None, self.varies(kv), node)
 
     # ---- library calls whose result is a source of divergence
@@ -1437,6 +1486,7 @@ class StatementRules:
         if is_range(iterable, self.read):
             elem = self.as_number(elem)
         self.bind_iteration(target, iterable, elem)
+        note_loop_strings(self.scope, target, iterable, self.read)
         accs = order_free_accumulators(target, body, self.statement_reader, self._num) if order else ()
         self.enter_iteration(it)
         try:
@@ -1469,6 +1519,7 @@ class StatementRules:
                     elem = self.as_number(elem)
                 self.comp_iteration(acc, it, order, iterable, at)
                 self.bind_iteration(target, iterable, elem)
+                note_loop_strings(self.scope, target, iterable, self.read)
                 for test, test_at in filters:
                     self.comp_filter(acc, self.data(self.ev(test)), test_at, node)
             for e in elts:

@@ -852,8 +852,9 @@ class _Summarizer(semantics.StatementRules):
 
     def key_params(self, key_node: ast.expr, kv: Sym) -> list[str] | None:
         """The enclosing function's parameters an (untainted) environment key is computed from,
-        read off the key's value `kv`: [] when only from constants, None when from anything else
-        (another call's result, a parameter whose default names a per-process variable)."""
+        read off the key's value `kv`: [] when only from constants (a name not known: a guess,
+        `env_read`), None when from anything else (another call's result, a parameter whose
+        default names a per-process variable)."""
         if "via" in kv and not all(set(c.get("r") or {}) <= {"params"} and not (c.get("a") or {}).get("via")
                                    for c in kv["via"]):
             return None  # (method calls on parameters, `name.upper()`, are fine)
