@@ -28,6 +28,10 @@ WHOLE_CONTAINER = "a whole container taken as process-dependent because one elem
 STORED_CALLABLE = "a callable handed to other code, never seen called"
 UNRESOLVED_CALL = "an unresolved call assumed to return something computed from its arguments"
 UNMATCHED_EXCEPTION = "an exception whose type was not matched against the handler"
+IMPLICIT_ATTRIBUTE = ("an attribute assigned elsewhere (another method, another reference to the object, a signal "
+                      "handler) under a process-dependent condition, taken as assigned before this read")
+METHOD_ARGUMENT = ("a method analysed with what one call passes it (the instance it runs on and the other calls "
+                   "are not followed)")
 HELPER_NOT_FOLLOWED = "a helper not followed"
 UNKNOWN_SET_ELEMENTS = "its order differs between processes only if they are strings, bytes or objects hashed by identity"
 UNKNOWN_HASHED_TYPE = "it differs between processes only if the value is or holds a str/bytes, or is hashed by identity"
@@ -68,6 +72,14 @@ def mark(v: Val, why: str, text: str, line: int = 0) -> Val:
     items = tuple(mark(x, why, text, line) for x in v.items) if v.items is not None else None
     return replace(v, pd=m(v.pd), pdc=m(v.pdc), order=m(v.order), hash=m(v.hash), shape=m(v.shape),
                    tree=m(v.tree), items=items)
+
+
+def derived(s: Src, parents: frozenset[Src]) -> Src:
+    """A source the engine makes from values carrying `parents` (the longest of process-local
+    elements): as certain as the most certain of them, so a guess taken to reach them stays."""
+    if not parents or any(not p.guess for p in parents):
+        return s
+    return replace(s, guess=min((p.guess for p in parents), key=len))
 
 
 def locate(v: Val, text: str, line: int) -> Val:

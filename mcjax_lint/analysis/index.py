@@ -210,6 +210,8 @@ class ProjectIndex:
         self.globals: dict[str, Sym] = {}
         self.methods_by_name: dict[str, list[str]] = {}
         self.attrs_by_name: dict[str, list[str]] = {}
+        # attr -> [(what a store through another reference carries, its file)] (summary.attr_stores)
+        self.attr_stores: dict[str, list[tuple[Sym, str]]] = {}
         for s in summaries:
             for q, f in s.functions.items():
                 self.functions[q] = f
@@ -227,6 +229,12 @@ class ProjectIndex:
             for name, v in s.globals.items():
                 self.globals[f"{s.module}.{name}"] = v
                 self.fn_path[f"{s.module}.{name}"] = s.path
+            if not test_module:
+                for name, v in s.attr_stores.items():
+                    if name not in K.GENERIC_ATTRIBUTE_NAMES:
+                        # (calls of methods, resolved by name, are left out: they tied attributes
+                        # into cycles that kept the fixpoint from settling)
+                        self.attr_stores.setdefault(name, []).append((_named_calls_only(v), s.path))
         for s in libraries:
             self.modules[s.module] = s
             for q, f in s.functions.items():
@@ -530,8 +538,40 @@ class ProjectIndex:
         for c in self.mro(cls):
             cf = self.classes[c]
             if name in cf.attrs:
-                return self._resolve_cached(f"{c}.{name}", cf.attrs[name], self._attr_cache)
+                key = f"{c}.{name}"
+                v = self._resolve_cached(key, cf.attrs[name], self._attr_cache)
+                # Assigned elsewhere under a process-dependent condition, or through another
+                # reference to the object (semantics.IMPLICIT_KEYS): a guess, joined.
+                stores = [(cf.cond_attrs.get(name) or {}, self.fn_path.get(c, ""))]
+                stores += self.attr_stores.get(name, [])
+                extra = self._resolve_cached_all(key + "!elsewhere", stores, self._attr_cache)
+                if extra.pd or extra.pdc:
+                    v = v.join(evidence.mark(extra, evidence.IMPLICIT_ATTRIBUTE, f"`.{name}`"))
+                return v
         return None
+
+    def _resolve_cached_all(self, key: str, syms: list[tuple[Sym, str]], cache: dict[str, Val]) -> Val:
+        """The process dependence (`pd`, `pdc`) the symbolic values `syms` (each with its file)
+        carry together, cached under `key` as `_resolve_cached` does."""
+        if key in cache:
+            return cache[key]
+        if key in self._resolving:
+            self._dep(_CYCLE)
+            return BOTTOM
+        self._dep("@" + key)
+        self._resolving.add(key)
+        try:
+            out = BOTTOM
+            for sym, path in syms:
+                if sym:
+                    r = self.resolve(sym, path)
+                    if r.pd or r.pdc:
+                        out = out.join(Val(pd=r.pd, pdc=r.pdc))
+        finally:
+            self._resolving.discard(key)
+        if self._stable:
+            cache[key] = out
+        return out
 
     def _resolve_cached(self, key: str, sym: Sym, cache: dict[str, Val]) -> Val:
         if key in cache:
@@ -1474,6 +1514,15 @@ class ProjectIndex:
 
 
 _CYCLE = "<cycle>"  # pseudo-dependency of values a resolution cycle cut short (never reused across rounds)
+
+
+def _named_calls_only(sym: Sym) -> Sym:
+    """`sym` without the results of method calls (`{"m": ...}`)."""
+    out = {k: v for k, v in sym.items() if k != "via"}
+    via = [c for c in sym.get("via", ()) if "n" in c]
+    if via:
+        out["via"] = via
+    return out
 
 
 def _flat(v: Val) -> Val:

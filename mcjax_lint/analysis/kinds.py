@@ -30,6 +30,7 @@ CLOCK = "clock"  # the wall clock or a timer
 RANDOM = "random"  # unseeded randomness, `uuid4()`, `os.urandom()`
 ENVIRONMENT = "environment"  # a per-process environment variable (`RANK`, `LOCAL_RANK`, ...)
 LOCAL_DATA = "local-data"  # this process's split or shard of the data, measured or read
+SIGNAL = "signal"  # what a signal handler sets: a signal arrives at one process, not at all of them
 # Numbers drawn into a shape given apart from them (`np.random.normal(size=(4, 8))`, a `jax.random`
 # draw from a per-process key): process-local content (`Val.pdc`) whose shape is certainly uniform.
 DRAWN = "drawn"

@@ -69,6 +69,34 @@ def is_range(node: object, read: Reader) -> bool:
 ITERATION_METHODS = ("__iter__", "__next__")
 
 
+# ---- attributes: an object outlives the branch that changed it
+# An attribute assigned under a condition (`if self.rank == 0: self.stop = True`), after an early
+# exit, or in a signal handler's body holds, wherever it is read later, a value that tells whether
+# that condition held: the condition's sources reach the reads (implicit flow, as for a local
+# name, but across methods and through other references to the object: `trainer.stop = True`).
+# Whether the assignment ran before a given read is not known, so such a step is a guess. What a
+# summary keeps of those conditions: their process dependence and what resolves to it later.
+IMPLICIT_KEYS = ("pd", "pdc", "via", "refs")
+
+# A signal arrives at the process it is sent to (a scheduler's preemption warning, a Ctrl-C on
+# one worker), not at every process: what its handler sets differs between processes.
+SIGNAL_HANDLER_DESC = "a flag set by a signal handler (a signal reaches one process, not all)"
+SIGNAL_INSTALLERS = frozenset({"signal.signal"})
+
+
+def signal_handler_name(q: str | None, args: Sequence[object], read: Reader) -> str | None:
+    """The function or method (`self.on_signal`: its name) that `signal.signal(sig, handler)`
+    installs, else None."""
+    if q not in SIGNAL_INSTALLERS or len(args) < 2:
+        return None
+    h = read(args[1])
+    if h[0] == "name" and h[1] not in ("None", "True", "False"):
+        return h[1]
+    if h[0] == "attr" and read(h[1]) in (("name", "self"), ("name", "cls")):
+        return h[2]
+    return None
+
+
 def enumerate_position(iterable: object, target: object, read: Reader) -> object | None:
     """The index target of `for i, x in enumerate(xs)`: the position of x in xs's order (a value
     that differs where that order does, unlike x itself), else None."""

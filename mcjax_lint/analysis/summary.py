@@ -235,13 +235,20 @@ class ClassFacts:
     bases: list[str] = field(default_factory=list)
     attrs: dict[str, Sym] = field(default_factory=dict)  # attr -> value assigned by any method
     methods: list[str] = field(default_factory=list)
+    # attr -> what the conditions carry under which a method (not `__init__`'s straight line)
+    # assigns it (`semantics.implicit_attribute_taint`): read elsewhere, a guess.
+    cond_attrs: dict[str, Sym] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "line": self.line, "bases": self.bases, "attrs": self.attrs, "methods": self.methods}
+        d = {"name": self.name, "line": self.line, "bases": self.bases, "attrs": self.attrs, "methods": self.methods}
+        if self.cond_attrs:
+            d["cond_attrs"] = self.cond_attrs
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> ClassFacts:
-        return cls(d["name"], d["line"], list(d.get("bases", [])), dict(d.get("attrs", {})), list(d.get("methods", [])))
+        return cls(d["name"], d["line"], list(d.get("bases", [])), dict(d.get("attrs", {})), list(d.get("methods", [])),
+                   dict(d.get("cond_attrs", {})))
 
 
 @dataclass
@@ -267,6 +274,10 @@ class ModuleSummary:
     # Project functions this file uses as values (stored, passed, returned; not called by name):
     # called elsewhere with arguments no call record shows.
     value_refs: list[str] = field(default_factory=list)
+    # Attributes assigned through a reference other than `self` (`trainer.should_stop = True`):
+    # attr -> what the value and the enclosing conditions carry. The receiver's class is not
+    # known here; the index joins these into that attribute of each class that has it, as a guess.
+    attr_stores: dict[str, Sym] = field(default_factory=dict)
     version: int = SUMMARY_VERSION
 
     def to_dict(self) -> dict:
@@ -288,6 +299,7 @@ class ModuleSummary:
             "refs_used": self.refs_used,
             "seeded_rngs": self.seeded_rngs,
             "value_refs": self.value_refs,
+            "attr_stores": self.attr_stores,
         }
 
     @classmethod
@@ -311,6 +323,7 @@ class ModuleSummary:
             seeded_rngs=list(d.get("seeded_rngs", [])),
             import_device_access=d.get("import_device_access"),
             value_refs=list(d.get("value_refs", [])),
+            attr_stores=dict(d.get("attr_stores", {})),
         )
 
 
@@ -433,6 +446,9 @@ class _Summarizer(semantics.StatementRules):
         # Conditions a `return` depends on: enclosing branches, and earlier `if`s one of whose
         # sides left the function (`if jax.process_index() != 0: return None`).
         self._ret_taints: list[Sym] = []
+        # What the conditions an attribute assignment runs under carry (`_implicit_taint`): as
+        # `_ret_taints`, parameters' conditions included (their other sources still reach).
+        self._attr_taints: list[Sym] = []
         self._exit_counts: list[Sym] = []  # conditions of early exits so far: how often later yields run
         self._main_guard = False
         self._positional: dict[str, list[str]] = {}  # function -> positional parameters (static_argnums)
@@ -446,6 +462,8 @@ class _Summarizer(semantics.StatementRules):
         self._module_host_names: set[str] | None = None
         self._stores: dict[str, int] | None = None
         self._may_declare_global = "global" in source or not source  # (a `global` statement spells it)
+        self._handlers: frozenset[str] | None = None  # (see _signal_handlers)
+        self.imports_text = " ".join(self.imports.values())
 
     # ---- names
     def _positional_params(self, target: ast.expr | None) -> list[str] | None:
@@ -1251,11 +1269,18 @@ class _Summarizer(semantics.StatementRules):
             for e in target.elts:
                 self.bind(e.value if isinstance(e, ast.Starred) else e, elem)
         elif isinstance(target, ast.Attribute):
+            implicit = self._implicit_taint()
             if isinstance(target.value, ast.Name) and target.value.id == "self" and self.class_stack:
-                attrs = self.class_stack[-1].attrs
-                attrs[target.attr] = sym_join(attrs.get(target.attr), self._init_params(value))
+                cf = self.class_stack[-1]
+                cf.attrs[target.attr] = sym_join(cf.attrs.get(target.attr), self._init_params(value))
+                if implicit:
+                    cf.cond_attrs[target.attr] = sym_join(cf.cond_attrs.get(target.attr), implicit)
             else:
                 self.ev(target.value)
+                stored = sym_join({k: v for k, v in value.items() if k in semantics.IMPLICIT_KEYS}, implicit)
+                if isinstance(target.value, ast.Name) and stored and not self.scope.is_module:
+                    stores = self.summary.attr_stores
+                    stores[target.attr] = sym_join(stores.get(target.attr), stored)
         elif isinstance(target, ast.Subscript):
             base = target.value
             if isinstance(base, ast.Name):
@@ -1267,6 +1292,15 @@ class _Summarizer(semantics.StatementRules):
                         self.bind(base, dict(_strip_order(sym_join(cur, sym_taint(value)), target.lineno), u=True))
                     else:
                         self.bind(base, sym_join(cur, sym_element(sym_join(value, key))))
+
+    def _implicit_taint(self) -> Sym:
+        """What the conditions carry under which an attribute assignment here runs (enclosing
+        branches and loops, earlier early exits, a signal handler's body):
+        `semantics.implicit_attribute_taint`."""
+        out: Sym = {}
+        for t in self._attr_taints:
+            out = sym_join(out, t)
+        return out
 
     def _init_params(self, value: Sym) -> Sym:
         """A value `__init__` stores in an attribute: its parameters become references to the
@@ -1345,20 +1379,25 @@ class _Summarizer(semantics.StatementRules):
 
     # `branches` (semantics.StatementRules): a block runs with its condition's control taint on
     # what the function returns; a condition's references reach what the blocks bind.
-    def arms_begin(self, cond: Sym) -> Sym:
-        return _control(cond)
+    def arms_begin(self, cond: Sym) -> tuple[Sym, Sym]:
+        return _control(cond), _implicit(cond)
 
-    def run_arm(self, block, control: Sym) -> None:
+    def run_arm(self, block, token: tuple[Sym, Sym]) -> None:
+        control, implicit = token
         if control:
             self._ret_taints.append(control)
+        if implicit:
+            self._attr_taints.append(implicit)
         try:
             self.run_block(block)
         finally:
             if control:
                 self._ret_taints.pop()
+            if implicit:
+                self._attr_taints.pop()
 
     @staticmethod
-    def arms_end(cond: Sym, node, control: Sym) -> Sym:
+    def arms_end(cond: Sym, node, token: tuple[Sym, Sym]) -> Sym:
         return {k: v for k, v in cond.items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs")}
 
     divergent = staticmethod(lambda cond: any(k in cond for k in ("pd", "pdc", "order", "hash")))
@@ -1397,6 +1436,8 @@ class _Summarizer(semantics.StatementRules):
         if not self.scope.is_module and _always_exits(node.body) != _always_exits(node.orelse):
             if control:
                 self._ret_taints.append(control)  # the rest of the function runs on one side only
+            if _implicit(cond):
+                self._attr_taints.append(_implicit(cond))
             self._exit_counts.append(self._count_of_test(cond, node.test))
 
     def _iterates_instance(self, it: Sym, node: ast.AST) -> Sym:
@@ -1565,8 +1606,9 @@ class _Summarizer(semantics.StatementRules):
                 env[p] = sym_join(env[p], {"pd": [self.src(fixture, node, kinds.PROCESS_ID)]})
         if facts.cls and params and params[0] in ("self", "cls"):
             env[params[0]] = {"cls": facts.cls}
-        saved = self.scope, self.class_stack, self._in_class_body, self._loop_taints, self._ret_taints, self._exit_counts
-        self._ret_taints, self._exit_counts = [], []
+        saved = (self.scope, self.class_stack, self._in_class_body, self._loop_taints, self._ret_taints, self._exit_counts,
+                 self._attr_taints)
+        self._ret_taints, self._exit_counts, self._attr_taints = [], [], []
         self.scope = _Scope(facts, env, outer)
         a = node.args
         pos = a.posonlyargs + a.args
@@ -1577,10 +1619,23 @@ class _Summarizer(semantics.StatementRules):
             p.arg for p, d in list(zip(pos[len(pos) - len(a.defaults):], a.defaults)) + list(zip(a.kwonlyargs, a.kw_defaults))
             if isinstance(d, ast.Constant) and d.value is None}
         self.class_stack, self._in_class_body, self._loop_taints = classes, False, []
+        if node.name in self._signal_handlers():
+            # A signal handler's body runs on the processes the signal reached (semantics.SIGNAL_HANDLER).
+            self._attr_taints.append({"pd": [[semantics.SIGNAL_HANDLER_DESC, node.lineno, kinds.SIGNAL]]})
         try:
             self.run_block(node.body)
         finally:
-            self.scope, self.class_stack, self._in_class_body, self._loop_taints, self._ret_taints, self._exit_counts = saved
+            (self.scope, self.class_stack, self._in_class_body, self._loop_taints, self._ret_taints, self._exit_counts,
+             self._attr_taints) = saved
+
+    def _signal_handlers(self) -> frozenset[str]:
+        """Names of the functions and methods this module installs as signal handlers."""
+        if self._handlers is None:
+            self._handlers = frozenset(
+                name for node in (ast.walk(self.tree) if "signal" in self.imports_text else ())
+                if isinstance(node, ast.Call) and (name := semantics.signal_handler_name(
+                    self.qualify(node.func), node.args, read)) is not None)
+        return self._handlers
 
     def run(self) -> ModuleSummary:
         self.run_block(self.tree.body)
@@ -1885,6 +1940,11 @@ def _control(cond: Sym) -> Sym:
     if "params" in cond:
         return {}
     return {k: v for k, v in cond.items() if k in ("pd", "pdc", "order", "hash", "via", "refs")}
+
+
+def _implicit(cond: Sym) -> Sym:
+    """What a condition carries into the attributes assigned under it (semantics.IMPLICIT_KEYS)."""
+    return {k: v for k, v in cond.items() if k in semantics.IMPLICIT_KEYS}
 
 
 def _always_exits(body: list[ast.stmt]) -> bool:

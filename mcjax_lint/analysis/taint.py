@@ -32,7 +32,7 @@ from mcjax_lint.analysis.index import ProjectIndex, short_name
 from mcjax_lint.analysis import read_cst
 from mcjax_lint.analysis.read_cst import last_statement, read
 from mcjax_lint.analysis.summary import FunctionFacts, jit_statics
-from mcjax_lint.analysis.values import BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, applied, join_all
+from mcjax_lint.analysis.values import BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, applied, join_all, union_sources
 from mcjax_lint.model import Edit, Fix
 from mcjax_lint.settings import AnalysisSettings
 
@@ -312,7 +312,7 @@ class FileAnalysis(semantics.StatementRules):
     def slice_of(self, out: Val, length: Val, node: cst.Subscript) -> Val:
         if not length.pd:
             return out
-        return replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a slice bounded by {_why(length.pd)}", kinds.LENGTH)})))
+        return replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"a slice bounded by {_why(length.pd)}", kinds.LENGTH), length.pd)})))
 
     varies = staticmethod(lambda v: bool(v.pd))
     same_length = staticmethod(lambda v: replace(v, pd=frozenset(), pdc=_cap(v.pd | v.pdc),
@@ -401,7 +401,7 @@ class FileAnalysis(semantics.StatementRules):
                     kept = None
                 out = out.join(values[-1].data())
                 if k.pd:
-                    out = replace(out, tree=_cap(out.tree | frozenset({self.src(e.key, f"a dict key from {_why(k.pd)}")})))
+                    out = replace(out, tree=_cap(out.tree | frozenset({evidence.derived(self.src(e.key, f"a dict key from {_why(k.pd)}"), k.pd)})))
                 keys.append(_const_str(e.key) or "?")
             else:
                 out = out.join(self.ev(e.value).data())
@@ -436,7 +436,7 @@ class FileAnalysis(semantics.StatementRules):
         if (a.unordered or b.unordered) and isinstance(node.operator, (cst.BitOr, cst.BitAnd, cst.Subtract, cst.BitXor)):
             out = replace(out, unordered=semantics.stronger_order(a.unordered, b.unordered))
         if isinstance(node.operator, cst.Multiply) and isinstance(node.left, (cst.List, cst.Tuple)) and b.pd:
-            out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a sequence repeated {_why(b.pd)} times", kinds.LENGTH)})))
+            out = replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"a sequence repeated {_why(b.pd)} times", kinds.LENGTH), b.pd)})))
         return out
 
     without_order = staticmethod(lambda v: v.without_order() if v.order else v)
@@ -485,9 +485,9 @@ class FileAnalysis(semantics.StatementRules):
                 out = b.join(a).join(c)  # a value keeps one function: the one that does collective work
             out = replace(out, chosen=out.chosen | {node})
         if c.process_dependent and _array_shapes_differ(a.struct, b.struct):
-            out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"an array whose shape/dtype depends on {_why(c.pd | c.pdc)}")})))
+            out = replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"an array whose shape/dtype depends on {_why(c.pd | c.pdc)}"), c.pd | c.pdc)})))
         elif c.process_dependent and a.struct != b.struct and ("none" in (a.struct, b.struct) or (a.struct and b.struct)):
-            out = replace(out, tree=_cap(out.tree | frozenset({self.src(node, f"a value whose structure depends on {_why(c.pd | c.pdc)}")})))
+            out = replace(out, tree=_cap(out.tree | frozenset({evidence.derived(self.src(node, f"a value whose structure depends on {_why(c.pd | c.pdc)}"), c.pd | c.pdc)})))
         return replace(out, struct=a.struct if a.struct == b.struct else None)
 
     def ev_Await(self, node):
@@ -554,7 +554,7 @@ class FileAnalysis(semantics.StatementRules):
             rest = frozenset(x for x in out.order if x.desc.startswith(_POSITION))
             out = replace(out.without_order(), unordered=True, order=rest)
         if kind in ("list", "dict") and acc.length.pd:
-            out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a {kind} whose length depends on {_why(acc.length.pd)}", kinds.LENGTH)})))
+            out = replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"a {kind} whose length depends on {_why(acc.length.pd)}", kinds.LENGTH), acc.length.pd)})))
         return replace(out, struct=kind) if kind in ("list", "dict", "set") else out
 
     element = staticmethod(lambda v: v.element())
@@ -783,7 +783,7 @@ class FileAnalysis(semantics.StatementRules):
                 positional = [p.name.value for p in fdef.params.posonly_params + fdef.params.params]
         return tuple(tuple(x) for x in jit_statics(nums, names, positional))
 
-    def _record_param_taint(self, q: str, node: cst.Call) -> None:
+    def _record_param_taint(self, q: str, node: cst.Call, guess: str | None = None) -> None:
         fdef, _, _ = self.fn_nodes[q]
         params = [p.name.value for p in fdef.params.posonly_params + fdef.params.params]
         if params and params[0] in ("self", "cls"):
@@ -804,6 +804,8 @@ class FileAnalysis(semantics.StatementRules):
             # of its parameter runs another program there.
             val = val.taint().join(Val(callable=desc, chosen=val.chosen)) if desc else \
                 (replace(val.taint(), host=True) if self.is_host(a.value) else val.taint())
+            if guess is not None:
+                val = evidence.mark(val, evidence.METHOD_ARGUMENT, guess, self.line(node))
             # (process-local data at every such call stays so in the callee: `Val.join`)
             if a.keyword is not None:
                 name = a.keyword.value
@@ -972,7 +974,9 @@ class FileAnalysis(semantics.StatementRules):
                     # `max(len(s) for s in local)`: the longest of this process's elements, a
                     # length no other process shares (padding to it makes the shapes differ).
                     what = "longest" if q == "max" else "shortest"
-                    out = replace(out, pd=_cap(out.pd | frozenset({self.src(node, f"the {what} element of process-local data", kinds.LOCAL_DATA)})))
+                    made = evidence.derived(self.src(node, f"the {what} element of process-local data", kinds.LOCAL_DATA),
+                                            elems.pd | elems.pdc | frozenset(elems.length_sources))
+                    out = replace(out, pd=_cap(out.pd | frozenset({made})))
             return out, None
         if q == "dict.fromkeys" or q == "dict" and arg0.unordered:
             return replace(argu.without_order(), unordered=arg0.unordered or bool(arg0.order)), None
@@ -996,7 +1000,7 @@ class FileAnalysis(semantics.StatementRules):
                     out = out.join(kept)
                 if len(node.args) > 1 and arg0.count_sources and _is_none(node.args[1].value):
                     # None once this process's iterator is exhausted, a value on the others.
-                    out = replace(out, tree=_cap(out.tree | frozenset({self.src(node, f"`None` when the local iterator ({_why(arg0.count_sources)}) runs out")})))
+                    out = replace(out, tree=_cap(out.tree | frozenset({evidence.derived(self.src(node, f"`None` when the local iterator ({_why(arg0.count_sources)}) runs out"), arg0.count_sources)})))
                 info.may_raise_pd = arg0.process_dependent and len(node.args) == 1
             elif q == "iter":
                 # An iterator over a set is no longer a set: it carries the order (fix: `iter(sorted(s))`).
@@ -1112,7 +1116,7 @@ class FileAnalysis(semantics.StatementRules):
             size = semantics.as_size(v.pd, v.pdc)
             if (k in _SHAPE_KWS or (dtype_at is not None and k == dtype_at)) and size:
                 what = "a dtype chosen by" if k in ("dtype", dtype_at) else "a shape computed from"
-                result = replace(result, shape=_cap(result.shape | frozenset({self.src(node, f"{what} {_why(size)}")})))
+                result = replace(result, shape=_cap(result.shape | frozenset({evidence.derived(self.src(node, f"{what} {_why(size)}"), size)})))
         sig = _literal_array(name, node, fn, dtype_at) if mod in ("numpy", "jax.numpy") else None
         if sig is not None:
             result = replace(result, struct=sig)
@@ -1195,7 +1199,7 @@ class FileAnalysis(semantics.StatementRules):
         base = out if keeps_input_shape else replace(out, shape=frozenset())
         size = semantics.as_size(sv.pd, sv.pdc)
         if size:
-            return replace(base, shape=_cap(base.shape | frozenset({self.src(node, f"a shape computed from {_why(size)}")})))
+            return replace(base, shape=_cap(base.shape | frozenset({evidence.derived(self.src(node, f"a shape computed from {_why(size)}"), size)})))
         if q.endswith((".zeros", ".ones", ".empty", ".full", ".arange")) or q == "jax.ShapeDtypeStruct":
             return replace(base, shape=frozenset())
         return base
@@ -1239,7 +1243,7 @@ class FileAnalysis(semantics.StatementRules):
                     out = join_all(self.ev(e).data() for e in parts if e is not x and e is not pad)
                     out = out.join(replace(self.ev(x).data(), shape=frozenset()))
                     if sv.pd:
-                        out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a shape computed from {_why(sv.pd)}")})))
+                        out = replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"a shape computed from {_why(sv.pd)}"), sv.pd)})))
                     return out
         return None
 
@@ -1353,12 +1357,12 @@ class FileAnalysis(semantics.StatementRules):
         if recv.glob and meth in K.GLOBAL_ARRAY_METHODS:
             out = replace(recv.data().join(argu.data()), glob=True)
             if meth in K.SHAPE_METHODS and argu.pd:
-                out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a shape/dtype computed from {_why(argu.pd)}")})))
+                out = replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"a shape/dtype computed from {_why(argu.pd)}"), argu.pd)})))
             return out, f"`.{meth}()` on a global array"
         if meth in K.SHAPE_METHODS:
             out = recv.data().join(argu.data())
             if argu.pd:  # `x.reshape(n, -1)` / `x.astype(dtype)` with a process-dependent n/dtype
-                out = replace(out, shape=_cap(out.shape | frozenset({self.src(node, f"a shape/dtype computed from {_why(argu.pd)}")})))
+                out = replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"a shape/dtype computed from {_why(argu.pd)}"), argu.pd)})))
             return out, None
         if meth in ("get", "pop") and self.qualify(node.func.value) == "os.environ":
             return None or self._known_call("os.environ.get", node, args, argu, info)
@@ -1378,6 +1382,12 @@ class FileAnalysis(semantics.StatementRules):
                 name = f"`{short_name(target)}()`"
                 if not coll.startswith(name) and (coll.count("→") < 3 or coll.startswith("… → ")):
                     coll = f"{name} → {coll}"
+        target = self.index.method(recv.cls, meth) if recv.cls else None
+        if target in self.fn_nodes and (argu.divergent or self._callable_desc(argu)):
+            # A method of a known class in this file, given divergent arguments: analysed again
+            # with them, as a function called by name is (`_project_call`); a guess (which
+            # instance's method runs, and what the other calls pass, are not followed).
+            self._record_param_taint(target, node, f"`.{meth}()`")
         if res.divergent:
             # The receiver's and arguments' own sources are located here already; what a project
             # method adds is not.
@@ -1545,7 +1555,7 @@ class FileAnalysis(semantics.StatementRules):
                         added = evidence.mark(added, evidence.WHOLE_CONTAINER, f"`{_code(self.module, target)}`", self.line(target))
                     new = cur.join(added)
                 if key.pd:
-                    new = replace(new, tree=_cap(new.tree | frozenset({self.src(target, f"a key from {_why(key.pd)}")})))
+                    new = replace(new, tree=_cap(new.tree | frozenset({evidence.derived(self.src(target, f"a key from {_why(key.pd)}"), key.pd)})))
                 ck = semantics.constant_key(target.slice[0].slice.value, read) \
                     if len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index) else None
                 if ck is not None and cur.keys is not None:
@@ -1673,9 +1683,9 @@ class FileAnalysis(semantics.StatementRules):
             before = self.scope.env
             structs = {v.struct if v is not None else before.get(k, BOTTOM).struct for v in vals}
             if len(structs) > 1 and cond.process_dependent and node is not None and _array_shapes_differ(*structs):
-                new = replace(new, shape=_cap(new.shape | frozenset({self.src(node, f"`{k}` (its shape/dtype depends on {_why(cond.pd | cond.pdc)})")})))
+                new = replace(new, shape=_cap(new.shape | frozenset({evidence.derived(self.src(node, f"`{k}` (its shape/dtype depends on {_why(cond.pd | cond.pdc)})"), cond.pd | cond.pdc)})))
             elif len(structs) > 1 and (("none" in structs) or None not in structs) and cond.process_dependent and node is not None:
-                src = self.src(node, f"`{k}` has a different structure depending on {_why(cond.pd | cond.pdc)}")
+                src = evidence.derived(self.src(node, f"`{k}` has a different structure depending on {_why(cond.pd | cond.pdc)}"), cond.pd | cond.pdc)
                 new = replace(new, tree=_cap(new.tree | frozenset({src})))
                 none_arm = [i for i, v in enumerate(vals) if v is not None and v.struct == "none"]
                 if isinstance(node, cst.If) and len(vals) == 2 and len(none_arm) == 1:
@@ -1762,8 +1772,9 @@ class FileAnalysis(semantics.StatementRules):
             for attr in _iteration_attrs(fdef):
                 v = self.index.attr(cls, attr)
                 if v is not None and v.pd:
-                    pd |= v.pd
-        return self.anchor(Val(pd=_cap(pd)), node, short_name(cls), call=False, unlocated_only=True) if pd else BOTTOM
+                    # (an attribute read there may carry a source another reaches certainly)
+                    pd = union_sources(pd, v.pd)
+        return self.anchor(Val(pd=pd), node, short_name(cls), call=False, unlocated_only=True) if pd else BOTTOM
 
     # `st_For` (semantics.StatementRules): an iteration's order is a set of sources; the target
     # takes the element with a tuple's parts kept apart (`zip`, `enumerate`).

@@ -70,6 +70,28 @@ def _cap(s: frozenset[Src]) -> frozenset[Src]:
     return frozenset(sorted(s)[:MAX_SOURCES])
 
 
+def union_sources(a: frozenset[Src], b: frozenset[Src]) -> frozenset[Src]:
+    """Both sets' sources, capped; a source reached both ways (certainly and by a guess) keeps
+    its most certain way (`Src.guess` is not part of a source's identity)."""
+    if not b or a is b:
+        return _cap(a)
+    if not a:
+        return _cap(b)
+    u = a | b
+    return _cap(most_certain((*a, *b)) if len(u) < len(a) + len(b) else u)
+
+
+def most_certain(srcs: Collection[Src]) -> frozenset[Src]:
+    """The sources, each equal pair (the same source reached two ways) kept by its way with the
+    fewest guesses."""
+    best: dict[Src, Src] = {}
+    for x in srcs:
+        y = best.get(x)
+        if y is None or len(x.guess) < len(y.guess):
+            best[x] = x
+    return frozenset(best.values())
+
+
 @dataclass(unsafe_hash=True, slots=True)
 class Val:
     pd: frozenset[Src] = frozenset()

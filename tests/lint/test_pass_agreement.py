@@ -43,6 +43,10 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "lint"
 # the collective callee, the summary records a call of a local name it cannot resolve.
 KNOWN_GAPS = {
     ("hazards/function_chosen_by_rank.py", "function_chosen_by_rank.report"),
+    # A method analysed again with what one call passes it (per-call-site context): the longest
+    # of the process-local rows it is given is a source made there, which its own summary (with
+    # symbolic parameters) cannot see; the caller's summary claims the process dependence.
+    ("hazards/method_argument_local_rows.py", "method_argument_local_rows.Scorer.score_rows"),
 }
 CASES = sorted(p for kind in ("hazards", "benign") for p in (FIXTURES / kind).iterdir()
                if p.suffix == ".py" or (p.is_dir() and any(p.rglob("*.py"))))
