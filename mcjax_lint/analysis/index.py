@@ -232,8 +232,8 @@ class ProjectIndex:
             if not test_module:
                 for name, v in s.attr_stores.items():
                     if name not in K.GENERIC_ATTRIBUTE_NAMES:
-                        # (calls of methods, resolved by name, are left out: they tied attributes
-                        # into cycles that kept the fixpoint from settling)
+                        # (calls of methods, resolved by name, are left out here and below: they
+                        # tied attributes into cycles that kept the fixpoint from settling)
                         self.attr_stores.setdefault(name, []).append((_named_calls_only(v), s.path))
         for s in libraries:
             self.modules[s.module] = s
@@ -542,7 +542,7 @@ class ProjectIndex:
                 v = self._resolve_cached(key, cf.attrs[name], self._attr_cache)
                 # Assigned elsewhere under a process-dependent condition, or through another
                 # reference to the object (semantics.IMPLICIT_KEYS): a guess, joined.
-                stores = [(cf.cond_attrs.get(name) or {}, self.fn_path.get(c, ""))]
+                stores = [(_named_calls_only(cf.cond_attrs.get(name) or {}), self.fn_path.get(c, ""))]
                 stores += self.attr_stores.get(name, [])
                 extra = self._resolve_cached_all(key + "!elsewhere", stores, self._attr_cache)
                 if extra.pd or extra.pdc:

@@ -275,7 +275,7 @@ class ModuleSummary:
     # called elsewhere with arguments no call record shows.
     value_refs: list[str] = field(default_factory=list)
     # Attributes assigned through a reference other than `self` (`trainer.should_stop = True`):
-    # attr -> what the value and the enclosing conditions carry. The receiver's class is not
+    # attr -> what the enclosing conditions carry. The receiver's class is not
     # known here; the index joins these into that attribute of each class that has it, as a guess.
     attr_stores: dict[str, Sym] = field(default_factory=dict)
     version: int = SUMMARY_VERSION
@@ -1277,7 +1277,9 @@ class _Summarizer(semantics.StatementRules):
                     cf.cond_attrs[target.attr] = sym_join(cf.cond_attrs.get(target.attr), implicit)
             else:
                 self.ev(target.value)
-                stored = sym_join({k: v for k, v in value.items() if k in semantics.IMPLICIT_KEYS}, implicit)
+                # (only the conditions: a value stored through another reference, in a script or a
+                # test, would otherwise reach every instance of every class with that attribute)
+                stored = implicit
                 if isinstance(target.value, ast.Name) and stored and not self.scope.is_module:
                     stores = self.summary.attr_stores
                     stores[target.attr] = sym_join(stores.get(target.attr), stored)
@@ -1379,8 +1381,17 @@ class _Summarizer(semantics.StatementRules):
 
     # `branches` (semantics.StatementRules): a block runs with its condition's control taint on
     # what the function returns; a condition's references reach what the blocks bind.
+    _loop_arms = False  # the next `branches` runs a loop's body (see `loop`)
+
+    def loop(self, cond, body, node=None, narrow: str | None = None) -> None:
+        self._loop_arms = True
+        super().loop(cond, body, node, narrow)
+
     def arms_begin(self, cond: Sym) -> tuple[Sym, Sym]:
-        return _control(cond), _implicit(cond)
+        # A loop's iterations carry nothing into the attributes its body assigns (a store in a loop
+        # over local data is not a store under a condition: that flooded codebases with warnings).
+        in_loop, self._loop_arms = self._loop_arms, False
+        return _control(cond), ({} if in_loop else _implicit(cond))
 
     def run_arm(self, block, token: tuple[Sym, Sym]) -> None:
         control, implicit = token
