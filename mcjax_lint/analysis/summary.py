@@ -1397,6 +1397,7 @@ class _Summarizer(semantics.StatementRules):
         control, implicit = token
         if control:
             self._ret_taints.append(control)
+        depth = len(self._attr_taints)  # (an early exit inside the block counts in it alone)
         if implicit:
             self._attr_taints.append(implicit)
         try:
@@ -1404,8 +1405,7 @@ class _Summarizer(semantics.StatementRules):
         finally:
             if control:
                 self._ret_taints.pop()
-            if implicit:
-                self._attr_taints.pop()
+            del self._attr_taints[depth:]
 
     @staticmethod
     def arms_end(cond: Sym, node, token: tuple[Sym, Sym]) -> Sym:
