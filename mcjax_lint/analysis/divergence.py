@@ -48,16 +48,26 @@ class Tok:
         return f"Tok({self.key})"
 
 
-def first_tok(seq) -> Tok | None:
+def _toks(seq):
+    """The collective calls of a sequence, in order."""
     for item in seq:
         if isinstance(item, Tok):
-            return item
-        if isinstance(item, tuple):
+            yield item
+        elif isinstance(item, tuple):
             for part in item[1:]:
-                t = first_tok(part) if isinstance(part, tuple) else None
-                if t is not None:
-                    return t
-    return None
+                if isinstance(part, tuple):
+                    yield from _toks(part)
+
+
+def first_tok(seq) -> Tok | None:
+    """The collective work a finding names among `seq`'s (all of it diverges alike): the first
+    that is certainly collective, else the first (a finding is only as certain as its sink)."""
+    first = None
+    for t in _toks(seq):
+        if evidence.collective_guess(t.desc) is None:
+            return t
+        first = first or t
+    return first
 
 
 @dataclass
@@ -850,7 +860,10 @@ def _first_difference(a: tuple, b: tuple) -> Tok | None:
     for i in range(n):
         if a[i] != b[i]:
             x = a[i] if isinstance(a[i], Tok) else first_tok((a[i],))
-            return x or (b[i] if isinstance(b[i], Tok) else first_tok((b[i],)))
+            y = b[i] if isinstance(b[i], Tok) else first_tok((b[i],))
+            if x is not None and y is not None and evidence.collective_guess(x.desc) and not evidence.collective_guess(y.desc):
+                return y  # (the certain one of the two that differ)
+            return x or y
     rest = a[n:] or b[n:]
     return first_tok(rest)
 

@@ -41,6 +41,10 @@ INVARIANT_CHECK = "a check its author says cannot fail (AssertionError, \"should
 ASSUMED_COLLECTIVE = "an unknown call assumed to be collective work (`assume-unknown-calls-collective`)"
 SHARDS_OF_UNKNOWN_ARRAY = ("an array not known to be global: its shards on this process differ from the others' only if it "
                            "is sharded across processes")
+UNKNOWN_INPUTS = ("a jitted function applied to inputs not known to be global arrays: it runs where its inputs "
+                  "live, cross-process only if they (or what it captures) are global arrays")
+CALLBACK_NOT_KNOWN = ("a helper collective only through the callable it is given, here given one not known to be "
+                      "collective")
 CAPTURES_UNKNOWN = ("a jitted function given process-local inputs, taken as collective work because it may capture "
                     "global arrays (a bound method, a lambda, a closure)")
 
@@ -51,6 +55,8 @@ COLLECTIVE_NOTES = {
     "passed as a callback": STORED_CALLABLE,
     BY_NAME_NOTE: METHOD_BY_NAME,
     semantics.CAPTURES_NOTE: CAPTURES_UNKNOWN,
+    semantics.UNKNOWN_INPUTS_NOTE: UNKNOWN_INPUTS,
+    semantics.CALLBACK_WORK: CALLBACK_NOT_KNOWN,
 }
 
 MAX_GUESSES = 3  # per source: enough to explain it, bounded for speed

@@ -928,6 +928,21 @@ class ProjectIndex:
                 if d:
                     coll = f"{d} passed as a callback"
                     break
+        if coll and coll.startswith(semantics.CALLBACK_WORK) and "n" in call:
+            passed = call["cbc"][0] if call.get("cbc") else None
+            for cb in call.get("cb", ()) if passed is None else ():
+                c = self.ref(cb)
+                passed = c.callable or (f"`{short_name(c.fn)}()` → {self.collective[c.fn]}" if c.fn and self.collective.get(c.fn) else None)
+                if passed:
+                    break
+            coll = semantics.callback_work(coll, passed, short_name(call["n"]))
+        if coll:
+            # Applying a jitted function: certain only on an input known to be a global array
+            # (directly, or through a parameter its jitted work runs on).
+            if semantics.UNKNOWN_INPUTS_NOTE in coll and "n" in call and call.get("np", 0) != -1 \
+                    and self.global_at(call["n"], call.get("g", ()), call.get("np", 0), call.get("kw", ()), bool(call.get("bd"))):
+                coll = semantics.known_global_inputs(coll)
+            coll, _ = semantics.jitted_work(coll, bool(call.get("g")))
         return res, coll
 
     def _callbacks_count(self, callee: str) -> bool:
@@ -1108,6 +1123,23 @@ class ProjectIndex:
             elif p not in f.host_defaults:
                 return None
         return keys
+
+    def global_at(self, q: str | None, gkeys: Collection[str], np_: int, kw: Collection[str], bound: bool) -> bool:
+        """Whether a call of `q` (collective through jitted work on its parameters, see
+        `local_unless`) passes a global array (the arguments at `gkeys`) for one of those
+        parameters: that jitted work certainly spans the processes."""
+        q = self._follow_reexport(q) if q else q
+        params = self.local_unless.get(q) if q else None
+        if not params or not gkeys or np_ == -1 or q not in self.functions:
+            return False
+        ps = list(self.functions[q].params)
+        # (a method is called bound: through an instance, `self.`, or a class for `cls`)
+        offset = 1 if self.functions[q].cls and ps and ps[0] in ("self", "cls") else 0
+        for p in params:
+            key = p if p in kw else (str(ps.index(p) - offset) if p in ps else None)
+            if key in gkeys:
+                return True
+        return False
 
     def local_at(self, q: str, site: dict) -> bool:
         """Whether a call of `q` (collective through jitted work on its parameters) passes
@@ -1369,9 +1401,12 @@ class ProjectIndex:
         if d is not None:
             return d[1], None, False
         short = os.path.basename(path)
-        if f.collective:
+        # Its own collective work; when that is only guessed, certain work in a helper it calls
+        # is named instead (a finding is only as certain as the work it names).
+        own = f"{f.collective[0]} ({short}:{f.collective[1]})" if f.collective else None
+        if own is not None and evidence.collective_guess(own) is None:
             self._note_origin(short, f.collective[1], path)
-            return f"{f.collective[0]} ({short}:{f.collective[1]})", None, False
+            return own, None, False
         for desc, line, operand in f.glob_ops:
             if self.resolve(operand, path).glob:
                 # Array work on an attribute or global that holds a global array.
@@ -1390,11 +1425,16 @@ class ProjectIndex:
             c = self.call_collective(call, path)
             if c:
                 n, g = self._call_need(call, path)
-                if n is None:
+                if n is None and (own is None or evidence.collective_guess(_chain(c, call, f, short)) is None):
                     return _chain(c, call, f, short), None, False
+                if n is None:
+                    continue
                 first = first or _chain(c, call, f, short)
                 need.update(n)
                 guess = guess or g
+        if own is not None:
+            self._note_origin(short, f.collective[1], path)
+            return own, None, False
         if f.called_params:
             cb = self.callback_params.get(f.name)
             if cb and cb & set(f.called_params):

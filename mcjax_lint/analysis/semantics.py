@@ -1718,6 +1718,8 @@ def is_host_data(node: object, read: Reader, host_name: HostName, qualify: Quali
         if q is not None:
             if q.startswith(_HOST_CALL_PREFIXES) or q in _HOST_CALLS:
                 return True
+            if q == "jax.device_put" and len(r[2]) >= 2 and _one_device(r[2][1], read, qualify):
+                return True  # on one device of this process: a single-device array, local to it
             if q in _HOST_IF_ARGS_CALLS or q.startswith(_ARRAY_OP_PREFIXES):
                 return args is not None and all(host(a) for a in args)
             return local_call(node)
@@ -1731,6 +1733,16 @@ def is_host_data(node: object, read: Reader, host_name: HostName, qualify: Quali
     return False
 
 
+def _one_device(node: object, read: Reader, qualify: Qualify) -> bool:
+    """`jax.local_devices()[i]`, `jax.devices()[i]`: one device (not a sharding). An array put
+    there lives on that device alone, so work on it is that process's own."""
+    r = read(node)
+    if r[0] != "subscript":
+        return False
+    base = read(r[1])
+    return base[0] == "call" and qualify(base[1]) in ("jax.local_devices", "jax.devices")
+
+
 def host_iteration(it: object, read: Reader, host_name: HostName, qualify: Qualify,
                    local_call: LocalCall = lambda n: False) -> bool:
     """`for x in it`: the elements of host data are host data."""
@@ -1741,6 +1753,53 @@ def host_iteration(it: object, read: Reader, host_name: HostName, qualify: Quali
 CAPTURES_UNKNOWN = "captures"
 # Written after the description of collective work taken to be so only because of that.
 CAPTURES_NOTE = "(on process-local inputs; may capture global arrays)"
+
+
+# Written after the description of a jitted call none of whose inputs is known to be a global
+# array (`jitted_work`): it is cross-process work only if they, or what it captures, are.
+UNKNOWN_INPUTS_NOTE = "(on inputs not known to be global arrays)"
+# Keywords that place a jitted computation on explicit shardings: it runs where they say.
+_SHARDING_JIT_KEYWORDS = frozenset({"in_shardings", "out_shardings", "in_axis_resources", "out_axis_resources"})
+SHARDED = ", sharded"  # appended to a jit wrapper's kind in a callable's description
+
+
+# The collective work of a helper that is collective only by calling a callable it is given (one
+# of its callers passes a collective one): at a call passing no collective callable, a guess.
+CALLBACK_WORK = "a collective callback passed as"
+
+
+def callback_work(desc: str, passed: str | None, callee: str) -> str:
+    """At a call of `callee`, whose collective work `desc` may be only the callable it is given
+    (`CALLBACK_WORK`): that work when this call passes a collective callable (`passed`, its
+    description: certain as far as that callable's own work is), else `desc` (a guess)."""
+    if passed is None or not desc.startswith(CALLBACK_WORK):
+        return desc
+    # (a jitted callable gets its inputs from the helper: not known to be global arrays)
+    return f"`{callee}()` → {jitted_work(passed, False)[0]}"
+
+
+def jit_kind(kind: str, keywords: Collection[str]) -> str:
+    """The kind a jitted callable's description names: a jit given explicit shardings
+    (`jax.jit(f, out_shardings=...)`) is "jit, sharded": it runs where the shardings say."""
+    return f"{kind}{SHARDED}" if kind in LOCAL_JIT_KINDS and _SHARDING_JIT_KEYWORDS & set(keywords) else kind
+
+
+def jitted_work(desc: str, global_input: bool) -> tuple[str, bool]:
+    """Applying the jitted callable `desc` ("`step` (jit)"): (the collective work's description,
+    whether that is certain). A `jit` runs where its inputs live: with an input known to be a global
+    array it is certainly cross-process work; otherwise (parameters, attributes, host data, local
+    devices) only if those inputs or what it captures are global arrays — a guess, whose result is
+    not known to be a global array either. `pmap`/`shard_map` span every process by contract, and a
+    jit given explicit shardings runs on them: certain."""
+    if global_input or callable_kind(desc) not in LOCAL_JIT_KINDS or UNKNOWN_INPUTS_NOTE in desc:
+        return desc, UNKNOWN_INPUTS_NOTE not in desc and CAPTURES_NOTE not in desc
+    return f"{desc} {UNKNOWN_INPUTS_NOTE}", False
+
+
+def known_global_inputs(desc: str) -> str:
+    """The work `desc` of a helper whose jitted work runs on a parameter, at a call passing a global
+    array for it: certain."""
+    return desc.replace(f" {UNKNOWN_INPUTS_NOTE}", "", 1)
 
 
 def join_hostable(a: bool | str, b: bool | str) -> bool | str:

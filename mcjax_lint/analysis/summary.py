@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcjax_lint import knowledge as K
-from mcjax_lint.analysis import kinds, read_ast, semantics
+from mcjax_lint.analysis import evidence, kinds, read_ast, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
@@ -733,6 +733,7 @@ class _Summarizer(semantics.StatementRules):
             argu = sym_join(argu, sym_taint(a))
         cbs = [r for a in list(args) + list(kwargs.values()) for r in a.get("refs", []) if not r.startswith(".")]
         cbc = [a["callable"] for a in list(args) + list(kwargs.values()) if a.get("callable")]
+        glob_in = any(a.get("glob") for a in [*args, *kwargs.values()])
         func = node.func
         q = self.qualify(func)
         facts = self.scope.facts
@@ -745,6 +746,9 @@ class _Summarizer(semantics.StatementRules):
         call: dict[str, Any] = {"l": node.lineno}
         if argu:
             call["a"] = _prune(argu)
+        if glob_in:
+            # The arguments that are global arrays (`semantics.jitted_work`, `ProjectIndex.global_at`).
+            call["g"] = [str(i) for i, a in enumerate(args) if a.get("glob")] + [k for k, v in kwargs.items() if k and v.get("glob")]
         # Which parameters the call supplies (for sources guarded by `param is None or ...`).
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             call["np"] = -1
@@ -816,13 +820,16 @@ class _Summarizer(semantics.StatementRules):
                 if self._runs_locally(hl, node):
                     return {"host": True}
                 need = self._local_given_params(hl, node)
+                work, _ = semantics.jitted_work(fv["callable"], glob_in)
                 if need is not None and facts is not None and len(facts.param_jits) < MAX_ITEMS:
                     # ([..., 1]: it may capture global arrays, so local only by a guess)
-                    facts.param_jits.append([fv["callable"], node.lineno, need] + ([1] if hl is not True else []))
+                    facts.param_jits.append([work, node.lineno, need] + ([1] if hl is not True else []))
                 else:
-                    self._collective(f"{fv['callable']}", node)
+                    self._collective(work, node)
                 # (a pmap's outputs are this process's own arrays: `semantics.result_is_local`)
-                return {"host": True} if semantics.result_is_local(semantics.callable_kind(fv["callable"])) else {"glob": True}
+                if semantics.result_is_local(semantics.callable_kind(fv["callable"])):
+                    return {"host": True}
+                return {"glob": True}
             call["v"] = _prune({k: v for k, v in fv.items() if k in ("via", "refs", "params", "callable")})
             if isinstance(func, ast.Name) and fv.get("refs") == [f"{self.scope.facts.name if not self.scope.is_module else self.module}.{func.id}"] \
                     and len(fv) == 1:
@@ -922,8 +929,9 @@ class _Summarizer(semantics.StatementRules):
 
     def _collective(self, desc: str, node: ast.AST) -> None:
         facts = self.scope.facts
-        if facts is not None and facts.collective is None:
-            facts.collective = [desc, node.lineno]
+        if facts is not None and (facts.collective is None or evidence.collective_guess(facts.collective[0])
+                                  and not evidence.collective_guess(desc)):
+            facts.collective = [desc, node.lineno]  # the first certain work, else the first
 
     def _glob_op(self, desc: str, node: ast.AST, operand: Sym) -> None:
         """Array work on `operand`, a value read from elsewhere (an attribute, a global): the index
@@ -989,7 +997,8 @@ class _Summarizer(semantics.StatementRules):
                 return {}  # (a host-local function: calling it is no collective work)
             target = node.args[0] if q in K.JIT_WRAPPERS and node.args else (node.args[1] if len(node.args) > 1 else None)
             name = _expr_name(target) if target is not None else "function"
-            kind = K.JIT_WRAPPERS.get(q) or K.JIT_WRAPPERS[self.qualify(node.args[0])]
+            kind = semantics.jit_kind(K.JIT_WRAPPERS.get(q) or K.JIT_WRAPPERS[self.qualify(node.args[0])],
+                                      [k.arg for k in node.keywords if k.arg])
             if target is None and q not in K.JIT_WRAPPERS:
                 # `functools.partial(jax.jit, donate_argnums=0)`: a jit decorator of the project's
                 # own; applying it makes a jitted function (`jit_factory_result`).
@@ -1511,12 +1520,13 @@ class _Summarizer(semantics.StatementRules):
                 is_property = True
             elif dq in K.JIT_WRAPPERS and not (isinstance(d, ast.Call) and semantics.jit_runs_locally(
                     [(k.arg, k.value) for k in d.keywords], read)):
-                deco_jit = K.JIT_WRAPPERS[dq]
+                deco_jit = semantics.jit_kind(K.JIT_WRAPPERS[dq], [k.arg for k in d.keywords if k.arg]
+                                              if isinstance(d, ast.Call) else [])
                 static_lits = literal_statics(d.keywords) if isinstance(d, ast.Call) else ([], [])
             elif dq in ("functools.partial", "partial") and isinstance(d, ast.Call) and d.args and self.qualify(d.args[0]) in K.JIT_WRAPPERS:
                 if semantics.jit_runs_locally([(k.arg, k.value) for k in d.keywords], read):
                     continue
-                deco_jit = K.JIT_WRAPPERS[self.qualify(d.args[0])]
+                deco_jit = semantics.jit_kind(K.JIT_WRAPPERS[self.qualify(d.args[0])], [k.arg for k in d.keywords if k.arg])
                 static_lits = literal_statics(d.keywords)
             else:
                 dv = self.ev(d)

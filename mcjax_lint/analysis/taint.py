@@ -664,6 +664,19 @@ class FileAnalysis(semantics.StatementRules):
         if not coll and result is not None:
             result = self._shaped_result(info.name or q, node, args, result)
         info.args = args
+        if coll and info.name and (self.index.collective.get(self.index._follow_reexport(info.name)) or "").startswith(
+                semantics.CALLBACK_WORK):
+            coll = self._callback_work(info.name, coll, node, args)
+        if coll:
+            # Applying a jitted function: certain only on an input known to be a global array
+            # (directly, or through a parameter a helper's jitted work runs on).
+            gkeys = [str(k) for k, v in args if v.glob and k != "*"]
+            given = _given(node)
+            if semantics.UNKNOWN_INPUTS_NOTE in coll and given is not None and self.index.global_at(
+                    info.name, gkeys, given[0], given[1], isinstance(func, cst.Attribute)):
+                coll = semantics.known_global_inputs(coll)
+            work, _ = semantics.jitted_work(coll, bool(gkeys))
+            coll = work  # (its result stays a possible global array: what is computed from it is judged by its own chain)
         if coll and not info.collective:
             info.collective = coll
             info.token = info.token or info.name or coll
@@ -903,6 +916,35 @@ class FileAnalysis(semantics.StatementRules):
         root.visit(Loops())
         return spans
 
+    def _callback_work(self, q: str, coll: str, node: cst.Call, args: list[tuple[object, Val]]) -> str | None:
+        """A call of `q`, collective only through the callables it calls (`semantics.CALLBACK_WORK`):
+        the work of the collective callable this call passes for one of them (certain as far as
+        that is), none when every one passed is known not to be collective (a lambda or project
+        function doing none), else `coll` (a guess)."""
+        q = self.index._follow_reexport(q)
+        f = self.index.functions.get(q)
+        called = self.index.callback_params.get(q, set())
+        if f is None or not called or any(a.star for a in node.args):
+            return coll
+        ps = list(f.params)
+        offset = 1 if f.cls and ps and ps[0] in ("self", "cls") else 0
+        by_key = {k: v for k, v in args}
+        nodes = {k: a.value for k, a in zip([k for k, _ in args], node.args)}
+        passed, unknown = None, False
+        for p in sorted(called):
+            key = p if p in by_key else (ps.index(p) - offset if p in ps else None)
+            if key not in by_key:
+                unknown = True  # its default: not followed here
+                continue
+            v = by_key[key]
+            if v.callable or (v.fn and self.index.collective.get(v.fn)):
+                passed = passed or (v.callable or f"`{short_name(v.fn)}()` → {self.index.collective[v.fn]}")
+            elif not (isinstance(nodes.get(key), cst.Lambda) or v.fn and v.fn in self.index.functions):
+                unknown = True
+        if passed is not None:
+            return semantics.callback_work(semantics.CALLBACK_WORK, passed, short_name(q))
+        return coll if unknown else None
+
     def _callback_collective(self, q: str | None, args: list[tuple[object, Val]]) -> str | None:
         if q is None:
             return None
@@ -1021,12 +1063,13 @@ class FileAnalysis(semantics.StatementRules):
                 and (q in K.JIT_WRAPPERS or (node.args and self.qualify(node.args[0].value) in K.JIT_WRAPPERS)):
             return BOTTOM, None  # a host-local function: calling it is no collective work
         if q in K.JIT_WRAPPERS:
-            jit_target = (K.JIT_WRAPPERS[q], node.args[0].value if node.args else None)
+            jit_target = (semantics.jit_kind(K.JIT_WRAPPERS[q], _keywords(node)), node.args[0].value if node.args else None)
         elif q in ("functools.partial", "partial") and node.args:
             inner = self.qualify(node.args[0].value)
             if inner in K.JIT_WRAPPERS:
                 positional = [a for a in node.args if a.keyword is None and not a.star]
-                jit_target = (K.JIT_WRAPPERS[inner], positional[1].value if len(positional) > 1 else None)
+                jit_target = (semantics.jit_kind(K.JIT_WRAPPERS[inner], _keywords(node)),
+                              positional[1].value if len(positional) > 1 else None)
             else:
                 f = args[0][1]
                 # Bound arguments that may be global arrays make the partial cross-process work.
@@ -1829,10 +1872,10 @@ class FileAnalysis(semantics.StatementRules):
                     and (dq in K.JIT_WRAPPERS or dq in ("functools.partial", "partial")):
                 continue  # `@partial(jax.jit, backend="cpu")`: host-local
             if dq in K.JIT_WRAPPERS:
-                jit = K.JIT_WRAPPERS[dq]
+                jit = semantics.jit_kind(K.JIT_WRAPPERS[dq], _keywords(dec) if isinstance(dec, cst.Call) else [])
             elif dq in ("functools.partial", "partial") and isinstance(dec, cst.Call) and dec.args \
                     and self.qualify(dec.args[0].value) in K.JIT_WRAPPERS:
-                jit = K.JIT_WRAPPERS[self.qualify(dec.args[0].value)]
+                jit = semantics.jit_kind(K.JIT_WRAPPERS[self.qualify(dec.args[0].value)], _keywords(dec))
             else:
                 dv = self.ev(dec)
                 if dv.factory:  # `@donating_jit`: a `functools.partial(jax.jit, ...)` of the project's
@@ -2234,3 +2277,6 @@ def _walk_calls(node: cst.CSTNode):
             stack.append((c, False))
 
 
+def _keywords(call: cst.Call) -> list[str]:
+    """The keyword names a call passes."""
+    return [a.keyword.value for a in call.args if a.keyword is not None]
