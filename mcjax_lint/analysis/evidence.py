@@ -59,6 +59,13 @@ COLLECTIVE_NOTES = {
     semantics.CALLBACK_WORK: CALLBACK_NOT_KNOWN,
 }
 
+# `lax` collectives run only inside a mapped computation (`pmap`, `shard_map`) being traced: reached
+# from host code, the work every process must run is that computation's application, which is
+# where the chain should end; by themselves, a guess.
+TRACED_COLLECTIVE = ("a `lax` collective, which runs only inside a mapped computation (`pmap`, `shard_map`): "
+                     "collective work where that computation is applied")
+COLLECTIVE_NOTES.update({desc: TRACED_COLLECTIVE for q, desc in K.COLLECTIVE_CALLS.items() if q.startswith("jax.lax.")})
+
 MAX_GUESSES = 3  # per source: enough to explain it, bounded for speed
 
 

@@ -119,7 +119,9 @@ def test_rules_defined_outside_the_engine_pick_their_kinds():
     assert got[0][3] == "the seed of `PRNGKey()` comes from `hash()` of a string"
     assert got[1][3].startswith("`glob.glob()`: split between processes in filesystem order; it reaches "
                                 "a per-process partition (sliced by process) (line 13)")
-    assert got[2][3] == "the wall clock (`time.time()`) decides whether `step` (jit) runs"
+    # (`step` is given a parameter of unknown placement: its collective work is a guess)
+    assert got[2][3].startswith("the wall clock (`time.time()`) decides whether `step` (jit) "
+                                "(on inputs not known to be global arrays) runs [possible: ")
 
 
 def test_the_shipped_rules_report_the_same_facts_their_own_way():
