@@ -7,7 +7,7 @@ with a sha256 of the sealed half's files, is in benchmarks/<set>/split.json (and
 docs/benchmarks.md, "Sealed evaluation"). This script refuses the sealed half unless `--unseal`.
 
 Four sets: `--set sealed` (the first one, the default; opened), `--set sealed2` (the second one;
-opened), `--set sealed3` (the third, opened) and `--set sealed4` (the fourth, being assembled;
+opened), `--set sealed3` (the third, opened) and `--set sealed4` (the fourth, opened;
 see benchmarks/sealed4/README.md).
 
 Programs (benchmarks/<set>/programs/<id>/): each hazard.py and correct.py is linted alone, as a
