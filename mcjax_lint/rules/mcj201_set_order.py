@@ -15,4 +15,5 @@ class SetIterationOrder(OriginRule):
     FAMILY = "nondeterministic order"
     FACET = kinds.ORDER
     SOURCE_KINDS = frozenset({kinds.SET_ORDER})
-    HEAD = "the iteration order of a set differs between processes (string hashing is randomized per process)"
+    HEAD = ("the iteration order of a set differs between processes (strings and bytes hash with a "
+            "per-process salt, other objects by their address)")
