@@ -953,7 +953,7 @@ def note_string_binding(scope, target: object, value: object, read: Reader) -> N
     t = read(target)
     if t[0] != "name":
         return
-    scope.strings[t[1]] = _strings(value, read) if t[1] not in scope.strings else None
+    _bind_strings(scope, t[1], _strings(value, read))
 
 
 class OneOf(tuple):
@@ -969,8 +969,16 @@ def note_loop_strings(scope, target: object, iterable: object, read: Reader) -> 
         return
     r = read(iterable)
     known = _bound_strings(r[1], scope) if r[0] == "name" else _strings(iterable, read)
-    known = OneOf(known) if type(known) is tuple and t[1] not in scope.strings else None
-    scope.strings[t[1]] = known
+    _bind_strings(scope, t[1], OneOf(known) if type(known) is tuple else None)
+
+
+def _bind_strings(scope, name: str, known: object) -> None:
+    """`name` holds `known` if every binding seen gives it the same strings: a statement seen
+    again (a loop body evaluated twice) binds what it bound before; another value, nothing."""
+    if name not in scope.strings:
+        scope.strings[name] = known
+    elif not (type(scope.strings[name]) is type(known) and scope.strings[name] == known):
+        scope.strings[name] = None
 
 
 def _strings(value: object, read: Reader) -> str | tuple[str, ...] | None:
