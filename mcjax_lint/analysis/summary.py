@@ -236,7 +236,7 @@ class ClassFacts:
     attrs: dict[str, Sym] = field(default_factory=dict)  # attr -> value assigned by any method
     methods: list[str] = field(default_factory=list)
     # attr -> what the conditions carry under which a method (not `__init__`'s straight line)
-    # assigns it (`semantics.implicit_attribute_taint`): read elsewhere, a guess.
+    # assigns it (`ProjectIndex.attr` joins it as `evidence.IMPLICIT_ATTRIBUTE`): read elsewhere, a guess.
     cond_attrs: dict[str, Sym] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
@@ -1307,7 +1307,7 @@ class _Summarizer(semantics.StatementRules):
     def _implicit_taint(self) -> Sym:
         """What the conditions carry under which an attribute assignment here runs (enclosing
         branches and loops, earlier early exits, a signal handler's body):
-        `semantics.implicit_attribute_taint`."""
+        `ClassFacts.cond_attrs`, joined by `ProjectIndex.attr` as a guess."""
         out: Sym = {}
         for t in self._attr_taints:
             out = sym_join(out, t)
@@ -1641,7 +1641,7 @@ class _Summarizer(semantics.StatementRules):
             if isinstance(d, ast.Constant) and d.value is None}
         self.class_stack, self._in_class_body, self._loop_taints = classes, False, []
         if node.name in self._signal_handlers():
-            # A signal handler's body runs on the processes the signal reached (semantics.SIGNAL_HANDLER).
+            # A signal handler's body runs on the processes the signal reached (semantics.SIGNAL_HANDLER_DESC).
             self._attr_taints.append({"pd": [[semantics.SIGNAL_HANDLER_DESC, node.lineno, kinds.SIGNAL]]})
         try:
             self.run_block(node.body)
