@@ -13,7 +13,7 @@ User declarations from `AnalysisSettings` are applied on top of the built-in kno
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from contextlib import contextmanager
 from typing import Any
 from dataclasses import replace
@@ -553,27 +553,25 @@ class ProjectIndex:
     def _resolve_cached_all(self, key: str, syms: list[tuple[Sym, str]], cache: dict[str, Val]) -> Val:
         """The process dependence (`pd`, `pdc`) the symbolic values `syms` (each with its file)
         carry together, cached under `key` as `_resolve_cached` does."""
-        if key in cache:
-            return cache[key]
-        if key in self._resolving:
-            self._dep(_CYCLE)
-            return BOTTOM
-        self._dep("@" + key)
-        self._resolving.add(key)
-        try:
+        def pd_of_all() -> Val:
             out = BOTTOM
             for sym, path in syms:
                 if sym:
                     r = self.resolve(sym, path)
                     if r.pd or r.pdc:
                         out = out.join(Val(pd=r.pd, pdc=r.pdc))
-        finally:
-            self._resolving.discard(key)
-        if self._stable:
-            cache[key] = out
-        return out
+            return out
+
+        return self._cached(key, cache, pd_of_all)
 
     def _resolve_cached(self, key: str, sym: Sym, cache: dict[str, Val]) -> Val:
+        # A global's own path; a class attribute's is its class's.
+        return self._cached(key, cache, lambda: self.resolve(
+            sym, self.fn_path.get(key) or self.fn_path.get(key.rsplit(".", 1)[0], ""), key))
+
+    def _cached(self, key: str, cache: dict[str, Val], compute: Callable[[], Val]) -> Val:
+        """`compute()`, cached under `key` once the index is stable; BOTTOM for a key met again
+        while it is being computed (a cycle)."""
         if key in cache:
             return cache[key]
         if key in self._resolving:
@@ -584,8 +582,7 @@ class ProjectIndex:
         self._dep("@" + key)
         self._resolving.add(key)
         try:
-            # A global's own path; a class attribute's is its class's.
-            v = self.resolve(sym, self.fn_path.get(key) or self.fn_path.get(key.rsplit(".", 1)[0], ""), key)
+            v = compute()
         finally:
             self._resolving.discard(key)
         if self._stable:
