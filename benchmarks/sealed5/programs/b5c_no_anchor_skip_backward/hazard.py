@@ -60,7 +60,7 @@ def train(trainer: DFlashTrainer, steps: int = 5):
             blocks = trainer.build_blocks(samples)
         except NoValidAnchorsError:
             skipped += 1
-            continue  # per-rank skip: no backward on this rank
+            continue  # nothing to train on in this micro-batch
         grad = backward(w, jax.make_array_from_process_local_data(DATA, blocks))
         w = w - 0.5 * grad
     return w, skipped

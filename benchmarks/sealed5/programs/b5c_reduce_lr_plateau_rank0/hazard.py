@@ -65,7 +65,7 @@ def fit(epochs: int = 6):
     w = jax.device_put(np.zeros(3, np.float32), REPL)
     callbacks = []
     x_val, y_val = make_split(999, 32)
-    if RANK == 0:  # only rank 0 has the validation loss, so only rank 0 gets the callback
+    if RANK == 0:  # validation runs on rank 0
         callbacks.append(ReduceLROnPlateau(optimizer))
     lrs = []
     for epoch in range(epochs):

@@ -59,7 +59,7 @@ class Zero3Module:
             next_token = int(np.argmax(logits))
             tokens.append(next_token)
             if next_token == config.eos_token_id:
-                break  # this rank is done; peers may still be decoding
+                break  # stop at EOS
         return tokens
 
 
