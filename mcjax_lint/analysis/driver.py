@@ -71,7 +71,7 @@ def analyze_source(source: str, path: str, module: str, index: ProjectIndex, set
         own = _own_summary(source, path, module, index)
         if index.single_process_script(own):
             return []
-        fa = FileAnalysis(wrapper.module, positions, path, module, index, settings, own.imports)
+        fa = FileAnalysis(wrapper.module, positions, path, module, index, settings, own.imports, source)
         fa.seeded_modules = set(own.seeded_rngs)
         fa.run()
         div = Divergence(fa).run()
