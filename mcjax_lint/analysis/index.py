@@ -260,7 +260,7 @@ class ProjectIndex:
         self.callback_params: dict[str, set[str]] = {}
         self._attr_cache: dict[str, Val] = {}
         self._global_cache: dict[str, Val] = {}
-        self._resolving: set[str] = set()
+        self._resolving: dict[str, str] = {}  # keys being computed (`_cached`) -> their "@" dependency
         # Memos keyed by the identity of summary objects (kept alive by the summaries): (object,
         # value, the functions whose facts it read, the round it was computed or last checked
         # in). Within a round an entry is reused as is; in a later round only if none of those
@@ -274,6 +274,7 @@ class ProjectIndex:
         self._since: dict[int, set[str]] = {}  # round -> changes in the finished rounds since then
         self._changed_now: set[str] = set()  # changes so far in this round
         self._static: dict[int, tuple] = {}
+        self._cond_stores: dict[str, Sym] = {}  # "class.attr" -> its conditional stores' named calls
         self._mro_cache: dict[str, list[str]] = {}
         self._reexport_cache: dict[str, str] = {}
         self._star_cache: dict[tuple[str, str], str] = {}
@@ -353,6 +354,7 @@ class ProjectIndex:
         state["_star_cache"] = {}
         state["_init_sites"] = {}  # read only to resolve class attributes (resolved above)
         state["_mro_cache"] = {}
+        state["_cond_stores"] = {}
         if "_mentions" not in state:
             from mcjax_lint.analysis.relocate import mentions_by_module
 
@@ -542,7 +544,10 @@ class ProjectIndex:
                 v = self._resolve_cached(key, cf.attrs[name], self._attr_cache)
                 # Assigned elsewhere under a process-dependent condition, or through another
                 # reference to the object (semantics.IMPLICIT_KEYS): a guess, joined.
-                stores = [(_named_calls_only(cf.cond_attrs.get(name) or {}), self.fn_path.get(c, ""))]
+                cond = self._cond_stores.get(key)
+                if cond is None:  # (one dict per attribute: `resolve` memoizes by identity)
+                    cond = self._cond_stores[key] = _named_calls_only(cf.cond_attrs.get(name) or {})
+                stores = [(cond, self.fn_path.get(c, ""))]
                 stores += self.attr_stores.get(name, [])
                 extra = self._resolve_cached_all(key + "!elsewhere", stores, self._attr_cache)
                 if extra.pd or extra.pdc:
@@ -580,11 +585,11 @@ class ProjectIndex:
         # Values computed through this key are not reused across rounds while it is being
         # resolved (recomputing them then would cut the cycle here).
         self._dep("@" + key)
-        self._resolving.add(key)
+        self._resolving[key] = "@" + key
         try:
             v = compute()
         finally:
-            self._resolving.discard(key)
+            self._resolving.pop(key, None)
         if self._stable:
             cache[key] = v
         return v
@@ -873,7 +878,7 @@ class ProjectIndex:
         if since is None:
             since = self._since[r] = set().union(*self._round_changes[r - 1:])
         deps = hit[2]
-        if self._resolving and not deps.isdisjoint({"@" + k for k in self._resolving}):
+        if self._resolving and not deps.isdisjoint(self._resolving.values()):
             return False
         if deps.isdisjoint(since) and deps.isdisjoint(self._changed_now):
             memo[key] = hit[:3] + (self._round,)
@@ -1068,8 +1073,8 @@ class ProjectIndex:
             # arguments (a guess; a known library's data functions are taken as certain).
             argv = evidence.mark(argv, evidence.UNRESOLVED_CALL, f"`{short_name(q)}()`")
             if self.settings.assume_unknown_calls_collective:
-                return replace(argv, ext=True), f"`{short_name(q)}()` (unknown call assumed collective)"
-        return replace(argv, ext=True), None
+                return _with_ext(argv), f"`{short_name(q)}()` (unknown call assumed collective)"
+        return _with_ext(argv), None
 
     # ---------------------------------------------------------------- call-site context
     def _jitted_at(self, v: Val, site: dict | None) -> tuple[Val, str | None]:
@@ -1560,6 +1565,14 @@ def _named_calls_only(sym: Sym) -> Sym:
     if via:
         out["via"] = via
     return out
+
+
+_EXT = Val(ext=True)
+
+
+def _with_ext(v: Val) -> Val:
+    """`replace(v, ext=True)` (Vals are immutable: an equal one may be shared)."""
+    return _EXT if v is BOTTOM else v if v.ext else replace(v, ext=True)
 
 
 def _flat(v: Val) -> Val:

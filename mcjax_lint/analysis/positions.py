@@ -103,14 +103,26 @@ _NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 class Positions:
-    """Node -> `Range`, computed when asked (the analysis asks about a few nodes per file)."""
+    """Node -> `Range`, computed when asked (the analysis asks about a few nodes per file). The
+    code generation that finds the spans runs at the first question: a file whose analysis asks
+    none (nothing process-dependent in it) never pays for it."""
 
-    __slots__ = ("_spans", "_tokens", "_offsets", "_line_starts")
+    __slots__ = ("_module", "_spans_", "_tokens", "_offsets", "_line_starts")
 
-    def __init__(self, spans: dict, tokens: list[str]):
-        self._spans, self._tokens = spans, tokens
+    def __init__(self, module: cst.Module):
+        self._module = module
+        self._spans_: dict | None = None
+        self._tokens: list[str] = []
         self._offsets: list[int] | None = None
         self._line_starts: list[int] | None = None
+
+    @property
+    def _spans(self) -> dict:
+        if self._spans_ is None:
+            state = _State(self._module)
+            self._module._codegen(state)
+            self._spans_, self._tokens = state.spans, state.tokens
+        return self._spans_
 
     def _at(self, token_index: int) -> tuple[int, int]:
         if self._offsets is None:
@@ -142,9 +154,7 @@ class Positions:
 
 def lean_positions(module: cst.Module) -> Positions:
     """Syntactic positions (as `PositionProvider`) of every node except whitespace/punctuation."""
-    state = _State(module)
-    module._codegen(state)
-    return Positions(state.spans, state.tokens)
+    return Positions(module)
 
 
 class LeanPositionProvider(BaseMetadataProvider[Range]):

@@ -692,7 +692,7 @@ class _Summarizer(semantics.StatementRules):
         """What decides an `if`'s outcome, for the yields it gates: its condition's taint and, for
         `x is None` tests (no content taint, see ev_Compare), what `x` carries."""
         out = _count_taint(c)
-        for n in ast.walk(test):
+        for n in _nodes(test):  # (`ast.walk`'s order, less the context markers)
             if isinstance(n, ast.Compare) and isinstance(n.ops[0], (ast.Is, ast.IsNot)) \
                     and isinstance(n.left, (ast.Name, ast.Attribute, ast.Subscript)):
                 out = sym_join(out, _count_taint(sym_taint(self.ev(n.left))))
@@ -1673,29 +1673,44 @@ class _Summarizer(semantics.StatementRules):
         return self.summary
 
     def _value_refs(self) -> list[str]:
-        """Project functions named here other than as the callee of a call (see `value_refs`)."""
-        names, attrs, called = [], [], set()
-        for n in _nodes(self.tree):
+        """Project functions named here other than as the callee of a call (see `value_refs`):
+        loaded names and `module.attr` reads, except a call's callee and an attribute's base
+        (`mod.f`: read as the attribute). One walk, each node with whether it is in such a place."""
+        out = set()
+        defs, imports = self.module_defs, self.imports
+        todo: list = [(self.tree, False)]
+        pop, push = todo.pop, todo.append
+        while todo:
+            n, callee_or_base = pop()
             t = type(n)
             if t is ast.Name:
-                names.append(n)
-            elif t is ast.Attribute:
-                attrs.append(n)
-                called.add(id(n.value))  # (`mod.f`: read below)
-            elif t is ast.Call:
-                called.add(id(n.func))
-        out = set()
-        for n in names:
-            if id(n) not in called and type(n.ctx) is ast.Load:
-                q = self.module_defs.get(n.id) or self.imports.get(n.id)
-                if q and not q.startswith(_EXTERNAL_ROOTS):
-                    out.add(q)
-        for n in attrs:
-            if id(n) not in called and type(n.ctx) is ast.Load and type(n.value) is ast.Name \
-                    and n.value.id in self.imports:
-                q = f"{self.imports[n.value.id]}.{n.attr}"
-                if not q.startswith(_EXTERNAL_ROOTS):
-                    out.add(q)
+                if not callee_or_base and type(n.ctx) is ast.Load:
+                    q = defs.get(n.id) or imports.get(n.id)
+                    if q and not q.startswith(_EXTERNAL_ROOTS):
+                        out.add(q)
+                continue
+            if t is ast.Constant:
+                continue
+            if t is ast.Attribute:
+                v = n.value
+                if not callee_or_base and type(n.ctx) is ast.Load and type(v) is ast.Name and v.id in imports:
+                    q = f"{imports[v.id]}.{n.attr}"
+                    if not q.startswith(_EXTERNAL_ROOTS):
+                        out.add(q)
+                push((v, True))
+                continue
+            func = n.func if t is ast.Call else None
+            fields = _CHILD_FIELDS.get(t)
+            if fields is None:
+                fields = _CHILD_FIELDS[t] = tuple(f for f in t._fields if f != "ctx")
+            for f in fields:
+                v = getattr(n, f, None)
+                if type(v) is list:
+                    for x in v:
+                        if isinstance(x, ast.AST):
+                            push((x, False))
+                elif isinstance(v, ast.AST):
+                    push((v, v is func))
         return sorted(out)
 
     def _pins_cpu(self) -> bool:

@@ -146,9 +146,9 @@ class Val:
     def join(self, other: Val) -> Val:
         if other is self:
             return self
-        if other == BOTTOM:
+        if _is_bottom(other):
             return replace(self, host=False) if self.host else self  # (BOTTOM may be an unknown value)
-        if self == BOTTOM:
+        if _is_bottom(self):
             return replace(other, host=False) if other.host else other
         return Val(
             _cap(self.pd | other.pd),
@@ -230,6 +230,8 @@ class Val:
         return replace(self, keys=tuple((n, x.join(imp) if n in written else x) for n, x in self.keys))
 
     def without_order(self) -> Val:
+        if not self.order and self.unordered is False:
+            return self  # (nothing to drop: the same value)
         return replace(self, order=frozenset(), unordered=False)
 
     def as_elements(self) -> Val:
@@ -290,6 +292,12 @@ def _join_keys(a: tuple | None, b: tuple | None) -> tuple | None:
 
 
 BOTTOM = Val()
+
+
+def _is_bottom(v: Val) -> bool:
+    """`v == BOTTOM`, without comparing every field where a common one already differs (a
+    non-empty source set or a callable, class or function is never BOTTOM's)."""
+    return v is BOTTOM or not (v.pd or v.pdc or v.order or v.callable or v.cls or v.fn) and v == BOTTOM
 
 
 def applied(desc: str | None, kind: str | None = None) -> Val:
