@@ -544,23 +544,28 @@ class ProjectIndex:
                 v = self._resolve_cached(key, cf.attrs[name], self._attr_cache)
                 # Assigned elsewhere under a process-dependent condition, or through another
                 # reference to the object (semantics.IMPLICIT_KEYS): a guess, joined.
-                cond = self._cond_stores.get(key)
-                if cond is None:  # (one dict per attribute: `resolve` memoizes by identity)
-                    cond = self._cond_stores[key] = _named_calls_only(cf.cond_attrs.get(name) or {})
-                stores = [(cond, self.fn_path.get(c, ""))]
-                stores += self.attr_stores.get(name, [])
-                extra = self._resolve_cached_all(key + "!elsewhere", stores, self._attr_cache)
+                extra = self._resolve_cached_all(key + "!elsewhere", lambda: self._stores_elsewhere(c, cf, name),
+                                                 self._attr_cache)
                 if extra.pd or extra.pdc:
                     v = v.join(evidence.mark(extra, evidence.IMPLICIT_ATTRIBUTE, f"`.{name}`"))
                 return v
         return None
 
-    def _resolve_cached_all(self, key: str, syms: list[tuple[Sym, str]], cache: dict[str, Val]) -> Val:
-        """The process dependence (`pd`, `pdc`) the symbolic values `syms` (each with its file)
-        carry together, cached under `key` as `_resolve_cached` does."""
+    def _stores_elsewhere(self, c: str, cf: ClassFacts, name: str) -> list[tuple[Sym, str]]:
+        """The stores of attribute `name` of class `c` under a condition or through another
+        reference (what `attr` joins as a guess), each with its file."""
+        key = f"{c}.{name}"
+        cond = self._cond_stores.get(key)
+        if cond is None:  # (one dict per attribute: `resolve` memoizes by identity)
+            cond = self._cond_stores[key] = _named_calls_only(cf.cond_attrs.get(name) or {})
+        return [(cond, self.fn_path.get(c, "")), *self.attr_stores.get(name, [])]
+
+    def _resolve_cached_all(self, key: str, syms_of: Callable[[], list[tuple[Sym, str]]], cache: dict[str, Val]) -> Val:
+        """The process dependence (`pd`, `pdc`) the symbolic values `syms_of()` (each with its
+        file) carry together, cached under `key` as `_resolve_cached` does."""
         def pd_of_all() -> Val:
             out = BOTTOM
-            for sym, path in syms:
+            for sym, path in syms_of():
                 if sym:
                     r = self.resolve(sym, path)
                     if r.pd or r.pdc:
@@ -622,6 +627,9 @@ class ProjectIndex:
         hit = self._static.get(id(sym))
         if hit is not None and hit[0] is sym:
             return hit[1]
+        if sym.keys().isdisjoint(_DIRECT_KEYS):  # (most: only calls, references, parameters)
+            self._static[id(sym)] = (sym, BOTTOM)
+            return BOTTOM
         short = os.path.basename(path)
         for key in ("pd", "pdc", "order", "hash"):
             for ln in sym.get(key, ()):
@@ -1567,6 +1575,9 @@ def _named_calls_only(sym: Sym) -> Sym:
     return out
 
 
+# The keys of a symbolic value `ProjectIndex._direct` reads ("statics", "hl" only with "callable").
+_DIRECT_KEYS = frozenset({"pd", "pdc", "order", "hash", "u", "callable", "jitf", "ckpt", "sharding", "glob", "cls",
+                          "san", "sub"})
 _EXT = Val(ext=True)
 
 
