@@ -47,6 +47,11 @@ CALLBACK_NOT_KNOWN = ("a helper collective only through the callable it is given
                       "collective")
 CAPTURES_UNKNOWN = ("a jitted function given process-local inputs, taken as collective work because it may capture "
                     "global arrays (a bound method, a lambda, a closure)")
+EQUAL_PIECES = ("a per-process piece of equal ones (`x[i::n]`, `range(i, stop, n)`), whose lengths differ only "
+                "where the whole is no multiple of n")
+EQUAL_PIECES_TEXT = "a per-process piece of equal ones"
+# The call a summary writes for such a piece of a value it cannot resolve yet (`ProjectIndex.call_name`).
+EQUAL_PIECES_CALL = "<equal pieces>"
 
 # Markers the engine writes into a collective work's description when it guessed it.
 BY_NAME_NOTE = "(resolved by method name)"
@@ -134,3 +139,13 @@ _GUESSED_DESCS = (
     (K.GUESSED_ENV_DESC, "an environment variable", ENV_NOT_KNOWN_PER_PROCESS),
     (semantics.LOCAL_SHARDS_OF_UNKNOWN, "an array's local shards", SHARDS_OF_UNKNOWN_ARRAY),
 )
+
+
+def equal_pieces(v: Val, line: int = 0) -> Val:
+    """What `x[i::n]` (or `range(i, stop, n)`) takes from the start `i` that carries `v`: which
+    elements, process-local content for certain (`pdc`); how many, process-dependent only by a
+    guess (`EQUAL_PIECES`): each of v's process-dependent sources, marked, in `pd`."""
+    if not v.pd:
+        return v
+    return replace(mark(Val(pd=v.pd), EQUAL_PIECES, EQUAL_PIECES_TEXT, line), pdc=v.pdc | v.pd,
+                   order=v.order, hash=v.hash, shape=v.shape, tree=v.tree)

@@ -21,7 +21,7 @@ from dataclasses import replace
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis import values as _values
-from mcjax_lint.analysis.summary import STAR, ClassFacts, FunctionFacts, ModuleSummary, Sym, star_exports
+from mcjax_lint.analysis.summary import ELEMENT_CALL, STAR, ClassFacts, FunctionFacts, ModuleSummary, Sym, star_exports
 from mcjax_lint.analysis.values import BOTTOM, Src, Val, applied
 from mcjax_lint.settings import AnalysisSettings
 
@@ -991,6 +991,10 @@ class ProjectIndex:
         call), to analyse the callee in its context."""
         if q in K.ORDER_INSENSITIVE:
             return argv.without_order(), None  # the summary's order-free wrapper (`sorted(...)`)
+        if q == ELEMENT_CALL:
+            return argv.element(), None  # the summary's yielded element (`_Summarizer._yield_count`)
+        if q == evidence.EQUAL_PIECES_CALL:
+            return evidence.equal_pieces(argv), None  # the summary's piece of equal ones (`x[i::n]`)
         q = self._follow_reexport(q)
         d = self._declared(q)
         if d is not None:

@@ -1030,6 +1030,34 @@ def _small_int(node: object, read: Reader) -> int | None:
     return int(r[1]) if r[0] == "number" and r[1] is not None else None
 
 
+def window_length(lower: object | None, upper: object | None, read: Reader, same: Callable[[object, object], bool]) -> object | None:
+    """The expression n where `lower:upper` spans n elements whatever `lower` is: `a:a + n`, and
+    the a-th of pieces n long, `a * n:(a + 1) * n` (either factor order) or `a * n:a * n + n`.
+    None otherwise."""
+    if lower is None or upper is None:
+        return None
+    r = read(upper)
+    if r[0] != "binop":
+        return None
+    if r[1] == "+" and same(r[2], lower):
+        return r[3]
+    lo = read(lower)
+    if r[1] == "*" and lo[0] == "binop" and lo[1] == "*":
+        for a, n in ((lo[2], lo[3]), (lo[3], lo[2])):
+            for a1, n1 in ((r[2], r[3]), (r[3], r[2])):
+                s = read(a1)
+                if same(n1, n) and s[0] == "binop" and s[1] == "+" and same(s[2], a) and _small_int(s[3], read) == 1:
+                    return n
+    return None
+
+
+def strided_piece(lower: object | None, upper: object | None, step: object | None) -> bool:
+    """`x[a::n]`: every n-th element from the a-th, the a-th of n interleaved pieces. With `a` a
+    process's index and n the process count, the pieces differ in length by at most one, and only
+    where len(x) is no multiple of n (the data was not padded or cut to one): a guessed length."""
+    return lower is not None and upper is None and step is not None
+
+
 def _len_of_name(node: object, read: Reader) -> str | None:
     """`s` for `len(s)` (one positional argument, a name), else None."""
     r = read(node)
@@ -1272,32 +1300,64 @@ class StatementRules:
             picked = self.picked(base, keys[0][1])
             if picked is not None:
                 return picked
-        idx = length = self.nothing()
+        idx = length = pieces = rest = self.nothing()
         slicing = False
         counted = True  # every key is a slice whose length is written out
         for key in keys:
             if key[0] == "index":
-                idx = self.join(idx, self.data(self.ev(key[1])))
+                k = self.data(self.ev(key[1]))
+                idx, rest = self.join(idx, k), self.join(rest, k)
                 counted = False
                 continue
             _, lower, upper, step = key
             slicing = True
             lo, up, st = self.data(self.ev(lower)), self.data(self.ev(upper)), self.data(self.ev(step))
             idx = self.join(self.join(self.join(idx, lo), up), st)
-            r = self.read(upper) if upper is not None and lower is not None else None
-            if r is not None and r[0] == "binop" and r[1] == "+" and self.parts.same(r[2], lower):
-                length = self.join(length, self.data(self.ev(r[3])))  # `a[start:start + n]`: n long
+            strided = strided_piece(lower, upper, step) and not self.varies(st)
+            if not strided:
+                rest = self.join(self.join(self.join(rest, lo), up), st)
+            n = window_length(lower, upper, self.read, self.parts.same)
+            if n is not None:
+                length = self.join(length, self.data(self.ev(n)))  # `a[start:start + n]`: n long
                 counted = counted and step is None
+            elif strided:
+                pieces = self.join(pieces, lo)  # (its length a guess: `equal_pieces`)
+                rest = self.join(rest, st)
+                length = self.join(length, st)
+                counted = False
+                continue
             else:
                 length = self.join(self.join(self.join(length, lo), up), st)
                 counted = counted and lower is None and step is None and upper is not None
         self.indexed(node, base, idx, slicing)
         if not slicing:
             return self.element_at(self.join(self.element(base), idx), base, idx, node)
+        if pieces != self.nothing():
+            # `x[i::n]`: x's data, which elements by i (content), how many by i only by a guess
+            return self.slice_of(self.join(self.join(self.data(base), rest), self.equal_pieces(pieces, node)), length, node)
         out = self.join(self.data(base), idx)
         if counted and not self.varies(length):
             out = self.same_length(out)
         return self.slice_of(out, length, node)
+
+    def range_call(self, node, positional: list):
+        """`range(...)` given the values of its positional arguments, where its length is known
+        apart from what they carry, else None (the arguments' taint, as any builtin): `range(a,
+        a + n)` (and `a * n, (a + 1) * n`) is n long, whatever `a` is (`same_length`);
+        `range(a, stop, n)` with a process's index `a` below n is a piece of equal ones
+        (`strided_piece`, `equal_pieces`)."""
+        _, _, nodes, every = self.read(node)
+        if len(nodes) != len(every) or len(nodes) != len(positional) or len(nodes) not in (2, 3):
+            return None
+        vals = [self.data(v) for v in positional]
+        if len(nodes) == 2:
+            n = window_length(nodes[0], nodes[1], self.read, self.parts.same)
+            if n is None or self.varies(self.data(self.ev(n))):
+                return None
+            return self.same_length(self.join(vals[0], vals[1]))
+        if self.varies(vals[1]) or self.varies(vals[2]):
+            return None
+        return self.join(self.join(vals[1], vals[2]), self.equal_pieces(vals[0], node))
 
     def picked(self, base, key):
         """The value under a constant key or tuple position of `base`, None where not tracked."""

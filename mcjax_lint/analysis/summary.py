@@ -27,7 +27,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 48
+SUMMARY_VERSION = 49
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -48,6 +48,10 @@ MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b
 # the position or keyword of the only such argument (its Sym is "a").
 
 Sym = dict
+
+# The call record of what a yielded element reads from calls and attributes: resolved by the
+# index as that value's content (`ProjectIndex.call_name`).
+ELEMENT_CALL = "<element>"
 
 
 def _merge_list(a: list, b: list) -> list:
@@ -121,6 +125,20 @@ def sym_element(a: Sym) -> Sym:
         out["elem"] = True  # resolved taint of via/params/refs becomes content-only
     if a.get("host"):
         out["host"] = True  # an element of process-local data is process-local
+    return out
+
+
+def _as_content(v: Sym, line: int) -> Sym:
+    """`v` as process-local content, the same number of values everywhere: its direct sources in
+    `pdc`, what it reads from calls and attributes through an `ELEMENT_CALL` record (resolved as
+    content); parameters left as they are (their flow is the index's, `param_flow`)."""
+    out = dict(v)
+    pd = out.pop("pd", None)
+    if pd:
+        out["pdc"] = _merge_list(out.get("pdc", []), pd)
+    inner = {k: out.pop(k) for k in ("via", "refs") if k in out}
+    if inner:
+        out["via"] = [{"l": line, "n": ELEMENT_CALL, "a": _prune(inner)}]
     return out
 
 
@@ -601,6 +619,16 @@ class _Summarizer(semantics.StatementRules):
     varies = staticmethod(lambda v: bool(v.get("pd")))
 
     @staticmethod
+    def equal_pieces(v: Sym, node: ast.AST) -> Sym:
+        """What a piece of equal ones takes from its start (`semantics.StatementRules.ev_Subscript`):
+        resolved by the index as `evidence.equal_pieces` (the start's value may come from calls,
+        parameters or attributes known only then)."""
+        v = sym_taint(v)
+        if not any(k in v for k in ("pd", "pdc", "via", "params", "refs")):
+            return v
+        return {"via": [{"l": node.lineno, "n": evidence.EQUAL_PIECES_CALL, "a": _prune(v)}]}
+
+    @staticmethod
     def same_length(v: Sym) -> Sym:
         out = dict(v)
         pdc = _merge_list(out.pop("pd", []), out.get("pdc", []))
@@ -682,7 +710,7 @@ class _Summarizer(semantics.StatementRules):
     def ev_Yield(self, node: ast.Yield) -> Sym:
         # A generator "returns" what it yields, as often as its enclosing loops run.
         v = sym_element(self.ev(node.value)) if node.value is not None else {}
-        v = self._yield_count(v)
+        v = self._yield_count(v, node.lineno)
         if not self.scope.is_module:
             self.scope.facts.returns = sym_join(self.scope.facts.returns, v)
             self._ret_host[self.scope.facts.name] = False  # (a generator: not followed as host data)
@@ -698,17 +726,19 @@ class _Summarizer(semantics.StatementRules):
                 out = sym_join(out, _count_taint(sym_taint(self.ev(n.left))))
         return out
 
-    def _yield_count(self, v: Sym) -> Sym:
+    def _yield_count(self, v: Sym, line: int) -> Sym:
         """What a yielded element `v` carries once the count of the loops around it is added:
-        content from the arguments (`elem`) only while no loop count comes from them."""
+        content from the arguments (`elem`) only while no loop count comes from them; what it
+        reads from calls and attributes stays content (an `ELEMENT_CALL` record): a generator
+        yielding per-process draws from a loop of fixed length yields as often everywhere."""
         for t in [*self._loop_taints, *self._exit_counts]:
             if v.get("elem") and any(k in t for k in ("params", "via", "refs")):
-                v = {k: x for k, x in v.items() if k != "elem"}  # (how many differs with an argument)
+                v = _as_content({k: x for k, x in v.items() if k != "elem"}, line)  # (how many differs with an argument)
             v = sym_join(v, t)
         return v
 
     def ev_YieldFrom(self, node: ast.YieldFrom) -> Sym:
-        v = self._yield_count(sym_element(self.ev(node.value)))
+        v = self._yield_count(sym_element(self.ev(node.value)), node.lineno)
         if not self.scope.is_module:
             self.scope.facts.returns = sym_join(self.scope.facts.returns, v)
             self._ret_host[self.scope.facts.name] = False  # (a generator: not followed as host data)
@@ -967,6 +997,10 @@ class _Summarizer(semantics.StatementRules):
             a0 = args[0] if args else {}
             return dict({k: v for k, v in a0.items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs", "cls")},
                         host=True)
+        if q == "range":
+            out = self.range_call(node, args)
+            if out is not None:
+                return out
         out = self.source_call(q, node, argu)
         if out is not None:
             return out

@@ -316,6 +316,9 @@ class FileAnalysis(semantics.StatementRules):
         return replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"a slice bounded by {_why(length.pd)}", kinds.LENGTH), length.pd)})))
 
     varies = staticmethod(lambda v: bool(v.pd))
+
+    def equal_pieces(self, v: Val, node: cst.CSTNode) -> Val:
+        return evidence.equal_pieces(v, self.line(node))
     same_length = staticmethod(lambda v: replace(v, pd=frozenset(), pdc=_cap(v.pd | v.pdc),
                                                  shape=frozenset(x for x in v.shape if x.kind != kinds.LENGTH)))
 
@@ -981,6 +984,10 @@ class FileAnalysis(semantics.StatementRules):
         if q in K.LOCAL_REPLICATORS:
             # The same object (`replicate(trainer).pmapped_step(...)` is its method) on local devices.
             return replace(arg0.taint(), cls=arg0.cls, host=True), None
+        if q == "range":
+            made = self.range_call(node, [v for k, v in args if isinstance(k, int)])
+            if made is not None:
+                return made, None
         made = self.source_call(q, node, argu)
         if made is not None:
             return made, None
@@ -1817,11 +1824,16 @@ class FileAnalysis(semantics.StatementRules):
             fdef = self.fn_nodes.get(q, (None,))[0] if q else None
             if not isinstance(fdef, cst.FunctionDef):
                 continue  # (a class of another file: its methods' bodies are not at hand)
-            for attr in _iteration_attrs(fdef):
+            pieces: set[str] = set()
+            for attr in _iteration_attrs(fdef, pieces):
                 v = self.index.attr(cls, attr)
                 if v is not None and v.pd:
                     # (an attribute read there may carry a source another reaches certainly)
                     pd = union_sources(pd, v.pd)
+            for attr in pieces:
+                v = self.index.attr(cls, attr)
+                if v is not None and v.pd:
+                    pd = union_sources(pd, evidence.equal_pieces(v, self.line(fdef)).pd)
         return self.anchor(Val(pd=pd), node, short_name(cls), call=False, unlocated_only=True) if pd else BOTTOM
 
     # `st_For` (semantics.StatementRules): an iteration's order is a set of sources; the target
@@ -2119,19 +2131,41 @@ def _const_str(node) -> str | None:
     return None
 
 
-def _self_attrs(node) -> set[str]:
-    """`X` of every `self.X` read in an expression."""
+def _self_attrs(node, pieces: set[str] | None = None) -> set[str]:
+    """`X` of every `self.X` read in an expression. With `pieces`: those read only as the start
+    of a piece of equal ones (`self.xs[self.rank::n]`, `range(self.rank, stop, n)`: which
+    elements, a guess for how many, `semantics.strided_piece`) go there instead."""
     out = set()
-    for n in _walk(node):
+    starts = set()
+    if pieces is not None:
+        for n in _walk(node):
+            if isinstance(n, cst.Subscript):
+                for e in n.slice:
+                    sl = e.slice
+                    if isinstance(sl, cst.Slice) and semantics.strided_piece(sl.lower, sl.upper, sl.step):
+                        starts.add(id(sl.lower))
+            elif isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "range" \
+                    and len(n.args) == 3 and not any(a.keyword or a.star for a in n.args):
+                starts.add(id(n.args[0].value))
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if id(n) in starts:
+            pieces |= _self_attrs(n)
+            continue
         if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self":
             out.add(n.attr.value)
+        stack.extend(children(n))
+    if pieces is not None:
+        pieces -= out
     return out
 
 
-def _iteration_attrs(fdef: cst.FunctionDef) -> set[str]:
+def _iteration_attrs(fdef: cst.FunctionDef, pieces: set[str]) -> set[str]:
     """The attributes that decide how many items an `__iter__`/`__next__` produces: tested by an
     `if` that stops the iteration (`raise StopIteration`, `return` in a generator), iterated or
-    tested by a loop that yields, handed to `yield from` or returned as the iterator."""
+    tested by a loop that yields, handed to `yield from` or returned as the iterator. Those that
+    decide it only as the start of a piece of equal ones go to `pieces` (see `_self_attrs`)."""
     out: set[str] = set()
     gen = any(isinstance(n, (cst.Yield,)) for n in _walk(fdef.body))
 
@@ -2147,12 +2181,13 @@ def _iteration_attrs(fdef: cst.FunctionDef) -> set[str]:
         if isinstance(n, cst.If) and stops(n.body):
             out |= _self_attrs(n.test)
         elif isinstance(n, (cst.For, cst.While)) and any(isinstance(y, cst.Yield) for y in _walk(n.body)):
-            out |= _self_attrs(n.iter if isinstance(n, cst.For) else n.test)
+            out |= _self_attrs(n.iter if isinstance(n, cst.For) else n.test, pieces)
         elif isinstance(n, cst.Yield) and isinstance(n.value, cst.From):
-            out |= _self_attrs(n.value.item)
+            out |= _self_attrs(n.value.item, pieces)
         elif isinstance(n, cst.Return) and not gen and n.value is not None and not (
                 isinstance(n.value, cst.Name) and n.value.value == "self"):
-            out |= _self_attrs(n.value)
+            out |= _self_attrs(n.value, pieces)
+    pieces -= out
     return out
 
 

@@ -202,7 +202,7 @@ class Val:
         # An element of a global array, or of the tuple of global arrays a jitted call returns,
         # is a global array.
         # An element of process-local data (host data, a pmap's outputs) is process-local.
-        return Val(frozenset(), _cap(self.pd | self.pdc), self.order, self.hash, shape, glob=self.glob, callable=self.elems,
+        return Val(frozenset(), union_sources(self.pdc, self.pd), self.order, self.hash, shape, glob=self.glob, callable=self.elems,
                    host=self.host)
 
     def key(self, k: str) -> Val | None:
