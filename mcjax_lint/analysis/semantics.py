@@ -64,6 +64,15 @@ def is_range(node: object, read: Reader) -> bool:
     return r[0] == "call" and read(r[1]) == ("name", "range")
 
 
+def range_of_pieces(node: object, read: Reader, same: Callable[[object, object], bool]) -> bool:
+    """`range(a, a + n)` (n long whatever `a` is: `window_length`) or `range(a, stop, n)` (a
+    piece of equal ones: `strided_piece`): what `a` carries is which numbers, not how many."""
+    r = read(node)
+    if r[0] != "call" or read(r[1]) != ("name", "range") or len(r[2]) != len(r[3]):
+        return False
+    return len(r[2]) == 3 or len(r[2]) == 2 and window_length(r[2][0], r[2][1], read, same) is not None
+
+
 # Iterating an object calls these methods of its class (`for x in obj`, `iter(obj)`, `next(it)`):
 # what they read is what the iteration yields and how long it runs.
 ITERATION_METHODS = ("__iter__", "__next__")

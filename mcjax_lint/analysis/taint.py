@@ -1855,7 +1855,7 @@ class FileAnalysis(semantics.StatementRules):
         self._bind_loop_target(target, iterable, self._iteration_element(iterable, elem))
 
     def iteration_count(self, it: Val, iterable: cst.BaseExpression, node: cst.For) -> Val:
-        if _is_range(iterable) and it.pdc:
+        if _is_range(iterable) and it.pdc and not semantics.range_of_pieces(iterable, read, read_cst.same):
             # `range(n)` has n steps: process-local content used as the count (a step read from a
             # per-host file) makes the number of iterations differ, not only the data.
             it = replace(it, pd=_cap(it.pd | it.pdc))
