@@ -1855,10 +1855,16 @@ class FileAnalysis(semantics.StatementRules):
         self._bind_loop_target(target, iterable, self._iteration_element(iterable, elem))
 
     def iteration_count(self, it: Val, iterable: cst.BaseExpression, node: cst.For) -> Val:
-        if _is_range(iterable) and it.pdc and not semantics.range_of_pieces(iterable, read, read_cst.same):
+        if _is_range(iterable) and it.pdc:
             # `range(n)` has n steps: process-local content used as the count (a step read from a
-            # per-host file) makes the number of iterations differ, not only the data.
-            it = replace(it, pd=_cap(it.pd | it.pdc))
+            # per-host file) makes the number of iterations differ, not only the data; not the
+            # start of `range(a, a + n)` or `range(a, stop, n)` (`semantics.range_of_pieces`).
+            counts = it.pdc
+            info = self.calls.get(iterable)
+            if info is not None and semantics.range_of_pieces(iterable, read, read_cst.same):
+                counts = frozenset().union(*(v.pdc for k, v in info.args[1:] if isinstance(k, int))) \
+                    if len(info.args) == 3 else frozenset()
+            it = replace(it, pd=_cap(it.pd | counts))
         self.iters[node] = self.iters.get(node, BOTTOM).join(it)
         return Val(pd=it.count_sources)
 
