@@ -50,8 +50,9 @@ class Rule(cst.BatchableCSTVisitor):
         return False
 
     def sinks(self, node: cst.CSTNode) -> list[Sink]:
-        """The sinks at `node` this rule reports, in the order the engine found them."""
-        return [k for k in self.ctx.div.sinks_at.get(node, ()) if self.reports_sink(k)]
+        """The sinks at `node` this rule reports, in the order the engine found them, those from a
+        source reached without a guess first (one finding per place names the most certain)."""
+        return sorted((k for k in self.ctx.div.sinks_at.get(node, ()) if self.reports_sink(k)), key=lambda k: bool(k.src.guess))
 
     # ------------------------------------------------------------- evidence
     def grade(self, chain: tuple[Step, ...]) -> Severity:
@@ -128,8 +129,9 @@ class Rule(cst.BatchableCSTVisitor):
 
 
 def process_sources(v: Val) -> list[Src]:
-    """The value's process-dependent sources; a finding names (and grades) the first."""
-    return sorted(v.pd) + sorted(v.pdc)
+    """The value's process-dependent sources; a finding names (and grades) the first: a source
+    reached without a guess before one reached by a guess."""
+    return sorted(sorted(v.pd) + sorted(v.pdc), key=lambda s: bool(s.guess))
 
 
 def describe_source(s: Src, at_line: int | None = None) -> str:
