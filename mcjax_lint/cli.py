@@ -116,12 +116,25 @@ def main(argv: list[str] | None = None) -> int:
     # flush the output: the run's summaries and index are millions of objects in reference
     # cycles, and the collector's last pass over them at interpreter exit took ~3 s of a 687 kLOC
     # run. So exit now, as mypy does (workers are joined, the cache is written and closed).
+    if not _may_exit_hard():
+        return code
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except (OSError, ValueError):
         return code  # (a closed or broken stream: the usual exit reports it)
     os._exit(code)
+
+
+def _may_exit_hard() -> bool:
+    """Whether this process is mcjax-lint itself (its console script or `python -m mcjax_lint`)
+    with nothing that still has work at interpreter exit: a profiler or tracer (`python -m
+    cProfile`), coverage, or a program that called `main()` without arguments."""
+    main_mod = sys.modules.get("__main__")
+    spec = getattr(main_mod, "__spec__", None)
+    ours = (spec is not None and spec.name == "mcjax_lint.__main__") \
+        or os.path.basename(getattr(main_mod, "__file__", None) or "") == "mcjax-lint"
+    return ours and sys.getprofile() is None and sys.gettrace() is None and "coverage" not in sys.modules
 
 
 def _main(argv: list[str]) -> int:

@@ -221,3 +221,22 @@ def test_rule_prints_the_rules_page_and_text_links_to_it(tmp_path):
         code = line.rsplit("rule ", 1)[1].rstrip("`)")
         assert (tmp_path / path).resolve() == page_path(code).resolve()
     assert "= help:" not in run_cli(tmp_path, "pkg", "--no-show-source").stdout
+
+
+def test_exit_without_teardown_only_as_the_program(tmp_path):
+    """As the program, mcjax-lint skips the interpreter's teardown (os._exit) but keeps its exit
+    code and output; under a profiler, or called from another program, it returns normally."""
+    import subprocess
+    import sys
+
+    demo_project(tmp_path)
+    out = run_cli(tmp_path, "pkg")
+    assert out.returncode == 1 and "MCJ" in out.stdout, out.stderr
+    prof = tmp_path / "prof.out"
+    run = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(prof), "-m", "mcjax_lint", "pkg"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert "MCJ" in run.stdout and prof.exists() and prof.stat().st_size > 0, run.stderr  # (cProfile drops the code)
+    caller = ("import sys\nsys.argv = ['mcjax-lint', 'pkg']\nfrom mcjax_lint.cli import main\n"
+              "code = main()\nprint('caller continues', code)\n")
+    run = subprocess.run([sys.executable, "-c", caller], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert run.stdout.rstrip().endswith("caller continues 1"), run.stderr
