@@ -385,6 +385,12 @@ VALUE_SHAPED_FUNCTIONS = frozenset(
 # ... unless this keyword fixes the result's length (`np.bincount(labels, minlength=NUM_CLASSES)`,
 # `np.histogram(x, bins=10)`): then the input's shape does not reach the result either.
 LENGTH_KEYWORDS = {"bincount": "minlength", "histogram": "bins"}
+# Class decorators that write `__init__` from the annotated fields, in order (a field's value is
+# what the construction passes for it); and bases that do the same.
+DATACLASS_DECORATORS = frozenset({"dataclasses.dataclass", "flax.struct.dataclass", "chex.dataclass",
+                                  "attr.s", "attr.attrs", "attr.define", "attr.frozen", "attrs.define",
+                                  "attrs.frozen", "attrs.mutable"})
+DATACLASS_BASES = frozenset({"typing.NamedTuple", "flax.struct.PyTreeNode"})
 # Calls that run a callable on another thread: (position, keyword) of the callable. Collective
 # work started there races the main thread's for the order of dispatches (MCJ105).
 THREAD_STARTERS = {

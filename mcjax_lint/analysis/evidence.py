@@ -45,6 +45,9 @@ UNKNOWN_INPUTS = ("a jitted function applied to inputs not known to be global ar
                   "live, cross-process only if they (or what it captures) are global arrays")
 CALLBACK_NOT_KNOWN = ("a helper collective only through the callable it is given, here given one not known to be "
                       "collective")
+THREAD_STATE = ("another thread's progress read by a method's name (`.is_alive()`, `.is_set()`, `.done()`): it "
+                "differs between processes, each scheduling its own threads, if the receiver is a thread, event, "
+                "future or queue")
 CAPTURES_UNKNOWN = ("a jitted function given process-local inputs, taken as collective work because it may capture "
                     "global arrays (a bound method, a lambda, a closure)")
 EQUAL_PIECES = ("a per-process piece of equal ones (`x[i::n]`, `range(i, stop, n)`), whose lengths differ only "
@@ -138,6 +141,7 @@ _GUESSED_DESCS = (
     (semantics.hash_desc(semantics.GUESS), "`hash()`", UNKNOWN_HASHED_TYPE),
     (K.GUESSED_ENV_DESC, "an environment variable", ENV_NOT_KNOWN_PER_PROCESS),
     (semantics.LOCAL_SHARDS_OF_UNKNOWN, "an array's local shards", SHARDS_OF_UNKNOWN_ARRAY),
+    (semantics.THREAD_STATE_PREFIX, "a thread's state", THREAD_STATE),
 )
 
 

@@ -28,6 +28,11 @@ from mcjax_lint.settings import AnalysisSettings
 MAX_ITERATIONS = 32
 
 
+def _delegates(f: FunctionFacts, meth: str) -> bool:
+    """Whether `f` returns what a method of the same name, called on another object, returns."""
+    return any(isinstance(c, dict) and c.get("m") == meth for c in f.returns.get("via", ()))
+
+
 def _callees_first(graph: dict[str, set[str]]) -> dict[str, int]:
     """A rank per node such that the nodes it points to rank lower (a depth-first postorder;
     a cycle is broken where it is entered). Iterative: call chains may be deep."""
@@ -1231,7 +1236,10 @@ class ProjectIndex:
             colls = [self.collective.get(c) for c in cands]
             if all(colls):
                 return res, f"`.{meth}()` {evidence.BY_NAME_NOTE} → {colls[0]}"
-            rets = [_bind_guards(self.returns.get(c, BOTTOM), c, self.functions[c], None) for c in cands]
+            # (A method that only hands the call on to another object's method of the same name,
+            # `return self.policy.should_save(...)`, says nothing of its own.)
+            own = [c for c in cands if not _delegates(self.functions[c], meth)] or cands
+            rets = [_bind_guards(self.returns.get(c, BOTTOM), c, self.functions[c], None) for c in own]
             if all(r.pd or r.hash for r in rets):
                 out = BOTTOM
                 for r in rets:

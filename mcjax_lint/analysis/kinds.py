@@ -7,7 +7,7 @@ needs a new kind of fact adds the kind here and the place(s) that record it.
 
 Source kinds (`Src.kind`), by the taint a source is in (`Val` fields, see values.py):
 - process-dependent sources (`Val.pd`, `Val.pdc`): `PROCESS_ID`, `HOST_ID`, `CLOCK`, `RANDOM`,
-  `ENVIRONMENT`, `LOCAL_DATA`, `DRAWN`, `DECLARED`, or `DERIVED` (computed from other values: a length,
+  `ENVIRONMENT`, `LOCAL_DATA`, `SCHEDULING`, `DRAWN`, `DECLARED`, or `DERIVED` (computed from other values: a length,
   a key, a shape);
 - order sources (`Val.order`): `SET_ORDER`, `LISTING_ORDER`;
 - hash sources (`Val.hash`): `STRING_HASH`;
@@ -31,6 +31,9 @@ RANDOM = "random"  # unseeded randomness, `uuid4()`, `os.urandom()`
 ENVIRONMENT = "environment"  # a per-process environment variable (`RANK`, `LOCAL_RANK`, ...)
 LOCAL_DATA = "local-data"  # this process's split or shard of the data, measured or read
 SIGNAL = "signal"  # what a signal handler sets: a signal arrives at one process, not at all of them
+# Whether another thread got somewhere yet (`thread.is_alive()`, `event.is_set()`, `future.done()`):
+# thread scheduling, which no two processes share.
+SCHEDULING = "scheduling"
 # Numbers drawn into a shape given apart from them (`np.random.normal(size=(4, 8))`, a `jax.random`
 # draw from a per-process key): process-local content (`Val.pdc`) whose shape is certainly uniform.
 DRAWN = "drawn"

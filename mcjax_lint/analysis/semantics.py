@@ -377,6 +377,28 @@ def process_dependent_call(q: str, seeded_modules: Collection[str], n_args: int,
     return None
 
 
+# Methods, without arguments, that read how far other threads got at this moment: a thread's
+# liveness, an event's flag, a future's state, a queue's fill. Each process schedules its threads
+# alone, so the answer differs between processes unless they agree on it (a reduction). Matched
+# by name (receivers are rarely known): a guess (evidence.py).
+THREAD_STATE_METHODS = {
+    "is_alive": "a thread's liveness (`.is_alive()`)",
+    "is_set": "an event's flag set by another thread (`.is_set()`)",
+    "done": "a future's or task's state (`.done()`)",
+    "running": "a future's state (`.running()`)",
+    "qsize": "a queue's fill (`.qsize()`)",
+    "empty": "a queue's fill (`.empty()`)",
+}
+THREAD_STATE_PREFIX = "thread scheduling: "
+
+
+def thread_state_desc(meth: str, n_args: int) -> str | None:
+    """The source description of `x.meth()` when it reads another thread's progress
+    (`THREAD_STATE_METHODS`), None otherwise (or when given arguments: `q.empty(x)` is another API)."""
+    d = THREAD_STATE_METHODS.get(meth)
+    return f"{THREAD_STATE_PREFIX}{d}" if d is not None and n_args == 0 else None
+
+
 def process_dependent_kind(q: str) -> str:
     """What a process-dependent call's value is (analysis/kinds.py: the process's or host's
     identity, the clock, randomness, this process's data)."""

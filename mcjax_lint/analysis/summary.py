@@ -1154,6 +1154,8 @@ class _Summarizer(semantics.StatementRules):
         if meth in K.COLLECTIVE_METHOD_NAMES:
             self._collective(f"`.{meth}()`", node)
             return {}
+        if not recv.get("cls") and (desc := semantics.thread_state_desc(meth, len(node.args))):
+            return sym_join(sym_taint(recv), self.source(desc, node, kinds.SCHEDULING))
         if meth in K.LOCAL_SHARD_METHODS and not recv.get("cls"):
             return sym_join(sym_taint(sym_join(recv, argu)), self._local_shards(meth, recv, node))
         if recv.get("glob") and meth in K.GLOBAL_ARRAY_METHODS:
@@ -1638,8 +1640,46 @@ class _Summarizer(semantics.StatementRules):
             elif isinstance(s, ast.AnnAssign) and s.value is not None and isinstance(s.target, ast.Name):
                 # dataclass-style fields with defaults
                 cf.attrs[s.target.id] = sym_join(cf.attrs.get(s.target.id), self.ev(s.value))
+        self._dataclass_init(node, qual, cf)
         self.scope, self._in_class_body = saved_scope, saved_in
         self.class_stack.pop()
+
+    def _dataclass_init(self, node: ast.ClassDef, qual: str, cf: ClassFacts) -> None:
+        """A dataclass (`@dataclass`, a `NamedTuple`, ...) without its own `__init__`: the one
+        written for it takes the fields, in order, and stores each in its attribute, so the
+        attribute holds what the constructions pass (`ip`, as an `__init__` that stores its
+        parameter). Fields after `KW_ONLY`, of `kw_only=True`, or after a base's fields (not
+        counted here) are matched by keyword only."""
+        decos = [(self.qualify(d.func if isinstance(d, ast.Call) else d), d) for d in node.decorator_list]
+        deco = next((d for q, d in decos if q in K.DATACLASS_DECORATORS), None)
+        base = any(b in K.DATACLASS_BASES for b in cf.bases)
+        if (deco is None and not base) or any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                               and s.name == "__init__" for s in node.body):
+            return
+        kw_only = isinstance(deco, ast.Call) and any(
+            k.arg == "kw_only" and isinstance(k.value, ast.Constant) and k.value.value is True for k in deco.keywords)
+        kw_only = kw_only or any(b not in K.DATACLASS_BASES and b != "object" for b in cf.bases)
+        init = f"{qual}.__init__"
+        params = ["self"]
+        for s in node.body:
+            if not (isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)):
+                continue
+            ann = ast.unparse(s.annotation)
+            if ann.endswith("KW_ONLY"):
+                kw_only = True
+                continue
+            if "ClassVar" in ann or "InitVar" in ann:
+                continue
+            if isinstance(s.value, ast.Call) and any(k.arg == "init" and isinstance(k.value, ast.Constant)
+                                                     and k.value.value is False for k in s.value.keywords):
+                continue  # `field(init=False)`
+            name = s.target.id
+            pos = -1 if kw_only else len(params) - 1
+            params.append(name)
+            cf.attrs[name] = sym_join(cf.attrs.get(name), {"ip": [f"{init}:{pos}:{name}"]})
+        if len(params) > 1:
+            self.summary.functions[init] = FunctionFacts(init, node.lineno, params=params, cls=qual)
+            cf.methods.append("__init__")
 
     def st_Global(self, node):
         pass
@@ -2004,11 +2044,14 @@ _STATEMENTS = semantics.Statements(read, read_ast.statements, read_ast.names_in,
 
 def _control(cond: Sym) -> Sym:
     """What a branch on `cond` adds to the constants and functions returned under it (see
-    `_Summarizer._chooses`): not when the decision also involves the function's parameters, where
-    the caller's arguments may make it the same everywhere (orbax's
-    `should_skip_process_sync(processes)` is process-dependent only for a one-process subset)."""
+    `_Summarizer._chooses`): when the decision also involves the function's parameters, only
+    those (as a returned parameter would be), where the caller's arguments may make it the same
+    everywhere (orbax's `should_skip_process_sync(processes)` is process-dependent only for a
+    one-process subset)."""
     if "params" in cond:
-        return {}
+        # Only the parameters (and attributes read: `if ctx.busy: return False`): the caller's
+        # arguments decide (`should_skip_process_sync(None)` stays the same everywhere).
+        return {k: v for k, v in cond.items() if k in ("params", "refs")}
     return {k: v for k, v in cond.items() if k in ("pd", "pdc", "order", "hash", "via", "refs")}
 
 

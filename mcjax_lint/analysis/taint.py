@@ -1359,6 +1359,8 @@ class FileAnalysis(semantics.StatementRules):
             return BOTTOM, f"`.{meth}()`"
         if meth in K.SANITIZER_METHODS:
             return SANITIZED, None
+        if not recv.cls and (desc := semantics.thread_state_desc(meth, len(node.args))):
+            return recv.data().join(Val(pd=frozenset({evidence.set_order_guess(self.src(node, desc, kinds.SCHEDULING))}))), None
         if meth in K.FS_LISTING_METHODS:
             return recv.data().join(Val(order=frozenset({self.src(node, f"`.{meth}()`", kinds.LISTING_ORDER, self.wrap_sorted_fix(node))}))), None
         if recv.unordered:
