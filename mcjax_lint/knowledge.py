@@ -402,6 +402,12 @@ THREAD_STARTERS = {
 # Methods of executors/event loops that run a callable on a worker thread (by method name: the
 # receiver is rarely known).
 THREAD_SUBMIT_METHODS = {"submit": (0, "fn"), "run_in_executor": (1, "func"), "apply_async": (0, "func")}
+# Thread pools: `pool.map(f, xs)` on one runs `f` on several of its threads at once (matched only
+# where the receiver is seen made by one of these); so does `submit` in a loop.
+THREAD_POOLS = frozenset({"concurrent.futures.ThreadPoolExecutor", "concurrent.futures.thread.ThreadPoolExecutor",
+                          "multiprocessing.pool.ThreadPool", "multiprocessing.dummy.Pool"})
+THREAD_POOL_MAP_METHODS = {"map": (0, "fn"), "imap": (0, "func"), "imap_unordered": (0, "func"),
+                           "starmap": (0, "func"), "map_async": (0, "func")}
 
 
 # Collectives that take per-process data by design: when the argument is visibly process-local,

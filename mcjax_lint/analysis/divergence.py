@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from mcjax_lint import knowledge as K
-from mcjax_lint.analysis import evidence, semantics
+from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis.tree import OWN_SCOPE, children, walk
 
 from mcjax_lint.analysis.taint import FileAnalysis, _walk_calls
@@ -104,7 +104,7 @@ class ExceptionPoint:
     raise_node: cst.CSTNode = field(repr=False)
     val: Val
     collective: Tok
-    kind: str  # "swallowed", "handler", "finally", "exit"
+    kind: str  # "swallowed", "handler", "finally", "exit", "caught", "raise", "fallback"
     guess: str = ""  # why raising and being caught here is a guess (evidence.py), "" if certain
 
 
@@ -479,6 +479,7 @@ class Divergence:
                 fb = self._block_stmts(s.finalbody)
                 self.walk_body(fb, ctx + [_Frame("finally", s.finalbody, fb, 0)])
             self._exception_points(s, raise_val, raise_node)
+            self._fallback_point(s, ctx)
             return
         if isinstance(s, cst.With):
             for item in s.items:
@@ -760,6 +761,30 @@ class Divergence:
             ft = first_tok(self.seq_block(s.finalbody))
             if ft is not None:
                 self.exceptions.append(ExceptionPoint(s.finalbody, raise_node, raise_val, ft, "finally"))
+
+    def _fallback_point(self, s: cst.Try, ctx: list[_Frame]) -> None:
+        """`try: return load_local(step)` / `except OSError: log` / then collective work after the
+        `try` (a fallback restore that broadcasts): a file operation of the body that fails on one
+        process (its local file missing or cut short) sends that process alone past the `try`,
+        into collective work the others, who returned, never join. Possible: whether a file
+        operation fails is never known (`evidence.FILE_FAILURE`)."""
+        if not any(isinstance(e, cst.Return) for e in _exits_in(s.body, s, self.fa.calls)):
+            return
+        fail = next((c for c in _walk_calls(s.body) if self._io_failure(c)), None)
+        if fail is None:
+            return
+        j = next((k for k in range(len(ctx) - 1, -1, -1) if ctx[k].kind == "func"), None)
+        if j is None or not ctx[j:] or _index_of_containing(ctx[-1].stmts, s) >= len(ctx[-1].stmts):
+            return
+        tok = first_tok(self._rest_after(ctx[j:], s, "return"))
+        if tok is None:
+            return
+        for h in s.handlers:
+            if _swallows(h) and self._catches_failure(h, True):
+                src = evidence.file_failure(self.fa.src(fail, evidence.FILE_FAILURE_DESC, kinds.LOCAL_DATA))
+                self.exceptions.append(ExceptionPoint(h, fail, Val(pd=frozenset({src})), tok, "fallback",
+                                                      evidence.FILE_FAILURE))
+                return
 
     def _surely_catches(self, caught: list[str | None] | None, n: cst.CSTNode) -> bool:
         """Whether the handler catches what `n` raises for certain (`semantics.handler_may_catch`

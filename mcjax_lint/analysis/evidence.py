@@ -48,6 +48,9 @@ CALLBACK_NOT_KNOWN = ("a helper collective only through the callable it is given
 THREAD_STATE = ("another thread's progress read by a method's name (`.is_alive()`, `.is_set()`, `.done()`): it "
                 "differs between processes, each scheduling its own threads, if the receiver is a thread, event, "
                 "future or queue")
+FILE_FAILURE = ("a file operation assumed able to fail on one process only (its local file missing, cut short or "
+                "unreadable there)")
+FILE_FAILURE_DESC = "a file operation that can fail on one process only"
 CAPTURES_UNKNOWN = ("a jitted function given process-local inputs, taken as collective work because it may capture "
                     "global arrays (a bound method, a lambda, a closure)")
 EQUAL_PIECES = ("a per-process piece of equal ones (`x[i::n]`, `range(i, stop, n)`), whose lengths differ only "
@@ -93,6 +96,11 @@ def mark(v: Val, why: str, text: str, line: int = 0) -> Val:
     items = tuple(mark(x, why, text, line) for x in v.items) if v.items is not None else None
     return replace(v, pd=m(v.pd), pdc=m(v.pdc), order=m(v.order), hash=m(v.hash), shape=m(v.shape),
                    tree=m(v.tree), items=items)
+
+
+def file_failure(s: Src) -> Src:
+    """The source of a failure of the file operation at `s`: a guess (`FILE_FAILURE`)."""
+    return replace(s, guess=((s.line, "a file operation's failure", FILE_FAILURE),))
 
 
 def derived(s: Src, parents: frozenset[Src]) -> Src:

@@ -1546,6 +1546,8 @@ class ProjectIndex:
                 return True
             if (pd and order and "x" in f.flags) or (hashed and "s" in f.flags):
                 return True
+            if "r" in f.flags and collective:
+                return True  # a local read's failure sends one process past a `return` (MCJ104)
             if "t" in f.flags and any(self.function_claims(g, gf, s.path, all_refs=False)[3] for g, gf in s.functions.items()):
                 return True  # a thread started where collective work is done (MCJ105)  # a per-process partition of an unordered listing; a hashed seed
         return False

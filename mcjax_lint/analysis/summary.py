@@ -209,7 +209,8 @@ class FunctionFacts:
     device_access: list | None = None  # [desc, line] first device access (MCJ401)
     # Prefilter facts about the body: divergent values seen ("p" process-dependent, "o" order,
     # "h" string hash), sinks that need no collective ("x" computed index/`.shard()`, "s" seed), and
-    # "g": configures work for a subset of processes (`active_processes=...`).
+    # "g": configures work for a subset of processes (`active_processes=...`), "t" may start work on
+    # another thread, "r" a `try` whose body returns and whose handler goes on (MCJ104 fallback).
     flags: str = ""
     refs: list[str] = field(default_factory=list)  # project refs read (attributes, other modules' globals)
     prop: bool = False  # a @property: reading the attribute calls it
@@ -1102,7 +1103,7 @@ class _Summarizer(semantics.StatementRules):
         return "shard" in name and "single" not in name
 
     def _method_call(self, meth: str, recv: Sym, node: ast.Call, args: list[Sym], argu: Sym) -> Sym | None:
-        if meth in K.THREAD_SUBMIT_METHODS and "t" not in self.scope.facts.flags:
+        if (meth in K.THREAD_SUBMIT_METHODS or meth in K.THREAD_POOL_MAP_METHODS) and "t" not in self.scope.facts.flags:
             self.scope.facts.flags += "t"  # may start work on another thread (MCJ105)
         if meth in semantics.SET_ADDING_METHODS and args and isinstance(node.func, ast.Attribute):
             # A set filled after it was built (`s = set(); s.add(name)`, `self.names.add(n)`): its
@@ -1681,6 +1682,16 @@ class _Summarizer(semantics.StatementRules):
             self.summary.functions[init] = FunctionFacts(init, node.lineno, params=params, cls=qual)
             cf.methods.append("__init__")
 
+    def st_Try(self, node) -> None:
+        super().st_Try(node)
+        # A body that returns and a handler that goes on (a local read with a shared fallback after
+        # the `try`): a failure on one process sends it alone on (MCJ104's "fallback", for the prefilter).
+        if not self.scope.is_module and "r" not in self.scope.facts.flags and _returns_in(node.body) \
+                and any(not _leaves(h.body) for h in node.handlers):
+            self.scope.facts.flags += "r"
+
+    st_TryStar = st_Try
+
     def st_Global(self, node):
         pass
 
@@ -2058,6 +2069,23 @@ def _control(cond: Sym) -> Sym:
 def _implicit(cond: Sym) -> Sym:
     """What a condition carries into the attributes assigned under it (semantics.IMPLICIT_KEYS)."""
     return {k: v for k, v in cond.items() if k in semantics.IMPLICIT_KEYS}
+
+
+def _returns_in(body: list[ast.stmt]) -> bool:
+    """A `return` in these statements (not in a nested function or class)."""
+    stack = list(body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Return):
+            return True
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _leaves(body: list[ast.stmt]) -> bool:
+    """A handler body with a top-level `raise`/`return`/`break`/`continue` (it does not go on)."""
+    return any(isinstance(x, (ast.Raise, ast.Return, ast.Break, ast.Continue)) for x in body)
 
 
 def _always_exits(body: list[ast.stmt]) -> bool:

@@ -136,6 +136,7 @@ class FileAnalysis(semantics.StatementRules):
         # Calls that start collective work on another thread -> (what it does, the starting
         # scope's qualname, the target project function); collective calls per scope qualname.
         self.thread_starts: dict[cst.Call, tuple[str, str, str | None]] = {}
+        self.concurrent_starts: set[cst.Call] = set()  # of those, the ones run on several threads at once
         self.collective_scopes: dict[str, set[cst.Call]] = {}
         self.scope_calls: dict[str, set[str]] = {}  # project functions each scope calls
         self.key_writes: set[tuple[str, str]] = set()  # (dict name, constant key) written in the current branch
@@ -851,14 +852,48 @@ class FileAnalysis(semantics.StatementRules):
         """`threading.Thread(target=f)`, `executor.submit(f, ...)`, ...: record where a callable
         that does collective work is started on another thread (MCJ105)."""
         where = K.THREAD_STARTERS.get(q or "")
+        pool = None
         if where is None and isinstance(func, cst.Attribute) and (q is None or q not in self.index.functions):
             where = K.THREAD_SUBMIT_METHODS.get(func.attr.value)
+            pool_map = K.THREAD_POOL_MAP_METHODS.get(func.attr.value)
+            if where is not None or pool_map is not None:
+                pool = self._thread_pool(func.value)
+            if where is None and pool is not None:
+                where = pool_map
         if where is None:
             return
         target = next((v for k, v in args if k in where), None)
         desc = self._callable_desc(target) if target is not None else None
-        if desc is not None:
-            self.thread_starts[node] = (desc, self.scope.qualname, target.fn)
+        if desc is None:
+            return
+        self.thread_starts[node] = (desc, self.scope.qualname, target.fn)
+        # Several pool threads run it at once: `pool.map(f, xs)`, `pool.submit(f)` in a loop.
+        if pool is not None and pool != 1 and (func.attr.value in K.THREAD_POOL_MAP_METHODS
+                                               or any(a <= self.line(node) <= b for a, b in self._loop_spans(self.scope.qualname))):
+            self.concurrent_starts.add(node)
+
+    def _thread_pool(self, recv: cst.BaseExpression) -> int | None:
+        """The number of threads of the pool `recv` names (0: not a literal), where this function
+        (or the module) makes it in sight: `with ThreadPoolExecutor(4) as pool`, `pool =
+        ThreadPool()`, `ThreadPoolExecutor().map`; None when not seen made by a thread pool."""
+        made: list[cst.Call] = []
+        if isinstance(recv, cst.Call):
+            made.append(recv)
+        elif isinstance(recv, cst.Name):
+            root = self.fn_nodes.get(self.scope.qualname, (self.module,))[0]
+            name = recv.value
+            for n in _walk(root):
+                if isinstance(n, cst.WithItem) and isinstance(n.asname, cst.AsName) \
+                        and isinstance(n.asname.name, cst.Name) and n.asname.name.value == name and isinstance(n.item, cst.Call):
+                    made.append(n.item)
+                elif isinstance(n, cst.Assign) and isinstance(n.value, cst.Call) and any(
+                        isinstance(t.target, cst.Name) and t.target.value == name for t in n.targets):
+                    made.append(n.value)
+        for c in made:
+            if self.qualify(c.func) in K.THREAD_POOLS:
+                size = read_cst.argument(c, 0, "max_workers") or read_cst.argument(c, 0, "processes")
+                return int(size.value) if isinstance(size, cst.Integer) else 0
+        return None
 
     def main_thread_collective(self, node: cst.Call) -> tuple[cst.Call | None, str]:
         """For a thread start: collective work this file dispatches outside the thread's target

@@ -39,6 +39,10 @@ class OneProcessException(Rule):
                 msg = (f"{callee} can fail on one process only{cause}, before {self.tok_text(p.collective)} in this function; "
                        f"a caller catches the failure (line {raise_line}) and goes on, so this process skips that "
                        f"collective while the others wait in it")
+            elif p.kind == "fallback":
+                msg = (f"the `try` body returns unless line {raise_line} fails; where it fails on one process only "
+                       f"(a local file missing or cut short there), this handler sends that process on to "
+                       f"{self.tok_text(p.collective)} after the `try`, which the processes that returned never join")
             elif p.kind == "raise":
                 msg = (f"raised under a process-dependent condition{cause}: this process fails while the others go "
                        f"on to {self.tok_text(p.collective)} and wait there until the coordination service "

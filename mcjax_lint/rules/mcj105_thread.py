@@ -13,13 +13,21 @@ class CollectiveWorkInThread(Rule):
     NAME = "collective-work-in-thread"
     SEVERITY = "error"
     SUMMARY = ("Collective work is started on a background thread (`threading.Thread`, `executor.submit`) "
-               "while the main thread dispatches collective work too.")
+               "while the main thread dispatches collective work too, or on several pool threads at once.")
     FAMILY = "process-dependent control flow"
 
     def visit_Call(self, node: cst.Call) -> None:
         fa = self.ctx.fa
         start = fa.thread_starts.get(node)
         if start is None:
+            return
+        if node in fa.concurrent_starts:
+            # Pool threads race each other: no main-thread work needed.
+            self.report(node, (
+                f"{start[0]} runs on several threads of a pool at once: the order in which each "
+                f"process issues its runs depends on thread scheduling, so the processes' collectives "
+                f"can pair up wrongly or wait for each other forever"),
+                chain=[self.work_step(node, start[0], "started on several pool threads at once")])
             return
         main, where = fa.main_thread_collective(node)
         if main is None:
