@@ -27,7 +27,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 49
+SUMMARY_VERSION = 50
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -1406,7 +1406,10 @@ class _Summarizer(semantics.StatementRules):
                 # own data: a helper's whole result tainted by any branch it took drowned real
                 # findings in noise.)
                 for t in self._ret_taints:
-                    v = sym_join(v, t)
+                    if "_p" not in t:
+                        v = sym_join(v, t)
+                    elif _is_bool_constant(node.value):
+                        v = sym_join(v, {k: x for k, x in t.items() if k != "_p"})
             f.returns = sym_join(f.returns, v)
             # Host data returned on every path is host data at every call (`semantics.is_host_data`).
             self._ret_host[f.name] = self._ret_host.get(f.name, True) and (self.is_host(node.value) or v.get("host") is True)
@@ -2060,15 +2063,22 @@ def _control(cond: Sym) -> Sym:
     everywhere (orbax's `should_skip_process_sync(processes)` is process-dependent only for a
     one-process subset)."""
     if "params" in cond:
-        # Only the parameters (and attributes read: `if ctx.busy: return False`): the caller's
-        # arguments decide (`should_skip_process_sync(None)` stays the same everywhere).
-        return {k: v for k, v in cond.items() if k in ("params", "refs")}
+        # Only the parameters (and attributes read: `if ctx.busy: return False`), and only into a
+        # returned `True`/`False` (`_p`): a predicate's answer is its conditions', decided by the
+        # caller's arguments (`should_skip_process_sync(None)` stays the same everywhere); a
+        # number picked by a parameter (`process_replica_id(i)`'s -1) names a group, not a choice.
+        out = {k: v for k, v in cond.items() if k in ("params", "refs")}
+        return dict(out, _p=True) if out else out
     return {k: v for k, v in cond.items() if k in ("pd", "pdc", "order", "hash", "via", "refs")}
 
 
 def _implicit(cond: Sym) -> Sym:
     """What a condition carries into the attributes assigned under it (semantics.IMPLICIT_KEYS)."""
     return {k: v for k, v in cond.items() if k in semantics.IMPLICIT_KEYS}
+
+
+def _is_bool_constant(e: ast.expr) -> bool:
+    return isinstance(e, ast.Constant) and isinstance(e.value, bool)
 
 
 def _returns_in(body: list[ast.stmt]) -> bool:
