@@ -28,6 +28,9 @@ from mcjax_lint.settings import AnalysisSettings
 MAX_ITERATIONS = 32
 
 
+MAX_CONSTRUCTOR_DEPTH = 6  # an attribute stored from a construction's argument, nested this deep
+
+
 def _delegates(f: FunctionFacts, meth: str) -> bool:
     """Whether `f` returns what a method of the same name, called on another object, returns."""
     return any(isinstance(c, dict) and c.get("m") == meth for c in f.returns.get("via", ()))
@@ -699,7 +702,18 @@ class ProjectIndex:
             out = replace(out, host=True)  # (where it lives does not depend on what it was computed from)
         return out
 
+    _ctor_depth = 0  # constructions being followed (dataclasses nest deep: a bound keeps the stack)
+
     def _constructor_args(self, ip: str) -> Val:
+        if self._ctor_depth >= MAX_CONSTRUCTOR_DEPTH:
+            return BOTTOM  # (not followed further: no finding rather than a crash)
+        self._ctor_depth += 1
+        try:
+            return self._constructor_args_at(ip)
+        finally:
+            self._ctor_depth -= 1
+
+    def _constructor_args_at(self, ip: str) -> Val:
         """What the constructions of a class pass for a parameter of its `__init__` (`ip`:
         "init:position:param", see summary.py), for an attribute `__init__` stores from it.
 
