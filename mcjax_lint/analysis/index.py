@@ -66,10 +66,11 @@ def short_name(q: str) -> str:
 
 
 def _bind_guards(v: Val, q: str, f: FunctionFacts, given: tuple | None) -> Val:
-    """A result of `q` at a call: sources guarded by `param is None or ...` in `q` are dropped when
-    the call leaves that parameter to its default None, kept (unguarded) otherwise."""
-    if not any(s.kind.startswith(kinds.GUARD_PREFIX) for s in v.pd) and not (
-            v.items and any(s.kind.startswith(kinds.GUARD_PREFIX) for x in v.items for s in x.pd)):
+    """A result of `q` at a call: sources guarded by `param is None or ...` in `q` (values, or
+    numbers drawn from them) are dropped when the call leaves that parameter to its default
+    None, kept (unguarded) otherwise."""
+    if not any(s.kind.startswith(kinds.GUARD_PREFIX) for s in (*v.pd, *v.pdc)) and not (
+            v.items and any(s.kind.startswith(kinds.GUARD_PREFIX) for x in v.items for s in (*x.pd, *x.pdc))):
         return v
     supplied = None
     if given is not None:
@@ -85,8 +86,8 @@ def _bind_guards(v: Val, q: str, f: FunctionFacts, given: tuple | None) -> Val:
             out.add(replace(s, kind=kinds.unguarded(s.kind)) if s.kind.startswith(kinds.GUARD_PREFIX) else s)
         return frozenset(out)
 
-    items = tuple(replace(x, pd=bind(x.pd)) for x in v.items) if v.items else v.items
-    return replace(v, pd=bind(v.pd), items=items)
+    items = tuple(replace(x, pd=bind(x.pd), pdc=bind(x.pdc)) for x in v.items) if v.items else v.items
+    return replace(v, pd=bind(v.pd), pdc=bind(v.pdc), items=items)
 
 
 def _env_params(f: FunctionFacts, sym: Sym) -> list:
@@ -639,7 +640,7 @@ class ProjectIndex:
             self._static[id(sym)] = (sym, BOTTOM)
             return BOTTOM
         short = os.path.basename(path)
-        for key in ("pd", "pdc", "order", "hash"):
+        for key in ("pd", "pdc", "order", "hash", "tr"):
             for ln in sym.get(key, ()):
                 self._note_origin(short, ln[1], path)
 
@@ -652,6 +653,7 @@ class ProjectIndex:
         v = Val(
             pd=srcs("pd"),
             pdc=srcs("pdc"),
+            tree=srcs("tr"),
             order=srcs("order", kinds.LISTING_ORDER),
             hash=srcs("hash", kinds.STRING_HASH),
             unordered=sym["u"] if sym.get("u") == semantics.GUESS else bool(sym.get("u")),

@@ -60,6 +60,12 @@ def guard_of(kind: str, function: str) -> str | None:
     return kind[len(prefix):].split(":", 1)[0] if kind.startswith(prefix) else None
 
 
+def drawn(kind: str) -> str:
+    """The kind of numbers drawn from a key made from a source of `kind`: other numbers of one
+    shape (`DRAWN`), under the source's guard where it has one."""
+    return kind[:kind.rindex(":") + 1] + DRAWN if kind.startswith(GUARD_PREFIX) else DRAWN
+
+
 def unguarded(kind: str) -> str:
     """A source's kind without its guard."""
     return kind.rsplit(":", 1)[1] if kind.startswith(GUARD_PREFIX) else kind

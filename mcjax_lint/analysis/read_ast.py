@@ -144,6 +144,16 @@ def keyword_names(n: ast.Call) -> set[str]:
     return {k.arg for k in n.keywords if k.arg is not None}
 
 
+def keyword_arguments(n: ast.Call) -> list[tuple[str | None, object]]:
+    """A call's keyword arguments as (name, value); `**kwargs` as (None, its value)."""
+    return [(k.arg, k.value) for k in n.keywords]
+
+
+def positional_arguments(n: ast.Call) -> list:
+    """A call's positional argument nodes (a starred one as its `*xs` node)."""
+    return list(n.args)
+
+
 def argument(n: ast.Call, position: int, keyword: str):
     """The argument a call passes at `position` (not starred) or by the name `keyword`, None if
     neither."""

@@ -171,6 +171,17 @@ def keyword_names(n: cst.Call) -> set[str]:
     return {a.keyword.value for a in n.args if a.keyword is not None}
 
 
+def keyword_arguments(n: cst.Call) -> list[tuple[str | None, object]]:
+    """A call's keyword arguments (see read_ast.keyword_arguments)."""
+    return [(a.keyword.value if a.keyword is not None else None, a.value) for a in n.args
+            if a.keyword is not None or a.star == "**"]
+
+
+def positional_arguments(n: cst.Call) -> list:
+    """A call's positional argument nodes (see read_ast.positional_arguments)."""
+    return [a if a.star else a.value for a in n.args if a.keyword is None and a.star != "**"]
+
+
 def argument(n: cst.Call, position: int, keyword: str):
     """The argument a call passes at `position` or by the name `keyword` (see read_ast.argument)."""
     positional = [a for a in n.args if a.keyword is None]

@@ -531,6 +531,35 @@ def _extremum_test(test: object, n: str, value: object, rd: Statements, free) ->
 # Builtins whose result depends on their argument's type (or its attributes' presence), not on
 # its content: they differ between processes only where the argument's structure does.
 TYPE_PREDICATES = frozenset({"isinstance", "issubclass", "type", "callable", "hasattr"})
+# Builtins whose result carries what their arguments do (numbers and containers made from them).
+PASSTHROUGH_BUILTINS = frozenset({"len", "int", "float", "str", "bool", "abs", "round", "repr", "format", "divmod",
+                                  "pow", "list", "tuple", "dict", "range", "reversed", "enumerate", "zip", "map",
+                                  "filter", "iter", "next", "bytes", "ord", "chr", "slice", "type"})
+
+
+def literal_structure(node: object, read: Reader) -> str | None:
+    """The pytree structure an expression has whatever it holds, as `Val.struct` names it:
+    "none" for `None`, "seq:N" for a tuple display; None when the expression does not say."""
+    r = read(node)
+    if r == ("name", "None"):
+        return "none"
+    return f"seq:{len(r[1])}" if r[0] == "tuple" else None
+
+
+def structures_differ(a: str | None, b: str | None) -> bool:
+    """Whether values of the structures `a` and `b` (None: not known) are different pytrees: one
+    is None and the other is not, or both are known and differ. A type predicate
+    (`TYPE_PREDICATES`) on a value chosen between them depends on the choice."""
+    return a != b and ("none" in (a, b) or bool(a and b))
+
+
+def looks_like_sharding(node: object | None, read: Reader) -> bool:
+    """An expression whose name says it is a sharding (`sharding`, `data_sharding`, not
+    `single_device_sharding`): `jax.device_put(x, <it>)` makes a global array, a guess."""
+    if node is None:
+        return False
+    name = expr_name(node, read, "").lower()
+    return "shard" in name and "single" not in name
 
 
 def constant_key(node: object | None, read: Reader) -> str | None:
@@ -1515,6 +1544,143 @@ class StatementRules:
         if q in K.SET_CONSTRUCTORS:
             first, _ = self.parts.first_argument(node)  # (`set(*xs)`: the starred node, of unknown elements)
             return self.new_set(argu, set_order(first, self.read, self._num))
+        return None
+
+    # ---- library calls: which library function or builtin a call is, and what it makes
+    def library_call(self, q: str, node, args: list, argu):
+        """What a call of the library function or builtin `q` makes, None for a call the index
+        resolves (a project function, a library it has no rule for). `args`: the arguments'
+        values as (key, value), key a position, a keyword's name, or "*"/"**" (starred); `argu`:
+        what they carry together. In this order, each a rule of Python or of JAX:
+
+        - iterating an instance of a project class (`iter(loader)`, `enumerate(loader)`) runs
+          its `__iter__` (`iterated`);
+        - `jax.distributed.initialize()` makes nothing (`initialized` records where);
+        - a replication on this process's devices is the object, here (`on_local_devices`);
+        - a source (`source_call`); a seeded generator carries its seed (`seed_given`);
+        - a type predicate reads its argument's type, not its content (`type_of`);
+        - `concurrent.futures.wait`: two sets of futures (`done_sets`);
+        - an order-insensitive builtin drops the order (`order_free_call`: a pass adds lengths);
+        - `dict.fromkeys(it)` (and `dict` of a set) keeps the keys in the order `it` gives
+          them: a set's order, a listing's (`in_set_order`);
+        - an order-imposing builtin fixes a set's order where it is called (`set_ordered`,
+          `ordered`: a pass adds what it knows of `next`, `iter`, `zip`);
+        - a jit wrapper makes a jitted function (`jitted`; run on host data only: nothing
+          collective; a `partial(jax.jit, ...)` without a target: a decorator, `jit_factory`); a
+          `partial` of a function is that function, local only when what it binds is host data
+          (`partial_of`);
+        - a sanitizer is collective work whose result agrees (`sanitized`); a collective is
+          collective work (`collective_args`, `work`), a global-array constructor makes one;
+          `jax.device_put` to a sharding puts host data into a global array (`replicated_input`);
+          a sharding, a checkpointer (`sharding_made`, `checkpointer`);
+        - a `jax.random` draw from a process-dependent key is other numbers of its shape
+          (`drawn_content`), and runs where its key lives;
+        - an array op on a global array is collective work and makes one (else `array_op`
+          records its operands: read from elsewhere, they may be global arrays);
+        - numpy, math and the builtins carry their arguments (`PASSTHROUGH_BUILTINS`).
+        A pass also supplies `global_array` (a global array), `is_global`, `is_unordered`,
+        `without_order`, `taint`; what it knows more it asks before (`_known_call`)."""
+        arg0 = next((v for k, v in args if k == 0), None)
+        if q in K.ORDER_IMPOSING and arg0 is not None:
+            it = self.iterated(arg0, node)
+            if it is not arg0:
+                args = [(0, it)] + [kv for kv in args if kv[0] != 0]
+                argu = self.join(argu, self.data(it))
+                arg0 = it
+        if q == K.INITIALIZE:
+            return self.initialized(node)
+        if q in K.LOCAL_REPLICATORS:
+            return self.on_local_devices(arg0)
+        if q == "range":
+            made = self.range_call(node, [v for k, v in args if isinstance(k, int)])
+            if made is not None:
+                return made
+        made = self.source_call(q, node, argu)
+        if made is not None:
+            return made
+        if q in K.UNSEEDED_RNG_CONSTRUCTORS:  # (seeded: its seed may be a sink)
+            self.seed_given(q, args, node)
+            return argu
+        if q in TYPE_PREDICATES:
+            return self.type_of(arg0)
+        if q in K.IDENTITY_SET_RESULTS:
+            return self.done_sets(argu)
+        if q in K.ORDER_INSENSITIVE:
+            return self.order_free_call(q, node, argu, arg0)
+        if q == "dict.fromkeys" or q == "dict" and arg0 is not None and self.is_unordered(arg0):
+            return self.in_set_order(argu, arg0)
+        if q in K.ORDER_IMPOSING:
+            out = argu
+            if arg0 is not None and self.is_unordered(arg0):
+                out = self.join(argu, self.set_ordered(node, arg0))
+            out = self.ordered(q, node, out, arg0)
+            if out is not None:
+                return out
+        if q in K.SEED_CALLS:
+            self.seed_given(q, args, node)  # (a seed: a string hash there is a sink)
+        partial = q in ("functools.partial", "partial")
+        positional = self.parts.positional_arguments(node)
+        jit = K.JIT_WRAPPERS.get(q) or (K.JIT_WRAPPERS.get(self.qualify(positional[0]) or "")
+                                        if partial and positional else None)
+        if jit is not None:
+            keywords = self.parts.keyword_arguments(node)
+            if jit_runs_locally(keywords, self.read):
+                return self.nothing()  # (a host-local function: calling it is no collective work)
+            kind = jit_kind(jit, [k for k, _ in keywords if k])
+            target = positional[0 if not partial else 1] if len(positional) > int(partial) else None
+            if target is None and partial:
+                return self.jit_factory(kind, node)  # `functools.partial(jax.jit, donate_argnums=0)`
+            hostable = not partial and jit_may_run_locally(
+                kind, [k or "**" for k, _ in keywords], target, self.read, self.qualify, self._closes_over_host_only)
+            chosen = next((v for k, v in args if k == int(partial)), None)
+            return self.jitted(kind, target, hostable, chosen, node)
+        if partial and args:
+            bound = positional[1:] + [v for _, v in self.parts.keyword_arguments(node)]
+            return self.partial_of(args[0][1], all(self.is_host(a) for a in bound))
+        if q in K.SANITIZERS:
+            if q in K.COLLECTIVE_CALLS:
+                self.work(K.COLLECTIVE_CALLS[q], node)
+            return self.sanitized()
+        if q in K.COLLECTIVE_CALLS:
+            self.collective_args(q, node, args)
+            if q in K.GLOBAL_ARRAY_CONSTRUCTORS:
+                # (the leader builds it from its shards, the followers from zeros: interchangeable
+                # steps, not communication)
+                self.work(K.COLLECTIVE_CALLS[q], node, "construct a global array")
+                return self.global_array(self.nothing())
+            self.work(K.COLLECTIVE_CALLS[q], node)
+            return self.nothing()
+        if q == K.DEVICE_PUT:
+            target_node = self.parts.argument(node, 1, "device")
+            if target_node is None:
+                target_node = self.parts.argument(node, 1, "sharding")
+            target = next((v for k, v in args if k in (1, "device", "sharding")), None)
+            if target is not None and (self.is_sharding(target) or looks_like_sharding(target_node, self.read)):
+                # The host value is the whole global array on every process (JAX compares it
+                # across processes): it must be the same everywhere.
+                what = "`jax.device_put()` to a sharding"
+                self.replicated_input(arg0, node, what)
+                self.work(what, node)
+                return self.global_array(self.nothing())
+            return self.device_put_result(argu, arg0)
+        if q in K.SHARDING_CONSTRUCTORS:
+            return self.sharding_made(node)
+        if q.startswith(K.CHECKPOINTER_PREFIXES) and q.rsplit(".", 1)[-1].endswith(K.CHECKPOINTER_CLASS_SUFFIXES):
+            return self.checkpointer(argu)
+        if q.startswith(K.JAX_RANDOM_PREFIX) and not any(self.is_global(v) for _, v in args):
+            out = self.nothing()
+            for k, v in args:
+                t = self.taint(v)
+                out = self.join(out, self.drawn_content(t) if random_content_argument(q, k) else t)
+            return out
+        if q.startswith(K.ARRAY_OP_PREFIXES):
+            if any(self.is_global(v) for _, v in args):
+                self.work(f"`{q.replace('jax.numpy.', 'jnp.')}()` on a global array", node)
+                return self.global_array(argu)
+            self.array_op(q, node, [(k, v) for k, v in args if isinstance(k, int)])  # (operands, not dtypes)
+            return argu
+        if q.split(".")[0] in ("numpy", "math", "builtins") or q in PASSTHROUGH_BUILTINS:
+            return argu
         return None
 
     # ---- one of several blocks runs: `if`, loops (`loop_arms`), `match`, `try` handlers

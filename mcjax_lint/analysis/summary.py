@@ -27,7 +27,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 50
+SUMMARY_VERSION = 51
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -982,39 +982,55 @@ class _Summarizer(semantics.StatementRules):
             facts.device_access = [desc, node.lineno]
 
     def _known_call(self, q: str, node: ast.Call, args: list[Sym], kwargs: dict[str, Sym], argu: Sym) -> Sym | None:
-        """Facts for calls to known library functions; None for calls to resolve later."""
+        """Facts for calls to known library functions (`semantics.StatementRules.library_call`);
+        None for calls to resolve later."""
         if q in K.SEED_CALLS and "s" not in self.scope.facts.flags:
             self.scope.facts.flags += "s"  # a seed: a sink for string hashes
         if q in K.THREAD_STARTERS and "t" not in self.scope.facts.flags:
             self.scope.facts.flags += "t"  # starts work on another thread (MCJ105)
         if K.is_device_access(q):
             self._device_access(f"`{q}()`", node)
-        if q == K.INITIALIZE:
-            if not self.summary.initialize_line:
-                self.summary.initialize_line = node.lineno
-            return {}
-        if q in K.LOCAL_REPLICATORS:
-            # The same object on this process's devices (its class's methods are still its own).
-            a0 = args[0] if args else {}
-            return dict({k: v for k, v in a0.items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs", "cls")},
-                        host=True)
-        if q == "range":
-            out = self.range_call(node, args)
-            if out is not None:
-                return out
-        out = self.source_call(q, node, argu)
-        if out is not None:
-            return out
-        if q in K.UNSEEDED_RNG_CONSTRUCTORS:  # (seeded)
-            return sym_taint(argu)
-        if q in K.IDENTITY_SET_RESULTS:
-            self.summary.order_sources = True
-            done = {**_strip_order(sym_taint(argu)), "u": semantics.SALTED}
-            return {**_strip_order(sym_taint(argu)), "tup": [done, dict(done)]}  # (done, not_done)
+        keyed = [(i, a) for i, a in enumerate(args)] + [(k if k is not None else "**", v) for k, v in kwargs.items()]
+        return self.library_call(q, node, keyed, argu)
+
+    # `library_call` (semantics.StatementRules): collective work and global arrays are recorded
+    # for the index; a summary has no structure taint.
+    def initialized(self, node: ast.Call) -> Sym:
+        if not self.summary.initialize_line:
+            self.summary.initialize_line = node.lineno
+        return {}
+
+    @staticmethod
+    def on_local_devices(a0: Sym | None) -> Sym:
+        # The same object on this process's devices (its class's methods are still its own).
+        return dict({k: v for k, v in (a0 or {}).items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs", "cls")},
+                    host=True)
+
+    seed_given = staticmethod(lambda q, args, node: None)
+    # (the argument's type: differs where its structure was chosen per process, "tr", see `either`)
+    type_of = staticmethod(lambda a0: {"pd": a0["tr"]} if a0 and a0.get("tr") else {})
+
+    @staticmethod
+    def either(out: Sym, cond: Sym, a: Sym, b: Sym, node: ast.IfExp) -> Sym:
+        """`a if test else b` (`semantics.StatementRules.ev_IfExp`): where the arms are pytrees of
+        other structures (`None` or not: `semantics.structures_differ`) chosen by a
+        process-dependent test, the structure ("tr") is the test's sources."""
+        srcs = _merge_list(cond.get("pd", []), cond.get("pdc", []))
+        if srcs and semantics.structures_differ(semantics.literal_structure(node.body, read),
+                                                semantics.literal_structure(node.orelse, read)):
+            return dict(out, tr=_merge_list(out.get("tr", []), srcs))
+        return out
+
+    def done_sets(self, argu: Sym) -> Sym:
+        self.summary.order_sources = True
+        done = {**_strip_order(sym_taint(argu)), "u": semantics.SALTED}
+        return {**_strip_order(sym_taint(argu)), "tup": [done, dict(done)]}  # (done, not_done)
+
+    def order_free_call(self, q: str, node: ast.Call, argu: Sym, a0: Sym | None) -> Sym:
+        out = _strip_order(sym_taint(argu), node.lineno)
         if q in ("max", "min") and (it := _measured_iterable(node)) is not None:
             # `max(len(s) for s in xs)`: over process-local elements, a length of this process's
             # own; over a parameter's, the index decides at each call ("lmax").
-            out = _strip_order(sym_taint(argu), node.lineno)
             itv = self.ev(it)
             what = f"the {'longest' if q == 'max' else 'shortest'} element of process-local data"
             if itv.get("pd") or itv.get("pdc"):
@@ -1022,85 +1038,62 @@ class _Summarizer(semantics.StatementRules):
                 return sym_join(out, {"pd": [self.src(what, node, kinds.LOCAL_DATA)]})
             if itv.get("params"):
                 out["lmax"] = [[what, node.lineno]]
-            return out
-        if q in K.ORDER_INSENSITIVE:
-            return _strip_order(sym_taint(argu), node.lineno)
-        if q in K.ORDER_IMPOSING and args and args[0].get("u"):
-            return sym_join(sym_taint(argu), {"order": [self.src(semantics.set_iteration_desc(args[0]["u"]), node, kinds.SET_ORDER)]})
-        if q in K.JIT_WRAPPERS or (q in ("functools.partial", "partial") and node.args and self.qualify(node.args[0]) in K.JIT_WRAPPERS):
-            if semantics.jit_runs_locally([(k.arg, k.value) for k in node.keywords], read):
-                return {}  # (a host-local function: calling it is no collective work)
-            target = node.args[0] if q in K.JIT_WRAPPERS and node.args else (node.args[1] if len(node.args) > 1 else None)
-            name = _expr_name(target) if target is not None else "function"
-            kind = semantics.jit_kind(K.JIT_WRAPPERS.get(q) or K.JIT_WRAPPERS[self.qualify(node.args[0])],
-                                      [k.arg for k in node.keywords if k.arg])
-            if target is None and q not in K.JIT_WRAPPERS:
-                # `functools.partial(jax.jit, donate_argnums=0)`: a jit decorator of the project's
-                # own; applying it makes a jitted function (`jit_factory_result`).
-                return {"jitf": [kind, *literal_statics(node.keywords)]}
-            out: Sym = {"callable": f"`{name}` ({kind})"}
-            statics = jit_statics(*literal_statics(node.keywords), self._positional_params(target))
-            if statics:
-                out["statics"] = statics
-            hl = q in K.JIT_WRAPPERS and semantics.jit_may_run_locally(
-                kind, [k.arg or "**" for k in node.keywords], target, read, self.qualify, self._closes_over_host_only)
-            if hl:
-                out["hl"] = hl
-            return out
-        if q in ("functools.partial", "partial") and args:
-            out = dict(args[0])
-            if out.get("hl") and not all(self.is_host(a) for a in list(node.args[1:]) + [k.value for k in node.keywords]):
-                del out["hl"]  # bound arguments that may be global arrays
-            out["pt"] = 1  # (a partial: not the def itself, see call "ex")
-            return out
-        if q in K.SANITIZERS:
-            if q in K.COLLECTIVE_CALLS:
-                self._collective(K.COLLECTIVE_CALLS[q], node)
-            return {"san": True}
-        if q in K.COLLECTIVE_CALLS:
-            self._collective(K.COLLECTIVE_CALLS[q], node)
-            return {"glob": True} if q in K.GLOBAL_ARRAY_CONSTRUCTORS else {}
-        if q == K.DEVICE_PUT:
-            target = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg in ("device", "sharding")), None)
-            if target is not None and self._is_sharding(target):
-                self._collective("`jax.device_put()` to a sharding", node)
-                return {"glob": True}
-            return sym_taint(argu)
-        if q in K.SHARDING_CONSTRUCTORS:
-            return {"sharding": True}
-        if q.startswith(K.CHECKPOINTER_PREFIXES) and q.rsplit(".", 1)[-1].endswith(K.CHECKPOINTER_CLASS_SUFFIXES):
-            return dict({"ckpt": True}, **({"sub": True} if argu.get("sub") else {}))
-        if q.startswith(K.ARRAY_OP_PREFIXES):
-            if any(a.get("glob") for a in args):
-                self._collective(f"`{q}()` on a global array", node)
-                return {"glob": True}
-            for a in args:
-                self._glob_op(f"`{q}()` on a global array", node, a)
-            return sym_taint(argu)
-        if q.startswith(K.JAX_RANDOM_PREFIX) and not any(a.get("glob") for a in [*args, *kwargs.values()]):
-            out: Sym = {}
-            for k, a in [*enumerate(args), *kwargs.items()]:
-                t = sym_taint(a)
-                if semantics.random_content_argument(q, k) and t.get("pd"):
-                    # other numbers, one shape (a source guarded by a parameter stays as it is)
-                    pd = t.pop("pd")
-                    drawn = [[d[0], d[1], kinds.DRAWN] for d in pd if len(d) < 3 or not d[2].startswith(kinds.GUARD_PREFIX)]
-                    guarded = [d for d in pd if len(d) > 2 and d[2].startswith(kinds.GUARD_PREFIX)]
-                    t = dict(t, pdc=_merge_list(t.get("pdc", []), drawn), **({"pd": guarded} if guarded else {}))
-                out = sym_join(out, t)
-            return out
-        if q in semantics.TYPE_PREDICATES:
-            return {}  # the argument's type, not its content (this pass has no structure taint)
-        if q.split(".")[0] in ("numpy", "math", "builtins") or q in _BUILTIN_PASSTHROUGH:
-            return sym_taint(argu)
-        return None
+        return out
 
-    def _is_sharding(self, node: ast.expr) -> bool:
-        v = self.ev(node)
-        if v.get("sharding"):
-            return True
-        name = _expr_name(node).lower()
-        return "shard" in name and "single" not in name
+    in_set_order = staticmethod(lambda argu, a0: dict(sym_taint(argu), u=a0["u"]) if a0 and a0.get("u") else sym_taint(argu))
+
+    def set_ordered(self, node: ast.Call, a0: Sym) -> Sym:
+        self.summary.order_sources = True
+        return {"order": [self.src(semantics.set_iteration_desc(a0["u"]), node, kinds.SET_ORDER)]}
+
+    ordered = staticmethod(lambda q, node, out, a0: sym_taint(out) if a0 is not None and a0.get("u") else None)
+
+    def jit_factory(self, kind: str, node: ast.Call) -> Sym:
+        return {"jitf": [kind, *literal_statics(node.keywords)]}
+
+    def jitted(self, kind: str, target: ast.expr | None, hostable: bool | str, chosen: Sym | None, node: ast.Call) -> Sym:
+        out: Sym = {"callable": f"`{_expr_name(target) if target is not None else 'function'}` ({kind})"}
+        statics = jit_statics(*literal_statics(node.keywords), self._positional_params(target))
+        if statics:
+            out["statics"] = statics
+        if hostable:
+            out["hl"] = hostable
+        return out
+
+    @staticmethod
+    def partial_of(f: Sym, bound_host: bool) -> Sym:
+        out = dict(f)
+        if out.get("hl") and not bound_host:
+            del out["hl"]  # bound arguments that may be global arrays
+        out["pt"] = 1  # (a partial: not the def itself, see call "ex")
+        return out
+
+    def work(self, desc: str, node: ast.AST, token: str | None = None) -> None:
+        self._collective(desc, node)
+
+    sanitized = staticmethod(lambda: {"san": True})
+    collective_args = staticmethod(lambda q, node, args: None)
+    global_array = staticmethod(lambda v: {"glob": True})
+    is_global = staticmethod(lambda v: bool(v.get("glob")))
+    is_sharding = staticmethod(lambda v: bool(v.get("sharding")))
+    replicated_input = staticmethod(lambda v, node, what: None)
+    device_put_result = staticmethod(lambda argu, a0: sym_taint(argu))
+    sharding_made = staticmethod(lambda node: {"sharding": True})
+    checkpointer = staticmethod(lambda argu: dict({"ckpt": True}, **({"sub": True} if argu.get("sub") else {})))
+    taint = staticmethod(lambda v: sym_taint(v))
+
+    @staticmethod
+    def drawn_content(t: Sym) -> Sym:
+        if not t.get("pd"):
+            return t
+        # other numbers, one shape (a source guarded by a parameter keeps its guard: `kinds.drawn`)
+        t = dict(t)
+        drawn = [[d[0], d[1], kinds.drawn(d[2] if len(d) > 2 else "")] for d in t.pop("pd")]
+        return dict(t, pdc=_merge_list(t.get("pdc", []), drawn))
+
+    def array_op(self, q: str, node: ast.Call, args: list) -> None:
+        for _, a in args:
+            self._glob_op(f"`{q}()` on a global array", node, a)
 
     def _method_call(self, meth: str, recv: Sym, node: ast.Call, args: list[Sym], argu: Sym) -> Sym | None:
         if (meth in K.THREAD_SUBMIT_METHODS or meth in K.THREAD_POOL_MAP_METHODS) and "t" not in self.scope.facts.flags:
@@ -1922,10 +1915,6 @@ _EXTERNAL_ROOTS = ("jax.", "numpy.", "os.", "sys.", "typing.", "collections.", "
 
 def _container_root(e):
     return semantics.container_root(e, read)
-_BUILTIN_PASSTHROUGH = {"len", "int", "float", "str", "bool", "abs", "round", "repr", "format", "divmod", "pow",
-                        "list", "tuple", "dict", "range", "reversed", "enumerate", "zip", "map", "filter", "iter", "next"}
-
-
 VIA_DEPTH = 2  # nested call records kept inside a call record's arguments/receiver
 
 

@@ -116,6 +116,8 @@ class FileAnalysis(semantics.StatementRules):
         self.chosen_calls: dict[cst.IfExp, cst.Call] = {}
         self.iters: dict[cst.CSTNode, Val] = {}
         self.calls: dict[cst.Call, CallInfo] = {}
+        self._info: CallInfo | None = None  # the library call `library_call` decides now, and its work
+        self._work: str | None = None
         self.sinks: list[Sink] = []
         self.except_conds: dict[cst.ExceptHandler, Val] = {}
         self.module_defs: dict[str, str] = {}
@@ -491,7 +493,7 @@ class FileAnalysis(semantics.StatementRules):
             out = replace(out, chosen=out.chosen | {node})
         if c.process_dependent and _array_shapes_differ(a.struct, b.struct):
             out = replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"an array whose shape/dtype depends on {_why(c.pd | c.pdc)}"), c.pd | c.pdc)})))
-        elif c.process_dependent and a.struct != b.struct and ("none" in (a.struct, b.struct) or (a.struct and b.struct)):
+        elif c.process_dependent and semantics.structures_differ(a.struct, b.struct):
             out = replace(out, tree=_cap(out.tree | frozenset({evidence.derived(self.src(node, f"a value whose structure depends on {_why(c.pd | c.pdc)}"), c.pd | c.pdc)})))
         return replace(out, struct=a.struct if a.struct == b.struct else None)
 
@@ -1000,7 +1002,9 @@ class FileAnalysis(semantics.StatementRules):
         return None
 
     def _known_call(self, q: str, node: cst.Call, args, argu: Val, info: CallInfo) -> tuple[Val | None, str | None]:
-        """Built-in knowledge about library calls; (None, None) for calls resolved by the index."""
+        """Built-in knowledge about library calls (`semantics.StatementRules.library_call`, after
+        what the settings declare and what this pass knows more); (None, None) for calls
+        resolved by the index."""
         st = self.settings
         if st.benign_functions and K.matches(q, st.benign_functions):
             return argu, None
@@ -1010,170 +1014,126 @@ class FileAnalysis(semantics.StatementRules):
             return Val(pd=frozenset({self.src(node, f"`{short_name(q)}()` (declared process-dependent)", kinds.DECLARED)})), None
         if st.collective_functions and K.matches(q, st.collective_functions):
             return Val(glob=True), self.index._declared_collective(q)
-        arg0 = args[0][1] if args and args[0][0] == 0 else BOTTOM
-        if arg0.cls and q in K.ORDER_IMPOSING:
-            # `iter(loader)`, `enumerate(loader)`, `next(it)`: what the instance iterates over.
-            arg0 = arg0.join(self._iterated_instance(arg0.cls, node))
-            args = [(0, arg0)] + list(args[1:])
-            argu = argu.join(arg0.data())
-        if q in K.LOCAL_REPLICATORS:
-            # The same object (`replicate(trainer).pmapped_step(...)` is its method) on local devices.
-            return replace(arg0.taint(), cls=arg0.cls, host=True), None
-        if q == "range":
-            made = self.range_call(node, [v for k, v in args if isinstance(k, int)])
-            if made is not None:
-                return made, None
-        made = self.source_call(q, node, argu)
-        if made is not None:
-            return made, None
-        if q in K.UNSEEDED_RNG_CONSTRUCTORS:  # (seeded: its seed may be a sink)
-            self._seed_sink(q, args, node)
-            return argu, None
-        if q in semantics.TYPE_PREDICATES:
-            # `isinstance(model, T)`: the type, not the content; differs only where the structure does.
-            return Val(pd=arg0.tree), None
         if q == "dict" and node.args and all(a.keyword is not None for a in node.args) and len(node.args) <= MAX_KEYS:
             # `dict(steps=100, log=is_main)`: constant keys, as a literal.
             vals = [v for _, v in args]
             return replace(argu, struct="dict:" + ",".join(sorted(str(k) for k, _ in args)), elems=self._elems(vals),
                            keys=tuple(sorted((str(k), v) for k, v in args))), None
-        if q in K.IDENTITY_SET_RESULTS:  # (done, not_done): two sets
-            done = replace(argu.data().without_order(), unordered=semantics.SALTED, struct="set")
-            return replace(argu.data().without_order(), items=(done, done)), None
         if q in _RE_MATCH_ANY and node.args and _alternation(node.args[0].value):
             # `re.compile("|".join(NO_DECAY))`: which alternative matches may follow their order,
             # whether one does not.
             return argu.without_order(), None
-        if q == "sorted":
-            return argu.without_order(), None
-        if q in K.ORDER_INSENSITIVE:
-            out = argu.without_order()
-            if q == "len":
-                # The length of a pd-shaped thing is a pd value.
-                out = replace(out, pd=_cap(out.pd | frozenset(replace(x, kind=kinds.DERIVED) for x in arg0.length_sources)),
-                              shape=frozenset(), tree=frozenset())
-            elif q in ("min", "max", "sum"):
-                out = replace(out, shape=frozenset())
-                elems = self._measured_elements(node) if q != "sum" else None
-                if elems is not None and (elems.pd or elems.pdc or elems.length_sources):
-                    # `max(len(s) for s in local)`: the longest of this process's elements, a
-                    # length no other process shares (padding to it makes the shapes differ).
-                    what = "longest" if q == "max" else "shortest"
-                    made = evidence.derived(self.src(node, f"the {what} element of process-local data", kinds.LOCAL_DATA),
-                                            elems.pd | elems.pdc | frozenset(elems.length_sources))
-                    out = replace(out, pd=_cap(out.pd | frozenset({made})))
-            return out, None
-        if q == "dict.fromkeys" or q == "dict" and arg0.unordered:
-            return replace(argu.without_order(), unordered=arg0.unordered or bool(arg0.order)), None
         if q in K.CONCATENATES and node.args and (padded := self._padded_to_constant(node.args[0].value, node)) is not None:
             if any(v.glob for _, v in args):
                 return replace(padded, glob=True), f"`{q.replace('jax.numpy.', 'jnp.')}()` on a global array"
             return padded, None
-        if q in K.ORDER_IMPOSING:
-            if arg0.unordered:
-                s = self._set_iteration(node.args[0].value, arg0)
-                out = argu.join(Val(order=frozenset({s})))
-            else:
-                out = argu
-            if q == "next":
-                # The element taken first: as arbitrary as the order (of a set: `next(iter(s))`).
-                out = arg0.element().join(Val(order=out.order))
-                kept = self.comp_filters.get(node.args[0].value) if node.args else None
-                if kept is not None:
-                    # `next(b for b in SIZES if b >= local_n)`: the first element the filter keeps is
-                    # chosen by the filter, as a name assigned under that condition would be.
-                    out = out.join(kept)
-                if len(node.args) > 1 and arg0.count_sources and _is_none(node.args[1].value):
-                    # None once this process's iterator is exhausted, a value on the others.
-                    out = replace(out, tree=_cap(out.tree | frozenset({evidence.derived(self.src(node, f"`None` when the local iterator ({_why(arg0.count_sources)}) runs out"), arg0.count_sources)})))
-                info.may_raise_pd = arg0.process_dependent and len(node.args) == 1
-            elif q == "iter":
-                # An iterator over a set is no longer a set: it carries the order (fix: `iter(sorted(s))`).
-                out = replace(arg0, unordered=False, order=out.order) if arg0.unordered else arg0
-            elif q in ("enumerate", "zip", "map", "filter", "list", "tuple", "reversed"):
-                out = replace(out, shape=_cap(out.shape | arg0.shape))
-            return out, None
+        if q in K.SHAPE_CONSTRUCTORS:
+            return self._shape_constructor(q, node, args, argu), None
         if q in K.EXIT_CALLS:
             info.exits = True
             return BOTTOM, None
-        if q == K.INITIALIZE:
-            return BOTTOM, None
-        if q in K.SEED_CALLS:
-            self._seed_sink(q, args, node)
-        jit_target = None
-        if (q in K.JIT_WRAPPERS or q in ("functools.partial", "partial")) and semantics.jit_runs_locally(
-                [(a.keyword.value, a.value) for a in node.args if a.keyword is not None], read) \
-                and (q in K.JIT_WRAPPERS or (node.args and self.qualify(node.args[0].value) in K.JIT_WRAPPERS)):
-            return BOTTOM, None  # a host-local function: calling it is no collective work
-        if q in K.JIT_WRAPPERS:
-            jit_target = (semantics.jit_kind(K.JIT_WRAPPERS[q], _keywords(node)), node.args[0].value if node.args else None)
-        elif q in ("functools.partial", "partial") and node.args:
-            inner = self.qualify(node.args[0].value)
-            if inner in K.JIT_WRAPPERS:
-                positional = [a for a in node.args if a.keyword is None and not a.star]
-                jit_target = (semantics.jit_kind(K.JIT_WRAPPERS[inner], _keywords(node)),
-                              positional[1].value if len(positional) > 1 else None)
-            else:
-                f = args[0][1]
-                # Bound arguments that may be global arrays make the partial cross-process work.
-                hostable = f.hostable and all(self.is_host(a.value) for a in node.args[1:])
-                return Val(callable=f.callable, fn=f.fn, cls=None, hostable=hostable), None
-        if jit_target is not None and jit_target[1] is None and q not in K.JIT_WRAPPERS:
-            # `functools.partial(jax.jit, donate_argnums=0)`: a jit decorator of the project's own.
-            nums, names = self._jit_static_literals(node)
-            return Val(factory=(jit_target[0], tuple(nums), tuple(names))), None
-        if jit_target is not None:
-            kind, target = jit_target
-            # A function chosen per process stays chosen once jitted (`jax.jit(fn)(x)`).
-            chosen = next((v.chosen for k, v in args if k == (0 if q in K.JIT_WRAPPERS else 1)), frozenset())
-            hostable = q in K.JIT_WRAPPERS and semantics.jit_may_run_locally(
-                kind, [a.keyword.value if a.keyword is not None else "**" for a in node.args if a.keyword is not None or a.star == "**"],
-                target, read, self.qualify, self._closes_over_host_only)
-            return Val(callable=f"`{_expr_name(target)}` ({kind})", statics=self._statics_for(*self._jit_static_literals(node), target),
-                       chosen=chosen, hostable=hostable), None
-        if q in K.SANITIZERS:
-            return SANITIZED, K.COLLECTIVE_CALLS.get(q)
-        if q in K.COLLECTIVE_CALLS:
-            self._shape_args(q, node, args)
-            if q in K.GLOBAL_ARRAY_CONSTRUCTORS:
-                # Assembling a global array: the constructors are interchangeable steps (the
-                # leader builds it from its shards, the followers from zeros), not communication.
-                info.token = "construct a global array"
-                return Val(glob=True), K.COLLECTIVE_CALLS[q]
-            return BOTTOM, K.COLLECTIVE_CALLS[q]
-        if q == K.DEVICE_PUT:
-            target = args[1][1] if len(args) > 1 and args[1][0] == 1 else next((v for k, v in args if k in ("device", "sharding")), None)
-            target_node = node.args[1].value if len(node.args) > 1 else next((a.value for a in node.args if a.keyword and a.keyword.value in ("device", "sharding")), None)
-            if target is not None and (target.sharding or _looks_like_sharding(target_node)):
-                # The host value is the whole global array on every process (JAX compares it
-                # across processes): it must be the same everywhere.
-                self._same_data_sink(arg0, node, "`jax.device_put()` to a sharding")
-                return Val(glob=True), "`jax.device_put()` to a sharding"
-            return arg0, None
-        if q in K.SHARDING_CONSTRUCTORS:
-            return Val(sharding=True, replicated=self._replicated_spec(node)), None
-        if q.startswith(K.CHECKPOINTER_PREFIXES) and q.rsplit(".", 1)[-1].endswith(K.CHECKPOINTER_CLASS_SUFFIXES):
-            return Val(ckpt=True, subgroup=argu.subgroup), None
-        if q.startswith(K.JAX_RANDOM_PREFIX) and not any(v.glob for _, v in args):
-            out = BOTTOM
-            for k, v in args:
-                t = v.taint()
-                if semantics.random_content_argument(q, k):
-                    # other numbers, one shape
-                    t = replace(t, pd=frozenset(), pdc=_cap(t.pdc | frozenset(replace(s, kind=kinds.DRAWN) for s in t.pd)))
-                out = out.join(t)
-            return out, None
-        if q in K.SHAPE_CONSTRUCTORS:
-            return self._shape_constructor(q, node, args, argu), None
-        if q.startswith(K.ARRAY_OP_PREFIXES):
-            if any(v.glob for _, v in args):
-                return Val(glob=True, shape=argu.shape), f"`{q.replace('jax.numpy.', 'jnp.')}()` on a global array"
-            return argu, None
-        if q.startswith("numpy.") or q.split(".")[0] in ("math", "builtins") or q in _PASSTHROUGH:
-            return argu, None
-        if "." not in q and q not in self.module_defs and q not in self.module_scope.env:
+        saved = self._info, self._work
+        self._info, self._work = info, None  # (what `work` records, for this call alone)
+        try:
+            out = self.library_call(q, node, args, argu)
+            work = self._work
+        finally:
+            self._info, self._work = saved
+        if out is None and "." not in q and q not in self.module_defs and q not in self.module_scope.env:
             return argu, None  # other builtins
-        return None, None
+        return out, work
+
+    # `library_call` (semantics.StatementRules): collective work is returned to `ev_Call`, with
+    # the token that names it (`CallInfo.token`); sinks on what a collective is given.
+    def work(self, desc: str, node: cst.Call, token: str | None = None) -> None:
+        self._work = desc
+        if token is not None:
+            self._info.token = token
+
+    initialized = staticmethod(lambda node: BOTTOM)
+    on_local_devices = staticmethod(lambda a0: replace((a0 or BOTTOM).taint(), cls=(a0 or BOTTOM).cls, host=True))
+
+    def seed_given(self, q: str, args, node: cst.Call) -> None:
+        self._seed_sink(q, args, node)
+
+    # `isinstance(model, T)`: the type, not the content; differs only where the structure does.
+    type_of = staticmethod(lambda a0: Val(pd=a0.tree) if a0 is not None else BOTTOM)
+
+    @staticmethod
+    def done_sets(argu: Val) -> Val:  # (done, not_done): two sets
+        done = replace(argu.data().without_order(), unordered=semantics.SALTED, struct="set")
+        return replace(argu.data().without_order(), items=(done, done))
+
+    def order_free_call(self, q: str, node: cst.Call, argu: Val, arg0: Val | None) -> Val:
+        out = argu.without_order()
+        if q == "len":
+            # The length of a pd-shaped thing is a pd value.
+            out = replace(out, pd=_cap(out.pd | frozenset(replace(x, kind=kinds.DERIVED) for x in (arg0 or BOTTOM).length_sources)),
+                          shape=frozenset(), tree=frozenset())
+        elif q in ("min", "max", "sum"):
+            out = replace(out, shape=frozenset())
+            elems = self._measured_elements(node) if q != "sum" else None
+            if elems is not None and (elems.pd or elems.pdc or elems.length_sources):
+                # `max(len(s) for s in local)`: the longest of this process's elements, a
+                # length no other process shares (padding to it makes the shapes differ).
+                what = "longest" if q == "max" else "shortest"
+                made = evidence.derived(self.src(node, f"the {what} element of process-local data", kinds.LOCAL_DATA),
+                                        elems.pd | elems.pdc | frozenset(elems.length_sources))
+                out = replace(out, pd=_cap(out.pd | frozenset({made})))
+        return out
+
+    in_set_order = staticmethod(lambda argu, a0: replace(argu, unordered=a0.unordered) if a0 is not None else argu)
+
+    def set_ordered(self, node: cst.Call, arg0: Val) -> Val:
+        return Val(order=frozenset({self._set_iteration(node.args[0].value, arg0)}))
+
+    def ordered(self, q: str, node: cst.Call, out: Val, arg0: Val | None) -> Val:
+        arg0 = arg0 if arg0 is not None else BOTTOM
+        if q == "next":
+            # The element taken first: as arbitrary as the order (of a set: `next(iter(s))`).
+            out = arg0.element().join(Val(order=out.order))
+            kept = self.comp_filters.get(node.args[0].value) if node.args else None
+            if kept is not None:
+                # `next(b for b in SIZES if b >= local_n)`: the first element the filter keeps is
+                # chosen by the filter, as a name assigned under that condition would be.
+                out = out.join(kept)
+            if len(node.args) > 1 and arg0.count_sources and _is_none(node.args[1].value):
+                # None once this process's iterator is exhausted, a value on the others.
+                out = replace(out, tree=_cap(out.tree | frozenset({evidence.derived(self.src(node, f"`None` when the local iterator ({_why(arg0.count_sources)}) runs out"), arg0.count_sources)})))
+            self._info.may_raise_pd = arg0.process_dependent and len(node.args) == 1
+        elif q == "iter":
+            # An iterator over a set is no longer a set: it carries the order (fix: `iter(sorted(s))`).
+            out = replace(arg0, unordered=False, order=out.order) if arg0.unordered else arg0
+        elif q in ("enumerate", "zip", "map", "filter", "list", "tuple", "reversed"):
+            out = replace(out, shape=_cap(out.shape | arg0.shape))
+        return out
+
+    def jit_factory(self, kind: str, node: cst.Call) -> Val:
+        nums, names = self._jit_static_literals(node)
+        return Val(factory=(kind, tuple(nums), tuple(names)))
+
+    def jitted(self, kind: str, target, hostable: bool | str, chosen: Val | None, node: cst.Call) -> Val:
+        # (a function chosen per process stays chosen once jitted: `jax.jit(fn)(x)`)
+        return Val(callable=f"`{_expr_name(target)}` ({kind})", statics=self._statics_for(*self._jit_static_literals(node), target),
+                   chosen=chosen.chosen if chosen is not None else frozenset(), hostable=hostable)
+
+    partial_of = staticmethod(lambda f, bound_host: Val(callable=f.callable, fn=f.fn, cls=None, hostable=f.hostable and bound_host))
+    sanitized = staticmethod(lambda: SANITIZED)
+    collective_args = property(lambda self: self._shape_args)
+    global_array = staticmethod(lambda v: Val(glob=True, shape=v.shape))
+    is_global = staticmethod(lambda v: v.glob)
+    is_sharding = staticmethod(lambda v: v.sharding)
+    replicated_input = property(lambda self: lambda v, node, what: self._same_data_sink(v or BOTTOM, node, what))
+    device_put_result = staticmethod(lambda argu, a0: a0 if a0 is not None else BOTTOM)
+
+    def sharding_made(self, node: cst.Call) -> Val:
+        return Val(sharding=True, replicated=self._replicated_spec(node))
+
+    checkpointer = staticmethod(lambda argu: Val(ckpt=True, subgroup=argu.subgroup))
+    taint = staticmethod(lambda v: v.taint())
+    # other numbers, one shape
+    drawn_content = staticmethod(lambda t: replace(t, pd=frozenset(), pdc=_cap(t.pdc | frozenset(replace(s, kind=kinds.drawn(s.kind)) for s in t.pd))))
+    array_op = staticmethod(lambda q, node, args: None)
 
     # `source_call` (semantics.StatementRules): a listing's fix sorts it; a hash's source may be
     # a guess (evidence.set_order_guess)
@@ -2136,10 +2096,6 @@ _DTYPE_POSITION = {"zeros": 1, "ones": 1, "empty": 1, "full": 2, "array": 1, "as
 # Calls whose result is still a container of the same elements (its length, not an array shape).
 _CONTAINER_BUILTINS = {"list", "tuple", "sorted", "reversed", "enumerate", "zip", "map", "filter", "iter", "set",
                        "frozenset", "dict", "itertools.chain", "itertools.islice", "collections.deque"}
-_PASSTHROUGH = {"int", "float", "str", "bool", "abs", "round", "repr", "format", "divmod", "pow", "dict", "range",
-                "bytes", "ord", "chr", "slice", "type"}
-
-
 def _partition(base: Val, idx: Val) -> bool:
     """Whether taking `base[idx]` (or `.shard(idx)`) splits an arbitrarily ordered collection
     between processes: the index differs by process, and the collection is the same everywhere
@@ -2274,13 +2230,6 @@ def _always_exits(body) -> bool:
 
 def _is_none(node) -> bool:
     return isinstance(node, cst.Name) and node.value == "None"
-
-
-def _looks_like_sharding(node: cst.BaseExpression | None) -> bool:
-    if node is None:
-        return False
-    name = _expr_name(node).lower()
-    return "shard" in name and "single" not in name
 
 
 def _expr_name(node) -> str:
