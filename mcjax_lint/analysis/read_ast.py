@@ -144,6 +144,11 @@ def keyword_names(n: ast.Call) -> set[str]:
     return {k.arg for k in n.keywords if k.arg is not None}
 
 
+def callee_receiver(n: ast.Call):
+    """The receiver of a method call (`x` of `x.m(...)`), None for a call of anything else."""
+    return n.func.value if isinstance(n.func, ast.Attribute) else None
+
+
 def keyword_arguments(n: ast.Call) -> list[tuple[str | None, object]]:
     """A call's keyword arguments as (name, value); `**kwargs` as (None, its value)."""
     return [(k.arg, k.value) for k in n.keywords]

@@ -171,6 +171,11 @@ def keyword_names(n: cst.Call) -> set[str]:
     return {a.keyword.value for a in n.args if a.keyword is not None}
 
 
+def callee_receiver(n: cst.Call):
+    """The receiver of a method call (see read_ast.callee_receiver)."""
+    return n.func.value if isinstance(n.func, cst.Attribute) else None
+
+
 def keyword_arguments(n: cst.Call) -> list[tuple[str | None, object]]:
     """A call's keyword arguments (see read_ast.keyword_arguments)."""
     return [(a.keyword.value if a.keyword is not None else None, a.value) for a in n.args

@@ -978,6 +978,8 @@ def qualname(name: str, module: str, cls: str | None, function: str | None) -> s
 
 
 MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "appendleft", "extendleft", "setdefault"})
+# Mutators that add their argument as one element (the others add the elements of an iterable).
+ELEMENT_ADDERS = frozenset({"append", "add", "insert", "appendleft"})
 
 
 def container_root(e: object, read: Reader) -> object:
@@ -1681,6 +1683,100 @@ class StatementRules:
             return argu
         if q.split(".")[0] in ("numpy", "math", "builtins") or q in PASSTHROUGH_BUILTINS:
             return argu
+        return None
+
+    def method_call(self, meth: str, recv, node, args: list, argu):
+        """What a call of the method `meth` of `recv` (a value not of a known project class's
+        own method) makes; None for a call the index resolves (`call_method`). In this order:
+
+        - a jitted function's `.lower()`/`.compile()` stage it; any other method of it makes
+          nothing collective here (`callable_method`);
+        - a method of an object configured for a subset of processes stays so (`of_subgroup`);
+        - a checkpointer's save/restore (or a call given orbax's argument objects) and a barrier
+          method are collective work (`work`); a key-value store's blocking get agrees;
+        - a listing method lists in filesystem order (`listing_method`);
+        - a set's methods make sets of its order, `pop` takes an arbitrary element; a dict of a
+          set's order keeps it in `keys()`/`values()`/`items()` (`keep_set`, `set_pop`);
+        - a mutator puts what it is given into its container (`put_in`; into an element of a
+          container: `by_len[n].append(x)`); a set filled after it was built iterates in the order of what
+          was added (`set_order_added`); `.sort()` fixes a list's order;
+        - `str.join` of a set takes its order (its elements are strings);
+        - `.shard(...)` may partition by process (`sharded` records it); this process's shards
+          of an array are process-local content (`local_shards`);
+        - an array method on a global array is collective work and makes one (`as_global`); on
+          a value read from elsewhere it may be one (`array_method`); `reshape`/`astype` take
+          their shape from their arguments (`reshaped`);
+        - `os.environ.get`/`.pop` read the environment (`env_read`); `__next__` of
+          process-local data is an element of it."""
+        receiver = self.parts.callee_receiver(node)
+        if self.is_callable(recv):
+            return self.callable_method(meth, recv)
+        if self.is_subgroup(recv):
+            return self.of_subgroup(self.data(self.join(recv, argu)))
+        if meth in K.CHECKPOINTER_COLLECTIVE_METHODS and (self.is_checkpointer(recv) or any(
+                self.read(a)[0] == "call" and (self.qualify(self.read(a)[1]) or "").startswith(K.ORBAX_ARGS_PREFIXES)
+                for a in self.read(node)[3])):
+            self.work(f"checkpointer `.{meth}()`", node, f"checkpointer.{meth}")
+            return self.nothing()
+        if meth in K.COLLECTIVE_METHOD_NAMES:
+            self.work(f"`.{meth}()`", node, meth)
+            return self.nothing()
+        if meth in K.SANITIZER_METHODS:
+            return self.sanitized()
+        if not self.instance_class(recv) and (desc := thread_state_desc(meth, len(self.read(node)[3]))):
+            return self.join(self.data(recv), self.source(desc, node, kinds.SCHEDULING))  # (whether a thread is done)
+        if meth in K.FS_LISTING_METHODS:
+            return self.join(self.data(recv), self.listing_method(meth, node))
+        if self.is_unordered(recv):
+            if meth in K.SET_METHODS:
+                return self.keep_set(self.data(self.join(recv, argu)), recv)
+            if meth == "pop":
+                return self.join(self.data(recv), self.set_pop(node))
+            if meth in ("keys", "values", "items"):
+                return self.keep_set(self.data(recv), recv)
+        if meth in MUTATORS and args and receiver is not None:
+            root = container_root(receiver, self.read)
+            name = self.read(root)[1] if self.read(root)[0] == "name" else None
+            cur = self.name_value(name) if name is not None else None
+            if cur is not None and root is not receiver:
+                self.bind(root, self.join(cur, self.data(self.put_in(argu))))
+                return self.nothing()
+            if cur is not None:
+                added = self.put_in(argu) if meth in ELEMENT_ADDERS else argu
+                new = self.join(cur, self.data(added))
+                if meth in SET_ADDING_METHODS and (self.is_unordered(cur) or self.is_set(cur)):
+                    added_order = set_order_added(meth, self.parts.positional_arguments(node), self.read, self._num)
+                    new = self.as_set(new, stronger_order(self.order_of(cur), added_order))
+                self.bind(receiver, new)
+                return self.nothing()
+            if meth in SET_ADDING_METHODS:
+                self.attribute_set_filled(meth, recv, receiver, node)
+        if meth == "sort" and receiver is not None and self.read(receiver)[0] == "name":
+            cur = self.name_value(self.read(receiver)[1])
+            if cur is not None:
+                self.bind(receiver, self.without_order(cur))
+            return self.nothing()
+        if meth == "join" and args and self.is_unordered(args[0][1]):
+            # (`str.join` takes strings only: the set's elements are strings)
+            return self.join(argu, self.set_ordered(node, self.unordered_set(args[0][1], SALTED)))
+        if meth == "shard":
+            self.sharded(recv, argu, node)
+        if meth in K.LOCAL_SHARD_METHODS and not self.instance_class(recv):
+            return self.join(self.data(self.join(recv, argu)), self.local_shards(meth, recv, node))
+        if self.is_global(recv) and meth in K.GLOBAL_ARRAY_METHODS:
+            self.work(f"`.{meth}()` on a global array", node)
+            out = self.as_global(self.data(self.join(recv, argu)))
+            return self.reshaped(out, argu, node) if meth in K.SHAPE_METHODS else out
+        if meth in K.GLOBAL_ARRAY_METHODS and not self.instance_class(recv):
+            self.array_method(meth, recv, node)
+        if meth in K.SHAPE_METHODS:
+            out = self.reshaped(self.data(self.join(recv, argu)), argu, node)
+            if out is not None:
+                return out
+        if meth in ("get", "pop") and receiver is not None and self.qualify(receiver) == "os.environ":
+            return self.env_read(self.parts.argument(node, 0, "key"), node)
+        if meth == "__next__" and not self.instance_class(recv) and self.per_process(recv):
+            return self.element(recv)
         return None
 
     # ---- one of several blocks runs: `if`, loops (`loop_arms`), `match`, `try` handlers

@@ -826,7 +826,7 @@ class _Summarizer(semantics.StatementRules):
                 call["bd"] = 1  # called through an instance: `self` is bound
             else:
                 recv = self.ev(func.value)
-                r = self._method_call(func.attr, recv, node, args, argu)
+                r = self._method_call(func.attr, recv, node, args, kwargs, argu)
                 if r is not None:
                     return r
                 if recv.get("cls"):
@@ -990,8 +990,7 @@ class _Summarizer(semantics.StatementRules):
             self.scope.facts.flags += "t"  # starts work on another thread (MCJ105)
         if K.is_device_access(q):
             self._device_access(f"`{q}()`", node)
-        keyed = [(i, a) for i, a in enumerate(args)] + [(k if k is not None else "**", v) for k, v in kwargs.items()]
-        return self.library_call(q, node, keyed, argu)
+        return self.library_call(q, node, _keyed(args, kwargs), argu)
 
     # `library_call` (semantics.StatementRules): collective work and global arrays are recorded
     # for the index; a summary has no structure taint.
@@ -1095,86 +1094,66 @@ class _Summarizer(semantics.StatementRules):
         for _, a in args:
             self._glob_op(f"`{q}()` on a global array", node, a)
 
-    def _method_call(self, meth: str, recv: Sym, node: ast.Call, args: list[Sym], argu: Sym) -> Sym | None:
+    def _method_call(self, meth: str, recv: Sym, node: ast.Call, args: list[Sym], kwargs: dict[str, Sym],
+                     argu: Sym) -> Sym | None:
+        """A method of a value not known to be of a project class (`semantics.method_call`)."""
         if (meth in K.THREAD_SUBMIT_METHODS or meth in K.THREAD_POOL_MAP_METHODS) and "t" not in self.scope.facts.flags:
             self.scope.facts.flags += "t"  # may start work on another thread (MCJ105)
-        if meth in semantics.SET_ADDING_METHODS and args and isinstance(node.func, ast.Attribute):
-            # A set filled after it was built (`s = set(); s.add(name)`, `self.names.add(n)`): its
-            # order follows what is added. (An attribute: a set where its class stored one.)
-            owner = node.func.value
-            attrs = self.class_stack[-1].attrs if self.class_stack and isinstance(owner, ast.Attribute) \
-                and isinstance(owner.value, ast.Name) and owner.value.id == "self" else None
-            if "u" in recv or (attrs is not None and "u" in attrs.get(owner.attr, {})):
-                added = semantics.set_order_added(meth, [a for a in node.args if not isinstance(a, ast.Starred)], read,
-                                                  self._num)
-                if added:
-                    self.summary.order_sources = True
-                    if "u" in recv:
-                        recv = dict(recv, u=semantics.stronger_order(recv["u"], added))
-                    if attrs is not None:
-                        attrs[owner.attr] = sym_join(attrs.get(owner.attr), {"u": added})
-        if meth in semantics.MUTATORS and args and isinstance(node.func, ast.Attribute) \
-                and isinstance(root := _container_root(node.func.value), ast.Name) and root is not node.func.value:
-            # `by_len[n].append(x)`: into an element of `by_len` (the twin of taint.py's rule)
-            cur = self._local(root.id)
-            if cur is None:
-                cur = self.module_scope.env.get(root.id)
-            if cur is not None:
-                self.bind(root, sym_join(cur, sym_taint(sym_element(argu))))
-                return {}
-        if meth in semantics.MUTATORS and args and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
-            name = node.func.value.id
-            cur = self._local(name)
-            if cur is None:
-                cur = self.module_scope.env.get(name)
-            if cur is not None:
-                added = sym_element(argu) if meth in ("append", "add", "insert", "appendleft") else argu
-                new = sym_join(cur, sym_taint(added))
-                if "u" in recv:
-                    new["u"] = recv["u"]
-                self.bind(node.func.value, new)
-                return {}
-        if recv.get("callable"):
-            if meth in K.JIT_STAGING_METHODS:
-                return {"callable": recv["callable"]}
-            return {}
-        if recv.get("sub"):
-            return sym_taint(sym_join(recv, argu))  # a checkpointer/barrier of a process subset
-        if meth in K.CHECKPOINTER_COLLECTIVE_METHODS and (recv.get("ckpt") or any(
-                isinstance(a, ast.Call) and (self.qualify(a.func) or "").startswith(K.ORBAX_ARGS_PREFIXES)
-                for a in list(node.args) + [k.value for k in node.keywords])):
-            self._collective(f"checkpointer `.{meth}()`", node)
-            return {}
-        if meth in K.COLLECTIVE_METHOD_NAMES:
-            self._collective(f"`.{meth}()`", node)
-            return {}
-        if not recv.get("cls") and (desc := semantics.thread_state_desc(meth, len(node.args))):
-            return sym_join(sym_taint(recv), self.source(desc, node, kinds.SCHEDULING))
-        if meth in K.LOCAL_SHARD_METHODS and not recv.get("cls"):
-            return sym_join(sym_taint(sym_join(recv, argu)), self._local_shards(meth, recv, node))
-        if recv.get("glob") and meth in K.GLOBAL_ARRAY_METHODS:
-            self._collective(f"`.{meth}()` on a global array", node)
-            return dict(sym_taint(sym_join(recv, argu)), glob=True)
-        if meth in K.GLOBAL_ARRAY_METHODS and not recv.get("cls"):
-            self._glob_op(f"`.{meth}()` on a global array", node, recv)
-        if meth == "shard" and "x" not in self.scope.facts.flags:
-            self.scope.facts.flags += "x"
-        if meth in K.FS_LISTING_METHODS:
+        return self.method_call(meth, recv, node, _keyed(args, kwargs), argu)
+
+    # `method_call` (semantics.StatementRules)
+    is_callable = staticmethod(lambda v: bool(v.get("callable")))
+    callable_method = staticmethod(lambda meth, v: {"callable": v["callable"]} if meth in K.JIT_STAGING_METHODS else {})
+    is_subgroup = staticmethod(lambda v: bool(v.get("sub")))
+    of_subgroup = staticmethod(lambda v: dict(v, sub=True))
+    is_checkpointer = staticmethod(lambda v: bool(v.get("ckpt")))
+    is_set = staticmethod(lambda v: "u" in v)  # (False: a set whose order is the same everywhere)
+    order_of = staticmethod(lambda v: v.get("u", False))
+    put_in = staticmethod(sym_element)  # (a container of these values: content, not its own length)
+    instance_class = staticmethod(lambda v: v.get("cls"))
+    local_shards = property(lambda self: self._local_shards)
+    as_global = staticmethod(lambda v: dict(v, glob=True))
+    reshaped = staticmethod(lambda v, argu, node: v)
+
+    def listing_method(self, meth: str, node: ast.Call) -> Sym:
+        self.summary.order_sources = True
+        return {"order": [self.src(f"`.{meth}()`", node, kinds.LISTING_ORDER)]}
+
+    @staticmethod
+    def keep_set(v: Sym, s: Sym) -> Sym:
+        return sym_join({"u": s["u"]}, v)
+
+    def set_pop(self, node: ast.Call) -> Sym:
+        return {"order": [self.src("`set.pop()`", node, kinds.SET_ORDER)]}
+
+    def name_value(self, name: str) -> Sym | None:
+        cur = self._local(name)
+        return cur if cur is not None else self.module_scope.env.get(name)
+
+    def as_set(self, v: Sym, order: bool | str) -> Sym:
+        if order:
             self.summary.order_sources = True
-            return sym_join({"order": [self.src(f"`.{meth}()`", node, kinds.LISTING_ORDER)]}, sym_taint(recv))
-        if recv.get("u"):
-            if meth in K.SET_METHODS:
-                return sym_join({"u": recv["u"]}, sym_taint(sym_join(recv, argu)))
-            if meth == "pop":
-                return sym_join(sym_taint(recv), {"order": [self.src("`set.pop()`", node, kinds.SET_ORDER)]})
-        if meth == "sort":
-            return {}
-        if meth == "get" and recv.get("refs") == ["os.environ"]:
-            return None
-        if meth == "join" and args and args[0].get("u"):
-            # (`str.join` takes strings only: the set's elements are strings.)
-            return sym_join(sym_taint(argu), {"order": [self.src(semantics.set_iteration_desc(semantics.SALTED), node, kinds.SET_ORDER)]})
-        return None
+        return dict(v, u=order)
+
+    def attribute_set_filled(self, meth: str, recv: Sym, owner: ast.expr, node: ast.Call) -> None:
+        """`self.names.add(n)`: a set attribute filled after it was built iterates in the order
+        of what was added (where its class stored one)."""
+        if not (self.class_stack and isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name)
+                and owner.value.id == "self"):
+            return
+        attrs = self.class_stack[-1].attrs
+        if "u" in attrs.get(owner.attr, {}) or "u" in recv:
+            added = semantics.set_order_added(meth, [a for a in node.args if not isinstance(a, ast.Starred)], read, self._num)
+            if added:
+                self.summary.order_sources = True
+                attrs[owner.attr] = sym_join(attrs.get(owner.attr), {"u": added})
+
+    def sharded(self, recv: Sym, argu: Sym, node: ast.Call) -> None:
+        if "x" not in self.scope.facts.flags:
+            self.scope.facts.flags += "x"  # a possible per-process partition
+
+    def array_method(self, meth: str, recv: Sym, node: ast.Call) -> None:
+        self._glob_op(f"`.{meth}()` on a global array", node, recv)
 
     # ---- numbers (`semantics` decides; this pass says which names hold numbers)
     def numeric_elements(self, node) -> bool:
@@ -1916,6 +1895,11 @@ _EXTERNAL_ROOTS = ("jax.", "numpy.", "os.", "sys.", "typing.", "collections.", "
 def _container_root(e):
     return semantics.container_root(e, read)
 VIA_DEPTH = 2  # nested call records kept inside a call record's arguments/receiver
+
+
+def _keyed(args: list[Sym], kwargs: dict[str | None, Sym]) -> list[tuple[int | str, Sym]]:
+    """A call's argument values as (position or keyword name, value); `**kwargs` as "**"."""
+    return [*enumerate(args), *((k if k is not None else "**", v) for k, v in kwargs.items())]
 
 
 def _arg_sym(a: Sym) -> Sym:

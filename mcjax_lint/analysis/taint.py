@@ -1334,88 +1334,26 @@ class FileAnalysis(semantics.StatementRules):
                 self._sink(kinds.SEED, kinds.HASH, v, node, f"the seed of `{short_name(q)}()`")
 
     def _method_call(self, meth: str, recv: Val, node: cst.Call, args, argu: Val, info: CallInfo) -> tuple[Val, str | None]:
+        """A method of a value not known to be of a project class (`semantics.method_call`, after
+        what this pass knows more); else the index's `call_method`."""
         if meth in ("startswith", "endswith") and not recv.callable and not recv.cls and node.args \
                 and _collection_expr(node.args[0].value):
             # `k.endswith(tuple(NO_DECAY))`: whether one of them matches does not follow their
             # order (an element of a set-ordered loop, `k.startswith(module)`, still does).
             return recv.data().join(argu.without_order()), None
-        if recv.callable:
-            info.name = recv.callable
-            if meth in K.JIT_STAGING_METHODS:
-                return Val(callable=recv.callable), None
-            return BOTTOM, None
-        if recv.subgroup:
-            return replace(recv.data().join(argu), subgroup=True), None
-        if meth in K.CHECKPOINTER_COLLECTIVE_METHODS and (recv.ckpt or self._orbax_args(node)):
-            info.token = f"checkpointer.{meth}"
-            return BOTTOM, f"checkpointer `.{meth}()`"
-        if meth in K.COLLECTIVE_METHOD_NAMES:
-            info.token = meth
-            return BOTTOM, f"`.{meth}()`"
-        if meth in K.SANITIZER_METHODS:
-            return SANITIZED, None
-        if not recv.cls and (desc := semantics.thread_state_desc(meth, len(node.args))):
-            return recv.data().join(Val(pd=frozenset({evidence.set_order_guess(self.src(node, desc, kinds.SCHEDULING))}))), None
-        if meth in K.FS_LISTING_METHODS:
-            return recv.data().join(Val(order=frozenset({self.src(node, f"`.{meth}()`", kinds.LISTING_ORDER, self.wrap_sorted_fix(node))}))), None
-        if recv.unordered:
-            if meth in K.SET_METHODS:
-                return replace(recv.data().join(argu), unordered=recv.unordered), None
-            if meth == "pop":
-                return recv.data().join(Val(order=frozenset({self.src(node, "`set.pop()`", kinds.SET_ORDER)}))), None
-        if meth in ("keys", "values", "items") and recv.unordered:
-            return replace(recv.data(), unordered=recv.unordered), None
         if meth == "get" and recv.keys is not None and node.args and node.args[0].keyword is None:
             v = recv.key(semantics.constant_key(node.args[0].value, read) or "")
             if v is not None:  # `cfg.get("steps", 10)`: that key's value (or the default)
                 return v.join(join_all(x for k, x in args[1:])), None
-        if meth in semantics.MUTATORS and isinstance(node.func, cst.Attribute) and args \
-                and isinstance(_container_root(node.func.value), cst.Name):
-            # `rows.append(x)`: what goes into a container is in the container; `by_len[n].append(x)`
-            # puts it into an element of `by_len`, so into `by_len` too.
-            root = _container_root(node.func.value)
-            name = root.value
-            cur = self.local(name) if self.local(name) is not None else self.module_scope.env.get(name)
-            if cur is not None and root is not node.func.value:
-                self.bind(root, cur.join(join_all(v.data() for _, v in args).as_elements()))
-            elif cur is not None:
-                added = join_all(v.data() for _, v in args)
-                added = added.as_elements() if meth in ("append", "add", "insert", "appendleft") else added
-                new = cur.join(added)
-                if (cur.unordered or cur.struct == "set") and meth in semantics.SET_ADDING_METHODS:
-                    # (a set built empty and filled later iterates in the order of what was added)
-                    added_order = semantics.set_order_added(meth, [a.value for a in node.args if not a.star], read, self._num)
-                    new = replace(new, unordered=semantics.stronger_order(cur.unordered, added_order), struct="set")
-                self.bind(node.func.value, new)
-            return BOTTOM, None
-        if meth == "sort" and isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
-            name = node.func.value.value
-            cur = self.local(name) if self.local(name) is not None else self.module_scope.env.get(name)
-            if cur is not None:
-                self.bind(node.func.value, cur.without_order())
-            return BOTTOM, None
-        if meth == "join" and args and args[0][1].unordered:
-            a0 = node.args[0].value
-            # (`str.join` takes strings only: the set's elements are strings.)
-            return argu.join(Val(order=frozenset({self._set_iteration(a0, replace(args[0][1], unordered=True))}))), None
-        if meth == "shard" and _partition(recv, argu):
-            self._sink(kinds.PARTITION, kinds.ORDER, recv, node, "a per-process partition (`.shard()` by process)")
-        if meth in K.LOCAL_SHARD_METHODS and not recv.cls:
-            return recv.data().join(argu.data()).join(self._local_shards(meth, recv, node)), None
-        if recv.glob and meth in K.GLOBAL_ARRAY_METHODS:
-            out = replace(recv.data().join(argu.data()), glob=True)
-            if meth in K.SHAPE_METHODS and argu.pd:
-                out = replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"a shape/dtype computed from {_why(argu.pd)}"), argu.pd)})))
-            return out, f"`.{meth}()` on a global array"
-        if meth in K.SHAPE_METHODS:
-            out = recv.data().join(argu.data())
-            if argu.pd:  # `x.reshape(n, -1)` / `x.astype(dtype)` with a process-dependent n/dtype
-                out = replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"a shape/dtype computed from {_why(argu.pd)}"), argu.pd)})))
-            return out, None
-        if meth in ("get", "pop") and self.qualify(node.func.value) == "os.environ":
-            return None or self._known_call("os.environ.get", node, args, argu, info)
-        if recv.cls is None and (recv.pd or recv.pdc) and meth in ("__next__",):
-            return recv.element(), None
+        saved = self._info, self._work
+        self._info, self._work = info, None
+        try:
+            out = self.method_call(meth, recv, node, args, argu)
+            work = self._work
+        finally:
+            self._info, self._work = saved
+        if out is not None:
+            return out, work
         res, coll = self.index.call_method(meth, recv, argu, _given(node), self._site(node, True))
         if coll and recv.cls:
             target = self.index.method(recv.cls, meth)
@@ -1444,16 +1382,46 @@ class FileAnalysis(semantics.StatementRules):
             info.may_raise_pd = True
         return res, coll
 
-    def _orbax_args(self, node: cst.Call) -> bool:
-        """`mngr.save(step, args=ocp.args.StandardSave(state))`: orbax's argument objects identify
-        a checkpoint manager even when its construction is out of sight."""
-        for a in node.args:
-            v = a.value
-            if isinstance(v, cst.Call):
-                q = self.qualify(v.func) or ""
-                if q.startswith(K.ORBAX_ARGS_PREFIXES):
-                    return True
-        return False
+    # `method_call` (semantics.StatementRules): collective work as for `library_call`
+    is_callable = staticmethod(lambda v: bool(v.callable))
+
+    def callable_method(self, meth: str, v: Val) -> Val:
+        self._info.name = v.callable
+        return Val(callable=v.callable) if meth in K.JIT_STAGING_METHODS else BOTTOM
+
+    is_subgroup = staticmethod(lambda v: v.subgroup)
+    of_subgroup = staticmethod(lambda v: replace(v, subgroup=True))
+    is_checkpointer = staticmethod(lambda v: v.ckpt)
+    is_set = staticmethod(lambda v: v.struct == "set")
+    order_of = staticmethod(lambda v: v.unordered)
+    put_in = staticmethod(lambda v: v.as_elements())  # (its shape sources describe the elements)
+    instance_class = staticmethod(lambda v: v.cls)
+    local_shards = property(lambda self: self._local_shards)
+    as_global = staticmethod(lambda v: replace(v, glob=True))
+    keep_set = staticmethod(lambda v, s: replace(v, unordered=s.unordered))
+    as_set = staticmethod(lambda v, order: replace(v, unordered=order, struct="set"))
+    attribute_set_filled = staticmethod(lambda meth, recv, owner, node: None)
+
+    def listing_method(self, meth: str, node: cst.Call) -> Val:
+        return Val(order=frozenset({self.src(node, f"`.{meth}()`", kinds.LISTING_ORDER, self.wrap_sorted_fix(node))}))
+
+    def set_pop(self, node: cst.Call) -> Val:
+        return Val(order=frozenset({self.src(node, "`set.pop()`", kinds.SET_ORDER)}))
+
+    def name_value(self, name: str) -> Val | None:
+        cur = self.local(name)
+        return cur if cur is not None else self.module_scope.env.get(name)
+
+    def sharded(self, recv: Val, argu: Val, node: cst.Call) -> None:
+        if _partition(recv, argu):
+            self._sink(kinds.PARTITION, kinds.ORDER, recv, node, "a per-process partition (`.shard()` by process)")
+
+    def reshaped(self, out: Val, argu: Val, node: cst.Call) -> Val:
+        if argu.pd:  # `x.reshape(n, -1)` / `x.astype(dtype)` with a process-dependent n/dtype
+            out = replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"a shape/dtype computed from {_why(argu.pd)}"), argu.pd)})))
+        return out
+
+    array_method = staticmethod(lambda meth, recv, node: None)
 
     # ---------------------------------------------------------------- numbers
     # (`semantics` decides; this pass says which names hold numbers)
