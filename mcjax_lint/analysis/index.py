@@ -960,13 +960,7 @@ class ProjectIndex:
                     coll = f"{d} passed as a callback"
                     break
         if coll and coll.startswith(semantics.CALLBACK_WORK) and "n" in call:
-            passed = call["cbc"][0] if call.get("cbc") else None
-            for cb in call.get("cb", ()) if passed is None else ():
-                c = self.ref(cb)
-                passed = c.callable or (f"`{short_name(c.fn)}()` → {self.collective[c.fn]}" if c.fn and self.collective.get(c.fn) else None)
-                if passed:
-                    break
-            coll = semantics.callback_work(coll, passed, short_name(call["n"]))
+            coll = self._callback_work(call, coll)
         if coll:
             # Applying a jitted function: certain only on an input known to be a global array
             # (directly, or through a parameter its jitted work runs on).
@@ -975,6 +969,43 @@ class ProjectIndex:
                 coll = semantics.known_global_inputs(coll)
             coll, _ = semantics.jitted_work(coll, bool(call.get("g")))
         return res, coll
+
+    def _callback_work(self, call: dict, coll: str) -> str | None:
+        """A summary's call of a function collective only through the callables it calls
+        (`semantics.callback_call_work`, as the precise pass asks at its calls): what the call
+        passes for each, from its callable arguments ("cba": a lambda, a reference, a callable's
+        work)."""
+        q = self._follow_reexport(call["n"])
+        f = self.functions.get(q)
+        called = self.callback_params.get(q, set())
+        if f is None or not called or call.get("np") == -1 or "cba" not in call:
+            passed = call["cbc"][0] if call.get("cbc") else None
+            for cb in call.get("cb", ()) if passed is None else ():
+                c = self.ref(cb)
+                passed = c.callable or (f"`{short_name(c.fn)}()` → {self.collective[c.fn]}" if c.fn and self.collective.get(c.fn) else None)
+                if passed:
+                    break
+            return semantics.callback_call_work(coll, short_name(call["n"]), [passed] if passed else [None])
+        ps = list(f.params)
+        offset = 1 if f.cls and ps and ps[0] in ("self", "cls") else 0
+        given = set(range(call.get("np", 0))) | set(call.get("kw", ()))
+        out: list[str | bool | None] = []
+        for p in sorted(called):
+            key = semantics.argument_for(p, ps, offset, given)
+            arg = call["cba"].get(str(key)) if key is not None else None
+            if arg is None:
+                out.append(None)
+            elif arg == "λ":
+                out.append(False)
+            elif arg.startswith("c:"):
+                out.append(arg[2:])
+            else:
+                c = self.ref(arg[2:])
+                if c.fn:
+                    self._dep(c.fn)
+                d = c.callable or (f"`{short_name(c.fn)}()` → {self.collective[c.fn]}" if c.fn and self.collective.get(c.fn) else None)
+                out.append(d if d else (False if c.fn and c.fn in self.functions else None))
+        return semantics.callback_call_work(coll, short_name(call["n"]), out)
 
     def _callbacks_count(self, callee: str) -> bool:
         """Passing a collective function to `callee` counts as collective work (it may call it).

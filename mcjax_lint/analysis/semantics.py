@@ -2139,6 +2139,29 @@ def callback_work(desc: str, passed: str | None, callee: str) -> str:
     return f"`{callee}()` → {jitted_work(passed, False)[0]}"
 
 
+def argument_for(param: str, params: Sequence[str], offset: int, given: Collection[int | str]) -> int | str | None:
+    """The key (its name, or its position after `offset` bound ones: `self`) under which a call
+    passing `given` keys passes the parameter `param` of a function of `params`; None when it
+    leaves it to its default."""
+    if param in given:
+        return param
+    i = params.index(param) - offset if param in params else -1
+    return i if i >= 0 and i in given else None
+
+
+def callback_call_work(desc: str, callee: str, passed: Sequence[str | bool | None]) -> str | None:
+    """At a call of `callee`, collective only through the callables it calls (`desc`: its work,
+    `CALLBACK_WORK` named where this call's reader sees it): `passed`, for each parameter it calls, what this call passes there: a
+    collective callable's description, False for one known to do no collective work (a lambda
+    doing none, a project function doing none), None for anything else (its default, a value
+    not known). The work of the first collective one (certain as far as it is); none when every
+    one is known to do none; else `desc`, a guess."""
+    first = next((p for p in passed if isinstance(p, str)), None)
+    if first is not None:
+        return callback_work(CALLBACK_WORK, first, callee)
+    return None if passed and all(p is False for p in passed) else desc
+
+
 def jit_kind(kind: str, keywords: Collection[str]) -> str:
     """The kind a jitted callable's description names: a jit given explicit shardings
     (`jax.jit(f, out_shardings=...)`) is "jit, sharded": it runs where the shardings say."""

@@ -27,7 +27,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 51
+SUMMARY_VERSION = 52
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -809,6 +809,20 @@ class _Summarizer(semantics.StatementRules):
         kc.update((k.arg, c) for k in node.keywords if k.arg and (c := semantics.constant_repr(k.value, read)) is not None)
         if kc:
             call["kc"] = kc
+        # The callables it passes, by key (`ProjectIndex._callback_work`): a lambda calling nothing,
+        # a reference, a callable's work.
+        cba = {}
+        for key, a, v in [*((str(i), a, v) for i, (a, v) in enumerate(zip(node.args, args))),
+                          *((k.arg, k.value, kwargs.get(k.arg, {})) for k in node.keywords if k.arg)]:
+            if isinstance(a, ast.Lambda):
+                if not any(isinstance(n, ast.Call) for n in ast.walk(a.body)):
+                    cba[key] = "λ"  # (a body calling something: this pass does not read it, see `ev_Lambda`)
+            elif v.get("callable"):
+                cba[key] = "c:" + v["callable"]
+            elif isinstance(a, (ast.Name, ast.Attribute)) and len(v.get("refs", ())) == 1 and set(v) <= {"refs"}:
+                cba[key] = "r:" + v["refs"][0]
+        if cba and len(cba) <= MAX_ITEMS:
+            call["cba"] = cba
         if cbs:
             call["cb"] = cbs[:MAX_ITEMS]
         if cbc:

@@ -958,10 +958,8 @@ class FileAnalysis(semantics.StatementRules):
         return spans
 
     def _callback_work(self, q: str, coll: str, node: cst.Call, args: list[tuple[object, Val]]) -> str | None:
-        """A call of `q`, collective only through the callables it calls (`semantics.CALLBACK_WORK`):
-        the work of the collective callable this call passes for one of them (certain as far as
-        that is), none when every one passed is known not to be collective (a lambda or project
-        function doing none), else `coll` (a guess)."""
+        """A call of `q`, collective only through the callables it calls: `semantics.callback_call_work`
+        on what this call passes for each of them (the index asks the same of a summary's call)."""
         q = self.index._follow_reexport(q)
         f = self.index.functions.get(q)
         called = self.index.callback_params.get(q, set())
@@ -971,20 +969,17 @@ class FileAnalysis(semantics.StatementRules):
         offset = 1 if f.cls and ps and ps[0] in ("self", "cls") else 0
         by_key = {k: v for k, v in args}
         nodes = {k: a.value for k, a in zip([k for k, _ in args], node.args)}
-        passed, unknown = None, False
+        passed: list[str | bool | None] = []
         for p in sorted(called):
-            key = p if p in by_key else (ps.index(p) - offset if p in ps else None)
-            if key not in by_key:
-                unknown = True  # its default: not followed here
-                continue
-            v = by_key[key]
-            if v.callable or (v.fn and self.index.collective.get(v.fn)):
-                passed = passed or (v.callable or f"`{short_name(v.fn)}()` → {self.index.collective[v.fn]}")
-            elif not (isinstance(nodes.get(key), cst.Lambda) or v.fn and v.fn in self.index.functions):
-                unknown = True
-        if passed is not None:
-            return semantics.callback_work(semantics.CALLBACK_WORK, passed, short_name(q))
-        return coll if unknown else None
+            key = semantics.argument_for(p, ps, offset, by_key)
+            v = by_key.get(key) if key is not None else None
+            if v is None:
+                passed.append(None)  # its default: not followed here
+            elif v.callable or (v.fn and self.index.collective.get(v.fn)):
+                passed.append(v.callable or f"`{short_name(v.fn)}()` → {self.index.collective[v.fn]}")
+            else:
+                passed.append(False if isinstance(nodes.get(key), cst.Lambda) or v.fn and v.fn in self.index.functions else None)
+        return semantics.callback_call_work(coll, short_name(q), passed)
 
     def _callback_collective(self, q: str | None, args: list[tuple[object, Val]]) -> str | None:
         if q is None:
