@@ -32,7 +32,7 @@ from mcjax_lint.analysis.index import ProjectIndex, short_name
 from mcjax_lint.analysis import read_cst
 from mcjax_lint.analysis.read_cst import last_statement, read
 from mcjax_lint.analysis.summary import FunctionFacts, jit_statics
-from mcjax_lint.analysis.values import BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, applied, join_all, union_sources
+from mcjax_lint.analysis.values import BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, applied, join_all
 from mcjax_lint.model import Edit, Fix
 from mcjax_lint.settings import AnalysisSettings
 
@@ -1778,7 +1778,7 @@ class FileAnalysis(semantics.StatementRules):
         """Iterating an instance of a project class (`for batch in loader`): as process-dependent
         as the attributes its `__iter__`/`__next__` read (a per-process shard stored in
         `__init__`); iterating it is then iterating process-local data."""
-        pd = frozenset()
+        read_attrs = BOTTOM
         for meth in semantics.ITERATION_METHODS:
             q = self.index.method(cls, meth)
             fdef = self.fn_nodes.get(q, (None,))[0] if q else None
@@ -1788,12 +1788,12 @@ class FileAnalysis(semantics.StatementRules):
             for attr in _iteration_attrs(fdef, pieces):
                 v = self.index.attr(cls, attr)
                 if v is not None and v.pd:
-                    # (an attribute read there may carry a source another reaches certainly)
-                    pd = union_sources(pd, v.pd)
+                    read_attrs = read_attrs.join(Val(pd=v.pd))  # (a source reached two ways: `Val.join`)
             for attr in pieces:
                 v = self.index.attr(cls, attr)
                 if v is not None and v.pd:
-                    pd = union_sources(pd, evidence.equal_pieces(v, self.line(fdef)).pd)
+                    read_attrs = read_attrs.join(Val(pd=evidence.equal_pieces(v, self.line(fdef)).pd))
+        pd = read_attrs.pd
         return self.anchor(Val(pd=pd), node, short_name(cls), call=False, unlocated_only=True) if pd else BOTTOM
 
     # `st_For` (semantics.StatementRules): an iteration's order is a set of sources; the target

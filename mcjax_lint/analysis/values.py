@@ -150,13 +150,14 @@ class Val:
             return replace(self, host=False) if self.host else self  # (BOTTOM may be an unknown value)
         if _is_bottom(self):
             return replace(other, host=False) if other.host else other
+        # (a source reached both ways, certainly and by a guess, keeps its most certain way)
         return Val(
-            _cap(self.pd | other.pd),
-            _cap(self.pdc | other.pdc),
-            _cap(self.order | other.order),
-            _cap(self.hash | other.hash),
-            _cap(self.shape | other.shape),
-            _cap(self.tree | other.tree),
+            union_sources(self.pd, other.pd),
+            union_sources(self.pdc, other.pdc),
+            union_sources(self.order, other.order),
+            union_sources(self.hash, other.hash),
+            union_sources(self.shape, other.shape),
+            union_sources(self.tree, other.tree),
             True if self.unordered is True or other.unordered is True else (self.unordered or other.unordered),
             self.callable or other.callable,
             self.ckpt or other.ckpt,
