@@ -963,12 +963,23 @@ class ProjectIndex:
             coll = self._callback_work(call, coll)
         if coll:
             # Applying a jitted function: certain only on an input known to be a global array
-            # (directly, or through a parameter its jitted work runs on).
+            # (directly, or through a parameter its jitted work runs on), as the precise pass
+            # decides on its arguments' values: a result of jitted work is one ("gv", resolved).
+            gkeys = self._global_keys(call, path)
             if semantics.UNKNOWN_INPUTS_NOTE in coll and "n" in call and call.get("np", 0) != -1 \
-                    and self.global_at(call["n"], call.get("g", ()), call.get("np", 0), call.get("kw", ()), bool(call.get("bd"))):
+                    and self.global_at(call["n"], gkeys, call.get("np", 0), call.get("kw", ()), bool(call.get("bd"))):
                 coll = semantics.known_global_inputs(coll)
-            coll, _ = semantics.jitted_work(coll, bool(call.get("g")))
+            coll, _ = semantics.jitted_work(coll, bool(gkeys))
         return res, coll
+
+    def _global_keys(self, call: dict, path: str) -> list[str]:
+        """The keys of a summary's call whose arguments are global arrays: known where the call
+        was made ("g"), or results of calls that the index resolves to one ("gv")."""
+        keys = list(call.get("g", ()))
+        for k, v in call.get("gv", {}).items():
+            if k not in keys and self.resolve(v, path).glob:
+                keys.append(k)
+        return keys
 
     def _callback_work(self, call: dict, coll: str) -> str | None:
         """A summary's call of a function collective only through the callables it calls
@@ -1169,24 +1180,31 @@ class ProjectIndex:
             out.update(needs[k])
         return frozenset(out)
 
+    def _param_keys(self, q: str, params: Collection[str], np_: int, kw: Collection[str], bound: bool) -> dict[str, str | None]:
+        """For each of `params` of project function `q`, the key (a keyword, or a position as a
+        string) under which a call giving `np_` positional arguments and the keywords `kw` passes
+        it, None when it leaves it to its default (`semantics.argument_for`). `bound`: called
+        through an instance (`self.m(...)`), so `self` is not among the arguments; a classmethod
+        is bound either way."""
+        f = self.functions[q]
+        ps = list(f.params)
+        bound = bound or bool(ps and ps[0] == "cls" and f.cls)
+        offset = 1 if bound and f.cls and ps and ps[0] in ("self", "cls") else 0
+        given = set(range(np_)) | set(kw)
+        out: dict[str, str | None] = {}
+        for p in params:
+            key = semantics.argument_for(p, ps, offset, given)
+            out[p] = None if key is None else str(key)
+        return out
+
     def _site_keys(self, q: str, params: Collection[str], site: dict) -> list[str] | None:
         """The argument keys of a call of project function `q` (at `site`) that supply `params`;
         None when one of them is not supplied and its default is not a literal (host data)."""
-        f = self.functions[q]
-        ps = list(f.params)
-        bound = site.get("bd") or (ps and ps[0] == "cls" and f.cls)
-        offset = 1 if bound and f.cls and ps and ps[0] in ("self", "cls") else 0
-        np_ = site.get("np", 0)
-        kw = site.get("kw", ())
         keys: list[str] = []
-        for p in params:
-            if p in kw:
-                keys.append(p)
-                continue
-            i = ps.index(p) - offset if p in ps else -1
-            if 0 <= i < np_:
-                keys.append(str(i))
-            elif p not in f.host_defaults:
+        for p, key in self._param_keys(q, params, site.get("np", 0), site.get("kw", ()), bool(site.get("bd"))).items():
+            if key is not None:
+                keys.append(key)
+            elif p not in self.functions[q].host_defaults:
                 return None
         return keys
 
@@ -1198,14 +1216,7 @@ class ProjectIndex:
         params = self.local_unless.get(q) if q else None
         if not params or not gkeys or np_ == -1 or q not in self.functions:
             return False
-        ps = list(self.functions[q].params)
-        # (a method is called bound: through an instance, `self.`, or a class for `cls`)
-        offset = 1 if self.functions[q].cls and ps and ps[0] in ("self", "cls") else 0
-        for p in params:
-            key = p if p in kw else (str(ps.index(p) - offset) if p in ps else None)
-            if key in gkeys:
-                return True
-        return False
+        return any(key in gkeys for key in self._param_keys(q, params, np_, kw, bound).values())
 
     def local_at(self, q: str, site: dict) -> bool:
         """Whether a call of `q` (collective through jitted work on its parameters) passes

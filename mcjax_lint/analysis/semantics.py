@@ -2175,7 +2175,8 @@ def jitted_work(desc: str, global_input: bool) -> tuple[str, bool]:
     devices) only if those inputs or what it captures are global arrays — a guess, whose result is
     not known to be a global array either. `pmap`/`shard_map` span every process by contract, and a
     jit given explicit shardings runs on them: certain."""
-    if global_input or callable_kind(desc) not in LOCAL_JIT_KINDS or UNKNOWN_INPUTS_NOTE in desc:
+    if global_input or callable_kind(desc) not in LOCAL_JIT_KINDS or UNKNOWN_INPUTS_NOTE in desc or " → " in desc:
+        # (a helper's work, "`f()` → ...": decided where the index summarized it, not again here)
         return desc, UNKNOWN_INPUTS_NOTE not in desc and CAPTURES_NOTE not in desc
     return f"{desc} {UNKNOWN_INPUTS_NOTE}", False
 

@@ -27,7 +27,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 52
+SUMMARY_VERSION = 53
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -780,6 +780,12 @@ class _Summarizer(semantics.StatementRules):
         if glob_in:
             # The arguments that are global arrays (`semantics.jitted_work`, `ProjectIndex.global_at`).
             call["g"] = [str(i) for i, a in enumerate(args) if a.get("glob")] + [k for k, v in kwargs.items() if k and v.get("glob")]
+        # Arguments that are the result of one call (`step(x)`): a global array where that call is
+        # jitted work, which the index decides (`ProjectIndex._global_keys`).
+        gv = {str(k): _prune(v, 1) for k, v in _keyed(args, kwargs)
+              if k != "**" and set(v) == {"via"} and len(v["via"]) == 1 and "n" in v["via"][0]}
+        if gv and len(gv) <= 4:
+            call["gv"] = gv
         # Which parameters the call supplies (for sources guarded by `param is None or ...`).
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             call["np"] = -1

@@ -599,6 +599,7 @@ class FileAnalysis(semantics.StatementRules):
         q = self.qualify(func)
         result: Val | None = None
         coll: str | None = None
+        bound = False  # (called through an instance: `self` is not among the arguments)
         if q is not None:
             info.name = q
             result, coll = self._known_call(q, node, args, argu, info)
@@ -615,6 +616,7 @@ class FileAnalysis(semantics.StatementRules):
                 m = self.index.method(cls, meth)
                 if m is not None:
                     info.name = m
+                    bound = True
                     result, coll = self._project_call(m, argu, node, bound=True)
                 else:
                     v = self.index.attr(cls, meth)
@@ -633,6 +635,7 @@ class FileAnalysis(semantics.StatementRules):
                         result = evidence.mark(argu, evidence.UNRESOLVED_CALL, f"`{_code(self.module, func)}()`", self.line(node))
             else:
                 recv = self.ev(func.value)
+                bound = True
                 result, coll = self._method_call(meth, recv, node, args, argu, info)
         else:
             fv = self.ev(func)
@@ -658,6 +661,7 @@ class FileAnalysis(semantics.StatementRules):
             elif fv.cls and (call_m := self.index.method(fv.cls, "__call__")):
                 # Calling an instance of a project class (`collate(examples)`): its `__call__`.
                 info.name = call_m
+                bound = True
                 result, coll = self._project_call(call_m, argu, node, bound=True)
             else:
                 result = evidence.mark(argu, evidence.UNRESOLVED_CALL, f"`{_code(self.module, func)}()`", self.line(node))
@@ -680,7 +684,7 @@ class FileAnalysis(semantics.StatementRules):
             gkeys = [str(k) for k, v in args if v.glob and k != "*"]
             given = _given(node)
             if semantics.UNKNOWN_INPUTS_NOTE in coll and given is not None and self.index.global_at(
-                    info.name, gkeys, given[0], given[1], isinstance(func, cst.Attribute)):
+                    info.name, gkeys, given[0], given[1], bound):
                 coll = semantics.known_global_inputs(coll)
             work, _ = semantics.jitted_work(coll, bool(gkeys))
             coll = work  # (its result stays a possible global array: what is computed from it is judged by its own chain)
