@@ -1648,7 +1648,7 @@ def _named_calls_only(sym: Sym) -> Sym:
 
 
 # The keys of a symbolic value `ProjectIndex._direct` reads ("statics", "hl" only with "callable").
-_DIRECT_KEYS = frozenset({"pd", "pdc", "order", "hash", "u", "callable", "jitf", "ckpt", "sharding", "glob", "cls",
+_DIRECT_KEYS = frozenset({"pd", "pdc", "order", "hash", "tr", "u", "callable", "jitf", "ckpt", "sharding", "glob", "cls",
                           "san", "sub"})
 _EXT = Val(ext=True)
 
