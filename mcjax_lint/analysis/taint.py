@@ -264,7 +264,8 @@ class FileAnalysis(semantics.StatementRules):
         return self.anchor(v, node, label, call=False) if v.divergent or not through_self else v
 
     def source(self, desc: str, node: cst.CSTNode, kind: str) -> Val:
-        return Val(pd=frozenset({self.src(node, desc, kind)}))
+        # (a description that says it is a guess is one here too, as in the index: a thread's state)
+        return Val(pd=frozenset({evidence.set_order_guess(self.src(node, desc, kind))}))
 
     def global_value(self, q: str, node: cst.Attribute) -> Val:
         if q.startswith(("jax.", "numpy.", "os.", "sys.")):
