@@ -65,12 +65,23 @@ def is_range(node: object, read: Reader) -> bool:
 
 
 def range_of_pieces(node: object, read: Reader, same: Callable[[object, object], bool]) -> bool:
-    """`range(a, a + n)` (n long whatever `a` is: `window_length`) or `range(a, stop, n)` (a
-    piece of equal ones: `strided_piece`): what `a` carries is which numbers, not how many."""
+    """`range(a, a + n)` (n long whatever `a` is: `window_length`) or `range(i, stop, n)` (a
+    piece of equal ones: `piece_of_equal_ones`): what the start carries is which numbers, not
+    how many (`range_counts` names what does count)."""
+    return range_counts(node, read, same) is not None
+
+
+def range_counts(node: object, read: Reader, same: Callable[[object, object], bool]) -> tuple | None:
+    """The expressions whose content sets how many numbers `range(...)` gives, where its start's
+    does not: (n,) for `range(a, a + n)`, (stop, step) for the piece `range(i, stop, n)`; None
+    where every argument counts (`range(done, total, 2)`: ceil((total - done) / 2) numbers)."""
     r = read(node)
     if r[0] != "call" or read(r[1]) != ("name", "range") or len(r[2]) != len(r[3]):
-        return False
-    return len(r[2]) == 3 or len(r[2]) == 2 and window_length(r[2][0], r[2][1], read, same) is not None
+        return None
+    if len(r[2]) == 3 and piece_of_equal_ones(r[2][0], r[2][2], read):
+        return (r[2][1], r[2][2])
+    n = window_length(r[2][0], r[2][1], read, same) if len(r[2]) == 2 else None
+    return None if n is None else (n,)
 
 
 # Iterating an object calls these methods of its class (`for x in obj`, `iter(obj)`, `next(it)`):
@@ -1113,11 +1124,29 @@ def window_length(lower: object | None, upper: object | None, read: Reader, same
     return None
 
 
-def strided_piece(lower: object | None, upper: object | None, step: object | None) -> bool:
-    """`x[a::n]`: every n-th element from the a-th, the a-th of n interleaved pieces. With `a` a
-    process's index and n the process count, the pieces differ in length by at most one, and only
-    where len(x) is no multiple of n (the data was not padded or cut to one): a guessed length."""
-    return lower is not None and upper is None and step is not None
+def strided_piece(lower: object | None, upper: object | None, step: object | None, read: Reader) -> bool:
+    """`x[i::n]`: every n-th element from the i-th, the i-th of n interleaved pieces
+    (`piece_of_equal_ones`)."""
+    return upper is None and piece_of_equal_ones(lower, step, read)
+
+
+# What a piece's start may be read as: a process's index or rank itself (a name, an attribute, a
+# call, an element), not arithmetic on one (`i * 100` is an offset, not a piece's index).
+_INDEX_FORMS = frozenset({"name", "attr", "call", "subscript"})
+
+
+def piece_of_equal_ones(start: object | None, step: object | None, read: Reader) -> bool:
+    """`x[i::n]` or `range(i, stop, n)` with `i` read as an index and n no constant 1 or -1: with
+    i a process's index and n the process count, the pieces differ in length by at most one, and
+    only where the whole is no multiple of n (the data was not padded or cut to one): a guessed
+    length. With a step of 1 or -1 (`x[i::1]` is `x[i:]`) or an offset start the length is i's
+    for certain. (Whether the start's value is a process's index is the caller's: `equal_pieces`.)"""
+    if start is None or step is None or read(start)[0] not in _INDEX_FORMS:
+        return False
+    st = read(step)
+    if st[0] == "unary" and st[1] in ("-", "+"):
+        st = read(st[2])
+    return not (st[0] == "number" and str(st[1]) == "1")
 
 
 def _len_of_name(node: object, read: Reader) -> str | None:
@@ -1375,7 +1404,7 @@ class StatementRules:
             slicing = True
             lo, up, st = self.data(self.ev(lower)), self.data(self.ev(upper)), self.data(self.ev(step))
             idx = self.join(self.join(self.join(idx, lo), up), st)
-            strided = strided_piece(lower, upper, step) and not self.varies(st)
+            strided = strided_piece(lower, upper, step, self.read) and not self.varies(st)
             if not strided:
                 rest = self.join(self.join(self.join(rest, lo), up), st)
             n = window_length(lower, upper, self.read, self.parts.same)
@@ -1406,15 +1435,17 @@ class StatementRules:
         """`range(...)` given the values of its positional arguments, where its length is known
         apart from what they carry, else None (the arguments' taint, as any builtin): `range(a,
         a + n)` (and `a * n, (a + 1) * n`) is n long, whatever `a` is (`same_length`);
-        `range(a, stop, n)` with a process's index `a` below n is a piece of equal ones
-        (`strided_piece`, `equal_pieces`)."""
+        `range(i, stop, n)` with a process's index `i` below n is a piece of equal ones
+        (`piece_of_equal_ones`, `equal_pieces`); what else counts: `range_counts`."""
         _, _, nodes, every = self.read(node)
         if len(nodes) != len(every) or len(nodes) != len(positional) or len(nodes) not in (2, 3):
             return None
         vals = [self.data(v) for v in positional]
+        counts = range_counts(node, self.read, self.parts.same)
+        if counts is None:
+            return None
         if len(nodes) == 2:
-            n = window_length(nodes[0], nodes[1], self.read, self.parts.same)
-            if n is None or self.varies(self.data(self.ev(n))):
+            if self.varies(self.data(self.ev(counts[0]))):
                 return None
             return self.same_length(self.join(vals[0], vals[1]))
         if self.varies(vals[1]) or self.varies(vals[2]):

@@ -1823,12 +1823,16 @@ class FileAnalysis(semantics.StatementRules):
         if _is_range(iterable) and it.pdc:
             # `range(n)` has n steps: process-local content used as the count (a step read from a
             # per-host file) makes the number of iterations differ, not only the data; not the
-            # start of `range(a, a + n)` or `range(a, stop, n)` (`semantics.range_of_pieces`).
+            # start of `range(a, a + n)` or `range(i, stop, n)` (`semantics.range_counts`).
             counts = it.pdc
-            info = self.calls.get(iterable)
-            if info is not None and semantics.range_of_pieces(iterable, read, read_cst.same):
-                counts = frozenset().union(*(v.pdc for k, v in info.args[1:] if isinstance(k, int))) \
-                    if len(info.args) == 3 else frozenset()
+            parts = semantics.range_counts(iterable, read, read_cst.same)
+            if parts is not None:
+                counts = frozenset().union(*(self.data(self.ev(n)).pdc for n in parts))
+                if len(parts) == 2:
+                    # (a piece's start counts unless its value is a process's index itself: not
+                    # content read from a file, `range(rank_file_value, stop, n)`)
+                    start = self.data(self.ev(iterable.args[0].value))
+                    counts |= start.pdc - start.pd
             it = replace(it, pd=_cap(it.pd | counts))
         self.iters[node] = self.iters.get(node, BOTTOM).join(it)
         return Val(pd=it.count_sources)
@@ -2109,10 +2113,9 @@ def _self_attrs(node, pieces: set[str] | None = None) -> set[str]:
             if isinstance(n, cst.Subscript):
                 for e in n.slice:
                     sl = e.slice
-                    if isinstance(sl, cst.Slice) and semantics.strided_piece(sl.lower, sl.upper, sl.step):
+                    if isinstance(sl, cst.Slice) and semantics.strided_piece(sl.lower, sl.upper, sl.step, read):
                         starts.add(id(sl.lower))
-            elif isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == "range" \
-                    and len(n.args) == 3 and not any(a.keyword or a.star for a in n.args):
+            elif isinstance(n, cst.Call) and len(n.args) == 3 and semantics.range_of_pieces(n, read, read_cst.same):
                 starts.add(id(n.args[0].value))
     stack = [node]
     while stack:
