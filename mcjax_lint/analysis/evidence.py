@@ -161,3 +161,14 @@ def equal_pieces(v: Val, line: int = 0) -> Val:
         return v
     return replace(mark(Val(pd=v.pd), EQUAL_PIECES, EQUAL_PIECES_TEXT, line), pdc=v.pdc | v.pd,
                    order=v.order, hash=v.hash, shape=v.shape, tree=v.tree)
+
+
+def length_only(v: Val) -> Val:
+    """What a test of `v`'s length alone (`if piece:`, `len(piece)`) carries: `v` without the
+    content sources that a piece of equal ones (`equal_pieces`) also holds as guessed length
+    sources: which elements a piece holds is certain, how many only a guess."""
+    twins = frozenset(replace(s, guess=tuple(g for g in s.guess if g[2] != EQUAL_PIECES))
+                      for s in v.pd if any(g[2] == EQUAL_PIECES for g in s.guess))
+    if not twins:
+        return v
+    return replace(v, pdc=frozenset(s for s in v.pdc if s not in twins))

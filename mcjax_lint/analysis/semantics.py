@@ -1868,10 +1868,11 @@ class StatementRules:
     def truth(self, test):
         """What the outcome of the test of an `if`/`while`/conditional expression carries: the
         test's data, without order where it takes the truth of a whole value (`if files:`,
-        `truth_of_whole`: whether a listing is empty does not depend on its order). A pass
-        supplies `without_order`."""
+        `truth_of_whole`: whether a listing is empty does not depend on its order, and a piece's
+        emptiness is its length's, a guess: `length_only`). A pass supplies `without_order` and
+        `length_only`."""
         c = self.data(self.ev(test))
-        return self.without_order(c) if truth_of_whole(test, self.read) else c
+        return self.length_only(self.without_order(c)) if truth_of_whole(test, self.read) else c
 
     def st_While(self, node) -> None:
         """`while test:` the test decides each iteration, evaluated again after the body with what

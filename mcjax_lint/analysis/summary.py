@@ -525,6 +525,7 @@ class _Summarizer(semantics.StatementRules):
         return out
 
     without_order = staticmethod(lambda v: _strip_order(v) if "order" in v else v)
+    length_only = staticmethod(lambda v: v)  # (a piece's start resolves in the index: `equal_pieces`)
 
     def ev_UnaryOp(self, node: ast.UnaryOp) -> Sym:
         v = sym_taint(self.ev(node.operand))

@@ -448,12 +448,13 @@ class FileAnalysis(semantics.StatementRules):
         return out
 
     without_order = staticmethod(lambda v: v.without_order() if v.order else v)
+    length_only = staticmethod(evidence.length_only)
 
     def ev_UnaryOperation(self, node):
         v = self.ev(node.expression)
         if isinstance(node.operator, cst.Not):
             v = v.data()
-            return self.without_order(v) if semantics.truth_of_whole(node, read) else v
+            return self.length_only(self.without_order(v)) if semantics.truth_of_whole(node, read) else v
         return replace(v.data(), glob=True) if v.glob and not isinstance(node.operator, cst.Not) else v.data()
 
     def ev_Comparison(self, node: cst.Comparison) -> Val:
@@ -1067,6 +1068,7 @@ class FileAnalysis(semantics.StatementRules):
     def order_free_call(self, q: str, node: cst.Call, argu: Val, arg0: Val | None) -> Val:
         out = argu.without_order()
         if q == "len":
+            out = evidence.length_only(out)  # (how many elements a piece holds: a guess)
             # The length of a pd-shaped thing is a pd value.
             out = replace(out, pd=_cap(out.pd | frozenset(replace(x, kind=kinds.DERIVED) for x in (arg0 or BOTTOM).length_sources)),
                           shape=frozenset(), tree=frozenset())
