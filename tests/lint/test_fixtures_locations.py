@@ -152,4 +152,9 @@ def test_sources_from_another_module_are_located_in_the_caller(tmp_path: Path):
             "module_global": "MCJ101", "train": "MCJ101"}
     assert {k: f.code for k, f in by_function.items()} == want, findings
     for name, f in by_function.items():
+        if name == "method_of_divergent_receiver":
+            # Its receiver is certainly per-process (RANK, in this file); the method resolved by
+            # its name in helpers.py is a guess, and a finding names a certain source first.
+            assert "environment variable `RANK` (line " in f.message, f.message
+            continue
         assert "helpers.py:" in f.message, (name, f.message)
