@@ -28,6 +28,12 @@ from mcjax_lint.settings import AnalysisSettings
 MAX_ITERATIONS = 32
 
 
+# A function's returned value that changed this many times in one fixpoint is widened from then
+# on: joined with what it was (a cycle of stored attributes is cut where it is first entered, so
+# the value read through it can depend on the order functions are solved in and flip between two
+# values forever; the join only grows and so settles, keeping what either order found).
+WIDEN_RETURNS_AFTER = 4
+
 MAX_CONSTRUCTOR_DEPTH = 6  # an attribute stored from a construction's argument, nested this deep
 
 
@@ -704,6 +710,7 @@ class ProjectIndex:
             out = replace(out, host=True)  # (where it lives does not depend on what it was computed from)
         return out
 
+    _return_changes: dict[str, int] | None = None  # per function, while `_solve` widens (see WIDEN_RETURNS_AFTER)
     _ctor_depth = 0  # constructions being followed (dataclasses nest deep: a bound keeps the stack)
 
     def _constructor_args(self, ip: str) -> Val:
@@ -1313,6 +1320,7 @@ class ProjectIndex:
         project function it consulted changed. Collectiveness and device access only grow."""
         self._stable = False
         self.iterations = 0
+        self._return_changes = {}
         deps: dict[str, set[str]] = {}
         readers: dict[str, set[str]] = {}  # the inverse of `deps`
         graph: dict[str, set[str]] = {}  # `deps` restricted to project functions
@@ -1348,6 +1356,7 @@ class ProjectIndex:
             pending = again | {q for q in maybe if not deps[q].isdisjoint(changed)}
             if pending and regraphed:  # what each function read, as found: the order for the next round
                 rank = _callees_first(graph)
+        self._return_changes = None
         self.converged = not pending
         self.unsettled = sorted(pending)
         self._stable = True
@@ -1396,7 +1405,12 @@ class ProjectIndex:
         self._dep_stack = [set()]
         marks: list = []
         ret = self.resolve(f.returns, path, q, marks) if f.returns else BOTTOM
-        if ret != self.returns.get(q, BOTTOM):
+        old = self.returns.get(q, BOTTOM)
+        if ret != old and self._return_changes is not None:
+            n = self._return_changes[q] = self._return_changes.get(q, 0) + 1
+            if n > WIDEN_RETURNS_AFTER:
+                ret = old.join(ret)
+        if ret != old:
             self.returns[q] = ret
             changed.add(q)
         envs = _env_params(f, f.returns) if f.returns else []

@@ -86,3 +86,29 @@ def test_MCJ101_import_through_a_file_named_like_its_directory():
         files, modules={"byol/configs/byol.py": "byol.configs.byol", "byol/main_loop.py": "main_loop"})
     assert not errors
     assert [(f.code, f.path, f.line) for f in findings] == [("MCJ101", "byol/main_loop.py", 8)]
+
+
+def test_flipping_return_value_is_widened_and_settles(monkeypatch):
+    """A returned value that flips between two answers from round to round (a cycle of stored
+    attributes cut where the solving order first enters it) is joined with what it was after a
+    few changes: the fixpoint settles, keeping what either round found. Without the widening the
+    same program does not settle."""
+    src = "def ping(x):\n    return pong(x)\n\n\ndef pong(x):\n    return ping(x)\n"
+    resolve = index_mod.ProjectIndex._resolve
+    flip = index_mod.Val(pd=frozenset({index_mod.Src(1, 0, "`flip`", "", origin="loop.py:1")}))
+    solved = []
+
+    def flipping(self, sym, path, mark_params=None):
+        v = resolve(self, sym, path, mark_params)
+        if mark_params is not None and sym.get("via") and sym["via"][0].get("n", "").endswith("pong"):
+            solved.append(1)
+            v = flip if len(solved) % 2 else index_mod.BOTTOM  # (what the cycle held, then nothing)
+        return v
+
+    monkeypatch.setattr(index_mod.ProjectIndex, "_resolve", flipping)
+    idx = engine.build_index([engine.summarize(src, "loop.py", "loop")])
+    assert idx.converged and not idx.unsettled
+    assert idx.returns["loop.ping"].pd == flip.pd
+    monkeypatch.setattr(index_mod, "WIDEN_RETURNS_AFTER", 10 ** 6)
+    idx = engine.build_index([engine.summarize(src, "loop.py", "loop")])
+    assert not idx.converged and "loop.ping" in idx.unsettled
