@@ -46,7 +46,7 @@ SEALED = HERE / "sealed"
 PROGRAMS = SEALED / "programs"
 SPLIT = SEALED / "split.json"
 NEAR = 3  # lines either side of the documented hazard lines
-HAZARD_LINES_ARE_RANGE = True  # meta.json's hazard_lines: [first, last] (sets 1-2) or a list of lines (sets 3-5)
+HAZARD_LINES_ARE_RANGE = True  # meta.json's hazard_lines: [first, last] (sets 1-2) or a list of lines (sets 3-6)
 LINT_ENV: dict[str, str] | None = None  # set by --lint-at: run the linter of a committed state
 
 
