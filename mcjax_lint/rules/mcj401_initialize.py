@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import libcst as cst
+from libcst.helpers import get_full_name_for_node
 
 from mcjax_lint import knowledge as K
+from mcjax_lint.analysis.summary import resolve_relative
 from mcjax_lint.analysis.taint import _always_exits
 from mcjax_lint.rules.base import Rule
 
@@ -21,12 +23,39 @@ class InitializeAfterDeviceAccess(Rule):
         super().__init__(ctx)
         self.stack: list[list[tuple[str, cst.Call]]] = [[]]  # device accesses seen, per function
         self.branch_marks: list[tuple[int, int, list]] = []  # per open `if`: (function depth, stack mark, body's accesses)
+        self.imports: list[list[str]] = [[]]  # modules imported so far, per function (source order)
+        self.module_imports: list[str] = []  # every import the module body runs (outside defs)
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.module_imports = [m for st in _body_statements(node.body) for m in self._imported(st)]
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.stack.append([])
+        self.imports.append([])
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.stack.pop()
+        self.imports.pop()
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self.imports[-1].extend(self._imported(node))
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.imports[-1].extend(self._imported(node))
+
+    def _imported(self, node: cst.CSTNode) -> list[str]:
+        """The modules an import statement may load (as `summary.collect_imports` names them)."""
+        if isinstance(node, cst.Import):
+            return [n for a in node.names if (n := get_full_name_for_node(a.name))]
+        if not isinstance(node, cst.ImportFrom):
+            return []
+        base = get_full_name_for_node(node.module) if node.module is not None else None
+        if node.relative:
+            base = resolve_relative(self.ctx.fa.modname, self.ctx.path.endswith("__init__.py"), len(node.relative), base)
+        base = base or ""
+        names = [] if isinstance(node.names, cst.ImportStar) else [
+            f"{base}.{n}" if base else n for a in node.names if (n := get_full_name_for_node(a.name))]
+        return [base, *names]
 
     def visit_If(self, node: cst.If) -> None:
         self.branch_marks.append((len(self.stack), len(self.stack[-1]), []))
@@ -84,10 +113,36 @@ class InitializeAfterDeviceAccess(Rule):
                         related=(("device access", *self.where(where)),),
                         chain=[self.work_step(where, desc, "device access"), self.step(node, "initialize()")])
             return
-        summary = fa.index.modules.get(fa.modname)
-        for m in (summary.imported_modules if summary else ()):
+        # Only imports that run before this call count: at module level those above it; in a
+        # function every import of the module body (it has run when the function is called) and
+        # those above it in the function (an import after `initialize()` loads after it).
+        before = self.imports[0] if len(self.stack) == 1 else [*self.module_imports, *self.imports[-1]]
+        for m in dict.fromkeys(before):
             acc = fa.index.import_device_access(m)
             if acc and m != fa.modname:
                 self.report(node, (f"`jax.distributed.initialize()` runs after importing `{m}`, which accesses "
                                    f"JAX devices at import time ({acc}); it must come first"))
                 return
+
+
+def _body_statements(body) -> list[cst.CSTNode]:
+    """The statements a module body runs on import, nested blocks included (`if`, `try`, `with`,
+    class bodies), not the bodies of functions."""
+    out, todo = [], list(body)
+    while todo:
+        st = todo.pop(0)
+        if isinstance(st, cst.SimpleStatementLine):
+            out.extend(st.body)
+        elif not isinstance(st, cst.FunctionDef):
+            for child in st.children:
+                if isinstance(child, (cst.IndentedBlock, cst.Else, cst.Finally, cst.ExceptHandler, cst.If)):
+                    todo.extend(_blocks(child))
+    return out
+
+
+def _blocks(node: cst.CSTNode) -> list[cst.CSTNode]:
+    if isinstance(node, cst.IndentedBlock):
+        return list(node.body)
+    if isinstance(node, cst.If):
+        return [node]
+    return [c for child in node.children if isinstance(child, cst.IndentedBlock) for c in child.body]
