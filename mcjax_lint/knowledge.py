@@ -462,6 +462,16 @@ EXIT_CALLS = {"sys.exit", "os._exit", "os.abort", "exit", "quit"}
 # "jax_platforms", "cpu")`) and never calls `jax.distributed.initialize()` runs as one process.
 PLATFORM_ENV_KEYS = {"JAX_PLATFORMS", "JAX_PLATFORM_NAME"}
 PLATFORM_CONFIG_KEYS = {"jax_platforms", "jax_platform_name"}
+# A pytest module is run by one pytest process unless something starts it in several: a plugin's
+# marker or fixture, or its own use of the multi-process API. A test module that names none of
+# these (names, attributes, parameters, imported names; strings: environment keys) and reaches
+# no `initialize()` (itself, its conftests, their imports) is a single-process program.
+MULTI_PROCESS_NAMES = frozenset({
+    "distributed", "process_index", "process_count", "host_id", "host_count", "multihost_utils",
+    "process_allgather", "broadcast_one_to_all", "sync_global_devices", "assert_equal",
+    "mcjax", "mpi", "MPI", "mpi4py", "mpirun", "multiprocess", "multihost", "multi_host",
+    "num_processes", "process_id", "coordinator_address",
+})
 
 # --- Device access before initialize (MCJ401). -------------------------------------------------------
 INITIALIZE = "jax.distributed.initialize"

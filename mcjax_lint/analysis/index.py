@@ -381,8 +381,9 @@ class ProjectIndex:
                             for q, c in self.classes.items()}
         state["globals"] = dict.fromkeys(self.globals, {})
         state["modules"] = {m: ModuleSummary(s.path, s.module, dict(s.imports), imported_modules=list(s.imported_modules),
-                                             initialize_line=s.initialize_line, import_device_access=s.import_device_access,
-                                             pins_cpu=s.pins_cpu,
+                                             initialize_line=s.initialize_line,
+                                             initialize_script_only=s.initialize_script_only, import_device_access=s.import_device_access,
+                                             pins_cpu=s.pins_cpu, process_free_test=s.process_free_test,
                                              seeded_rngs=list(s.seeded_rngs))
                             for m, s in self.modules.items()}
         # Most resolved values are one of a few (nothing, an unknown library value): one copy each.
@@ -1582,16 +1583,27 @@ class ProjectIndex:
 
     # ---------------------------------------------------------------- prefilter
     def single_process_script(self, s: ModuleSummary) -> bool:
-        """A script pinned to the CPU backend from which no `jax.distributed.initialize()` call is
-        reachable (in it or in the project modules it imports, transitively): it runs as one
-        process, so nothing in it is cross-process work (on the CPU, JAX is multi-process only
-        through `initialize()`)."""
-        if not s.pins_cpu:
+        """A program that runs as one process, so nothing in it is cross-process work: a script
+        pinned to the CPU backend (on the CPU, JAX is multi-process only through `initialize()`),
+        or a pytest module that names no multi-process API, plugin or per-process fixture
+        (`ModuleSummary.process_free_test`: pytest runs it in one process). Either only when no
+        `jax.distributed.initialize()` call is reachable from it (in it or in the project modules
+        it imports, transitively, outside their `__main__` blocks; for a test, its conftests too)
+        and no project module imports
+        it: a module imported by a multi-process program runs in that program."""
+        if s.pins_cpu:
+            roots = [s]
+        elif s.process_free_test:
+            roots = [s, *self._conftests_above(s.path)]
+        else:
             return False
-        seen, todo = {s.module}, [s]
+        if self._imported_by_project(s.module):
+            return False
+        seen, todo = {m.module for m in roots}, list(roots)
         while todo:
             m = todo.pop()
-            if m.initialize_line:
+            # (an imported module's `__main__` block does not run on import)
+            if m.initialize_line and (m is s or m.path.endswith("conftest.py") or not m.initialize_script_only):
                 return False
             for name in m.imported_modules:
                 name = self.module_alias(name)
@@ -1599,6 +1611,21 @@ class ProjectIndex:
                     seen.add(name)
                     todo.append(self.modules[name])
         return True
+
+    def _imported_by_project(self, module: str) -> bool:
+        """Whether another project module imports `module` (asked only of single-process
+        candidates, which are few)."""
+        for m, s in self.modules.items():
+            if m != module and any(self.module_alias(name) == module for name in s.imported_modules):
+                return True
+        return False
+
+    def _conftests_above(self, path: str) -> list[ModuleSummary]:
+        """The `conftest.py` modules pytest loads for a test file at `path` (its directory and those
+        above it)."""
+        d = os.path.dirname(os.path.abspath(path))
+        return [s for s in self.modules.values() if os.path.basename(s.path) == "conftest.py"
+                and (d + os.sep).startswith(os.path.dirname(os.path.abspath(s.path)) + os.sep)]
 
     def needs_full_analysis(self, s: ModuleSummary) -> bool:
         """Whether the file can produce a finding. Per function (module body included): it must

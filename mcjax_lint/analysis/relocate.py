@@ -250,6 +250,7 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
             if stub.import_device_access != s.import_device_access or stub.imported_modules != s.imported_modules:
                 imports_changed = True
             stub.initialize_line = s.initialize_line
+            stub.initialize_script_only = s.initialize_script_only
             stub.pins_cpu = s.pins_cpu
             stub.import_device_access = s.import_device_access
             stub.imported_modules = list(s.imported_modules)

@@ -27,7 +27,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 53
+SUMMARY_VERSION = 54
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -286,7 +286,9 @@ class ModuleSummary:
     order_sources: bool = False  # lists a directory / builds a set
     hash_calls: bool = False
     initialize_line: int = 0  # first `jax.distributed.initialize()` call, 0 if none
+    initialize_script_only: bool = False  # every such call is in the `__main__` block (not run on import)
     pins_cpu: bool = False  # the script pins JAX to the CPU backend (`knowledge.PLATFORM_ENV_KEYS`)
+    process_free_test: bool = False  # a pytest module naming no multi-process API (`knowledge.MULTI_PROCESS_NAMES`)
     refs_used: list[str] = field(default_factory=list)  # attribute/global refs read (prefilter)
     seeded_rngs: list[str] = field(default_factory=list)  # RNG modules the file seeds ("random", ...)
     import_device_access: list | None = None  # [desc, line] device access at import time
@@ -313,7 +315,9 @@ class ModuleSummary:
             "order_sources": self.order_sources,
             "hash_calls": self.hash_calls,
             "initialize_line": self.initialize_line,
+            "initialize_script_only": self.initialize_script_only,
             "pins_cpu": self.pins_cpu,
+            "process_free_test": self.process_free_test,
             "import_device_access": self.import_device_access,
             "refs_used": self.refs_used,
             "seeded_rngs": self.seeded_rngs,
@@ -337,7 +341,9 @@ class ModuleSummary:
             order_sources=bool(d.get("order_sources")),
             hash_calls=bool(d.get("hash_calls")),
             initialize_line=int(d.get("initialize_line", 0)),
+            initialize_script_only=bool(d.get("initialize_script_only")),
             pins_cpu=bool(d.get("pins_cpu")),
+            process_free_test=bool(d.get("process_free_test")),
             refs_used=list(d.get("refs_used", [])),
             seeded_rngs=list(d.get("seeded_rngs", [])),
             import_device_access=d.get("import_device_access"),
@@ -1018,6 +1024,9 @@ class _Summarizer(semantics.StatementRules):
     def initialized(self, node: ast.Call) -> Sym:
         if not self.summary.initialize_line:
             self.summary.initialize_line = node.lineno
+            self.summary.initialize_script_only = self._main_guard
+        elif not self._main_guard:
+            self.summary.initialize_script_only = False
         return {}
 
     @staticmethod
@@ -1750,6 +1759,7 @@ class _Summarizer(semantics.StatementRules):
             self.run_function(node, facts, params, defaults, outer, classes)
         self.summary.refs_used = sorted(r for r in self._refs if r.startswith(".") or not r.startswith(_EXTERNAL_ROOTS))
         self.summary.pins_cpu = self._pins_cpu()
+        self.summary.process_free_test = semantics.is_test_module(self.path) and not _names_processes(self.tree)
         self.summary.value_refs = self._value_refs()
         return self.summary
 
@@ -1796,8 +1806,9 @@ class _Summarizer(semantics.StatementRules):
 
     def _pins_cpu(self) -> bool:
         """Whether the module, run as a script, pins JAX to the CPU backend unconditionally: an
-        assignment `os.environ["JAX_PLATFORMS"] = "cpu"` or a `jax.config.update("jax_platforms",
-        "cpu")` among its top-level statements (those of its `__main__` guard included)."""
+        assignment `os.environ["JAX_PLATFORMS"] = "cpu"`, `os.environ.setdefault("JAX_PLATFORMS",
+        "cpu")` or a `jax.config.update("jax_platforms", "cpu")` among its top-level statements
+        (those of its `__main__` guard included)."""
         stmts = list(self.tree.body)
         for st in self.tree.body:
             if isinstance(st, ast.If) and _is_main_guard(st.test):
@@ -1810,10 +1821,30 @@ class _Summarizer(semantics.StatementRules):
                     return True
             if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and len(st.value.args) == 2:
                 c = st.value
+                # `os.environ.setdefault("JAX_PLATFORMS", "cpu")`: the script's own choice, unless
+                # the caller's environment names another platform
+                if self.qualify(c.func) == "os.environ.setdefault" and _const(c.args[0]) in K.PLATFORM_ENV_KEYS \
+                        and _const(c.args[1]) == "cpu":
+                    return True
                 if self.qualify(c.func) == "jax.config.update" and _const(c.args[0]) in K.PLATFORM_CONFIG_KEYS \
                         and _const(c.args[1]) == "cpu":
                     return True
         return False
+
+
+def _names_processes(tree: ast.Module) -> bool:
+    """Whether the module names anything of the multi-process API, a multi-process test plugin or
+    a per-process fixture or environment variable (`knowledge.MULTI_PROCESS_NAMES`)."""
+    names = K.MULTI_PROCESS_NAMES | K.PROCESS_DEPENDENT_FIXTURES.keys()
+    for n in ast.walk(tree):
+        t = type(n)
+        name = (n.id if t is ast.Name else n.attr if t is ast.Attribute else n.arg if t is ast.arg
+                else n.name if t is ast.alias else n.value if t is ast.Constant and type(n.value) is str else None)
+        if name is None:
+            continue
+        if name in names or name in K.PER_PROCESS_ENV_KEYS or (t is ast.alias and any(p in names for p in name.split("."))):
+            return True
+    return False
 
 
 def _const(node) -> object:
