@@ -455,6 +455,12 @@ NON_RAISING_CALLS = frozenset({
 })
 
 # --- Process exit (MCJ102). ----------------------------------------------------------------------------
+# Calls (by their last name) that convert or measure a value without I/O or state: a check built
+# from a function's parameters with these only validates the arguments (divergence._checks_arguments).
+PURE_CONVERSIONS = frozenset({
+    "int", "float", "bool", "str", "len", "abs", "min", "max", "isinstance", "tuple", "list", "type",
+    "asarray", "array", "reshape", "astype", "ravel", "flatten", "squeeze", "item", "ndim", "all", "any",
+})
 EXIT_CALLS = {"sys.exit", "os._exit", "os.abort", "exit", "quit"}
 
 # --- Programs that are not multi-process. ---------------------------------------------------------

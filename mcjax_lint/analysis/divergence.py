@@ -341,7 +341,7 @@ class Divergence:
                 j = next((k for k in range(len(frames) - 1, -1, -1) if frames[k].kind in ("func", "try")), 0)
                 t = first_tok(self._rest_after(frames[j:], stmt, kind))
                 if t is not None:
-                    guess = evidence.INVARIANT_CHECK if kind == "raise" and _asserts_invariant(small) else ""
+                    guess = _raise_guess(small, dframe, fn_node) if kind == "raise" else ""
                     if kind == "raise" and (uniform or not any(f.kind == "loop" for f in frames[j:])):
                         self.exceptions.append(ExceptionPoint(small, small, dframe.cond, t, "raise", guess))
                     else:
@@ -607,7 +607,8 @@ class Divergence:
         if d is None:
             return
         dframe = reach[d]
-        guess = evidence.INVARIANT_CHECK if kind == "raise" and _asserts_invariant(small) else ""
+        fn = next((f.node for f in ctx if f.kind == "func"), None) if kind == "raise" else None
+        guess = _raise_guess(small, dframe, fn) if kind == "raise" else ""
         # A check that raises alike wherever it is evaluated, under a process-dependent block: one
         # process fails first and the others wait to be aborted (MCJ104), no one-process exit.
         uniform = kind == "raise" and _uniform_check(reach)
@@ -863,6 +864,80 @@ def _identity(s) -> str | None:
 _CANNOT_HAPPEN = re.compile(
     r"should(?:n't| not| never) (?:happen|occur|be reached|get here)|(?:can ?not|can't|must not|never) happen|"
     r"\bthis is a bug\b|\bunreachable\b|internal error|please (?:file|report)", re.IGNORECASE)
+
+
+def _raise_guess(small: cst.CSTNode, dframe: _Frame, fn: cst.CSTNode | None) -> str:
+    """Why a process-dependent `raise` may never fire on one process alone (evidence.py), "" if
+    nothing says so."""
+    if _asserts_invariant(small):
+        return evidence.INVARIANT_CHECK
+    if isinstance(fn, cst.FunctionDef) and isinstance(dframe.node, cst.If) and _checks_arguments(dframe.node, fn):
+        return evidence.ARGUMENT_CHECK
+    return ""
+
+
+def _checks_arguments(node: cst.If, fn: cst.FunctionDef) -> bool:
+    """Whether `if <test>: raise` validates the function's own arguments: its test reads only
+    parameters and locals computed from them alone (`k = int(n)`, `cur = x.shape[1]`), through
+    attributes, subscripts, operators and pure conversions (`knowledge.PURE_CONVERSIONS`), with
+    no I/O, no call to the program and no state of its own. Such a check fails on a process only
+    where a caller passes it a value that fails it there: its process dependence is the caller's
+    argument, which the check only asserts to be well-formed."""
+    params = {p.name.value for p in (*fn.params.params, *fn.params.posonly_params, *fn.params.kwonly_params)}
+    params -= {"self", "cls"}  # (an object's own state is no argument)
+    if not params:
+        return False
+    derived = set(params)
+    body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else ()
+    bindings: dict[str, list] = {}
+    for st in body:  # the function's own straight-line bindings above the check
+        if st is node or any(n is node for n in walk(st)):
+            break
+        if isinstance(st, cst.SimpleStatementLine):
+            for small in st.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                    bindings.setdefault(small.targets[0].target.value, []).append(small.value)
+                elif isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name) and small.value is not None:
+                    bindings.setdefault(small.target.value, []).append(small.value)
+        else:
+            for n in walk(st):  # a name bound in a block (a loop, a branch) is not straight-line
+                if isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Name):
+                    bindings.setdefault(n.target.value, []).append(None)
+    for name, values in bindings.items():
+        if all(v is not None and _pure_over(v, derived) for v in values):
+            derived.add(name)
+        else:
+            derived.discard(name)
+    return _pure_over(node.test, derived, need_name=True)
+
+
+def _pure_over(expr: cst.CSTNode, names: set[str], need_name: bool = False) -> bool:
+    """Whether `expr` reads only `names` (and constants), calling only pure conversions."""
+    read = False
+    skip: set[int] = set()  # attribute and keyword names (`x.shape`, `dtype=`): no reads
+    for n in walk(expr):
+        if id(n) in skip:
+            continue
+        if isinstance(n, cst.Attribute):
+            skip.add(id(n.attr))
+        elif isinstance(n, cst.Arg) and n.keyword is not None:
+            skip.add(id(n.keyword))
+        elif isinstance(n, cst.Call):
+            f = n.func
+            callee = f.value if isinstance(f, cst.Name) else f.attr.value if isinstance(f, cst.Attribute) else None
+            if callee not in K.PURE_CONVERSIONS:
+                return False
+        elif isinstance(n, (cst.Lambda, cst.Await, cst.Yield, cst.NamedExpr)):
+            return False
+        elif isinstance(n, cst.Name):
+            if n.value in names:
+                read = True
+            elif n.value not in K.PURE_CONVERSIONS and n.value not in _PURE_NAMES:
+                return False
+    return read or not need_name
+
+
+_PURE_NAMES = frozenset({"None", "True", "False", "np", "numpy", "jnp"})
 
 
 def _asserts_invariant(small: cst.CSTNode) -> bool:

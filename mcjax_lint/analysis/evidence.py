@@ -38,6 +38,8 @@ UNKNOWN_HASHED_TYPE = "it differs between processes only if the value is or hold
 ENV_NOT_KNOWN_PER_PROCESS = ("an environment variable not known to differ by process (launchers usually set a variable "
                              "alike on every host; RANK, LOCAL_RANK, HOSTNAME, SLURM_PROCID, ... are per process)")
 INVARIANT_CHECK = "a check its author says cannot fail (AssertionError, \"should never happen\"): it raises only if the program has a bug"
+ARGUMENT_CHECK = ("a check of the function's own arguments (argument validation): it raises on one process only where "
+                  "a caller passes it a value that fails the check there")
 ASSUMED_COLLECTIVE = "an unknown call assumed to be collective work (`assume-unknown-calls-collective`)"
 SHARDS_OF_UNKNOWN_ARRAY = ("an array not known to be global: its shards on this process differ from the others' only if it "
                            "is sharded across processes")
