@@ -903,12 +903,29 @@ def _checks_arguments(node: cst.If, fn: cst.FunctionDef) -> bool:
             for n in walk(st):  # a name bound in a block (a loop, a branch) is not straight-line
                 if isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Name):
                     bindings.setdefault(n.target.value, []).append(None)
+    mutated = _mutated_names(fn)
     for name, values in bindings.items():
-        if all(v is not None and _pure_over(v, derived) for v in values):
+        if name not in mutated and all(v is not None and _pure_over(v, derived, need_name=True) for v in values):
             derived.add(name)
         else:
             derived.discard(name)
-    return _pure_over(node.test, derived, need_name=True)
+    return _pure_over(node.test, derived - mutated, need_name=True)
+
+
+def _mutated_names(fn: cst.FunctionDef) -> set[str]:
+    """Names the function changes in place (`xs.append(...)`, `xs[k] = v`, `n += 1`): state it
+    builds up, not a value computed from its arguments."""
+    out = set()
+    for n in walk(fn.body):
+        if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and isinstance(n.func.value, cst.Name) \
+                and n.func.attr.value in semantics.MUTATORS | {"pop", "remove", "clear", "sort", "reverse"}:
+            out.add(n.func.value.value)
+        elif isinstance(n, cst.AugAssign) and isinstance(n.target, cst.Name):
+            out.add(n.target.value)
+        elif isinstance(n, cst.AssignTarget) and isinstance(n.target, cst.Subscript) \
+                and isinstance(n.target.value, cst.Name):
+            out.add(n.target.value.value)
+    return out
 
 
 def _pure_over(expr: cst.CSTNode, names: set[str], need_name: bool = False) -> bool:

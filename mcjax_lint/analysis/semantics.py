@@ -1452,6 +1452,20 @@ class StatementRules:
             return None
         return self.join(self.join(vals[1], vals[2]), self.equal_pieces(vals[0], node))
 
+    def shard_piece(self, recv, node):
+        """`ds.shard(num_shards=n, index=i)` (tf.data, Hugging Face `datasets`; positionally `(n,
+        i)`) with a number of shards alike everywhere: piece i of n equal ones, as `x[i::n]` —
+        the whole's data, which elements by i (content), how many by i only by a guess
+        (`equal_pieces`). None where the call is not of that form."""
+        count = self.parts.argument(node, 0, "num_shards")
+        index = self.parts.argument(node, 1, "index")
+        if count is None or index is None:
+            return None
+        n = self.data(self.ev(count))
+        if self.varies(n):
+            return None
+        return self.join(self.join(self.data(recv), n), self.equal_pieces(self.data(self.ev(index)), node))
+
     def picked(self, base, key):
         """The value under a constant key or tuple position of `base`, None where not tracked."""
         return None
@@ -1732,7 +1746,8 @@ class StatementRules:
           container: `by_len[n].append(x)`); a set filled after it was built iterates in the order of what
           was added (`set_order_added`); `.sort()` fixes a list's order;
         - `str.join` of a set takes its order (its elements are strings);
-        - `.shard(...)` may partition by process (`sharded` records it); this process's shards
+        - `.shard(...)` may partition by process (`sharded` records it), `.shard(num_shards=n,
+          index=i)` is a piece of equal ones (`shard_piece`); this process's shards
           of an array are process-local content (`local_shards`);
         - an array method on a global array is collective work and makes one (`as_global`); on
           a value read from elsewhere it may be one (`array_method`); `reshape`/`astype` take
@@ -1792,6 +1807,9 @@ class StatementRules:
             return self.join(argu, self.set_ordered(node, self.unordered_set(args[0][1], SALTED)))
         if meth == "shard":
             self.sharded(recv, argu, node)
+            made = self.shard_piece(recv, node)
+            if made is not None:
+                return made
         if meth in K.LOCAL_SHARD_METHODS and not self.instance_class(recv):
             return self.join(self.data(self.join(recv, argu)), self.local_shards(meth, recv, node))
         if self.is_global(recv) and meth in K.GLOBAL_ARRAY_METHODS:
@@ -1870,7 +1888,18 @@ class StatementRules:
         test's data, without order where it takes the truth of a whole value (`if files:`,
         `truth_of_whole`: whether a listing is empty does not depend on its order, and a piece's
         emptiness is its length's, a guess: `length_only`). A pass supplies `without_order` and
-        `length_only`."""
+        `length_only`). `a and b`, `a or b`, `not (a and b)`: the outcome is decided by each
+        operand's truth, so each operand is taken as a test of its own (`if shard and step > 0:`
+        tests the shard's emptiness, not its content)."""
+        r = self.read(test)
+        if r[0] == "unary" and r[1] == "not" and self.read(r[2])[0] == "boolop":
+            r = self.read(r[2])
+        if r[0] == "boolop":
+            self.ev(test)  # (what evaluating it does: calls, sinks)
+            out = self.nothing()
+            for operand in r[2]:
+                out = self.join(out, self.truth(operand))
+            return out
         c = self.data(self.ev(test))
         return self.length_only(self.without_order(c)) if truth_of_whole(test, self.read) else c
 
