@@ -369,6 +369,7 @@ class ProjectIndex:
         state["_star_cache"] = {}
         state["_init_sites"] = {}  # read only to resolve class attributes (resolved above)
         state["_mro_cache"] = {}
+        state["_importers"] = None  # (rebuilt on the first question)
         state["_cond_stores"] = {}
         if "_mentions" not in state:
             from mcjax_lint.analysis.relocate import mentions_by_module
@@ -1613,12 +1614,18 @@ class ProjectIndex:
         return True
 
     def _imported_by_project(self, module: str) -> bool:
-        """Whether another project module imports `module` (asked only of single-process
-        candidates, which are few)."""
-        for m, s in self.modules.items():
-            if m != module and any(self.module_alias(name) == module for name in s.imported_modules):
-                return True
-        return False
+        """Whether another project module imports `module` (the importers' set is built once per
+        index, on the first question, and dropped where imports change: relocate.py)."""
+        imported = self.__dict__.get("_importers")
+        if imported is None:
+            imported = set()
+            for m, s in self.modules.items():
+                for name in s.imported_modules:
+                    name = self.module_alias(name)
+                    if name != m:
+                        imported.add(name)
+            self._importers = imported
+        return module in imported
 
     def _conftests_above(self, path: str) -> list[ModuleSummary]:
         """The `conftest.py` modules pytest loads for a test file at `path` (its directory and those

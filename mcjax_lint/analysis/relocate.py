@@ -259,6 +259,7 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
             imports_changed = True
     if imports_changed:  # import-time device access reads these only (it walks every module)
         index._module_device_access = index._import_device_access()
+        index._importers = None  # (who imports whom: `single_process_script`)
 
 
 # --- a real change in one file, re-solved without a rebuild -------------------------------------
