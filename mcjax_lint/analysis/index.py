@@ -42,21 +42,27 @@ def _delegates(f: FunctionFacts, meth: str) -> bool:
     return any(isinstance(c, dict) and c.get("m") == meth for c in f.returns.get("via", ()))
 
 
-def _callees_first(graph: dict[str, set[str]]) -> dict[str, int]:
+def _sorted_graph(graph: dict[str, set[str]]) -> dict[str, tuple[str, ...]]:
+    return {q: tuple(sorted(ds)) for q, ds in graph.items()}
+
+
+def _callees_first(graph: dict[str, tuple[str, ...]]) -> dict[str, int]:
     """A rank per node such that the nodes it points to rank lower (a depth-first postorder;
-    a cycle is broken where it is entered). Iterative: call chains may be deep."""
+    a cycle is broken where it is entered). Iterative: call chains may be deep. Each node's
+    successors come sorted (`_sorted_graph`): the fixpoint ranks again after most rounds, and
+    sorting them each time cost as much as the walk."""
     rank: dict[str, int] = {}
     for root in sorted(graph):
         if root in rank:
             continue
         on_path = {root}
-        stack = [(root, iter(sorted(graph[root])))]
+        stack = [(root, iter(graph[root]))]
         while stack:
             node, it = stack[-1]
             for d in it:  # (resumed where the last visit of `node` stopped)
                 if d not in rank and d not in on_path and d in graph:
                     on_path.add(d)
-                    stack.append((d, iter(sorted(graph[d]))))
+                    stack.append((d, iter(graph[d])))
                     break
             else:
                 stack.pop()
@@ -224,6 +230,7 @@ class ProjectIndex:
         self.classes: dict[str, ClassFacts] = {}
         self.globals: dict[str, Sym] = {}
         self.methods_by_name: dict[str, list[str]] = {}
+        self._props_cache: dict[str, list[str]] = {}  # (`_properties_named`; emptied where methods change)
         self.attrs_by_name: dict[str, list[str]] = {}
         # attr -> [(what a store through another reference carries, its file)] (summary.attr_stores)
         self.attr_stores: dict[str, list[tuple[Sym, str]]] = {}
@@ -338,7 +345,7 @@ class ProjectIndex:
                     self._capped_paths.update(owner if isinstance(owner, tuple) else (owner,))
 
     # ---------------------------------------------------------------- pickling
-    _TRANSIENT = ("_memo", "_call_memo", "_coll_memo", "_static", "_attr_cache", "_global_cache")
+    _TRANSIENT = ("_memo", "_call_memo", "_coll_memo", "_static", "_attr_cache", "_global_cache", "_props_cache")
     # Tables stored by buckets of keys and unpickled when first read (lazy_table.LazyTable): a
     # one-file run that loads the cached index reads a few hundred of its facts (the prefilter of
     # one file, a re-solve of a few functions); unpickling all of it was most of its time.
@@ -403,6 +410,7 @@ class ProjectIndex:
 
         for k, buckets in state.pop("_parts", {}).items():
             state[k] = LazyTable(buckets)
+        state.setdefault("_props_cache", {})
         self.__dict__.update(state)
 
     def _load_parts(self) -> None:
@@ -812,13 +820,21 @@ class ProjectIndex:
             self._init_sites = sites
         return self._init_sites
 
+    def _properties_named(self, name: str) -> list[str]:
+        """The properties among the methods called `name` (`.apply`, `.__call__`: thousands of
+        methods, read at every `.name` reference: listed once per name, `_props_cache`)."""
+        props = self._props_cache.get(name)
+        if props is None:
+            props = self._props_cache[name] = [m for m in self.methods_by_name.get(name, ()) if self.functions[m].prop]
+        return props
+
     def ref(self, r: str) -> Val:
         """Value of a reference: a project global, function, class attribute or `.attr` by name."""
         if r.startswith("."):
             name = r[1:]
             if name in K.GENERIC_ATTRIBUTE_NAMES:
                 return BOTTOM
-            props = [m for m in self.methods_by_name.get(name, ()) if self.functions[m].prop]
+            props = self._properties_named(name)
             cands = self.attrs_by_name.get(name, []) + props
             if not cands or len(cands) > 8:
                 return BOTTOM
@@ -1326,10 +1342,11 @@ class ProjectIndex:
         deps: dict[str, set[str]] = {}
         readers: dict[str, set[str]] = {}  # the inverse of `deps`
         graph: dict[str, set[str]] = {}  # `deps` restricted to project functions
+        successors: dict[str, tuple[str, ...]] = {}  # the same, sorted (`_callees_first`)
         pending = set(self.functions)
         # Callees before callers: an acyclic chain of helpers settles in one round however deep
         # (in name order a 50-deep chain needed 50 rounds and was cut off).
-        rank = _callees_first({q: self._called_by_name(f) for q, f in self.functions.items()})
+        rank = _callees_first(_sorted_graph({q: self._called_by_name(f) for q, f in self.functions.items()}))
         while pending and self.iterations < MAX_ITERATIONS:
             self.iterations += 1
             self._round += 1
@@ -1350,14 +1367,15 @@ class ProjectIndex:
             for q in solved:
                 for d in deps[q]:
                     readers.setdefault(d, set()).add(q)
-                g = {d for d in deps[q] if d in self.functions}
+                g = deps[q] & self.functions.keys()
                 if graph.get(q) != g:
                     graph[q] = g
+                    successors[q] = tuple(sorted(g))
                     regraphed = True
             maybe = set().union(*(readers.get(c, ()) for c in changed))  # (`readers` keeps stale entries)
             pending = again | {q for q in maybe if not deps[q].isdisjoint(changed)}
             if pending and regraphed:  # what each function read, as found: the order for the next round
-                rank = _callees_first(graph)
+                rank = _callees_first(successors)
         self._return_changes = None
         self.converged = not pending
         self.unsettled = sorted(pending)

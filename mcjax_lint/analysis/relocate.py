@@ -600,6 +600,7 @@ def forget_changes(index: Any, plans: list[ChangePlan]) -> None:
                 index.methods_by_name.pop(name, None)
     index._reexport_cache = {}
     index._mro_cache = {}
+    index._props_cache = {}
     index._cond_stores = {}
 
 
