@@ -22,7 +22,7 @@ from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis import values as _values
 from mcjax_lint.analysis.summary import ELEMENT_CALL, STAR, ClassFacts, FunctionFacts, ModuleSummary, Sym, star_exports
-from mcjax_lint.analysis.values import BOTTOM, Src, Val, applied
+from mcjax_lint.analysis.values import BOTTOM, Src, Val, applied, join_all
 from mcjax_lint.settings import AnalysisSettings
 
 MAX_ITERATIONS = 32
@@ -271,6 +271,9 @@ class ProjectIndex:
         # Resolved facts (filled by the fixpoint).
         self.returns: dict[str, Val] = {}
         self.param_flow: dict[str, str] = {}
+        # Per function with a `param_flow`: (the parameters its result is computed from, those of
+        # them with a default), None where unknown (`_returned_arguments`).
+        self.returned_params: dict[str, tuple | None] = {}
         self.env_params: dict[str, list] = {}  # (param, position, line): reads the env variable it names
         self.item_flow: dict[str, list] = {}  # per element of a returned tuple: how arguments flow in  # "order": arguments flow in with their order; "data": without
         self.collective: dict[str, str] = {}
@@ -350,7 +353,7 @@ class ProjectIndex:
     # one-file run that loads the cached index reads a few hundred of its facts (the prefilter of
     # one file, a re-solve of a few functions); unpickling all of it was most of its time.
     _LAZY = ("functions", "returns", "_attr_cache", "_global_cache", "classes", "modules", "fn_path",
-             "attrs_by_name", "methods_by_name", "_suffix_map", "device_access", "globals", "param_flow",
+             "attrs_by_name", "methods_by_name", "_suffix_map", "device_access", "globals", "param_flow", "returned_params",
              "_origin_paths", "item_flow", "collective", "_mentions", "_quoting", "env_params")
 
     def __getstate__(self) -> dict:
@@ -720,6 +723,45 @@ class ProjectIndex:
             out = replace(out, host=True)  # (where it lives does not depend on what it was computed from)
         return out
 
+    def _returned_arguments(self, q: str, args: Sequence[tuple[object, Val]], given: tuple, bound: bool,
+                            argv: Val) -> Val:
+        """Of a call of project function `q` passing `args`, what flows into its result: the
+        arguments bound to the parameters its returned value names (a step counter passed beside
+        a data iterator comes back without the iterator's taint; which branch a function took
+        is not its result's data, see summary `_control`); `argv` (all of them) where that is
+        not known (a parameter gathering several arguments, a nested function's free names)."""
+        returned = self.returned_params.get(q)
+        if returned is None or any(k == "*" for k, _ in args):
+            return argv
+        names, defaulted = returned
+        keys = self._param_keys(q, names, given[0], given[1], bound)
+        if any(key is None and p not in defaulted for p, key in keys.items()):
+            return argv  # (a parameter gathering arguments: `*args`, `**kwargs`)
+        return join_all(v.data() for k, v in args if str(k) in keys.values())
+
+    @staticmethod
+    def _returned_params(f: FunctionFacts) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+        """The parameters of `f` its returned value is computed from (every "params" its return
+        summary names, at any depth), and those of them that have a default; None when one is
+        not its own (a closure's) or unknown."""
+        names: set[str] = set()
+        stack: list = [f.returns]
+        while stack:
+            x = stack.pop()
+            if isinstance(x, dict):
+                for k, v in x.items():
+                    if k == "params":
+                        names.update(p.removesuffix("!o") for p in v)
+                    elif k == "ip":
+                        return None
+                    else:
+                        stack.append(v)
+            elif isinstance(x, list):
+                stack.extend(x)
+        if not names <= set(f.params):
+            return None
+        return tuple(sorted(names)), tuple(sorted(p for p in names if p in f.defaults or p in f.host_defaults))
+
     _return_changes: dict[str, int] | None = None  # per function, while `_solve` widens (see WIDEN_RETURNS_AFTER)
     _ctor_depth = 0  # constructions being followed (dataclasses nest deep: a bound keeps the stack)
 
@@ -1073,10 +1115,12 @@ class ProjectIndex:
         return out
 
     def call_name(self, q: str, argv: Val = BOTTOM, given: tuple | None = None,
-                  site: dict | None = None) -> tuple[Val, str | None]:
+                  site: dict | None = None, args: Sequence[tuple[object, Val]] | None = None) -> tuple[Val, str | None]:
         """`given`: (number of positional arguments, keyword names) when known; `site`: where this
         call's arguments live (`semantics.arg_locality`: "h", "np", "kw", "bd" as in a summary's
-        call), to analyse the callee in its context."""
+        call), to analyse the callee in its context; `args`: each argument apart ((position or
+        keyword, value)), when known, so that only those bound to the parameters its result is
+        computed from flow into it (`_returned_arguments`)."""
         if q in K.ORDER_INSENSITIVE:
             return argv.without_order(), None  # the summary's order-free wrapper (`sorted(...)`)
         if q == ELEMENT_CALL:
@@ -1116,6 +1160,8 @@ class ProjectIndex:
                 # Arguments flow into the result (without their order if the function sorts them);
                 # as content only when it returns (or yields) their elements (`elem`).
                 items = res.items
+                if args is not None and given is not None and site is not None:
+                    argv = self._returned_arguments(q, args, given, bool(site.get("bd")), argv)
                 if elem and argv.pd:
                     argv = replace(argv, pd=frozenset(), pdc=argv.pd | argv.pdc)
                 res = res.join(argv if flow == "order" else argv.without_order())
@@ -1445,6 +1491,8 @@ class ProjectIndex:
         if flow and self.param_flow.get(q) != flow:
             self.param_flow[q] = flow
             changed.add(q)
+        if flow:
+            self.returned_params[q] = self._returned_params(f)
         tup = f.returns.get("tup") if f.returns else None
         if tup is not None and flow:
             flows = []

@@ -573,7 +573,7 @@ def forget_changes(index: Any, plans: list[ChangePlan]) -> None:
             if q in index.local_unless:
                 # Its callers decided call by call whether it does collective work there.
                 raise Unrelocatable(f"{q} does jitted work on its parameters")
-            for table in (index.returns, index.param_flow, index.item_flow, index.collective, index.env_params,
+            for table in (index.returns, index.param_flow, index.returned_params, index.item_flow, index.collective, index.env_params,
                           index.device_access, index.callback_params):
                 table.pop(q, None)
         for q in plan.gone:

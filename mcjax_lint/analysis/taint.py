@@ -702,8 +702,10 @@ class FileAnalysis(semantics.StatementRules):
 
     def _project_call(self, q: str, argu: Val, node: cst.Call, exact: bool = True,
                       bound: bool = False) -> tuple[Val, str | None]:
+        info = self.calls.get(node)
         res, coll = self.index.call_name(q, argu, _given(node) if exact else None,
-                                         self._site(node, bound) if exact else None)
+                                         self._site(node, bound) if exact else None,
+                                         info.args if exact and info is not None else None)
         target = self.index._follow_reexport(q)
         if self.index.env_params.get(target):
             res = res.join(self.index.env_read_by(target, lambda p, pos: _env_key_arg(node, p, pos)))
