@@ -668,6 +668,17 @@ def draw_of_given_size(q: str, positional: int, keywords: Collection[str]) -> bo
     return positional > 0 if at == -1 else ("size" in keywords or positional > at)
 
 
+def draw_size_arguments(q: str, node: object, positional: list, argument: Callable) -> list:
+    """The arguments giving the size of a draw of a given size (`draw_of_given_size`): every
+    positional one for `np.random.rand(3, 4)`, else the one at its place or keyword
+    (`random.sample(xs, k)`, `np.random.normal(0, 1, size=n)`)."""
+    at = K.SIZED_DRAWS[q]
+    if at == -1:
+        return list(positional)
+    size = argument(node, at, K.SIZED_DRAW_KEYWORDS.get(q, "size"))
+    return [] if size is None else [size]
+
+
 def truth_of_whole(test: object, read: Reader) -> bool:
     """Whether a test takes the truth value of a whole value (`if files:`, `not files`,
     `if self.queue:`): `bool()` of it, empty or not, whatever order its elements come in (as
@@ -725,13 +736,10 @@ def arange_length_arguments(positional: list, read: Reader, text: Callable[[obje
         return list(positional)
     start, stop, rest = positional[0], positional[1], list(positional[2:])
     r = read(stop)
-    if r[0] == "binop" and r[1] == "+":
-        s = text(start).strip()
-        if text(r[2]).strip() == s:
-            return [r[3], *rest]
-        if text(r[3]).strip() == s:
-            return [r[2], *rest]
-    return [start, stop, *rest]
+    if r[0] == "binop" and r[1] == "+" and text(r[3]).strip() == text(start).strip():
+        return [r[2], *rest]  # (`arange(a, n + a)`)
+    n = window_length(start, stop, read, lambda a, b: text(a).strip() == text(b).strip())
+    return [start, stop, *rest] if n is None else [n, *rest]  # (`arange(a * n, (a + 1) * n)`: n long)
 
 
 def random_content_argument(q: str, key: int | str) -> bool:
@@ -756,6 +764,27 @@ def as_size(pd: frozenset, pdc: frozenset) -> frozenset:
     so a random crop length from a per-process key is a shape of this process's own)."""
     drawn = frozenset(s for s in pdc if s.kind == kinds.DRAWN)
     return pd | drawn if drawn else pd
+
+
+# Conversions whose result has the length of their argument (`np.asarray(x)` is len(x) long).
+LENGTH_KEEPING_CONVERSIONS = ("np.asarray", "np.array", "numpy.asarray", "numpy.array", "jnp.asarray", "jnp.array",
+                              "list", "tuple")
+
+
+def converted_from(code: str) -> str | None:
+    """For the source text of a length-keeping conversion of one argument (`np.asarray(x)`): the
+    argument's text (`x`); else None. Padding `np.asarray(x)` by `K - len(x)` pads it to K."""
+    head, sep, rest = code.partition("(")
+    if not sep or head.strip() not in LENGTH_KEEPING_CONVERSIONS or not rest.endswith(")"):
+        return None
+    inner = rest[:-1].strip()
+    depth = 0
+    for ch in inner:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if depth < 0 or (ch == "," and depth == 0):
+            return None
+    return inner or None
 
 
 def shape_keeps(kind: str) -> bool:
@@ -1119,8 +1148,9 @@ def window_length(lower: object | None, upper: object | None, read: Reader, same
         for a, n in ((lo[2], lo[3]), (lo[3], lo[2])):
             for a1, n1 in ((r[2], r[3]), (r[3], r[2])):
                 s = read(a1)
-                if same(n1, n) and s[0] == "binop" and s[1] == "+" and same(s[2], a) and _small_int(s[3], read) == 1:
-                    return n
+                if same(n1, n) and s[0] == "binop" and s[1] == "+" and (
+                        same(s[2], a) and _small_int(s[3], read) == 1 or same(s[3], a) and _small_int(s[2], read) == 1):
+                    return n  # (`(a + 1) * n` or `(1 + a) * n`)
     return None
 
 
@@ -1578,7 +1608,12 @@ class StatementRules:
         if desc is not None:
             if q.rsplit(".", 1)[0] not in self.seeded_per_process and draw_of_given_size(
                     q, len(positional), self.parts.keyword_names(node)):
-                return self.drawn(desc, node)
+                out = self.drawn(desc, node)
+                for size in draw_size_arguments(q, node, positional, self.parts.argument):
+                    sv = self.data(self.ev(size))
+                    if self.varies(sv):
+                        out = self.join(out, sv)  # (a size that differs: a count that differs)
+                return out
             return self.source(desc, node, process_dependent_kind(q))
         if q in K.ENV_READ_CALLS:
             return self.env_read(self.parts.argument(node, 0, "key"), node)

@@ -1071,6 +1071,8 @@ class FileAnalysis(semantics.StatementRules):
         out = argu.without_order()
         if q == "len":
             out = evidence.length_only(out)  # (how many elements a piece holds: a guess)
+            # a draw's length is the size it was given (`random.sample(xs, k)`: k long)
+            out = replace(out, pdc=frozenset(s for s in out.pdc if semantics.shape_keeps(s.kind)))
             # The length of a pd-shaped thing is a pd value.
             out = replace(out, pd=_cap(out.pd | frozenset(replace(x, kind=kinds.DERIVED) for x in (arg0 or BOTTOM).length_sources)),
                           shape=frozenset(), tree=frozenset())
@@ -1245,7 +1247,8 @@ class FileAnalysis(semantics.StatementRules):
                 [a.value for a in positional], read, lambda n: _code(self.module, n)))
         else:
             sv = self.ev(shape_node)
-        keeps_input_shape = q.endswith((".pad", ".reshape", ".broadcast_to", ".tile", ".resize")) and not stripped
+        # (`np.resize(x, K)` repeats or cuts x to K: its shape is K's alone)
+        keeps_input_shape = q.endswith((".pad", ".reshape", ".broadcast_to", ".tile")) and not stripped
         base = out if keeps_input_shape else replace(out, shape=frozenset())
         size = semantics.as_size(sv.pd, sv.pdc)
         if size:
@@ -2212,12 +2215,17 @@ def _expr_name(node) -> str:
 
 
 def _measures(e: cst.BaseExpression, arr: str, module: cst.Module) -> bool:
-    """`len(arr)` or `arr.shape[i]`."""
+    """`len(arr)`, `arr.shape[i]` or `arr.size`, where `arr` may also be `np.asarray(x)` (or another
+    conversion keeping the length, `semantics.LENGTH_KEEPING_CONVERSIONS`) measured as `len(x)`."""
     if isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and e.func.value == "len" and e.args:
-        return module.code_for_node(e.args[0].value) == arr
-    if isinstance(e, cst.Subscript) and isinstance(e.value, cst.Attribute) and e.value.attr.value == "shape":
-        return module.code_for_node(e.value.value) == arr
-    return False
+        measured = module.code_for_node(e.args[0].value)
+    elif isinstance(e, cst.Subscript) and isinstance(e.value, cst.Attribute) and e.value.attr.value == "shape":
+        measured = module.code_for_node(e.value.value)
+    elif isinstance(e, cst.Attribute) and e.attr.value == "size":
+        measured = module.code_for_node(e.value)  # (a 1-D array's length: a 2-D one padded so is no array)
+    else:
+        return False
+    return measured == arr or semantics.converted_from(arr) == measured
 
 
 _DERIVED = (" depends on ", " computed from ", " bounded by ", " chosen by ", " repeated ", "structure depending on ",
