@@ -1057,6 +1057,8 @@ class _Summarizer(semantics.StatementRules):
 
     def order_free_call(self, q: str, node: ast.Call, argu: Sym, a0: Sym | None) -> Sym:
         out = _strip_order(sym_taint(argu), node.lineno)
+        if q == "len" and out.get("pdc"):
+            out = self.attribute_of(out, argu, "shape")  # (a draw's length is its size, as its shape)
         if q in ("max", "min") and (it := _measured_iterable(node)) is not None:
             # `max(len(s) for s in xs)`: over process-local elements, a length of this process's
             # own; over a parameter's, the index decides at each call ("lmax").

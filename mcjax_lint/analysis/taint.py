@@ -1071,8 +1071,7 @@ class FileAnalysis(semantics.StatementRules):
         out = argu.without_order()
         if q == "len":
             out = evidence.length_only(out)  # (how many elements a piece holds: a guess)
-            # a draw's length is the size it was given (`random.sample(xs, k)`: k long)
-            out = replace(out, pdc=frozenset(s for s in out.pdc if semantics.shape_keeps(s.kind)))
+            out = self.attribute_of(out, BOTTOM, "shape")  # (a draw's length is its size, as its shape)
             # The length of a pd-shaped thing is a pd value.
             out = replace(out, pd=_cap(out.pd | frozenset(replace(x, kind=kinds.DERIVED) for x in (arg0 or BOTTOM).length_sources)),
                           shape=frozenset(), tree=frozenset())
