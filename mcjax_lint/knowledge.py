@@ -98,7 +98,11 @@ SIZED_DRAWS: dict[str, int] = {
     "numpy.random.uniform": 2, "numpy.random.normal": 2, "numpy.random.choice": 1,
     "numpy.random.permutation": 0, "random.sample": 1,
 }
-SIZED_DRAW_KEYWORDS = {"random.sample": "k"}  # the size's keyword where it is not `size`
+SIZED_DRAW_KEYWORDS = {"random.sample": "k"}
+# Iterators that never end (`itertools.repeat` only without its count: `semantics.endless_call`),
+# and the dataset method that repeats forever when given no count (`semantics.endless_repeat`).
+ENDLESS_ITERATORS = frozenset({"itertools.cycle", "itertools.count"})
+ENDLESS_REPEAT_METHODS = frozenset({"repeat"})  # the size's keyword where it is not `size`
 # jax.random: a key decides a draw's values, never its shape (the shape is a shape argument's, or
 # the key's own). Functions of `jax.random` whose every argument is such content (a seed, the data
 # folded in); of the others only the key (position 0, `key=`) is.

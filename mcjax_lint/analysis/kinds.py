@@ -12,7 +12,8 @@ Source kinds (`Src.kind`), by the taint a source is in (`Val` fields, see values
 - order sources (`Val.order`): `SET_ORDER`, `LISTING_ORDER`;
 - hash sources (`Val.hash`): `STRING_HASH`;
 - shape sources (`Val.shape`): `ARRAY_SHAPE` (this array's shape differs, the default),
-  `LENGTH` (this container's length differs), `ELEMENTS` (its elements' shapes differ);
+  `LENGTH` (this container's length differs), `ROWS` (this array's first axis differs),
+  `ELEMENTS` (its elements' shapes differ);
 - a process-dependent source guarded by a parameter of its function (`host is None or
   jax.process_index() == host`) carries a `guarded(...)` label over its kind until a call binds
   the parameter (index.py), then its kind again (`unguarded`).
@@ -45,6 +46,10 @@ STRING_HASH = "string-hash"  # `hash()` of a str/bytes (PYTHONHASHSEED differs p
 ARRAY_SHAPE = ""  # an array whose shape/dtype was computed from a process-dependent value
 LENGTH = "len"  # a container (list, slice, repeat) whose length is process-dependent
 ELEMENTS = "elem"  # a container whose elements' shapes are process-dependent
+# An array made from a container whose length differs (`np.asarray(local_rows)`): its first axis
+# alone differs, so a row of it, a window `[:n]` of it and an endless iterator over it do not.
+ROWS = "rows"
+COUNTS = frozenset({LENGTH, ROWS})  # shape sources that are a number of elements (along the first axis)
 
 GUARD_PREFIX = "?"
 

@@ -668,6 +668,28 @@ def draw_of_given_size(q: str, positional: int, keywords: Collection[str]) -> bo
     return positional > 0 if at == -1 else ("size" in keywords or positional > at)
 
 
+def endless_call(q: str, positional: list, every: list) -> bool:
+    """Whether a call of `q` with these arguments (`positional` ones, `every` one) makes an iterator that never
+    ends: `itertools.cycle(xs)`, `itertools.count()`, `itertools.repeat(x)` without a count.
+    Iterated, it runs as long as the loop's own exits say on every process: its elements may be
+    process-local content, their number is not (`same_length`)."""
+    if q == "itertools.repeat":
+        return len(every) == 1 and len(positional) == 1
+    return q in K.ENDLESS_ITERATORS
+
+
+def endless_repeat(every: list, read: Reader) -> bool:
+    """`ds.repeat()` / `ds.repeat(None)` / `ds.repeat(count=None)` / `ds.repeat(-1)` (`every`: the
+    arguments' values): a dataset (tf.data, grain) repeated forever. (numpy's `a.repeat(n)` needs
+    its count: never called bare.)"""
+    if not every:
+        return True
+    if len(every) != 1:
+        return False
+    r = read(every[0])
+    return r == ("name", "None") or r[0] == "unary" and r[1] == "-" and _small_int(r[2], read) == 1
+
+
 def draw_size_arguments(q: str, node: object, positional: list, argument: Callable) -> list:
     """The arguments giving the size of a draw of a given size (`draw_of_given_size`): every
     positional one for `np.random.rand(3, 4)`, else the one at its place or keyword
@@ -1677,6 +1699,8 @@ class StatementRules:
             made = self.range_call(node, [v for k, v in args if isinstance(k, int)])
             if made is not None:
                 return made
+        if endless_call(q, self.read(node)[2], self.read(node)[3]):
+            return self.endless(self.data(argu))  # (each process's iteration never ends)
         made = self.source_call(q, node, argu)
         if made is not None:
             return made
@@ -1792,6 +1816,8 @@ class StatementRules:
         receiver = self.parts.callee_receiver(node)
         if self.is_callable(recv):
             return self.callable_method(meth, recv)
+        if meth in K.ENDLESS_REPEAT_METHODS and endless_repeat(self.read(node)[3], self.read):
+            return self.endless(self.data(recv))  # `ds.repeat()`: a dataset repeated forever
         if self.is_subgroup(recv):
             return self.of_subgroup(self.data(self.join(recv, argu)))
         if meth in K.CHECKPOINTER_COLLECTIVE_METHODS and (self.is_checkpointer(recv) or any(

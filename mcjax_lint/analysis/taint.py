@@ -324,7 +324,11 @@ class FileAnalysis(semantics.StatementRules):
     def equal_pieces(self, v: Val, node: cst.CSTNode) -> Val:
         return evidence.equal_pieces(v, self.line(node))
     same_length = staticmethod(lambda v: replace(v, pd=frozenset(), pdc=_cap(v.pd | v.pdc),
-                                                 shape=frozenset(x for x in v.shape if x.kind != kinds.LENGTH)))
+                                                 shape=frozenset(x for x in v.shape if x.kind not in kinds.COUNTS)))
+    # An iterator that never ends: no count; an array's shape that differed can only be its
+    # elements' now (`itertools.cycle(rows)`, `ds.repeat()`).
+    endless = staticmethod(lambda v: replace(v, pd=frozenset(), pdc=_cap(v.pd | v.pdc), shape=frozenset(
+        x if x.kind == kinds.ELEMENTS else replace(x, kind=kinds.ELEMENTS) for x in v.shape if x.kind not in kinds.COUNTS)))
 
     def _iteration_element(self, iterable: cst.BaseExpression, elem: Val) -> Val:
         """What one iteration over `iterable` gives: `elem` (an element of the whole), with the
@@ -1183,7 +1187,7 @@ class FileAnalysis(semantics.StatementRules):
                 result = replace(result, shape=_cap(result.shape | frozenset({
                     self.src(node, f"`{'jnp' if mod == 'jax.numpy' else 'np'}.{fn}()` of values from {why}")})))
         if result.shape and (name or "") not in _CONTAINER_BUILTINS and any(x.kind == kinds.LENGTH for x in result.shape):
-            result = replace(result, shape=frozenset(replace(x, kind=kinds.ARRAY_SHAPE) if x.kind == kinds.LENGTH else x
+            result = replace(result, shape=frozenset(replace(x, kind=kinds.ROWS) if x.kind == kinds.LENGTH else x
                                                      for x in result.shape))
         return result
 
@@ -1523,7 +1527,7 @@ class FileAnalysis(semantics.StatementRules):
         shard_list = K.PER_PROCESS_SHARD_LISTS.get(info.name or "", ())
         for k, v in info.args:
             if k in shard_list:  # this process's shards: how many differs by design
-                v = replace(v, shape=frozenset(x for x in v.shape if x.kind != kinds.LENGTH))
+                v = replace(v, shape=frozenset(x for x in v.shape if x.kind not in kinds.COUNTS))
             if per_process and v.process_dependent:
                 # Per-process data by design and visibly process-local: its order is as local as
                 # its content. (Data the same everywhere still must arrive in the same order.)

@@ -22,7 +22,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 
 from mcjax_lint.analysis import semantics
-from mcjax_lint.analysis.kinds import ARRAY_SHAPE, ELEMENTS, LENGTH
+from mcjax_lint.analysis.kinds import ARRAY_SHAPE, COUNTS, ELEMENTS
 from mcjax_lint.model import Fix
 
 MAX_SOURCES = 3  # per kind; enough for a message, bounded for speed
@@ -199,7 +199,8 @@ class Val:
         """An element taken from a container: process-local containers give process-local content."""
         # An element of a differing array or of a container of differing elements differs; a
         # container's length says nothing about it (shape kinds: analysis/kinds.py).
-        shape = frozenset(s if s.kind == ARRAY_SHAPE else replace(s, kind=ARRAY_SHAPE) for s in self.shape if s.kind != LENGTH)
+        shape = frozenset(s if s.kind == ARRAY_SHAPE else replace(s, kind=ARRAY_SHAPE) for s in self.shape
+                          if s.kind not in COUNTS)
         # An element of a global array, or of the tuple of global arrays a jitted call returns,
         # is a global array.
         # An element of process-local data (host data, a pmap's outputs) is process-local.
