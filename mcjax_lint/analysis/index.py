@@ -1162,8 +1162,10 @@ class ProjectIndex:
                 items = res.items
                 if args is not None and given is not None and site is not None:
                     argv = self._returned_arguments(q, args, given, bool(site.get("bd")), argv)
-                if elem and argv.pd:
-                    argv = replace(argv, pd=frozenset(), pdc=argv.pd | argv.pdc)
+                if elem and (argv.pd or argv.shape):
+                    # (how many it yields is not theirs either: their lengths count for nothing)
+                    argv = replace(argv, pd=frozenset(), pdc=argv.pd | argv.pdc,
+                                   shape=frozenset(s for s in argv.shape if s.kind not in kinds.COUNTS))
                 res = res.join(argv if flow == "order" else argv.without_order())
                 if items is not None:
                     # Multiple return values: only those computed from parameters get the

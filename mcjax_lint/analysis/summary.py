@@ -475,6 +475,10 @@ class _Summarizer(semantics.StatementRules):
         # `_ret_taints`, parameters' conditions included (their other sources still reach).
         self._attr_taints: list[Sym] = []
         self._exit_counts: list[Sym] = []  # conditions of early exits so far: how often later yields run
+        # Inside a loop that never ends (`while True:` left by no `break` or `return`): the counts
+        # of `_loop_taints` and `_exit_counts` from these depths on decide nothing of how often a
+        # yield runs, forever on every process (`_endless_loop`).
+        self._endless_at: tuple[int, int] | None = None
         self._main_guard = False
         self._positional: dict[str, list[str]] = {}  # function -> positional parameters (static_argnums)
         # Host data and local jitted calls (semantics.is_host_data): the file's mesh context, the
@@ -741,7 +745,10 @@ class _Summarizer(semantics.StatementRules):
         content from the arguments (`elem`) only while no loop count comes from them; what it
         reads from calls and attributes stays content (an `ELEMENT_CALL` record): a generator
         yielding per-process draws from a loop of fixed length yields as often everywhere."""
-        for t in [*self._loop_taints, *self._exit_counts]:
+        loops, exits = self._loop_taints, self._exit_counts
+        if self._endless_at is not None:
+            loops, exits = loops[:self._endless_at[0]], exits[:self._endless_at[1]]
+        for t in [*loops, *exits]:
             if v.get("elem") and any(k in t for k in ("params", "via", "refs")):
                 v = _as_content({k: x for k, x in v.items() if k != "elem"}, line)  # (how many differs with an argument)
             v = sym_join(v, t)
@@ -1493,6 +1500,15 @@ class _Summarizer(semantics.StatementRules):
             self._main_guard = saved
         return True
 
+    def st_While(self, node: ast.While) -> None:
+        if self._endless_at is not None or not _endless_loop(node):
+            return super().st_While(node)
+        self._endless_at = (len(self._loop_taints), len(self._exit_counts))
+        try:
+            super().st_While(node)
+        finally:
+            self._endless_at = None
+
     def arms_of_if(self, node: ast.If, cond: Sym) -> None:
         self._loop_taints.append(self._count_of_test(cond, node.test))
 
@@ -2125,6 +2141,23 @@ def _returns_in(body: list[ast.stmt]) -> bool:
 def _leaves(body: list[ast.stmt]) -> bool:
     """A handler body with a top-level `raise`/`return`/`break`/`continue` (it does not go on)."""
     return any(isinstance(x, (ast.Raise, ast.Return, ast.Break, ast.Continue)) for x in body)
+
+
+def _endless_loop(node: ast.While) -> bool:
+    """`while True:` (or `while 1:`) whose body has no `break` of its own and no `return`: a
+    generator yielding in it yields forever, however many elements its inner loops take."""
+    if not (isinstance(node.test, ast.Constant) and node.test.value in (True, 1)) or node.orelse:
+        return False
+    stack: list[tuple[ast.AST, bool]] = [(s, False) for s in node.body]
+    while stack:
+        n, nested = stack.pop()
+        if isinstance(n, ast.Return) or isinstance(n, ast.Break) and not nested:
+            return False
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        inner = nested or isinstance(n, (ast.For, ast.AsyncFor, ast.While))
+        stack.extend((c, inner) for c in ast.iter_child_nodes(n))
+    return True
 
 
 def _always_exits(body: list[ast.stmt]) -> bool:
