@@ -37,7 +37,8 @@ def _dispatch(wrapper: MetadataWrapper, visitors: list, div: Divergence, fa: Fil
     of the whole tree; a rule that needs the traversal itself (`WALKS`) gets one when it can
     fire at all (MCJ401: only in files that call `jax.distributed.initialize()`)."""
     marked = {}
-    for table in (div.branches_at, div.exits_at, div.loops_at, div.exceptions_at, div.sinks_at, fa.thread_starts):
+    for table in (div.branches_at, div.exits_at, div.loops_at, div.exceptions_at, div.sinks_at, fa.thread_starts,
+                  fa.discarded):
         for node in table:
             marked[id(node)] = node
     for node in fa.conds:  # (every `if` on a process-dependent condition, not only around collectives)

@@ -1720,6 +1720,11 @@ class ProjectIndex:
                 return True
             if (pd and order and "x" in f.flags) or (hashed and "s" in f.flags):
                 return True
+            if pd and any((g.jit or "j" in g.flags) and (q == g.name or q.startswith(g.name + ".") or g.name.startswith(q + "."))
+                          for g in s.functions.values()):
+                return True  # a process-dependent value read (or closed over) while a traced body runs (MCJ304)
+            if "d" in f.flags and collective:
+                return True  # a collective's result may be dropped (MCJ305)
             if "r" in f.flags and collective:
                 return True  # a local read's failure sends one process past a `return` (MCJ104)
             if "t" in f.flags and any(self.function_claims(g, gf, s.path, all_refs=False)[3] for g, gf in s.functions.items()):

@@ -84,6 +84,8 @@ GLOBAL_SHAPE = "global-shape"  # the explicit global shape of a global-array con
 STATIC_ARGUMENT = "static-argument"  # a static argument of a jitted function (picks the program)
 REPLICATED_DATA = "replicated-data"  # host data put on a fully replicated sharding
 BARRIER_NAME = "barrier-name"  # the name or id of a barrier, which every process must pass alike
+# read while a traced (jit/pmap/shard_map) function's body runs: compiled into the program as a constant
+TRACE_CONSTANT = "trace-constant"
 
 # ---- which taint of the value reached it (the `Val` field)
 ORDER = "order"

@@ -658,6 +658,40 @@ def host_params_of_traced(params: Collection[str], statics: Collection[str]) -> 
     return frozenset(p for p in params if p in statics)
 
 
+# Sources whose value a traced function's body bakes into its program when it reads them at trace
+# time (`jax.process_index()`, a host name, the clock, an unseeded draw, a per-process environment
+# variable, a value computed from those). Process-local *data* (a shard's rows, a thread's state, a
+# signal) is left out: a traced body cannot read a shard, and those are guesses of their own.
+TRACE_TIME_KINDS = frozenset({kinds.PROCESS_ID, kinds.HOST_ID, kinds.CLOCK, kinds.RANDOM, kinds.ENVIRONMENT,
+                              kinds.DECLARED, kinds.DERIVED})
+
+
+def may_drop_reduction(q: str | None, method: str | None, name_argument: bool) -> bool:
+    """Whether a call made as a statement (its result dropped) may drop what a cross-process
+    reduction computed: a functional collective (`process_allgather(x)`, `lax.psum(x, ...)`), or a
+    project function or method (not a generic or builtin name) given a name, `comm.reduce(total)`,
+    whose result may be that name reduced. `q`: the callee's qualified name, if known."""
+    if q in K.SANITIZERS:
+        return True
+    if not name_argument:
+        return False
+    if method is not None:
+        return method not in K.GENERIC_METHOD_NAMES and (q is None or q.split(".")[0] not in LIBRARY_ROOTS)
+    return q is not None and q.removeprefix("builtins.") not in vars(builtins) and q.split(".")[0] not in LIBRARY_ROOTS
+
+
+def bound_within(scope, outer, name: str) -> bool:
+    """Whether `name` is bound in `scope` or an enclosing scope up to `outer` (inclusive): read
+    there it is no closure over a value from outside `outer`. Scopes have `env`, `outer`."""
+    while scope is not None:
+        if name in scope.env:
+            return True
+        if scope is outer:
+            return False
+        scope = scope.outer
+    return False
+
+
 def draw_of_given_size(q: str, positional: int, keywords: Collection[str]) -> bool:
     """Whether a call to `q` (`positional` arguments, these keywords) is a random draw whose size
     is given (`np.random.normal(size=(4, 8))`, `np.random.rand(3, 4)`): its values differ between

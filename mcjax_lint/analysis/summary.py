@@ -210,7 +210,9 @@ class FunctionFacts:
     # Prefilter facts about the body: divergent values seen ("p" process-dependent, "o" order,
     # "h" string hash), sinks that need no collective ("x" computed index/`.shard()`, "s" seed), and
     # "g": configures work for a subset of processes (`active_processes=...`), "t" may start work on
-    # another thread, "r" a `try` whose body returns and whose handler goes on (MCJ104 fallback).
+    # another thread, "r" a `try` whose body returns and whose handler goes on (MCJ104 fallback), "j"
+    # given to a jit wrapper in this module (`jax.jit(step)`): its body is traced, "d" a call
+    # made as a statement that may drop a reduction's result (`semantics.may_drop_reduction`).
     flags: str = ""
     refs: list[str] = field(default_factory=list)  # project refs read (attributes, other modules' globals)
     prop: bool = False  # a @property: reading the attribute calls it
@@ -1093,6 +1095,11 @@ class _Summarizer(semantics.StatementRules):
 
     def jitted(self, kind: str, target: ast.expr | None, hostable: bool | str, chosen: Sym | None, node: ast.Call) -> Sym:
         out: Sym = {"callable": f"`{_expr_name(target) if target is not None else 'function'}` ({kind})"}
+        if isinstance(target, ast.Name):  # (a def of this module, traced: what it reads is baked in, MCJ304)
+            for r in self.ev(target).get("refs", ()):
+                f = self.summary.functions.get(r)
+                if f is not None and "j" not in f.flags:
+                    f.flags += "j"
         statics = jit_statics(*literal_statics(node.keywords), self._positional_params(target))
         if statics:
             out["statics"] = statics
@@ -1402,6 +1409,15 @@ class _Summarizer(semantics.StatementRules):
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr):
                 self.ev(child)
+
+    def st_Expr(self, node: ast.Expr) -> None:
+        super().st_Expr(node)
+        c = node.value
+        f = self.scope.facts
+        if isinstance(c, ast.Call) and f is not None and "d" not in f.flags and semantics.may_drop_reduction(
+                self.qualify(c.func), c.func.attr if isinstance(c.func, ast.Attribute) else None,
+                any(isinstance(a, ast.Name) for a in c.args)):
+            f.flags += "d"  # a call as a statement that may drop a reduction's result (MCJ305)
 
     def st_Return(self, node: ast.Return):
         if node.value is not None and not self.scope.is_module:

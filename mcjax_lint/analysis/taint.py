@@ -151,6 +151,12 @@ class FileAnalysis(semantics.StatementRules):
         # name -> (test, arm, tree source): None on the processes of that arm of a process-dependent `if`
         self._placeholders: dict[str, tuple] = {}
         self._def_values: dict[str, Val] = {}  # each def's own value (a call through it is a call of the def)
+        # Functions traced by jit/pmap/shard_map (decorated, or given to a wrapper not proven
+        # host-local) -> how they are traced: their bodies run once, at trace time.
+        self.traced: dict[str, str] = {}
+        # Collective work called as an expression statement (its result dropped) -> the scope's
+        # body it is in (a FunctionDef or the module).
+        self.discarded: dict[cst.Call, cst.CSTNode] = {}
 
     # ================================================================ positions & sources
     def pos(self, node: cst.CSTNode):
@@ -236,11 +242,12 @@ class FileAnalysis(semantics.StatementRules):
     def ev_Name(self, node: cst.Name) -> Val:
         n = node.value
         v = self.local(n)
+        if v is None:
+            v = self.module_scope.env.get(n)
         if v is not None:
+            if v.pd and (traced := self._traced_scope()) is not None and not semantics.bound_within(self.scope, traced[0], n):
+                self._trace_constant(v.pd, node, traced)  # (a closure over a process-dependent value)
             return v
-        g = self.module_scope.env.get(n)
-        if g is not None:
-            return g
         if n == "None":
             return Val(struct="none")
         q = self.qualify(node)
@@ -575,6 +582,17 @@ class FileAnalysis(semantics.StatementRules):
 
     # ---------------------------------------------------------------- calls
     def ev_Call(self, node: cst.Call) -> Val:
+        result = self._ev_call(node)
+        traced = self._traced_scope()
+        if traced is not None and result is not None and result.pd:
+            info = self.calls[node]
+            given = join_all(v for _, v in info.args).pd
+            if isinstance(node.func, cst.Attribute):
+                given |= self.ev_cached(node.func.value).pd
+            self._trace_constant(result.pd - given, node, traced)
+        return result
+
+    def _ev_call(self, node: cst.Call) -> Val:
         info = self.calls.get(node)
         if info is None:
             info = CallInfo(node)
@@ -1122,6 +1140,9 @@ class FileAnalysis(semantics.StatementRules):
         return Val(factory=(kind, tuple(nums), tuple(names)))
 
     def jitted(self, kind: str, target, hostable: bool | str, chosen: Val | None, node: cst.Call) -> Val:
+        fn = self.ev_cached(target).fn if isinstance(target, (cst.Name, cst.Attribute)) else None
+        if fn and fn in self.fn_nodes:  # (a def of this file: its body is traced when the result runs)
+            self._traced_def(fn, f"`{_expr_name(target)}` ({kind})", hostable)
         # (a function chosen per process stays chosen once jitted: `jax.jit(fn)(x)`)
         return Val(callable=f"`{_expr_name(target)}` ({kind})", statics=self._statics_for(*self._jit_static_literals(node), target),
                    chosen=chosen.chosen if chosen is not None else frozenset(), hostable=hostable)
@@ -1505,6 +1526,27 @@ class FileAnalysis(semantics.StatementRules):
         f = self.index.functions.get(q)
         return f is not None and "l" in f.flags
 
+    def _traced_def(self, qual: str, label: str, hostable: bool | str) -> None:
+        """`qual` is traced as `label`; by a wrapper that may run it on this process's data alone
+        (`semantics.jit_may_run_locally`), whether its inputs are global arrays is a guess."""
+        self.traced.setdefault(qual, f"{label} {semantics.UNKNOWN_INPUTS_NOTE}" if hostable else label)
+
+    def _traced_scope(self) -> tuple[_Scope, str] | None:
+        """The innermost enclosing function scope that is traced, with how it is traced."""
+        sc = self.scope
+        while sc is not None and not sc.is_module:
+            if sc.qualname in self.traced:
+                return sc, self.traced[sc.qualname]
+            sc = sc.outer
+        return None
+
+    def _trace_constant(self, sources, node: cst.CSTNode, traced: tuple[_Scope, str]) -> None:
+        """Process-dependent values read while a traced function's body runs: each is baked into
+        the program as a constant, so every process compiles a different program."""
+        for s in sorted(sources):
+            if kinds.unguarded(s.kind) in semantics.TRACE_TIME_KINDS:
+                self._add_sink(Sink(kinds.TRACE_CONSTANT, kinds.VALUE, s, node, traced[1]))
+
     # ---------------------------------------------------------------- sinks
     def _sink(self, place: str, facet: str, v: Val, node: cst.CSTNode, what: str) -> None:
         """Each source of `v`'s taint `facet` reaching `place` at `node`."""
@@ -1657,6 +1699,13 @@ class FileAnalysis(semantics.StatementRules):
             self.block(body)
     assign_targets = staticmethod(lambda node: [t.target for t in node.targets])
     read = staticmethod(read)
+
+    def st_Expr(self, node: cst.Expr) -> None:
+        super().st_Expr(node)
+        info = self.calls.get(node.value) if isinstance(node.value, cst.Call) else None
+        if info is not None and info.collective:
+            fdef = self.fn_nodes.get(self.scope.qualname, (None,))[0]
+            self.discarded[node.value] = fdef if fdef is not None else self.module
 
     def st_other(self, node: cst.CSTNode) -> None:
         if isinstance(node, cst.BaseExpression):
@@ -1891,6 +1940,8 @@ class FileAnalysis(semantics.StatementRules):
                     if (dv.fn or dv.callable) else dv.data()
         in_class = bool(self.cls_stack) and self.scope.is_module and self._in_class_body
         value = Val(callable=f"`{node.name.value}` ({jit})", fn=qual, hostable=self._local_jit(qual)) if jit else Val(fn=qual)
+        if jit:
+            self._traced_def(qual, f"`{node.name.value}` ({jit})", self._local_jit(qual))
         if not in_class:
             self.scope.env[node.name.value] = value
             self._def_values[qual] = value
@@ -1997,8 +2048,77 @@ class FileAnalysis(semantics.StatementRules):
                         continue
                     done.add(qual)
                     self.run_function(qual, n2, d2, o2, c2)
+        self._drop_report_only_trace_reads()
+
+    def _drop_report_only_trace_reads(self) -> None:
+        """A process-dependent value read in a traced body only to print or log at trace time
+        (`print("tracing on", rank)`, `if verbose: print(...)`) changes no program: no trace constant."""
+        if not any(k.place == kinds.TRACE_CONSTANT for k in self.sinks):
+            return
+        spans = []
+        for q in self.traced:
+            fdef = self.fn_nodes.get(q, (None,))[0]
+            if fdef is not None:
+                finder = _ReportOnly()
+                fdef.body.visit(finder)
+                spans += [self.pos(n) for n in finder.nodes]
+
+        def inside(node) -> bool:
+            r = self.pos(node)
+            return any(t[:2] <= r[:2] and r[2:] <= t[2:] for t in spans)
+        self.sinks = [k for k in self.sinks if k.place != kinds.TRACE_CONSTANT or not inside(k.node)]
 
 
+
+
+class _ReportOnly(cst.CSTVisitor):
+    """Statements that only print or log, and the tests of `if`s whose every arm only does."""
+
+    def __init__(self) -> None:
+        self.nodes: list[cst.CSTNode] = []
+
+    def visit_If(self, node: cst.If) -> None:
+        if _reports_only(node):
+            self.nodes.append(node.test)
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        if _reports_only_line(node):
+            self.nodes.append(node)
+
+
+_REPORT_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "log", "write", "flush", "print"})
+
+
+def _reports_only(node: cst.If) -> bool:
+    """Whether every arm of `if` only prints or logs (host output, nothing a program computes)."""
+    def block(b) -> bool:
+        if b is None:
+            return True
+        if isinstance(b, cst.If):
+            return _reports_only(b)
+        for st in (b.body.body if isinstance(b, cst.Else) else b.body):
+            if isinstance(st, cst.If):
+                if not _reports_only(st):
+                    return False
+                continue
+            if not (isinstance(st, cst.SimpleStatementLine) and _reports_only_line(st)):
+                return False
+        return True
+    return block(node.body) and block(node.orelse)
+
+
+def _reports_only_line(st: cst.SimpleStatementLine) -> bool:
+    """`print(...)`, `logger.info(...)`, `f.write(...)`, `pass`: host output only."""
+    for small in st.body:
+        if isinstance(small, cst.Pass):
+            continue
+        if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+            return False
+        f = small.value.func
+        if not ((isinstance(f, cst.Name) and f.value == "print")
+                or (isinstance(f, cst.Attribute) and f.attr.value in _REPORT_METHODS)):
+            return False
+    return True
 
 
 def _container_root(e):

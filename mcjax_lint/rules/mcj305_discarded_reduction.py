@@ -1,0 +1,101 @@
+"""MCJ305 collective-result-discarded."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from mcjax_lint import knowledge as K
+from mcjax_lint.analysis import evidence
+from mcjax_lint.model import Step
+from mcjax_lint.rules.base import Rule
+
+
+class _NameUses(cst.CSTVisitor):
+    """Each use of a name in a function body, in source order: (node, rebinds it)."""
+
+    def __init__(self, names: set[str]):
+        self.names = names
+        self.uses: list[tuple[cst.Name, bool]] = []
+        self._not_names: set[int] = set()
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if isinstance(node.target, cst.Name) and node.target.value in self.names:
+            self.uses.append((node.target, True))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._not_names.add(id(node.attr))  # (`obj.x` reads no name `x`)
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._not_names.add(id(node.keyword))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self.names and id(node) not in self._not_names and not any(n is node for n, _ in self.uses):
+            self.uses.append((node, False))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False  # (a nested def's names are its own)
+
+
+class CollectiveResultDiscarded(Rule):
+    CODE = "MCJ305"
+    NAME = "collective-result-discarded"
+    SEVERITY = "error"
+    SUMMARY = ("The result of a functional cross-process reduction (`process_allgather`, `broadcast_one_to_all`, "
+               "`psum`, a helper returning one) is discarded while its input is used afterwards as if reduced.")
+    FAMILY = "process-dependent shapes and pytrees"
+
+    def visit_Call(self, call: cst.Call) -> None:
+        scope = self.ctx.fa.discarded.get(call)
+        if scope is None:
+            return
+        info = self.ctx.fa.calls[call]
+        functional = self._functional(call, info)
+        if functional is None:
+            return
+        names = [a.value.value for a in call.args if isinstance(a.value, cst.Name) and not a.star]
+        used = next((n for n in names if self._read_after(n, call, scope)), None)
+        if used is None:
+            return  # (a constant or a value never read again: a barrier-like call, nothing lost)
+        certain, what = functional
+        # (a functional collective returns its result whatever its inputs: certain)
+        chain = [self.step(call, f"collective work: {what}") if certain else self.work_step(call, info.collective)]
+        if not certain:
+            chain.append(Step(self.line(call), f"{what} returns the global array it computes", False,
+                              "a helper's result may be other than the reduction of its argument"))
+        self.report(call, (
+            f"the result of {what} is discarded, and `{used}` is used afterwards: a functional collective "
+            f"changes nothing in place, so each process goes on with its own local `{used}` instead of the "
+            f"reduced value; assign the result (`{used} = ...`)"), chain=chain)
+
+    def _functional(self, call: cst.Call, info) -> tuple[bool, str] | None:
+        """(certain, description) when `call` returns what it computes across processes: a known
+        functional collective (certain), or a project function each of whose candidates returns a
+        global array or a collective's result (a guess); None otherwise."""
+        fa = self.ctx.fa
+        q = fa.qualify(call.func)
+        if q in K.SANITIZERS:
+            return True, K.COLLECTIVE_CALLS.get(q, f"`{q}()`")
+        index = fa.index
+        cands: list[str] = []
+        if info.name in index.functions:
+            cands = [info.name]
+        elif evidence.BY_NAME_NOTE in info.collective and isinstance(call.func, cst.Attribute):
+            cands = index.methods_by_name.get(call.func.attr.value, [])
+        if not cands:
+            return None
+        rets = [index.returns.get(c) for c in cands]
+        if all(r is not None and (r.glob or r.sanitized) for r in rets) and all(index.collective.get(c) for c in cands):
+            return False, f"`{fa.code(call.func).strip()}()`"
+        return None
+
+    def _read_after(self, name: str, call: cst.Call, scope: cst.CSTNode) -> bool:
+        """Whether `name` is read after `call` in `scope` (a function or the module) before it is
+        bound again."""
+        v = _NameUses({name})
+        (scope.body if isinstance(scope, cst.FunctionDef) else scope).visit(v)
+        end = self.ctx.fa.pos(call)[2]
+        for n, rebinds in v.uses:
+            if self.line(n) > end:
+                return not rebinds
+        return False
