@@ -17,10 +17,28 @@ class _NameUses(cst.CSTVisitor):
         self.names = names
         self.uses: list[tuple[cst.Name, bool]] = []
         self._not_names: set[int] = set()
+        self.bound = False  # assigned in the body (a variable of its own, not a class or a global)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         if isinstance(node.target, cst.Name) and node.target.value in self.names:
             self.uses.append((node.target, True))
+            self.bound = True
+        elif isinstance(node.target, (cst.Tuple, cst.List)):
+            for e in node.target.elements:
+                self._bound(e.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bound(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bound(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bound(node.target)
+
+    def _bound(self, target: cst.CSTNode) -> None:
+        if isinstance(target, cst.Name) and target.value in self.names:
+            self.bound = True
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._not_names.add(id(node.attr))  # (`obj.x` reads no name `x`)
@@ -71,7 +89,8 @@ class CollectiveResultDiscarded(Rule):
     def _functional(self, call: cst.Call, info) -> tuple[bool, str] | None:
         """(certain, description) when `call` returns what it computes across processes: a known
         functional collective (certain), or a project function each of whose candidates returns a
-        global array or a collective's result (a guess); None otherwise."""
+        global array or a collective's result, not host data (a guess: `float(step(x))` from a
+        warm-up is dropped on purpose); None otherwise."""
         fa = self.ctx.fa
         q = fa.qualify(call.func)
         if q in K.SANITIZERS:
@@ -85,15 +104,19 @@ class CollectiveResultDiscarded(Rule):
         if not cands:
             return None
         rets = [index.returns.get(c) for c in cands]
-        if all(r is not None and (r.glob or r.sanitized) for r in rets) and all(index.collective.get(c) for c in cands):
+        if all(r is not None and (r.glob or r.sanitized) and not r.host for r in rets) and all(index.collective.get(c) for c in cands):
             return False, f"`{fa.code(call.func).strip()}()`"
         return None
 
     def _read_after(self, name: str, call: cst.Call, scope: cst.CSTNode) -> bool:
-        """Whether `name` is read after `call` in `scope` (a function or the module) before it is
-        bound again."""
+        """Whether `name`, a variable of `scope` (a function or the module: a parameter or assigned
+        there), is read after `call` before it is bound again."""
         v = _NameUses({name})
         (scope.body if isinstance(scope, cst.FunctionDef) else scope).visit(v)
+        params = {p.name.value for p in scope.params.params + scope.params.posonly_params + scope.params.kwonly_params} \
+            if isinstance(scope, cst.FunctionDef) else set()
+        if not v.bound and name not in params:
+            return False  # (a class, a function, a global: not a value this code computed and meant to reduce)
         end = self.ctx.fa.pos(call)[2]
         for n, rebinds in v.uses:
             if self.line(n) > end:
