@@ -55,6 +55,11 @@ class _NameUses(cst.CSTVisitor):
         return False  # (a nested def's names are its own)
 
 
+# What a helper that exchanges host data between processes does (a functional collective, or a
+# global array built from each process's data): a compute step (a jitted forward) is no exchange.
+_EXCHANGES = tuple(K.COLLECTIVE_CALLS[q] for q in sorted(K.SANITIZERS | K.GLOBAL_ARRAY_CONSTRUCTORS) if q in K.COLLECTIVE_CALLS)
+
+
 class CollectiveResultDiscarded(Rule):
     CODE = "MCJ305"
     NAME = "collective-result-discarded"
@@ -88,9 +93,10 @@ class CollectiveResultDiscarded(Rule):
 
     def _functional(self, call: cst.Call, info) -> tuple[bool, str] | None:
         """(certain, description) when `call` returns what it computes across processes: a known
-        functional collective (certain), or a project function each of whose candidates returns a
-        global array or a collective's result, not host data (a guess: `float(step(x))` from a
-        warm-up is dropped on purpose); None otherwise."""
+        functional collective (certain), or a project function each of whose candidates exchanges
+        data between processes (`_EXCHANGES`) and returns a global array or a collective's result,
+        not host data (a guess: `float(step(x))` of a warm-up, a jitted forward's loss are
+        dropped on purpose); None otherwise."""
         fa = self.ctx.fa
         q = fa.qualify(call.func)
         if q in K.SANITIZERS:
@@ -104,7 +110,8 @@ class CollectiveResultDiscarded(Rule):
         if not cands:
             return None
         rets = [index.returns.get(c) for c in cands]
-        if all(r is not None and (r.glob or r.sanitized) and not r.host for r in rets) and all(index.collective.get(c) for c in cands):
+        if all(r is not None and (r.glob or r.sanitized) and not r.host for r in rets) \
+                and all(any(d in (index.collective.get(c) or "") for d in _EXCHANGES) for c in cands):
             return False, f"`{fa.code(call.func).strip()}()`"
         return None
 
