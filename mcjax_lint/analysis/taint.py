@@ -1142,7 +1142,7 @@ class FileAnalysis(semantics.StatementRules):
     def jitted(self, kind: str, target, hostable: bool | str, chosen: Val | None, node: cst.Call) -> Val:
         fn = self.ev_cached(target).fn if isinstance(target, (cst.Name, cst.Attribute)) else None
         if fn and fn in self.fn_nodes:  # (a def of this file: its body is traced when the result runs)
-            self._traced_def(fn, f"`{_expr_name(target)}` ({kind})", hostable)
+            self._traced_def(fn, f"`{_expr_name(target)}` ({kind})", hostable or kind in semantics.LOCAL_RESULT_KINDS)
         # (a function chosen per process stays chosen once jitted: `jax.jit(fn)(x)`)
         return Val(callable=f"`{_expr_name(target)}` ({kind})", statics=self._statics_for(*self._jit_static_literals(node), target),
                    chosen=chosen.chosen if chosen is not None else frozenset(), hostable=hostable)
@@ -1528,7 +1528,8 @@ class FileAnalysis(semantics.StatementRules):
 
     def _traced_def(self, qual: str, label: str, hostable: bool | str) -> None:
         """`qual` is traced as `label`; by a wrapper that may run it on this process's data alone
-        (`semantics.jit_may_run_locally`), whether its inputs are global arrays is a guess."""
+        (`semantics.jit_may_run_locally`; `pmap`, over this process's devices, where a per-process
+        constant may be meant: a per-host key), whether its inputs are global arrays is a guess."""
         self.traced.setdefault(qual, f"{label} {semantics.UNKNOWN_INPUTS_NOTE}" if hostable else label)
 
     def _traced_scope(self) -> tuple[_Scope, str] | None:
@@ -1941,7 +1942,7 @@ class FileAnalysis(semantics.StatementRules):
         in_class = bool(self.cls_stack) and self.scope.is_module and self._in_class_body
         value = Val(callable=f"`{node.name.value}` ({jit})", fn=qual, hostable=self._local_jit(qual)) if jit else Val(fn=qual)
         if jit:
-            self._traced_def(qual, f"`{node.name.value}` ({jit})", self._local_jit(qual))
+            self._traced_def(qual, f"`{node.name.value}` ({jit})", self._local_jit(qual) or jit in semantics.LOCAL_RESULT_KINDS)
         if not in_class:
             self.scope.env[node.name.value] = value
             self._def_values[qual] = value
