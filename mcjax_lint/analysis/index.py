@@ -1714,14 +1714,16 @@ class ProjectIndex:
             return True
         if any(k.startswith(STAR) for k in s.imports):
             return True  # names from `from common import *` resolve only in the file pass
+        traced = None  # (the functions traced in the module, read once it matters)
         for q, f in s.functions.items():
             pd, order, hashed, collective = self.function_claims(q, f, s.path, all_refs=False)
             if collective and (pd or order or hashed):
                 return True
             if (pd and order and "x" in f.flags) or (hashed and "s" in f.flags):
                 return True
-            if pd and any((g.jit or "j" in g.flags) and (q == g.name or q.startswith(g.name + ".") or g.name.startswith(q + "."))
-                          for g in s.functions.values()):
+            if pd and traced is None:
+                traced = [g.name for g in s.functions.values() if g.jit or "j" in g.flags]
+            if pd and any(q == t or q.startswith(t + ".") or t.startswith(q + ".") for t in traced):
                 return True  # a process-dependent value read (or closed over) while a traced body runs (MCJ304)
             if "d" in f.flags and collective:
                 return True  # a collective's result may be dropped (MCJ305)

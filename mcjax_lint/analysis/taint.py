@@ -151,8 +151,9 @@ class FileAnalysis(semantics.StatementRules):
         # name -> (test, arm, tree source): None on the processes of that arm of a process-dependent `if`
         self._placeholders: dict[str, tuple] = {}
         self._def_values: dict[str, Val] = {}  # each def's own value (a call through it is a call of the def)
-        # Functions traced by jit/pmap/shard_map (decorated, or given to a wrapper not proven
-        # host-local) -> how they are traced: their bodies run once, at trace time.
+        # Functions traced by jit/pmap/shard_map (decorated, or a def of this file given to a
+        # wrapper) -> how they are traced (a guess where the wrapper may run them on host data
+        # alone): their bodies run once per process, at trace time.
         self.traced: dict[str, str] = {}
         # Collective work called as an expression statement (its result dropped) -> the scope's
         # body it is in (a FunctionDef or the module).
