@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from mcjax_lint import knowledge as K
-from mcjax_lint.analysis import evidence, kinds, semantics
+from mcjax_lint.analysis import evidence, kinds, read_cst, semantics
 from mcjax_lint.analysis.tree import OWN_SCOPE, children, walk
 
 from mcjax_lint.analysis.taint import FileAnalysis, _walk_calls
@@ -454,7 +454,7 @@ class Divergence:
                 self.walk_body(orelse, ctx + [_with(here, "else", orelse, cond, s.body)])
             if cond.divergent and id(s) not in self._branch_done and not self._escaping_exits(s):
                 a, b = self.seq_block(s.body), self.seq_block(s.orelse)
-                if a != b:
+                if a != b and not self._completed_by_pair(stmts, i):
                     self._branch(s, cond, a, b, s.test)
             return
         if isinstance(s, (cst.For, cst.While)):
@@ -583,6 +583,45 @@ class Divergence:
             return
         self._branch_done.add(id(node))
         self.branches.append(BranchPoint(node, cond, t, cond_node))
+
+    def _completed_by_pair(self, stmts: list, i: int) -> bool:
+        """Whether the `if` at `stmts[i]` and later or earlier sibling `if`s on the same or the
+        negated condition (`if rank != 0: barrier()` ... `if rank == 0: barrier()`) together issue
+        the same collective work on every process (`_pair_end`)."""
+        if self._pair_end(stmts, i) is not None:
+            return True
+        return any(isinstance(stmts[lo], cst.If) and (e := self._pair_end(stmts, lo)) is not None and e >= i
+                   for lo in range(i - 1, -1, -1))
+
+    def _pair_end(self, stmts: list, lo: int) -> int | None:
+        """The index of the sibling `if` after which the processes where the condition of the `if`
+        at `stmts[lo]` holds and those where it does not have issued the same collective work:
+        each later `if` on the same or the negated condition (`semantics.same_processes_arm`)
+        counts its arm for each side. None when no such point comes before something that breaks
+        the correspondence: a statement that rebinds what the condition reads (then a later `if`
+        decides on another value), or one that can leave the block, or a `yield` (the caller's
+        code runs there), so that some processes run one `if` and not the other."""
+        first = stmts[lo]
+        if first in self.fa.decided_ifs or _rebinds([first], first.test, self.fa.module):
+            return None
+        code = self.fa.module.code_for_node
+        yes, no = self.seq_block(first.body), self.seq_block(first.orelse)
+        for j in range(lo + 1, len(stmts)):
+            t = stmts[j]
+            if _exits_in(t, t, self.fa.calls) or _yields(t) or _rebinds([t], first.test, self.fa.module):
+                return None
+            k = None
+            if isinstance(t, cst.If) and t not in self.fa.decided_ifs:
+                k = semantics.same_processes_arm(first.test, 0, t.test, read_cst.read, code)
+            if k is None:
+                mid = self.seq_stmt(t)
+                yes, no = yes + mid, no + mid
+                continue
+            arms = (self.seq_block(t.body), self.seq_block(t.orelse))
+            yes, no = yes + arms[k], no + arms[1 - k]
+            if yes == no:
+                return j
+        return None
 
     def _escaping_exits(self, s: cst.If) -> bool:
         calls = self.fa.calls
@@ -1014,6 +1053,40 @@ def _exits_in(body, owner, calls: dict | None = None) -> list:
         for c in children(n):
             stack.append((c, loop if c is not getattr(n, "orelse", None) else in_loop))
     return out
+
+
+def _yields(node) -> bool:
+    """A `yield` in `node` (outside nested functions): the caller's code runs there."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and n is not node:
+            continue
+        if isinstance(n, cst.Yield):
+            return True
+        stack.extend(children(n))
+    return False
+
+
+def _rebinds(stmts: list, test, module: cst.Module) -> bool:
+    """Whether `stmts` bind a name or attribute that the condition `test` reads."""
+    code = module.code_for_node
+    read_names = {code(n).strip() for n in walk(test) if isinstance(n, (cst.Name, cst.Attribute))}
+    for s in stmts:
+        for n in walk(s):
+            targets: list = []
+            if isinstance(n, cst.AssignTarget):
+                targets = [n.target]
+            elif isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr)):
+                targets = [n.target]
+            elif isinstance(n, (cst.For, cst.CompFor)):
+                targets = [n.target]
+            elif isinstance(n, cst.AsName):
+                targets = [n.name]
+            for t in targets:
+                if any(code(x).strip() in read_names for x in walk(t) if isinstance(x, (cst.Name, cst.Attribute))):
+                    return True
+    return False
 
 
 def _exit_call(n, calls: dict) -> bool:

@@ -1177,8 +1177,10 @@ class ProjectIndex:
                         for x, fl in zip(items, flows or ("order",) * len(items))))
                 else:
                     res = res.join(sized)
-            if ret.host and not res.host:
-                res = replace(res, host=True)  # a helper returning host data on every path
+            if ret.host and (not res.host or res.glob):
+                # A helper returning host data on every path (`np.asarray(step(x))`): a host
+                # copy, never a global array, whatever it was computed from.
+                res = replace(res, host=True, glob=False)
             coll = self.collective.get(q)
             if coll and site is not None and self.local_at(q, site):
                 # Its jitted work runs on the process-local data this call passes.
