@@ -118,6 +118,9 @@ class _Frame:
     other: object = None  # for if/else: the other branch's block
 
 
+# How many sibling statements apart two `if`s on one condition may be and still pair (a bound
+# on the work per `if`: pairs in real code are a few statements apart).
+_PAIR_REACH = 40
 _COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
 _LOG_NAMES = ("log", "print", "info", "debug", "warn", "error", "exception", "critical", "write_scalars", "flush")
 
@@ -590,8 +593,12 @@ class Divergence:
         the same collective work on every process (`_pair_end`)."""
         if self._pair_end(stmts, i) is not None:
             return True
-        return any(isinstance(stmts[lo], cst.If) and (e := self._pair_end(stmts, lo)) is not None and e >= i
-                   for lo in range(i - 1, -1, -1))
+        code = self.fa.module.code_for_node
+        test = stmts[i].test
+        return any(isinstance(stmts[lo], cst.If) and semantics.same_processes_arm(
+                   test, 0, stmts[lo].test, read_cst.read, code) is not None
+                   and (e := self._pair_end(stmts, lo)) is not None and e >= i
+                   for lo in range(i - 1, max(-1, i - 1 - _PAIR_REACH), -1))
 
     def _pair_end(self, stmts: list, lo: int) -> int | None:
         """The index of the sibling `if` after which the processes where the condition of the `if`
@@ -606,7 +613,7 @@ class Divergence:
             return None
         code = self.fa.module.code_for_node
         yes, no = self.seq_block(first.body), self.seq_block(first.orelse)
-        for j in range(lo + 1, len(stmts)):
+        for j in range(lo + 1, min(len(stmts), lo + 1 + _PAIR_REACH)):
             t = stmts[j]
             if _exits_in(t, t, self.fa.calls) or _yields(t) or _rebinds([t], first.test, self.fa.module):
                 return None
