@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis.summary import resolve_relative
 from mcjax_lint.analysis.taint import _always_exits
+from mcjax_lint.analysis.tree import walk
 from mcjax_lint.rules.base import Rule
 
 
@@ -24,18 +27,23 @@ class InitializeAfterDeviceAccess(Rule):
         self.stack: list[list[tuple[str, cst.Call]]] = [[]]  # device accesses seen, per function
         self.branch_marks: list[tuple[int, int, list]] = []  # per open `if`: (function depth, stack mark, body's accesses)
         self.imports: list[list[str]] = [[]]  # modules imported so far, per function (source order)
-        self.module_imports: list[str] = []  # every import the module body runs (outside defs)
+        self.scope_imports: list[list[str]] = [[]]  # every import a function's own body runs, per function
+
+        self.all_imports: Counter[str] = Counter()  # every import statement of the file, per module named
 
     def visit_Module(self, node: cst.Module) -> None:
-        self.module_imports = [m for st in _body_statements(node.body) for m in self._imported(st)]
+        self.scope_imports[0] = [m for st in _body_statements(node.body) for m in self._imported(st)]
+        self.all_imports = Counter(m for n in walk(node) for m in self._imported(n))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.stack.append([])
         self.imports.append([])
+        self.scope_imports.append([m for st in _body_statements(node.body.body) for m in self._imported(st)])
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.stack.pop()
         self.imports.pop()
+        self.scope_imports.pop()
 
     def visit_Import(self, node: cst.Import) -> None:
         self.imports[-1].extend(self._imported(node))
@@ -113,11 +121,14 @@ class InitializeAfterDeviceAccess(Rule):
                         related=(("device access", *self.where(where)),),
                         chain=[self.work_step(where, desc, "device access"), self.step(node, "initialize()")])
             return
-        # Only imports that run before this call count: at module level those above it; in a
-        # function every import of the module body (it has run when the function is called) and
-        # those above it in the function (an import after `initialize()` loads after it).
-        before = self.imports[0] if len(self.stack) == 1 else [*self.module_imports, *self.imports[-1]]
-        for m in dict.fromkeys(before):
+        # Every import of the module may have run before this call (one in another function may
+        # run first: `_load(); initialize()`) except those known to run after it: the imports
+        # below it in its own body (module body or function), none of which has run yet.
+        after = Counter(self.scope_imports[-1]) - Counter(self.imports[-1])
+        summary = fa.index.modules.get(fa.modname)
+        for m in dict.fromkeys(summary.imported_modules if summary else ()):
+            if after[m] and after[m] >= self.all_imports[m]:
+                continue
             acc = fa.index.import_device_access(m)
             if acc and m != fa.modname:
                 self.report(node, (f"`jax.distributed.initialize()` runs after importing `{m}`, which accesses "
