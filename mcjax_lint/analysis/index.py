@@ -395,6 +395,7 @@ class ProjectIndex:
                                              initialize_line=s.initialize_line,
                                              initialize_script_only=s.initialize_script_only, import_device_access=s.import_device_access,
                                              pins_cpu=s.pins_cpu, process_free_test=s.process_free_test,
+                                             test_plugins=list(s.test_plugins),
                                              seeded_rngs=list(s.seeded_rngs))
                             for m, s in self.modules.items()}
         # Most resolved values are one of a few (nothing, an unknown library value): one copy each.
@@ -1665,7 +1666,9 @@ class ProjectIndex:
         if s.pins_cpu:
             roots = [s]
         elif s.process_free_test:
-            roots = [s, *self._conftests_above(s.path)]
+            roots = self._with_plugins([s, *self._conftests_above(s.path)])
+            if roots is None:
+                return False
         else:
             return False
         if self._imported_by_project(s.module):
@@ -1696,6 +1699,21 @@ class ProjectIndex:
                         imported.add(name)
             self._importers = imported
         return module in imported
+
+    def _with_plugins(self, roots: list[ModuleSummary]) -> list[ModuleSummary] | None:
+        """`roots` and the plugin modules their `pytest_plugins` load, transitively (an autouse
+        fixture of a plugin runs in the test's process); None where one is not a project module
+        or not named by a literal: it may initialize, unseen."""
+        out, todo = list(roots), list(roots)
+        while todo:
+            for name in todo.pop().test_plugins:
+                m = self.modules.get(self.module_alias(name))
+                if m is None:
+                    return None
+                if all(m is not o for o in out):
+                    out.append(m)
+                    todo.append(m)
+        return out
 
     def _conftests_above(self, path: str) -> list[ModuleSummary]:
         """The `conftest.py` modules pytest loads for a test file at `path` (its directory and those

@@ -247,11 +247,14 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
                 stub.line = c.line
         stub = index.modules.get(s.module)
         if stub is not None:
-            if stub.import_device_access != s.import_device_access or stub.imported_modules != s.imported_modules:
+            if (stub.import_device_access != s.import_device_access or stub.imported_modules != s.imported_modules
+                    or stub.test_plugins != s.test_plugins):
                 imports_changed = True
             stub.initialize_line = s.initialize_line
             stub.initialize_script_only = s.initialize_script_only
             stub.pins_cpu = s.pins_cpu
+            stub.process_free_test = s.process_free_test
+            stub.test_plugins = list(s.test_plugins)
             stub.import_device_access = s.import_device_access
             stub.imported_modules = list(s.imported_modules)
             stub.imports = dict(s.imports)

@@ -291,6 +291,7 @@ class ModuleSummary:
     initialize_script_only: bool = False  # every such call is in the `__main__` block (not run on import)
     pins_cpu: bool = False  # the script pins JAX to the CPU backend (`knowledge.PLATFORM_ENV_KEYS`)
     process_free_test: bool = False  # a pytest module naming no multi-process API (`knowledge.MULTI_PROCESS_NAMES`)
+    test_plugins: list[str] = field(default_factory=list)  # modules its `pytest_plugins` loads ("?": not a literal)
     refs_used: list[str] = field(default_factory=list)  # attribute/global refs read (prefilter)
     seeded_rngs: list[str] = field(default_factory=list)  # RNG modules the file seeds ("random", ...)
     import_device_access: list | None = None  # [desc, line] device access at import time
@@ -320,6 +321,7 @@ class ModuleSummary:
             "initialize_script_only": self.initialize_script_only,
             "pins_cpu": self.pins_cpu,
             "process_free_test": self.process_free_test,
+            "test_plugins": self.test_plugins,
             "import_device_access": self.import_device_access,
             "refs_used": self.refs_used,
             "seeded_rngs": self.seeded_rngs,
@@ -346,6 +348,7 @@ class ModuleSummary:
             initialize_script_only=bool(d.get("initialize_script_only")),
             pins_cpu=bool(d.get("pins_cpu")),
             process_free_test=bool(d.get("process_free_test")),
+            test_plugins=list(d.get("test_plugins", [])),
             refs_used=list(d.get("refs_used", [])),
             seeded_rngs=list(d.get("seeded_rngs", [])),
             import_device_access=d.get("import_device_access"),
@@ -1796,6 +1799,7 @@ class _Summarizer(semantics.StatementRules):
         self.summary.refs_used = sorted(r for r in self._refs if r.startswith(".") or not r.startswith(_EXTERNAL_ROOTS))
         self.summary.pins_cpu = self._pins_cpu()
         self.summary.process_free_test = semantics.is_test_module(self.path) and not _names_processes(self.tree)
+        self.summary.test_plugins = _pytest_plugins(self.tree)
         self.summary.value_refs = self._value_refs()
         return self.summary
 
@@ -1881,6 +1885,22 @@ def _names_processes(tree: ast.Module) -> bool:
         if name in names or name in K.PER_PROCESS_ENV_KEYS or (t is ast.alias and any(p in names for p in name.split("."))):
             return True
     return False
+
+
+def _pytest_plugins(tree: ast.Module) -> list[str]:
+    """The plugin modules a `pytest_plugins = [...]` assignment makes pytest load with this test
+    module or conftest (their fixtures run in its process: an autouse one may initialize); "?"
+    for a value that is not a literal string or list/tuple of strings."""
+    out: list[str] = []
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if not any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in targets):
+                continue
+            v = n.value
+            elts = [v] if isinstance(v, ast.Constant) else v.elts if isinstance(v, (ast.List, ast.Tuple)) else [None]
+            out += [e.value if isinstance(e, ast.Constant) and isinstance(e.value, str) else "?" for e in elts]
+    return out
 
 
 def _const(node) -> object:
