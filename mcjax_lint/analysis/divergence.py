@@ -917,7 +917,12 @@ def _raise_guess(small: cst.CSTNode, dframe: _Frame, fn: cst.CSTNode | None) -> 
     nothing says so."""
     if _asserts_invariant(small):
         return evidence.INVARIANT_CHECK
-    if isinstance(fn, cst.FunctionDef) and isinstance(dframe.node, cst.If) and _checks_arguments(dframe.node, fn):
+    # Only where what the check reads differs by process as content alone (`Val.pdc`: elements of
+    # process-local data, shaped alike everywhere): an argument that itself differs by process
+    # (`Val.pd`: loaded from this process's file, a local length, the process index) can fail the
+    # check on one process as any other process-dependent test can.
+    if (isinstance(fn, cst.FunctionDef) and isinstance(dframe.node, cst.If) and not dframe.cond.pd
+            and _checks_arguments(dframe.node, fn)):
         return evidence.ARGUMENT_CHECK
     return ""
 
