@@ -90,6 +90,21 @@ PROCESS_IDENTITY_CALLS = frozenset({"jax.process_index", "jax.host_id", "jax.dis
                                     "socket.gethostname", "socket.getfqdn", "platform.node", "os.uname",
                                     "os.getpid", "os.getppid"})
 PROCESS_IDENTITY_DESCS = frozenset(PROCESS_DEPENDENT_CALLS[q] for q in PROCESS_IDENTITY_CALLS)
+# Calls that give one process the same value each time it makes them with the same arguments
+# (who it is, how many there are, lengths and type checks): a condition made of them and of
+# variables nothing changed has the same value when evaluated again (MCJ101's paired `if`s).
+# Not the clock, the filesystem (`os.path.exists`), randomness or a method of an object.
+STABLE_CALLS = PROCESS_IDENTITY_CALLS | frozenset({
+    "jax.process_count", "jax.host_count", "jax.device_count", "jax.local_device_count",
+    "os.getenv", "os.environ.get", "len", "isinstance", "issubclass", "hasattr", "callable", "bool", "int",
+    "float", "str", "abs", "min", "max", "any", "all", "type", "id",
+})
+# Calls that never change the objects passed to them (a variable passed to anything else may be
+# mutated there: `reset(state)`).
+NON_MUTATING_CALLS = STABLE_CALLS | frozenset({
+    "print", "repr", "format", "sorted", "list", "tuple", "set", "frozenset", "dict", "sum", "round",
+    "enumerate", "zip", "range", "reversed", "iter", "hash",
+})
 # Random draws given a size: where the size goes (its positional index; -1: the dimensions are the
 # positional arguments, `np.random.rand(3, 4)`). Given one, the draw's values differ by process
 # but its shape is the size's: process-local content, not a process-dependent shape or count.

@@ -605,17 +605,22 @@ class Divergence:
         at `stmts[lo]` holds and those where it does not have issued the same collective work:
         each later `if` on the same or the negated condition (`semantics.same_processes_arm`)
         counts its arm for each side. None when no such point comes before something that breaks
-        the correspondence: a statement that rebinds what the condition reads (then a later `if`
-        decides on another value), or one that can leave the block, or a `yield` (the caller's
-        code runs there), so that some processes run one `if` and not the other."""
+        the correspondence: a statement that may change what the condition reads (`_changes`:
+        rebinding, assigning into, mutating it; then a later `if` decides on another value), or
+        one that can leave the block, or a `yield` (the caller's code runs there), so that some
+        processes run one `if` and not the other; and None at once when evaluating the condition
+        again may give another value by itself (`_stable_calls`: `time.time() - t0 > limit`)."""
         first = stmts[lo]
-        if first in self.fa.decided_ifs or _rebinds([first], first.test, self.fa.module):
+        roots = _test_reads(first.test)
+        calls = self.fa.calls
+        if first in self.fa.decided_ifs or roots is None or not _stable_calls(first.test, calls) \
+                or _changes([first], roots, calls):
             return None
         code = self.fa.module.code_for_node
         yes, no = self.seq_block(first.body), self.seq_block(first.orelse)
         for j in range(lo + 1, min(len(stmts), lo + 1 + _PAIR_REACH)):
             t = stmts[j]
-            if _exits_in(t, t, self.fa.calls) or _yields(t) or _rebinds([t], first.test, self.fa.module):
+            if _exits_in(t, t, calls) or _yields(t) or _changes([t], roots, calls):
                 return None
             k = None
             if isinstance(t, cst.If) and t not in self.fa.decided_ifs:
@@ -1080,23 +1085,62 @@ def _yields(node) -> bool:
     return False
 
 
-def _rebinds(stmts: list, test, module: cst.Module) -> bool:
-    """Whether `stmts` bind a name or attribute that the condition `test` reads."""
-    code = module.code_for_node
-    read_names = {code(n).strip() for n in walk(test) if isinstance(n, (cst.Name, cst.Attribute))}
+def _test_reads(test) -> set[str] | None:
+    """The variables whose values the condition `test` reads (the root names of what it reads:
+    `pending` in `len(pending) > 0`, `self` in `self.is_chief`; not the functions it calls), or
+    None when it calls something that is no name (`fns[0]()`)."""
+    roots: set[str] = set()
+    callees: set[int] = set()
+    for n in walk(test):
+        if isinstance(n, cst.Call):
+            if not isinstance(n.func, (cst.Name, cst.Attribute)):
+                return None
+            callees.update(id(x) for x in walk(n.func))
+    for n in walk(test):
+        if isinstance(n, (cst.Name, cst.Attribute, cst.Subscript)) and id(n) not in callees:
+            r = _root_name(n)
+            if r is not None:
+                roots.add(r)
+    return roots
+
+
+def _stable_calls(test, calls: dict) -> bool:
+    """Whether every call in `test` is to a function that gives one process the same value each
+    time for the same arguments (`K.STABLE_CALLS`: who it is, lengths, type checks)."""
+    return all(getattr(calls.get(n), "name", None) in K.STABLE_CALLS for n in walk(test) if isinstance(n, cst.Call))
+
+
+def _root_name(expr) -> str | None:
+    """`x` of `x`, `x.a.b`, `x[i].a`: the variable an access starts from."""
+    while isinstance(expr, (cst.Attribute, cst.Subscript)):
+        expr = expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _changes(stmts: list, roots: set[str], calls: dict) -> bool:
+    """Whether `stmts` may change a variable of `roots` (what a condition reads): bind, assign
+    into or delete it (`x = ...`, `x[k] = ...`, `x.a = ...`, `del x[k]`, a loop or `with` target),
+    call a method on it (`pending.clear()`), or pass it to a function that may mutate it (anything
+    but `K.NON_MUTATING_CALLS`: `print(x)` leaves it alone, `reset(x)` need not)."""
+    if not roots:
+        return False
     for s in stmts:
         for n in walk(s):
             targets: list = []
             if isinstance(n, cst.AssignTarget):
                 targets = [n.target]
-            elif isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr)):
-                targets = [n.target]
-            elif isinstance(n, (cst.For, cst.CompFor)):
+            elif isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor, cst.Del)):
                 targets = [n.target]
             elif isinstance(n, cst.AsName):
                 targets = [n.name]
             for t in targets:
-                if any(code(x).strip() in read_names for x in walk(t) if isinstance(x, (cst.Name, cst.Attribute))):
+                if any(_root_name(x) in roots for x in walk(t) if isinstance(x, (cst.Name, cst.Attribute, cst.Subscript))):
+                    return True
+            if isinstance(n, cst.Call):
+                if isinstance(n.func, cst.Attribute) and _root_name(n.func.value) in roots:
+                    return True
+                if getattr(calls.get(n), "name", None) not in K.NON_MUTATING_CALLS \
+                        and any(_root_name(a.value) in roots for a in n.args):
                     return True
     return False
 

@@ -65,3 +65,53 @@ def test_yield_between_is_not_followed(tmp_path):
             if main:
                 mu.sync_global_devices("a")
         """) == [7, 10]
+
+
+def test_mutating_the_condition_between_breaks_the_pair(tmp_path):
+    assert _mcj101_lines(tmp_path, """
+        import os
+        def f():
+            todo = os.listdir(f"/d/{jax.process_index()}")
+            if todo:
+                mu.sync_global_devices("a")
+            todo.clear()
+            if not todo:
+                mu.sync_global_devices("a")
+        """) == [8, 11]
+
+
+def test_passing_the_condition_to_a_helper_breaks_the_pair(tmp_path):
+    assert _mcj101_lines(tmp_path, """
+        import os
+        def f(drain):
+            todo = os.listdir(f"/d/{jax.process_index()}")
+            if todo:
+                mu.sync_global_devices("a")
+            drain(todo)
+            if not todo:
+                mu.sync_global_devices("a")
+        """) == [8, 11]
+
+
+def test_a_clock_in_the_condition_is_read_again(tmp_path):
+    assert _mcj101_lines(tmp_path, """
+        import time
+        def f(t0):
+            if time.time() - t0 > 5:
+                mu.sync_global_devices("a")
+            if time.time() - t0 <= 5:
+                mu.sync_global_devices("a")
+        """) == [7, 9]
+
+
+def test_printing_the_condition_keeps_the_pair(tmp_path):
+    assert _mcj101_lines(tmp_path, """
+        import os
+        def f():
+            todo = os.listdir(f"/d/{jax.process_index()}")
+            if len(todo) > jax.process_count():
+                mu.sync_global_devices("a")
+            print(len(todo), todo)
+            if len(todo) <= jax.process_count():
+                mu.sync_global_devices("a")
+        """) == []
