@@ -8,8 +8,8 @@ docs/benchmarks.md, "Sealed evaluation"). This script refuses the sealed half un
 
 Six sets: `--set sealed` (the first one, the default; opened), `--set sealed2` (the second one;
 opened), `--set sealed3` (the third, opened), `--set sealed4` (the fourth, opened), `--set sealed5`
-(the fifth, opened; benchmarks/sealed5/README.md) and `--set sealed6` (the sixth, sealed;
-benchmarks/sealed6/).
+(the fifth, opened; benchmarks/sealed5/README.md) and `--set sealed6` (the sixth, opened;
+benchmarks/sealed6/README.md).
 
 Programs (benchmarks/<set>/programs/<id>/): each hazard.py and correct.py is linted alone, as a
 project of one file with the default configuration.
