@@ -18,7 +18,7 @@ jax.distributed.initialize(os.environ["COORDINATOR_ADDRESS"], int(os.environ["NU
 
 @dataclasses.dataclass
 class MeasurementConfig:
-    stop_after_seconds: float = 1.5
+    stop_after_seconds: float = 2.0
     max_steps: int = 40
     batch_per_process: int = 8
     hidden: int = 16
@@ -53,6 +53,7 @@ class Trainer:
         self.w = jnp.asarray(np.random.default_rng(0).normal(size=(cfg.hidden,)).astype(np.float32))
         self.rng = np.random.default_rng(100 + jax.process_index())
         self._step = jax.jit(self._grad_step, out_shardings=NamedSharding(self.mesh, P()))
+        self._step(self.w, self._next_batch())   # warm-up: compile before the measurement starts
 
     @staticmethod
     def _grad_step(w, x):
@@ -69,7 +70,7 @@ class Trainer:
         path = os.path.join(tempfile.gettempdir(), f"ado_manifest_{os.environ.get('JOB_ID', 'local')}.json")
         with open(path, "w") as f:
             json.dump(dataclasses.asdict(self.cfg), f)
-        time.sleep(0.9)  # upload of the manifest to the results store
+        time.sleep(1.5)  # upload of the manifest to the results store
 
     def train(self):
         control = TrainerControl()
