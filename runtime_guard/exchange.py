@@ -41,6 +41,12 @@ RECENT = 16  # last records (call site text only on the newest)
 FINAL_RECENT = 1024
 FINAL_RECORDS_BUDGET = 1 << 18
 CHECKPOINTS = 8  # last rolling-hash checkpoints per stride
+# At most this long a leaving process waits for the others to leave too, for the last comparison.
+# They normally leave within moments of each other; one slow to get there (host work after its last
+# dispatch, or starved of CPU) must still be compared, and JAX's shutdown barrier waits for it
+# anyway. One that never gets there is reported meanwhile by the comparison rounds (a hang, a
+# death, a dispatch the leaver never made), and a verdict ends the wait.
+FINAL_WAIT = 30.0
 HEARTBEAT = 0.5  # seconds between unchanged state publications
 # State writes per second the guard allows itself on the coordination service (all processes
 # together). Up to 500 processes publish every `interval` (0.25 s); beyond, the interval grows with
@@ -192,10 +198,10 @@ class Exchange:
         for t in self._threads:
             t.join(max(0.0, deadline - time.monotonic()))
 
-    def mark_exit(self, status: str, info: dict, final_wait: float = 3.0) -> None:
+    def mark_exit(self, status: str, info: dict, final_wait: float = FINAL_WAIT) -> None:
         """Called from the main thread as the program leaves: publish at once, then take part in a
         last comparison (a fast program can finish before any background round saw its end). The
-        wait is bounded; JAX's own shutdown waits for every process anyway."""
+        wait is bounded (FINAL_WAIT); JAX's own shutdown waits for every process anyway."""
         self.status = status
         self.exit_info = info
         try:
@@ -207,6 +213,7 @@ class Exchange:
     def _final_round(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         if self.p != 0:
+            deadline += 5.0  # process 0 may itself wait `timeout` for the last of the others
             while time.monotonic() < deadline and not self.final_event.is_set() and self.verdict is None:
                 self.final_event.wait(0.05)
             return
@@ -220,6 +227,9 @@ class Exchange:
             self.compare_round()
         if self.verdict is None:
             self._send_ctl({"type": "final"})
+            # It hosts the coordination service: leaving before the others read "final" would
+            # take it away from processes still waiting here (JAX aborts them), as after a verdict.
+            self._wait_acknowledged("left/")
 
     # -- publishing ----------------------------------------------------------------------------
 
@@ -673,6 +683,10 @@ class Exchange:
                 self._break_barriers()
             elif msg.get("type") == "final":
                 self.final_event.set()
+                try:
+                    self.kv.set(f"left/{self.p}", 1)  # process 0 waits for it before leaving
+                except KVError:
+                    pass
         except KVError as e:
             self._note(f"control message {msg.get('type')}: {e}")
 
@@ -681,12 +695,16 @@ class Exchange:
         leaving at once would take the verdict with it before the others' watchers read it (they
         poll; a process whose service is gone is aborted by JAX). Waits, bounded, until every
         other process said it saw the verdict."""
+        self._wait_acknowledged("seen/")
+
+    def _wait_acknowledged(self, prefix: str) -> None:
+        """Process 0: wait, bounded, until every other process wrote a key under `prefix`."""
         if self.p != 0 or self.n < 2:
             return
         deadline = time.monotonic() + max(3.0, 4 * self.ctl_poll)
         while time.monotonic() < deadline:
             try:
-                if len(self.kv.dir("seen/")) >= self.n - 1:
+                if len(self.kv.dir(prefix)) >= self.n - 1:
                     time.sleep(0.3)  # (for them to leave first: JAX aborts a process whose service went away)
                     return
             except KVError:

@@ -104,6 +104,24 @@ def test_in_code_install_reports_and_stops_without_a_supervisor(tmp_path):
     assert all("DIVERGENCE" in err for _, err in results)
 
 
+def test_divergence_before_exit_is_reported_when_a_peer_reaches_exit_late(tmp_path):
+    # The last dispatches differ and one process reaches its exit seconds after the other (host
+    # work after the loop; under CPU load a starved process does the same): the exit-time
+    # comparison must wait for it instead of giving up after a fixed few seconds. A long publish
+    # interval keeps the late process's records unpublished until it leaves, as starvation does.
+    script = tmp_path / "prog.py"
+    script.write_text(IN_CODE.replace('print("finished", y)',
+                                      'import time\nif jax.process_index() == 1:\n    time.sleep(6)\nprint("finished", y)'))
+    reports = tmp_path / "reports"
+    s = GuardSettings(report_dir=str(reports), interval=10.0)
+    results = _collect(_spawn(script, 2, [s, s], tmp_path))
+    assert [c for c, _ in results] == [EXIT_DETECTED, EXIT_DETECTED], results
+    report = json.loads((reports / "report.json").read_text())
+    assert report["kind"] == "divergence"
+    names = {p["process_index"]: p["dispatch"]["name"] for p in report["processes"]}
+    assert names == {0: "jit(total)", 1: "jit(biggest)"}, names
+
+
 def test_settings_must_agree_across_processes(tmp_path):
     script = tmp_path / "prog.py"
     script.write_text(IN_CODE)
