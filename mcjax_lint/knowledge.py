@@ -499,6 +499,29 @@ MULTI_PROCESS_NAMES = frozenset({
     "num_processes", "process_id", "coordinator_address",
 })
 
+# A program whose every device set is this process's own (`jax.local_devices()`, a mesh of
+# `jax.local_device_count()` devices) runs no cross-process work, initialized or not (on a TPU pod
+# JAX is multi-process without `initialize()`): its computations never span another process's
+# devices. Names that give or build a device set spanning every process (a mesh builder with no
+# explicit devices uses `jax.devices()`), and libraries that synchronize every process on their own
+# (orbax's checkpointers), make a module's device scope global.
+LOCAL_DEVICE_CALLS = frozenset({"jax.local_devices", "jax.local_device_count"})
+GLOBAL_DEVICE_NAMES = frozenset({
+    "jax.devices", "jax.device_count", "jax.make_mesh",
+    "jax.experimental.mesh_utils.create_hybrid_device_mesh", "jax.make_array_from_callback",
+    "jax.make_array_from_single_device_arrays", "jax.make_array_from_process_local_data",
+})
+GLOBAL_DEVICE_PREFIXES = ("jax.experimental.multihost_utils.", "jax.distributed.", "orbax.")
+# `create_device_mesh(shape)` takes `jax.devices()` unless given devices: a mesh of this process's
+# devices only when its shape is the local device count (else it spans or fails on every process).
+DEVICE_MESH_BUILDERS = frozenset({"jax.experimental.mesh_utils.create_device_mesh"})
+# A mesh is over the devices it is given: local only where those are.
+MESH_CONSTRUCTORS = frozenset({"jax.sharding.Mesh", "jax.experimental.maps.Mesh", "jax.interpreters.pxla.Mesh"})
+# Wrappers that span every process's devices unless given `devices=` (pmap over all local devices is
+# one global computation in multi-process JAX; `pmap(f, devices=jax.local_devices())` is local).
+DEVICE_SPANNING_WRAPPERS = frozenset({"jax.pmap", "flax.nnx.pmap", "equinox.filter_pmap", "jax.experimental.maps.xmap",
+                                      "flax.linen.pmap", "flax.jax_utils.pmap"})
+
 # --- Device access before initialize (MCJ401). -------------------------------------------------------
 INITIALIZE = "jax.distributed.initialize"
 DEVICE_ACCESS_CALLS = {

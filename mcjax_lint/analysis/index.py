@@ -395,6 +395,7 @@ class ProjectIndex:
                                              initialize_line=s.initialize_line,
                                              initialize_script_only=s.initialize_script_only, import_device_access=s.import_device_access,
                                              pins_cpu=s.pins_cpu, process_free_test=s.process_free_test,
+                                             device_scope=s.device_scope,
                                              test_plugins=list(s.test_plugins),
                                              seeded_rngs=list(s.seeded_rngs))
                             for m, s in self.modules.items()}
@@ -1662,8 +1663,12 @@ class ProjectIndex:
         `jax.distributed.initialize()` call is reachable from it (in it or in the project modules
         it imports, transitively, outside their `__main__` blocks; for a test, its conftests too)
         and no project module imports
-        it: a module imported by a multi-process program runs in that program."""
-        if s.pins_cpu:
+        it: a module imported by a multi-process program runs in that program. Or a script whose
+        every device set is its own process's (`ModuleSummary.device_scope` "local": a mesh of
+        `jax.local_devices()`), with no project module it imports naming a global one: nothing it
+        runs spans another process's devices, whether or not the job has several."""
+        local = s.device_scope == "local"
+        if s.pins_cpu or local:
             roots = [s]
         elif s.process_free_test:
             roots = self._with_plugins([s, *self._conftests_above(s.path)])
@@ -1678,6 +1683,8 @@ class ProjectIndex:
             m = todo.pop()
             # (an imported module's `__main__` block does not run on import)
             if m.initialize_line and (m is s or m.path.endswith("conftest.py") or not m.initialize_script_only):
+                return False
+            if local and m.device_scope == "global":
                 return False
             for name in m.imported_modules:
                 name = self.module_alias(name)

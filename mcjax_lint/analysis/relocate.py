@@ -254,6 +254,7 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
             stub.initialize_script_only = s.initialize_script_only
             stub.pins_cpu = s.pins_cpu
             stub.process_free_test = s.process_free_test
+            stub.device_scope = s.device_scope
             stub.test_plugins = list(s.test_plugins)
             stub.import_device_access = s.import_device_access
             stub.imported_modules = list(s.imported_modules)

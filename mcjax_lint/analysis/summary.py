@@ -27,7 +27,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 56
+SUMMARY_VERSION = 57
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -291,6 +291,7 @@ class ModuleSummary:
     initialize_script_only: bool = False  # every such call is in the `__main__` block (not run on import)
     pins_cpu: bool = False  # the script pins JAX to the CPU backend (`knowledge.PLATFORM_ENV_KEYS`)
     process_free_test: bool = False  # a pytest module naming no multi-process API (`knowledge.MULTI_PROCESS_NAMES`)
+    device_scope: str = ""  # "local": names only this process's devices; "global": any device set or process API
     test_plugins: list[str] = field(default_factory=list)  # modules its `pytest_plugins` loads ("?": not a literal)
     refs_used: list[str] = field(default_factory=list)  # attribute/global refs read (prefilter)
     seeded_rngs: list[str] = field(default_factory=list)  # RNG modules the file seeds ("random", ...)
@@ -321,6 +322,7 @@ class ModuleSummary:
             "initialize_script_only": self.initialize_script_only,
             "pins_cpu": self.pins_cpu,
             "process_free_test": self.process_free_test,
+            "device_scope": self.device_scope,
             "test_plugins": self.test_plugins,
             "import_device_access": self.import_device_access,
             "refs_used": self.refs_used,
@@ -348,6 +350,7 @@ class ModuleSummary:
             initialize_script_only=bool(d.get("initialize_script_only")),
             pins_cpu=bool(d.get("pins_cpu")),
             process_free_test=bool(d.get("process_free_test")),
+            device_scope=str(d.get("device_scope", "")),
             test_plugins=list(d.get("test_plugins", [])),
             refs_used=list(d.get("refs_used", [])),
             seeded_rngs=list(d.get("seeded_rngs", [])),
@@ -1798,7 +1801,9 @@ class _Summarizer(semantics.StatementRules):
             self.run_function(node, facts, params, defaults, outer, classes)
         self.summary.refs_used = sorted(r for r in self._refs if r.startswith(".") or not r.startswith(_EXTERNAL_ROOTS))
         self.summary.pins_cpu = self._pins_cpu()
-        self.summary.process_free_test = semantics.is_test_module(self.path) and not _names_processes(self.tree)
+        names_processes = _names_processes(self.tree)
+        self.summary.process_free_test = semantics.is_test_module(self.path) and not names_processes
+        self.summary.device_scope = "global" if names_processes else _device_scope(self.tree, self.imports)
         self.summary.test_plugins = _pytest_plugins(self.tree)
         self.summary.value_refs = self._value_refs()
         return self.summary
@@ -1885,6 +1890,95 @@ def _names_processes(tree: ast.Module) -> bool:
         if name in names or name in K.PER_PROCESS_ENV_KEYS or (t is ast.alias and any(p in names for p in name.split("."))):
             return True
     return False
+
+
+def _device_scope(tree: ast.Module, imports: dict[str, str]) -> str:
+    """Which devices the module names: "global" where it names a device set spanning every
+    process or builds one (`knowledge.GLOBAL_DEVICE_NAMES`; a `create_device_mesh` given no
+    devices whose shape is not the local device count; a `Mesh` of devices not known to be local;
+    a pmap given no `devices=`), else "local" where it names this process's devices
+    (`knowledge.LOCAL_DEVICE_CALLS`, a one-device mesh), else ""."""
+    def dotted(n: ast.AST) -> str | None:
+        if type(n) is ast.Name:
+            return imports.get(n.id)
+        if type(n) is ast.Attribute:
+            base = dotted(n.value)
+            return None if base is None else f"{base}.{n.attr}"
+        return None
+
+    def local_count(e: ast.AST) -> bool:
+        """`jax.local_device_count()`, `len(jax.local_devices())`, or a name bound to one."""
+        if type(e) is ast.Name:
+            return e.id in counts
+        if type(e) is ast.Call and not e.args:
+            return dotted(e.func) == "jax.local_device_count"
+        return (type(e) is ast.Call and type(e.func) is ast.Name and e.func.id == "len" and len(e.args) == 1
+                and type(e.args[0]) is ast.Call and dotted(e.args[0].func) == "jax.local_devices")
+
+    def local_shape(shape: ast.AST | None) -> bool | None:
+        """A mesh shape whose product is the local device count (True) or 1 (None: one device in
+        all, since `create_device_mesh` takes every device); False for any other."""
+        if type(shape) not in (ast.Tuple, ast.List):
+            return False
+        n = sum(1 for e in shape.elts if local_count(e))
+        if n > 1 or not all(local_count(e) or (type(e) is ast.Constant and e.value == 1) for e in shape.elts):
+            return False
+        return True if n else None
+
+    def reads_local(n: ast.AST) -> bool:
+        return any((type(m) is ast.Call and (dotted(m.func) in K.LOCAL_DEVICE_CALLS or id(m) in local_meshes))
+                   or (type(m) is ast.Name and m.id in local_names) for m in ast.walk(n))
+
+    calls = [n for n in ast.walk(tree) if type(n) is ast.Call]
+    assigns = [(n.value, [t for tg in (n.targets if type(n) is ast.Assign else [n.target]) for t in ast.walk(tg)
+                          if type(t) is ast.Name])
+               for n in ast.walk(tree) if type(n) in (ast.Assign, ast.AnnAssign) and n.value is not None]
+    counts: set[str] = set()
+    counts |= {t.id for v, ts in assigns for t in ts if len(ts) == 1 and local_count(v)}
+    scope = ""
+    local_meshes: set[int] = set()  # `create_device_mesh` calls over this process's devices
+    placed: set[int] = set()  # the callees of calls given their devices
+    for n in calls:
+        q = dotted(n.func)
+        given = any(k.arg == "devices" for k in n.keywords)
+        if q in K.DEVICE_MESH_BUILDERS:
+            shape = n.args[0] if n.args else next((k.value for k in n.keywords if k.arg == "mesh_shape"), None)
+            if given or len(n.args) > 1:
+                continue  # (the devices given are checked where they are named)
+            local = local_shape(shape)
+            if local is False:
+                return "global"
+            local_meshes.add(id(n))
+            scope = "local"
+        elif given:
+            placed.add(id(n.func))
+    # Names bound to local devices, their count or a mesh of them, to a fixpoint.
+    local_names: set[str] = set()
+    while True:
+        new = {t.id for v, ts in assigns if reads_local(v) for t in ts}
+        if new <= local_names:
+            break
+        local_names |= new
+    for n in calls:
+        if dotted(n.func) in K.MESH_CONSTRUCTORS:
+            devices = n.args[0] if n.args else next((k.value for k in n.keywords if k.arg == "devices"), None)
+            if devices is None or not reads_local(devices):
+                return "global"
+    for n in ast.walk(tree):
+        t = type(n)
+        if t is ast.Name or t is ast.Attribute:
+            q = dotted(n)
+            if q is None:
+                continue
+            if q in K.GLOBAL_DEVICE_NAMES or q.startswith(K.GLOBAL_DEVICE_PREFIXES):
+                return "global"
+            if q in K.DEVICE_SPANNING_WRAPPERS and id(n) not in placed:
+                return "global"  # (a decorator, or a call given no devices)
+            if q in K.LOCAL_DEVICE_CALLS:
+                scope = "local"
+        elif t is ast.alias and (n.name in K.GLOBAL_DEVICE_NAMES or n.name.startswith(K.GLOBAL_DEVICE_PREFIXES)):
+            return "global"
+    return scope
 
 
 def _pytest_plugins(tree: ast.Module) -> list[str]:
