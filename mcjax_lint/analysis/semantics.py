@@ -1003,10 +1003,12 @@ def never_none(node: object, read: Reader, qualify: Callable[[object], str | Non
     return False
 
 
-def jit_runs_locally(keywords: Collection[tuple[str | None, object]], read: Reader) -> bool:
+def jit_runs_locally(keywords: Collection[tuple[str | None, object]], read: Reader, qualify: Qualify) -> bool:
     """`jax.jit(f, backend="cpu")`: compiled for this host's CPU device alone, whatever devices
-    the job spans, so calling it is no cross-process work. `keywords`: a call's (name, value)."""
-    return any(k == "backend" and read(v) == ("string", "cpu") for k, v in keywords)
+    the job spans; `jax.jit(f, device=jax.local_devices()[0])`: for that one device (`_one_device`):
+    calling it is no cross-process work. `keywords`: a call's (name, value)."""
+    return any((k == "backend" and read(v) == ("string", "cpu")) or (k == "device" and _one_device(v, read, qualify))
+               for k, v in keywords)
 
 
 def is_test_module(path: str) -> bool:
@@ -1764,7 +1766,7 @@ class StatementRules:
                                         if partial and positional else None)
         if jit is not None:
             keywords = self.parts.keyword_arguments(node)
-            if jit_runs_locally(keywords, self.read):
+            if jit_runs_locally(keywords, self.read, self.qualify):
                 return self.nothing()  # (a host-local function: calling it is no collective work)
             kind = jit_kind(jit, [k for k, _ in keywords if k])
             target = positional[0 if not partial else 1] if len(positional) > int(partial) else None

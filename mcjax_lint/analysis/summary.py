@@ -1603,12 +1603,12 @@ class _Summarizer(semantics.StatementRules):
             if dq in ("property", "functools.cached_property", "cached_property"):
                 is_property = True
             elif dq in K.JIT_WRAPPERS and not (isinstance(d, ast.Call) and semantics.jit_runs_locally(
-                    [(k.arg, k.value) for k in d.keywords], read)):
+                    [(k.arg, k.value) for k in d.keywords], read, self.qualify)):
                 deco_jit = semantics.jit_kind(K.JIT_WRAPPERS[dq], [k.arg for k in d.keywords if k.arg]
                                               if isinstance(d, ast.Call) else [])
                 static_lits = literal_statics(d.keywords) if isinstance(d, ast.Call) else ([], [])
             elif dq in ("functools.partial", "partial") and isinstance(d, ast.Call) and d.args and self.qualify(d.args[0]) in K.JIT_WRAPPERS:
-                if semantics.jit_runs_locally([(k.arg, k.value) for k in d.keywords], read):
+                if semantics.jit_runs_locally([(k.arg, k.value) for k in d.keywords], read, self.qualify):
                     continue
                 deco_jit = semantics.jit_kind(K.JIT_WRAPPERS[self.qualify(d.args[0])], [k.arg for k in d.keywords if k.arg])
                 static_lits = literal_statics(d.keywords)
@@ -1951,7 +1951,8 @@ def _device_scope(tree: ast.Module, imports: dict[str, str]) -> str:
             local_meshes.add(id(n))
             scope = "local"
         elif given:
-            placed.add(id(n.func))
+            # (`partial(jax.pmap, devices=...)` places the wrapper it binds)
+            placed.add(id(n.args[0] if q == "functools.partial" and n.args else n.func))
     # Names bound to local devices, their count or a mesh of them, to a fixpoint.
     local_names: set[str] = set()
     while True:

@@ -1921,7 +1921,7 @@ class FileAnalysis(semantics.StatementRules):
             dec = d.decorator
             dq = self.qualify(dec.func if isinstance(dec, cst.Call) else dec)
             if isinstance(dec, cst.Call) and semantics.jit_runs_locally(
-                    [(a.keyword.value, a.value) for a in dec.args if a.keyword is not None], read) \
+                    [(a.keyword.value, a.value) for a in dec.args if a.keyword is not None], read, self.qualify) \
                     and (dq in K.JIT_WRAPPERS or dq in ("functools.partial", "partial")):
                 continue  # `@partial(jax.jit, backend="cpu")`: host-local
             if dq in K.JIT_WRAPPERS:
