@@ -1896,8 +1896,9 @@ def _device_scope(tree: ast.Module, imports: dict[str, str]) -> str:
     """Which devices the module names: "global" where it names a device set spanning every
     process or builds one (`knowledge.GLOBAL_DEVICE_NAMES`; a `create_device_mesh` given no
     devices whose shape is not the local device count; a `Mesh` of devices not known to be local;
-    a pmap given no `devices=`), else "local" where it names this process's devices
-    (`knowledge.LOCAL_DEVICE_CALLS`, a one-device mesh), else ""."""
+    a pmap given no `devices=`), else "local" where it builds a device set of this process's
+    devices (`knowledge.LOCAL_DEVICE_CALLS`: a mesh of them, a pmap given them, a one-device
+    mesh), else ""."""
     def dotted(n: ast.AST) -> str | None:
         if type(n) is ast.Name:
             return imports.get(n.id)
@@ -1935,24 +1936,18 @@ def _device_scope(tree: ast.Module, imports: dict[str, str]) -> str:
                for n in ast.walk(tree) if type(n) in (ast.Assign, ast.AnnAssign) and n.value is not None]
     counts: set[str] = set()
     counts |= {t.id for v, ts in assigns for t in ts if len(ts) == 1 and local_count(v)}
+    # It must build a device set of its own (naming the local count for a batch size is not one).
     scope = ""
     local_meshes: set[int] = set()  # `create_device_mesh` calls over this process's devices
-    placed: set[int] = set()  # the callees of calls given their devices
     for n in calls:
-        q = dotted(n.func)
-        given = any(k.arg == "devices" for k in n.keywords)
-        if q in K.DEVICE_MESH_BUILDERS:
+        if dotted(n.func) in K.DEVICE_MESH_BUILDERS:
             shape = n.args[0] if n.args else next((k.value for k in n.keywords if k.arg == "mesh_shape"), None)
-            if given or len(n.args) > 1:
+            if len(n.args) > 1 or any(k.arg == "devices" for k in n.keywords):
                 continue  # (the devices given are checked where they are named)
-            local = local_shape(shape)
-            if local is False:
+            if local_shape(shape) is False:
                 return "global"
             local_meshes.add(id(n))
             scope = "local"
-        elif given:
-            # (`partial(jax.pmap, devices=...)` places the wrapper it binds)
-            placed.add(id(n.args[0] if q == "functools.partial" and n.args else n.func))
     # Names bound to local devices, their count or a mesh of them, to a fixpoint.
     local_names: set[str] = set()
     while True:
@@ -1960,11 +1955,19 @@ def _device_scope(tree: ast.Module, imports: dict[str, str]) -> str:
         if new <= local_names:
             break
         local_names |= new
+    placed: set[int] = set()  # the callees of calls given this process's devices
     for n in calls:
-        if dotted(n.func) in K.MESH_CONSTRUCTORS:
-            devices = n.args[0] if n.args else next((k.value for k in n.keywords if k.arg == "devices"), None)
+        q = dotted(n.func)
+        devices = next((k.value for k in n.keywords if k.arg == "devices"), None)
+        if q in K.MESH_CONSTRUCTORS:
+            devices = n.args[0] if n.args else devices
             if devices is None or not reads_local(devices):
                 return "global"
+            scope = "local"
+        elif devices is not None and reads_local(devices):
+            # (`partial(jax.pmap, devices=...)` places the wrapper it binds)
+            placed.add(id(n.args[0] if q == "functools.partial" and n.args else n.func))
+            scope = "local"
     for n in ast.walk(tree):
         t = type(n)
         if t is ast.Name or t is ast.Attribute:
@@ -1975,8 +1978,6 @@ def _device_scope(tree: ast.Module, imports: dict[str, str]) -> str:
                 return "global"
             if q in K.DEVICE_SPANNING_WRAPPERS and id(n) not in placed:
                 return "global"  # (a decorator, or a call given no devices)
-            if q in K.LOCAL_DEVICE_CALLS:
-                scope = "local"
         elif t is ast.alias and (n.name in K.GLOBAL_DEVICE_NAMES or n.name.startswith(K.GLOBAL_DEVICE_PREFIXES)):
             return "global"
     return scope
