@@ -1803,7 +1803,10 @@ class _Summarizer(semantics.StatementRules):
         self.summary.pins_cpu = self._pins_cpu()
         names_processes = _names_processes(self.tree)
         self.summary.process_free_test = semantics.is_test_module(self.path) and not names_processes
-        self.summary.device_scope = "global" if names_processes else _device_scope(self.tree, self.imports)
+        # (a module naming the multi-process API is no local-only program, whatever devices it
+        # builds; naming it does not make its device sets global for a module importing it)
+        scope = _device_scope(self.tree, self.imports)
+        self.summary.device_scope = "" if scope == "local" and names_processes else scope
         self.summary.test_plugins = _pytest_plugins(self.tree)
         self.summary.value_refs = self._value_refs()
         return self.summary

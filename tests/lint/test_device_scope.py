@@ -33,7 +33,7 @@ def test_local_device_sets(src):
     # any device set spanning every process, or the multi-process API
     "import jax\nfrom jax.sharding import Mesh\nimport numpy as np\nn = jax.local_device_count()\nm = Mesh(np.array(jax.devices()), ('d',))\n",
     "import jax\nn = jax.local_device_count()\nm = jax.make_mesh((n,), ('d',))\n",
-    "import jax\nn = jax.local_device_count()\nprint(jax.process_index())\n",
+    "import jax\nfrom jax.experimental import multihost_utils\nn = jax.local_device_count()\nmultihost_utils.sync_global_devices(\"x\")\n",
     # a mesh builder with no devices takes `jax.devices()`: only a shape of the local count is local
     "import jax\nfrom jax.experimental import mesh_utils\nn = jax.local_device_count()\nm = mesh_utils.create_device_mesh((8,))\n",
     "import jax\nfrom jax.experimental import mesh_utils\nm = mesh_utils.create_device_mesh((2 * jax.local_device_count(),))\n",
@@ -50,8 +50,16 @@ def test_global_device_sets(src):
     assert scope(src) == "global"
 
 
-def test_no_device_set_named():
-    assert scope("import jax.numpy as jnp\nx = jnp.ones(3)\n") == ""
+@pytest.mark.parametrize("src", [
+    "import jax.numpy as jnp\nx = jnp.ones(3)\n",
+    # the local count as a batch size is no device set
+    "import jax\nbatch = 8 * jax.local_device_count()\n",
+    # a program naming the multi-process API is not local-only, whatever devices it builds
+    "import jax\nimport numpy as np\nfrom jax.sharding import Mesh\nm = Mesh(np.array(jax.local_devices()), ('d',))\n"
+    "print(jax.process_index())\n",
+])
+def test_no_device_set_of_its_own(src):
+    assert scope(src) == ""
 
 
 SCRIPT = '''
@@ -95,3 +103,8 @@ def test_local_script_importing_a_global_mesh_module_is_checked():
 def test_local_module_imported_by_the_project_is_checked():
     files = {"proj/run.py": SCRIPT.format(extra=""), "proj/main.py": "import run\n"}
     assert "MCJ202" in codes(files, "proj/run.py")
+
+
+def test_local_script_naming_processes_is_checked():
+    src = SCRIPT.format(extra="RANK = jax.process_index()")
+    assert "MCJ202" in codes({"proj/run.py": src}, "proj/run.py")
