@@ -467,6 +467,8 @@ class _Summarizer(semantics.StatementRules):
                 self.module_defs[node.name] = f"{module}.{node.name}"
         self.class_stack: list[ClassFacts] = []
         self.summary.seeded_rngs = _seeded_rngs(source, self.imports) if ".seed(" in source else []
+        # (`_device_scope` walks only a module whose text may name a device set)
+        self._names_devices = not source or _DEVICE_WORDS.search(source) is not None
         self.seeded_per_process: set[str] = set()  # modules seeded with a process-dependent value
         self.mod_facts = FunctionFacts(f"{module}.<module>", 1)
         self.summary.functions[self.mod_facts.name] = self.mod_facts
@@ -1805,7 +1807,7 @@ class _Summarizer(semantics.StatementRules):
         self.summary.process_free_test = semantics.is_test_module(self.path) and not names_processes
         # (a module naming the multi-process API is no local-only program, whatever devices it
         # builds; naming it does not make its device sets global for a module importing it)
-        scope = _device_scope(self.tree, self.imports)
+        scope = _device_scope(self.tree, self.imports) if self._names_devices else ""
         self.summary.device_scope = "" if scope == "local" and names_processes else scope
         self.summary.test_plugins = _pytest_plugins(self.tree)
         self.summary.value_refs = self._value_refs()
@@ -1895,6 +1897,11 @@ def _names_processes(tree: ast.Module) -> bool:
     return False
 
 
+# Every name `_device_scope` reads contains one of these (an alias too: `from jax import devices as d`)
+# but `jax.distributed`, whose `initialize()` the index checks on its own.
+_DEVICE_WORDS = re.compile(r"devices|device_count|device_mesh|make_mesh|Mesh|pmap|xmap|make_array_from|orbax|multihost_utils")
+
+
 def _device_scope(tree: ast.Module, imports: dict[str, str]) -> str:
     """Which devices the module names: "global" where it names a device set spanning every
     process or builds one (`knowledge.GLOBAL_DEVICE_NAMES`; a `create_device_mesh` given no
@@ -1933,10 +1940,16 @@ def _device_scope(tree: ast.Module, imports: dict[str, str]) -> str:
         return any((type(m) is ast.Call and (dotted(m.func) in K.LOCAL_DEVICE_CALLS or id(m) in local_meshes))
                    or (type(m) is ast.Name and m.id in local_names) for m in ast.walk(n))
 
-    calls = [n for n in ast.walk(tree) if type(n) is ast.Call]
-    assigns = [(n.value, [t for tg in (n.targets if type(n) is ast.Assign else [n.target]) for t in ast.walk(tg)
-                          if type(t) is ast.Name])
-               for n in ast.walk(tree) if type(n) in (ast.Assign, ast.AnnAssign) and n.value is not None]
+    calls, refs, assigns = [], [], []  # (one walk: most modules name no device set at all)
+    for n in ast.walk(tree):
+        t = type(n)
+        if t is ast.Call:
+            calls.append(n)
+        elif t is ast.Name or t is ast.Attribute or t is ast.alias:
+            refs.append(n)
+        elif (t is ast.Assign or t is ast.AnnAssign) and n.value is not None:
+            assigns.append((n.value, [m for tg in (n.targets if t is ast.Assign else [n.target]) for m in ast.walk(tg)
+                                      if type(m) is ast.Name]))
     counts: set[str] = set()
     counts |= {t.id for v, ts in assigns for t in ts if len(ts) == 1 and local_count(v)}
     # It must build a device set of its own (naming the local count for a batch size is not one).
@@ -1953,7 +1966,7 @@ def _device_scope(tree: ast.Module, imports: dict[str, str]) -> str:
             scope = "local"
     # Names bound to local devices, their count or a mesh of them, to a fixpoint.
     local_names: set[str] = set()
-    while True:
+    while scope or counts or any(dotted(n) in K.LOCAL_DEVICE_CALLS for n in refs if type(n) is not ast.alias):
         new = {t.id for v, ts in assigns if reads_local(v) for t in ts}
         if new <= local_names:
             break
@@ -1971,7 +1984,7 @@ def _device_scope(tree: ast.Module, imports: dict[str, str]) -> str:
             # (`partial(jax.pmap, devices=...)` places the wrapper it binds)
             placed.add(id(n.args[0] if q == "functools.partial" and n.args else n.func))
             scope = "local"
-    for n in ast.walk(tree):
+    for n in refs:
         t = type(n)
         if t is ast.Name or t is ast.Attribute:
             q = dotted(n)
