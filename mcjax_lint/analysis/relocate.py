@@ -447,6 +447,9 @@ def plan_change(index: Any, old: dict, new: dict, summary: Any, other_new_mentio
     for k in set(old) | set(new):
         if k in _UNREAD or k in ("imported_modules", "imports"):
             continue  # imported modules: only import-time device access reads them, recomputed after
+        if k == "device_scope" and not any(m.device_scope == "local" and m.module != summary.module
+                                           for m in index.modules.values()):
+            continue  # (read only by local-only scripts importing the module: none; its own stub is updated)
         if k == "classes":
             if position_free(_without_methods(old.get(k)))[0] != position_free(_without_methods(new.get(k)))[0]:
                 raise Unrelocatable("module-level summary changed (classes)")

@@ -1005,19 +1005,21 @@ def never_none(node: object, read: Reader, qualify: Callable[[object], str | Non
 
 def jit_runs_locally(keywords: Collection[tuple[str | None, object]], read: Reader, qualify: Qualify) -> bool:
     """`jax.jit(f, backend="cpu")`: compiled for this host's CPU device alone, whatever devices
-    the job spans; `jax.jit(f, device=jax.local_devices()[0])`: for that one device (`_one_device`);
+    the job spans; `jax.jit(f, device=jax.local_devices()[0])`: for that one device of its own;
     `jax.pmap(f, devices=jax.local_devices())`: over a mesh of exactly the devices given, this
     process's own. Calling it is no cross-process work. `keywords`: a call's (name, value)."""
-    return any((k == "backend" and read(v) == ("string", "cpu")) or (k == "device" and _one_device(v, read, qualify))
+    return any((k == "backend" and read(v) == ("string", "cpu"))
+               or (k == "device" and read(v)[0] == "subscript" and _local_device_list(v, read, qualify))
                or (k == "devices" and _local_device_list(v, read, qualify)) for k, v in keywords)
 
 
 def _local_device_list(node: object, read: Reader, qualify: Qualify) -> bool:
-    """`jax.local_devices()`, or a slice or item of it: devices of this process only."""
+    """`jax.local_devices()`, or a slice or item of it: devices of this process only (given no
+    arguments: `jax.local_devices(process_index=p)` gives process p's, whoever asks)."""
     r = read(node)
     if r[0] == "subscript":
         r = read(r[1])
-    return r[0] == "call" and qualify(r[1]) == "jax.local_devices"
+    return r[0] == "call" and qualify(r[1]) == "jax.local_devices" and not r[3]
 
 
 def is_test_module(path: str) -> bool:

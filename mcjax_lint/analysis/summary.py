@@ -1897,9 +1897,20 @@ def _names_processes(tree: ast.Module) -> bool:
     return False
 
 
+def _collective_name(q: str) -> bool:
+    """A library call the analysis knows as cross-process work (`knowledge.COLLECTIVE_CALLS`,
+    global array constructors, checkpointers), but the `jax.lax` axis collectives: those run
+    inside a mapped computation, over its mesh's devices."""
+    return ((q in K.COLLECTIVE_CALLS or q in K.GLOBAL_ARRAY_CONSTRUCTORS) and not q.startswith("jax.lax.")) \
+        or q.startswith(K.CHECKPOINTER_PREFIXES)
+
+
 # Every name `_device_scope` reads contains one of these (an alias too: `from jax import devices as d`)
 # but `jax.distributed`, whose `initialize()` the index checks on its own.
-_DEVICE_WORDS = re.compile(r"devices|device_count|device_mesh|make_mesh|Mesh|pmap|xmap|make_array_from|orbax|multihost_utils")
+_DEVICE_WORDS = re.compile("|".join(sorted(
+    {"devices", "device_count", "device_mesh", "make_mesh", "Mesh", "pmap", "xmap", "make_array_from", "orbax",
+     "multihost_utils", *K.COLLECTIVE_METHOD_NAMES}
+    | {q.rsplit(".", 1)[-1] for q in K.COLLECTIVE_CALLS if not q.startswith("jax.lax.")})))
 
 
 def _device_scope(tree: ast.Module, imports: dict[str, str]) -> str:
@@ -1917,14 +1928,22 @@ def _device_scope(tree: ast.Module, imports: dict[str, str]) -> str:
             return None if base is None else f"{base}.{n.attr}"
         return None
 
+    def own(call: ast.Call) -> bool:
+        """A local-devices call asking for this process's devices: `jax.local_devices(process_index=p)`
+        (or a positional `p`) gives process p's, whoever asks; only `jax.process_index()` is its own."""
+        if dotted(call.func) not in K.LOCAL_DEVICE_CALLS:
+            return False
+        who = [k.value for k in call.keywords if k.arg in ("process_index", "host_id")] + call.args[:1]
+        return all(type(w) is ast.Call and dotted(w.func) in ("jax.process_index", "jax.host_id") for w in who)
+
     def local_count(e: ast.AST) -> bool:
         """`jax.local_device_count()`, `len(jax.local_devices())`, or a name bound to one."""
         if type(e) is ast.Name:
             return e.id in counts
-        if type(e) is ast.Call and not e.args:
-            return dotted(e.func) == "jax.local_device_count"
+        if type(e) is ast.Call and dotted(e.func) == "jax.local_device_count":
+            return not e.args
         return (type(e) is ast.Call and type(e.func) is ast.Name and e.func.id == "len" and len(e.args) == 1
-                and type(e.args[0]) is ast.Call and dotted(e.args[0].func) == "jax.local_devices")
+                and type(e.args[0]) is ast.Call and dotted(e.args[0].func) == "jax.local_devices" and own(e.args[0]))
 
     def local_shape(shape: ast.AST | None) -> bool | None:
         """A mesh shape whose product is the local device count (True) or 1 (None: one device in
@@ -1937,7 +1956,7 @@ def _device_scope(tree: ast.Module, imports: dict[str, str]) -> str:
         return True if n else None
 
     def reads_local(n: ast.AST) -> bool:
-        return any((type(m) is ast.Call and (dotted(m.func) in K.LOCAL_DEVICE_CALLS or id(m) in local_meshes))
+        return any((type(m) is ast.Call and (own(m) or id(m) in local_meshes))
                    or (type(m) is ast.Name and m.id in local_names) for m in ast.walk(n))
 
     calls, refs, assigns = [], [], []  # (one walk: most modules name no device set at all)
@@ -1952,6 +1971,8 @@ def _device_scope(tree: ast.Module, imports: dict[str, str]) -> str:
                                       if type(m) is ast.Name]))
     counts: set[str] = set()
     counts |= {t.id for v, ts in assigns for t in ts if len(ts) == 1 and local_count(v)}
+    if any(dotted(n.func) in K.LOCAL_DEVICE_CALLS and not own(n) for n in calls):
+        return "global"  # (another process's devices)
     # It must build a device set of its own (naming the local count for a batch size is not one).
     scope = ""
     local_meshes: set[int] = set()  # `create_device_mesh` calls over this process's devices
@@ -1987,10 +2008,12 @@ def _device_scope(tree: ast.Module, imports: dict[str, str]) -> str:
     for n in refs:
         t = type(n)
         if t is ast.Name or t is ast.Attribute:
+            if t is ast.Attribute and n.attr in K.COLLECTIVE_METHOD_NAMES:
+                return "global"  # (a barrier, whatever the receiver)
             q = dotted(n)
             if q is None:
                 continue
-            if q in K.GLOBAL_DEVICE_NAMES or q.startswith(K.GLOBAL_DEVICE_PREFIXES):
+            if q in K.GLOBAL_DEVICE_NAMES or q.startswith(K.GLOBAL_DEVICE_PREFIXES) or _collective_name(q):
                 return "global"
             if q in K.DEVICE_SPANNING_WRAPPERS and id(n) not in placed:
                 return "global"  # (a decorator, or a call given no devices)

@@ -24,6 +24,9 @@ def scope(src: str) -> str:
     "from jax.experimental import mesh_utils\nm = mesh_utils.create_device_mesh((1, 1))\n",
     "import jax\nfrom functools import partial\n@partial(jax.pmap, devices=jax.local_devices())\ndef f(x):\n    return x\n",
     "import jax\nf = jax.pmap(lambda x: x, devices=jax.local_devices()[:2])\n",
+    # the `lax` axis collectives run over the local mesh they are mapped on
+    "import jax\nfrom functools import partial\n@partial(jax.pmap, axis_name='i', devices=jax.local_devices())\n"
+    "def f(x):\n    return jax.lax.psum(x, 'i')\n",
 ])
 def test_local_device_sets(src):
     assert scope(src) == "local"
@@ -43,6 +46,15 @@ def test_local_device_sets(src):
     # a pmap given no devices spans every process
     "import jax\nn = jax.local_device_count()\n@jax.pmap\ndef f(x):\n    return x\n",
     "import jax\nfrom functools import partial\nn = jax.local_device_count()\n@partial(jax.pmap, axis_name='i')\ndef f(x):\n    return x\n",
+    # another process's devices, whoever asks (review 7)
+    "import jax\nimport numpy as np\nfrom jax.sharding import Mesh\n"
+    "m = Mesh(np.array(jax.local_devices(process_index=0) + jax.local_devices(process_index=1)), ('d',))\n",
+    "import jax\nfrom jax.sharding import Mesh\nm = Mesh(jax.local_devices(), ('d',))\nother = jax.local_devices(1)\n",
+    # a cross-process collective the analysis knows, other than the `lax` axis ones (review 7)
+    "import jax\nfrom flax.training import checkpoints\nfrom jax.sharding import Mesh\n"
+    "m = Mesh(jax.local_devices(), ('d',))\ncheckpoints.save_checkpoint_multiprocess('/c', {}, 0)\n",
+    "import jax\nfrom jax.sharding import Mesh\nm = Mesh(jax.local_devices(), ('d',))\n"
+    "def wait(client):\n    client.wait_at_barrier('b', 1000)\n",
     # orbax synchronizes every process on its own
     "import jax\nimport orbax.checkpoint as ocp\nn = jax.local_device_count()\n",
 ])
