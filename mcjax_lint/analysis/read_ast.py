@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 
+from mcjax_lint.analysis.reader import dispatch, read_assert, same_fields  # noqa: F401 (a reader's part)
+
 _OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
         ast.Pow: "**", ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|", ast.BitAnd: "&", ast.BitXor: "^",
         ast.MatMult: "@", ast.USub: "-", ast.UAdd: "+", ast.Not: "not", ast.Invert: "~"}
@@ -44,7 +46,6 @@ _READ = {
                          [a.value if isinstance(a, ast.Starred) else a for a in n.args] + [k.value for k in n.keywords]),
     ast.JoinedStr: lambda n: ("text",),
     ast.Dict: lambda n: ("dict", n.values),
-    ast.Subscript: lambda n: ("subscript", n.value),
     ast.Tuple: lambda n: ("tuple", n.elts),
     ast.List: lambda n: ("seq", n.elts),
     ast.Set: lambda n: ("seq", n.elts),
@@ -55,18 +56,9 @@ _READ = {
     ast.UnaryOp: lambda n: ("unary", _OPS[type(n.op)], n.operand),
     ast.BoolOp: lambda n: ("boolop", "and" if isinstance(n.op, ast.And) else "or", n.values),
     ast.Compare: _compare,
-    ast.IfExp: lambda n: ("ifexp", n.body, n.orelse),
-    ast.Lambda: lambda n: ("lambda",),
     # statements (`semantics.order_free_accumulators`)
     ast.Assign: lambda n: ("assign", n.targets, n.value),
-    ast.AnnAssign: lambda n: ("assign", [n.target], n.value) if n.value is not None else ("pass",),
     ast.AugAssign: lambda n: ("augassign", n.target, _OPS[type(n.op)], n.value),
-    ast.If: lambda n: ("if", n.test, n.body, n.orelse),
-    ast.Expr: lambda n: ("expr", n.value),
-    ast.Break: lambda n: ("break",),
-    ast.Continue: lambda n: ("continue",),
-    ast.Pass: lambda n: ("pass",),
-    ast.Return: lambda n: ("return",),
 }
 
 
@@ -167,14 +159,8 @@ def argument(n: ast.Call, position: int, keyword: str):
     return next((k.value for k in n.keywords if k.arg == keyword), None)
 
 
-def read_assert(n: ast.Assert) -> tuple:
-    """An `assert` as `semantics.StatementRules.st_Assert` reads it: (test, message or None)."""
-    return (n.test, n.msg)
-
-
-def read(node) -> tuple:
-    f = _READ.get(type(node))
-    return f(node) if f is not None else ("other", type(node).__name__.lower())
+_READ.update(same_fields(ast))
+read = dispatch(_READ)
 
 
 def statements(block) -> list:

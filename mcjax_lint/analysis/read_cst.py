@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from mcjax_lint.analysis.reader import dispatch, read_assert, same_fields  # noqa: F401 (a reader's part)
+
 _OPS = {cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/", cst.FloorDivide: "//",
         cst.Modulo: "%", cst.Power: "**", cst.LeftShift: "<<", cst.RightShift: ">>", cst.BitOr: "|",
         cst.BitAnd: "&", cst.BitXor: "^", cst.MatrixMultiply: "@", cst.Minus: "-", cst.Plus: "+", cst.Not: "not",
@@ -66,7 +68,6 @@ _READ = {
     cst.FormattedString: lambda n: ("text",),
     cst.ConcatenatedString: lambda n: ("text",),
     cst.Dict: lambda n: ("dict", [e.value for e in n.elements]),
-    cst.Subscript: lambda n: ("subscript", n.value),
     cst.Tuple: lambda n: ("tuple", _elements(n)),
     cst.List: lambda n: ("seq", _elements(n)),
     cst.Set: lambda n: ("seq", _elements(n)),
@@ -77,18 +78,9 @@ _READ = {
     cst.UnaryOperation: lambda n: ("unary", _OPS[type(n.operator)], n.expression),
     cst.BooleanOperation: lambda n: ("boolop", "and" if isinstance(n.operator, cst.And) else "or", [n.left, n.right]),
     cst.Comparison: _compare,
-    cst.IfExp: lambda n: ("ifexp", n.body, n.orelse),
-    cst.Lambda: lambda n: ("lambda",),
     # statements (`semantics.order_free_accumulators`)
     cst.Assign: lambda n: ("assign", [t.target for t in n.targets], n.value),
-    cst.AnnAssign: lambda n: ("assign", [n.target], n.value) if n.value is not None else ("pass",),
     cst.AugAssign: lambda n: ("augassign", n.target, _AUG.get(type(n.operator), "?"), n.value),
-    cst.If: lambda n: ("if", n.test, n.body, n.orelse),
-    cst.Expr: lambda n: ("expr", n.value),
-    cst.Break: lambda n: ("break",),
-    cst.Continue: lambda n: ("continue",),
-    cst.Pass: lambda n: ("pass",),
-    cst.Return: lambda n: ("return",),
 }
 
 
@@ -195,14 +187,8 @@ def argument(n: cst.Call, position: int, keyword: str):
     return next((a.value for a in n.args if a.keyword is not None and a.keyword.value == keyword), None)
 
 
-def read_assert(n: cst.Assert) -> tuple:
-    """An `assert` (see read_ast.read_assert)."""
-    return (n.test, n.msg)
-
-
-def read(node) -> tuple:
-    f = _READ.get(type(node))
-    return f(node) if f is not None else ("other", type(node).__name__.lower())
+_READ.update(same_fields(cst))
+read = dispatch(_READ)
 
 
 def statements(block) -> list:

@@ -1816,42 +1816,30 @@ class _Summarizer(semantics.StatementRules):
     def _value_refs(self) -> list[str]:
         """Project functions named here other than as the callee of a call (see `value_refs`):
         loaded names and `module.attr` reads, except a call's callee and an attribute's base
-        (`mod.f`: read as the attribute). One walk, each node with whether it is in such a place."""
+        (`mod.f`: read as the attribute)."""
         out = set()
         defs, imports = self.module_defs, self.imports
-        todo: list = [(self.tree, False)]
-        pop, push = todo.pop, todo.append
-        while todo:
-            n, callee_or_base = pop()
+        nodes = _nodes(self.tree)
+        placed = set()  # (ids of the callees and attribute bases: not named as values)
+        for n in nodes:
+            t = type(n)
+            if t is ast.Call:
+                placed.add(id(n.func))
+            elif t is ast.Attribute:
+                placed.add(id(n.value))
+        for n in nodes:
             t = type(n)
             if t is ast.Name:
-                if not callee_or_base and type(n.ctx) is ast.Load:
+                if type(n.ctx) is ast.Load and id(n) not in placed:
                     q = defs.get(n.id) or imports.get(n.id)
                     if q and not q.startswith(_EXTERNAL_ROOTS):
                         out.add(q)
-                continue
-            if t is ast.Constant:
-                continue
-            if t is ast.Attribute:
+            elif t is ast.Attribute:
                 v = n.value
-                if not callee_or_base and type(n.ctx) is ast.Load and type(v) is ast.Name and v.id in imports:
+                if type(n.ctx) is ast.Load and type(v) is ast.Name and v.id in imports and id(n) not in placed:
                     q = f"{imports[v.id]}.{n.attr}"
                     if not q.startswith(_EXTERNAL_ROOTS):
                         out.add(q)
-                push((v, True))
-                continue
-            func = n.func if t is ast.Call else None
-            fields = _CHILD_FIELDS.get(t)
-            if fields is None:
-                fields = _CHILD_FIELDS[t] = tuple(f for f in t._fields if f != "ctx")
-            for f in fields:
-                v = getattr(n, f, None)
-                if type(v) is list:
-                    for x in v:
-                        if isinstance(x, ast.AST):
-                            push((x, False))
-                elif isinstance(v, ast.AST):
-                    push((v, v is func))
         return sorted(out)
 
     def _pins_cpu(self) -> bool:
