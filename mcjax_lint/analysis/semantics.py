@@ -1328,6 +1328,8 @@ class StatementRules:
     `read_comprehension` give a statement's parts),
     `run_block` (a block of statements; None: no statement), what `branches` asks, `data` (what a value carries into an operator's result),
     `tracks_target` (an augmented assignment's target whose current value the pass knows),
+    `constant_binding` (the value a name bound to an expression takes: marked constant where the
+    pass tracks constants, `is_constant`),
     `assign_targets` (an assignment's target expressions) and `st_other` (a statement it has no
     rule for)."""
 
@@ -2152,6 +2154,7 @@ class StatementRules:
             v = self.as_number(v)
         if self.is_host(node.value):
             v = self.as_host(v)
+        v = self.constant_binding(node.value, v)
         targets = self.assign_targets(node)
         for t in targets:
             self.bind(t, v)
@@ -2160,7 +2163,8 @@ class StatementRules:
     def st_AnnAssign(self, node) -> None:
         if node.value is not None:  # (a bare annotation binds nothing)
             v = self.ev(node.value)
-            self.bind(node.target, self.as_host(v) if self.is_host(node.value) else v)
+            v = self.constant_binding(node.value, self.as_host(v) if self.is_host(node.value) else v)
+            self.bind(node.target, v)
             note_string_binding(self.scope, node.target, node.value, self.read)
 
 
@@ -2260,6 +2264,48 @@ def is_host_data(node: object, read: Reader, host_name: HostName, qualify: Quali
             if host(f[1]):  # a method of a numpy array (`x.reshape(...)`, `x.astype(...)`)
                 return True
         return local_call(node)
+    return False
+
+
+# Calls that make the same value everywhere from constant arguments: conversions and displays,
+# and numpy / jax.numpy constructors (`np.full((1,), 7)`), not those that draw numbers or read files.
+_CONSTANT_BUILTINS = frozenset({"int", "float", "bool", "str", "tuple", "list", "range"})
+_CONSTANT_ARRAY_MODULES = ("numpy.", "jax.numpy.")
+_NOT_CONSTANT_ARRAY_CALLS = ("numpy.random.", "numpy.load", "numpy.fromfile", "numpy.loadtxt", "numpy.genfromtxt",
+                             "numpy.memmap", "jax.numpy.load")
+
+
+def is_constant(node: object, read: Reader, const_name: HostName, qualify: Qualify,
+                is_project: Callable[[str], bool]) -> bool:
+    """Whether `node` has the same value on every process by construction: literals (not
+    f-strings: they format values), `True`/`False`/`None`, names the pass has seen bound to a
+    constant (`const_name`), a library's attributes (`np.int32`; not the project's: `is_project`),
+    displays, arithmetic and conversions of constants, and numpy / jax.numpy constructors given
+    constants (`np.full((1,), 7, dtype=np.int32)`), not those that draw numbers or read files."""
+    def const(n: object) -> bool:
+        return is_constant(n, read, const_name, qualify, is_project)
+
+    r = read(node)
+    tag = r[0]
+    if tag in ("number", "string"):
+        return True
+    if tag == "other":
+        return r[1] in ("imaginary", "simplestring", "constant")
+    if tag == "name":
+        return r[1] in ("True", "False", "None") or const_name(r[1])
+    if tag == "attr":
+        q = qualify(node)
+        return q is not None and not is_project(q)
+    if tag in ("tuple", "seq"):
+        return all(const(e) for e in r[1])
+    if tag == "binop":
+        return const(r[2]) and const(r[3])
+    if tag == "unary":
+        return len(r) > 2 and const(r[2])
+    if tag == "call":
+        q = qualify(r[1]) or ""
+        return (q in _CONSTANT_BUILTINS or q.startswith(_CONSTANT_ARRAY_MODULES)
+                and not q.startswith(_NOT_CONSTANT_ARRAY_CALLS)) and all(const(a) for a in r[3])
     return False
 
 

@@ -1231,6 +1231,9 @@ class _Summarizer(semantics.StatementRules):
         return semantics.is_host_data(node, read, self._host, self.qualify, lambda n: id(n) in self._local_call_nodes)
 
     as_host = staticmethod(lambda v: dict(v, host=True))
+    # (no summary fact needs to know that a value is a constant: `semantics.is_constant` is asked
+    # by the precise pass alone)
+    constant_binding = staticmethod(lambda node, v: v)
 
     def _runs_locally(self, hostable: bool | str, node: ast.Call) -> bool:
         """A call of a jitted function that runs on this process alone (semantics.jitted_call_is_local)."""

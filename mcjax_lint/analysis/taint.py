@@ -26,7 +26,7 @@ from mcjax_lint.analysis.tree import OWN_SCOPE, children, walk as _walk
 from mcjax_lint.analysis.positions import Range
 
 from mcjax_lint import knowledge as K
-from mcjax_lint.analysis import evidence, kinds, semantics
+from mcjax_lint.analysis import evidence, kinds, local_uses, semantics
 from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.index import ProjectIndex, short_name
 from mcjax_lint.analysis import read_cst
@@ -174,6 +174,13 @@ class FileAnalysis(semantics.StatementRules):
 
     def line(self, node: cst.CSTNode) -> int:
         return self.pos(node)[0]
+
+    # ================================================================ facts rules ask
+    def read_after(self, call: cst.Call, name: str) -> bool:
+        """Whether the variable `name` of the scope of `call`, a collective whose result is
+        dropped (`discarded`), is read after the call before it is bound again."""
+        scope = self.discarded.get(call)
+        return scope is not None and local_uses.read_after(scope, name, self.pos(call)[2], self.line)
 
     def src(self, node: cst.CSTNode, desc: str, kind: str = "", fix: Fix | None = None) -> Src:
         r = self.pos(node)
@@ -1476,6 +1483,17 @@ class FileAnalysis(semantics.StatementRules):
         return semantics.is_host_data(node, read, self._host, self.qualify, lambda n: id(n) in self._local_call_nodes)
 
     as_host = staticmethod(lambda v: replace(v, host=True))
+
+    # (`semantics` decides what is a constant; this pass says which names hold one, for the rules
+    # that ask whether an argument is the same everywhere by construction: MCJ305)
+    def _const(self, name: str) -> bool:
+        v = semantics.lookup(self.scope, self.module_scope.env, name)
+        return bool(v and v.const)
+
+    def constant_binding(self, node: cst.BaseExpression, v: Val) -> Val:
+        if semantics.is_constant(node, read, self._const, self.qualify, self.index.functions.__contains__):
+            return replace(v, const=True)
+        return v
 
     def _jitted_call(self, fv: Val, node: cst.Call) -> tuple[Val, str | None]:
         """(result, collective work) of calling jitted `fv` (not proven local): a guess when its

@@ -142,14 +142,18 @@ class Val:
     # own taint stays the join of all of them: what a read with a computed key, or any use of the
     # dict as a whole, sees.
     keys: tuple | None = None
+    # The same value on every process by construction: bound to an expression of literals
+    # (`semantics.is_constant`: `np.full((1,), 7)`). Kept only where every joined value is one.
+    const: bool = False
 
     def join(self, other: Val) -> Val:
         if other is self:
             return self
         if _is_bottom(other):
-            return replace(self, host=False) if self.host else self  # (BOTTOM may be an unknown value)
+            # (BOTTOM may be an unknown value)
+            return replace(self, host=False, const=False) if self.host or self.const else self
         if _is_bottom(self):
-            return replace(other, host=False) if other.host else other
+            return replace(other, host=False, const=False) if other.host or other.const else other
         # (a source reached both ways, certainly and by a guess, keeps its most certain way)
         return Val(
             union_sources(self.pd, other.pd),
@@ -181,13 +185,14 @@ class Val:
             if self.callable or other.callable else False,
             self.replicated and other.replicated,
             _join_keys(self.keys, other.keys),
+            self.const and other.const,
         )
 
     # Taint only (drops object kinds): what flows into a value computed from this one.
     def taint(self) -> Val:
         if not (self.unordered or self.callable or self.ckpt or self.sharding or self.glob or self.cls or self.fn
                 or self.struct or self.items is not None or self.sanitized or self.ext or self.elems
-                or self.factory or self.host or self.keys is not None) and not self.subgroup:
+                or self.factory or self.host or self.keys is not None or self.const) and not self.subgroup:
             return self
         return Val(self.pd, self.pdc, self.order, self.hash, self.shape, self.tree, subgroup=self.subgroup)
 
