@@ -12,35 +12,53 @@ import libcst as cst
 
 
 class _NameUses(cst.CSTVisitor):
-    """Each use of `name` in a body, in source order: (node, binds it); not in nested defs."""
+    """Each use of `name` in a body, in the order Python runs them: (node, binds it); not in
+    nested defs. An assignment's value is read before its targets are bound (`x = x + 1` reads
+    `x` first); a target that unpacks (`a, x = f()`) or a loop's target binds, it reads nothing."""
 
     def __init__(self, name: str):
         self.name = name
         self.uses: list[tuple[cst.Name, bool]] = []
-        self._seen: set[int] = set()  # (attribute and keyword names, binding targets: no read)
+        self._seen: set[int] = set()  # (attribute and keyword names: no read)
         self.bound = False  # bound in the body (a variable of its own, not a class or a global)
 
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        if isinstance(node.target, cst.Name) and node.target.value == self.name:
-            self.uses.append((node.target, True))
-            self._seen.add(id(node.target))
-            self.bound = True
-        elif isinstance(node.target, (cst.Tuple, cst.List)):
-            for e in node.target.elements:
-                self._bound(e.value)
+    def _target(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            if target.value == self.name:
+                self.uses.append((target, True))
+                self.bound = True
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for e in target.elements:
+                self._target(e.value)
+        elif isinstance(target, cst.StarredElement):
+            self._target(target.value)
+        else:
+            target.visit(self)  # (`obj.x = v`, `d[k] = v`: read `obj`, `d`, `k`)
 
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._bound(node.target)
+    def visit_Assign(self, node: cst.Assign) -> bool:
+        node.value.visit(self)
+        for t in node.targets:
+            self._target(t.target)
+        return False
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> bool:
+        if node.value is None:
+            return False  # (a bare annotation binds nothing)
+        node.value.visit(self)
+        self._target(node.target)
+        return False
+
+    def visit_For(self, node: cst.For) -> bool:
+        node.iter.visit(self)
+        self._target(node.target)
+        node.body.visit(self)
+        if node.orelse is not None:
+            node.orelse.visit(self)
+        return False
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bound(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._bound(node.target)
-
-    def _bound(self, target: cst.CSTNode) -> None:
-        if isinstance(target, cst.Name) and target.value == self.name:
-            self.bound = True
+        if isinstance(node.target, cst.Name) and node.target.value == self.name:
+            self.bound = True  # (`x += v` reads `x`, then binds it)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._seen.add(id(node.attr))  # (`obj.x` reads no name `x`)

@@ -54,3 +54,37 @@ def test_constant_rebound_from_data_is_no_constant(tmp_path):
             mu.process_allgather(n)
             return n
         """) == [(10, "error")]
+
+
+def test_the_value_at_the_call_decides(tmp_path):
+    # (a constant when gathered; bound to per-process data only afterwards)
+    assert _mcj305(tmp_path, """
+        def f(path):
+            ready = np.ones((1,), dtype=np.int8)
+            mu.process_allgather(ready)
+            print(ready)
+            ready = np.load(f"{path}-{jax.process_index()}.npy")
+            return ready
+        """) == []
+
+
+def test_a_name_bound_to_a_constant_is_a_constant(tmp_path):
+    assert _mcj305(tmp_path, """
+        SCHEMA = (2, 1)
+
+        def f():
+            version = np.array(SCHEMA, dtype=np.int32)
+            mu.broadcast_one_to_all(version)
+            return version
+        """) == []
+
+
+def test_a_constant_in_a_loop_joined_with_data_is_no_constant(tmp_path):
+    assert _mcj305(tmp_path, """
+        def f(steps):
+            total = np.zeros((1,))
+            for _ in range(steps):
+                mu.process_allgather(total)
+                total = total + jax.process_index()
+            return total
+        """) == [(9, "error")]
