@@ -65,13 +65,13 @@ def analyze_source(source: str, path: str, module: str, index: ProjectIndex, set
     from mcjax_lint.rules import RULES, visitor_classes
     from mcjax_lint.rules.base import RuleContext
 
+    own = _own_summary(source, path, module, index)
+    if index.single_process_script(own):
+        return []  # (decided from the summary: a program of one process is not parsed again)
     mod = parse_module(source, path)
     try:
         wrapper = MetadataWrapper(mod, unsafe_skip_copy=True)
         positions = lean_positions(wrapper.module)
-        own = _own_summary(source, path, module, index)
-        if index.single_process_script(own):
-            return []
         fa = FileAnalysis(wrapper.module, positions, path, module, index, settings, own.imports, source)
         fa.seeded_modules = set(own.seeded_rngs)
         fa.run()
