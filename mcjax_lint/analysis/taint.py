@@ -960,7 +960,7 @@ class FileAnalysis(semantics.StatementRules):
                 name = self.index._follow_reexport(info.name) if info is not None and info.name else None
                 if name not in starters:
                     out.append(c)
-            return sorted(out, key=self.line)
+            return sorted(out, key=self.pos)  # (source order: two calls on a line, the first written)
 
         own = main(self.collective_scopes.get(scope, ())) if scope not in on_threads else []
         if own:
