@@ -2309,6 +2309,35 @@ def is_constant(node: object, read: Reader, const_name: HostName, qualify: Quali
     return False
 
 
+# Library functions that write into one of their arguments (its position): numpy's in-place ones.
+_WRITES_INTO = {"numpy.copyto": 0, "numpy.put": 0, "numpy.place": 0, "numpy.putmask": 0, "numpy.fill_diagonal": 0,
+                "numpy.random.shuffle": 0, "random.shuffle": 0}
+
+
+def written_arguments(node: object, read: Reader, qualify: Qualify, argument: Callable, is_project: Callable[[str], bool]) -> list:
+    """The argument nodes a call may write into, so that what they held before is no longer
+    known to be what they hold after: a method's receiver (`a.fill(x)`, `a.sort()`), an `out=`
+    argument, the destination of numpy's in-place functions (`np.copyto(dst, src)`), and every
+    argument of a call the engine cannot tell is a library's (a project function, an unknown
+    callee: it may fill what it is given); not those of calls known to change nothing
+    (`knowledge.NON_MUTATING_CALLS`)."""
+    r = read(node)
+    func = r[1]
+    out = [] if (o := argument(node, 1 << 30, "out")) is None else [o]
+    f = read(func)
+    if f[0] == "attr" and qualify(func) is None:
+        return out + [f[1]]  # (a method of a value)
+    q = qualify(func)
+    if q in K.NON_MUTATING_CALLS:
+        return out
+    if q in _WRITES_INTO:
+        dst = argument(node, _WRITES_INTO[q], "a" if q != "numpy.copyto" else "dst")
+        return out + ([dst] if dst is not None else [])
+    if q is None or is_project(q):
+        return out + list(r[3])
+    return out
+
+
 def _one_device(node: object, read: Reader, qualify: Qualify) -> bool:
     """`jax.local_devices()[i]`, `jax.devices()[i]`: one device (not a sharding). An array put
     there lives on that device alone, so work on it is that process's own."""

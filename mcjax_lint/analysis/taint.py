@@ -591,6 +591,7 @@ class FileAnalysis(semantics.StatementRules):
     # ---------------------------------------------------------------- calls
     def ev_Call(self, node: cst.Call) -> Val:
         result = self._ev_call(node)
+        self._unconstant_written(node)
         traced = self._traced_scope()
         if traced is not None and result is not None and result.pd:
             info = self.calls[node]
@@ -1489,6 +1490,16 @@ class FileAnalysis(semantics.StatementRules):
     def _const(self, name: str) -> bool:
         v = semantics.lookup(self.scope, self.module_scope.env, name)
         return bool(v and v.const)
+
+    def _unconstant_written(self, node: cst.Call) -> None:
+        """A constant a call may write into (`np.copyto(ready, local)`, `ready.fill(n)`) is no
+        longer one by construction: its variable loses `const` (`semantics.written_arguments`)."""
+        if not isinstance(node.func, cst.Attribute) and not any(isinstance(a.value, cst.Name) for a in node.args):
+            return
+        for a in semantics.written_arguments(node, read, self.qualify, read_cst.argument,
+                                             self.index.functions.__contains__):
+            if isinstance(a, cst.Name) and (cur := self.local(a.value)) is not None and cur.const:
+                self.scope.env[a.value] = replace(cur, const=False)
 
     def constant_binding(self, node: cst.BaseExpression, v: Val) -> Val:
         if semantics.is_constant(node, read, self._const, self.qualify, self.index.functions.__contains__):
