@@ -2309,6 +2309,12 @@ def is_constant(node: object, read: Reader, const_name: HostName, qualify: Quali
     return False
 
 
+# Methods that change their receiver in place: numpy arrays' in-place methods, and the mutators
+# of lists, dicts, sets and deques (`MUTATORS`). Any other method of a value (`a.sum()`,
+# `a.astype(t)`, `a.copy()`) returns a new one and leaves it as it was.
+_IN_PLACE_METHODS = MUTATORS | frozenset({"fill", "put", "sort", "resize", "itemset", "setflags", "partition",
+                                          "pop", "popitem", "remove", "discard", "clear", "reverse",
+                                          "popleft", "rotate"})
 # Library functions that write into one of their arguments (its position): numpy's in-place ones.
 _WRITES_INTO = {"numpy.copyto": 0, "numpy.put": 0, "numpy.place": 0, "numpy.putmask": 0, "numpy.fill_diagonal": 0,
                 "numpy.random.shuffle": 0, "random.shuffle": 0}
@@ -2316,17 +2322,18 @@ _WRITES_INTO = {"numpy.copyto": 0, "numpy.put": 0, "numpy.place": 0, "numpy.putm
 
 def written_arguments(node: object, read: Reader, qualify: Qualify, argument: Callable, is_project: Callable[[str], bool]) -> list:
     """The argument nodes a call may write into, so that what they held before is no longer
-    known to be what they hold after: a method's receiver (`a.fill(x)`, `a.sort()`), an `out=`
+    known to be what they hold after: the receiver of an in-place method (`a.fill(x)`,
+    `a.sort()`, `xs.append(v)`; not `a.sum()`, `a.astype(t)`: `_IN_PLACE_METHODS`), an `out=`
     argument, the destination of numpy's in-place functions (`np.copyto(dst, src)`), and every
-    argument of a call the engine cannot tell is a library's (a project function, an unknown
-    callee: it may fill what it is given); not those of calls known to change nothing
+    argument of a function (not a method) the engine cannot tell is a library's (a project
+    function, an unknown callee: it may fill what it is given); not those of calls known to change nothing
     (`knowledge.NON_MUTATING_CALLS`)."""
     r = read(node)
     func = r[1]
     out = [] if (o := argument(node, 1 << 30, "out")) is None else [o]
     f = read(func)
     if f[0] == "attr" and qualify(func) is None:
-        return out + [f[1]]  # (a method of a value)
+        return out + [f[1]] if f[2] in _IN_PLACE_METHODS else out  # (a method of a value)
     q = qualify(func)
     if q in K.NON_MUTATING_CALLS:
         return out
