@@ -464,7 +464,7 @@ def plan_change(index: Any, old: dict, new: dict, summary: Any, other_new_mentio
     changed = {q for q in set(fo) | set(fn) if norm_o.get(q) != norm_n.get(q)}
     lines: dict[int, int] = {}
     for k in old:
-        if k not in ("functions", "imported_modules", "imports") and k not in _UNREAD:
+        if k not in ("functions", "imported_modules", "imports", "device_scope") and k not in _UNREAD:
             _pair(_without_methods(old[k]) if k == "classes" else old[k],
                   _without_methods(new[k]) if k == "classes" else new[k], lines)
     for q in sorted(set(fo) & set(fn)):

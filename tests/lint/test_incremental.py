@@ -266,3 +266,26 @@ def test_an_init_of_a_class_only_its_file_builds_is_re_solved_in_place(tmp_path)
     assert pre[2].stats.resolved, pre[2].stats.relocation_refused
     assert "pkg.utils.local" in ref[2].index.collective
     assert chk.diff_facts(chk.facts(pre[2].index), chk.facts(chk.shipped(ref[2].index))) == []
+
+
+def test_a_device_scope_change_reaches_the_local_only_script_importing_it(tmp_path):
+    """A module a local-only script imports (tests/lint/test_device_scope.py) gains a job-wide
+    barrier: the script is no longer single-process, so the cached index is not relocated and the
+    script's findings equal a rebuild's. (Without a local-only script the scope is read by nobody
+    and a change of it is relocated: test_an_init_of_a_class_only_its_file_builds_is_re_solved_in_place.)"""
+    root = _pkg_project(tmp_path)
+    run = ("import os\nimport jax\nimport numpy as np\nfrom jax.sharding import Mesh, NamedSharding, PartitionSpec\n"
+           "from pkg import utils\n\nmesh = Mesh(np.array(jax.local_devices()), ('d',))\n"
+           "step = jax.jit(lambda x: x, out_shardings=NamedSharding(mesh, PartitionSpec('d')))\n"
+           "for name in os.listdir('.'):\n    step(np.load(name))\n    utils.done()\n")
+    (root / "pkg" / "run.py").write_text(run)
+    utils = root / "pkg" / "utils.py"
+    src = "from jax.experimental import multihost_utils\n\n\ndef done():\n    {stmt}\n"
+    utils.write_text(src.format(stmt="pass"))
+    chk.lint(root, None)
+    utils.write_text(src.format(stmt="multihost_utils.sync_global_devices('x')"))
+    pre = chk.lint(root, [utils], need_index=True)
+    assert not pre[2].stats.resolved and "device_scope" in pre[2].stats.relocation_refused
+    inc = chk.lint(root, [root / "pkg" / "run.py"], need_index=True)
+    ref = chk.lint(root, [root / "pkg" / "run.py"], need_index=True, reference=True)
+    assert inc[0] == ref[0] and ref[0], "the script's findings after the edit equal a rebuild's (and exist)"
