@@ -116,7 +116,8 @@ SIZED_DRAWS: dict[str, int] = {
 SIZED_DRAW_KEYWORDS = {"random.sample": "k"}
 # Iterators that never end (`itertools.repeat` only without its count: `semantics.endless_call`),
 # and the dataset method that repeats forever when given no count (`semantics.endless_repeat`).
-ENDLESS_ITERATORS = frozenset({"itertools.cycle", "itertools.count"})
+ENDLESS_ITERATORS = frozenset({"itertools.count"})
+CYCLING_ITERATORS = frozenset({"itertools.cycle"})  # endless unless what they cycle through is empty
 ENDLESS_REPEAT_METHODS = frozenset({"repeat"})  # the size's keyword where it is not `size`
 # jax.random: a key decides a draw's values, never its shape (the shape is a shape argument's, or
 # the key's own). Functions of `jax.random` whose every argument is such content (a seed, the data

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from mcjax_lint import knowledge as K
-from mcjax_lint.analysis import semantics
+from mcjax_lint.analysis import kinds, semantics
 from mcjax_lint.analysis.values import Src, Val
 
 # Why a step is a guess (the texts users read in the chain).
@@ -60,6 +60,10 @@ EQUAL_PIECES = ("a per-process piece of equal ones (`x[i::n]`, `range(i, stop, n
 EQUAL_PIECES_TEXT = "a per-process piece of equal ones"
 # The call a summary writes for such a piece of a value it cannot resolve yet (`ProjectIndex.call_name`).
 EQUAL_PIECES_CALL = "<equal pieces>"
+POSSIBLY_EMPTY = ("data repeated forever (`itertools.cycle(xs)`, `ds.repeat()`), whose iterations end at once only on "
+                  "a process whose data is empty")
+POSSIBLY_EMPTY_TEXT = "data repeated forever"
+POSSIBLY_EMPTY_CALL = "<repeated forever>"  # (as EQUAL_PIECES_CALL, for `possibly_empty`)
 
 # Markers the engine writes into a collective work's description when it guessed it.
 BY_NAME_NOTE = "(resolved by method name)"
@@ -163,6 +167,15 @@ def equal_pieces(v: Val, line: int = 0) -> Val:
         return v
     return replace(mark(Val(pd=v.pd), EQUAL_PIECES, EQUAL_PIECES_TEXT, line), pdc=v.pdc | v.pd,
                    order=v.order, hash=v.hash, shape=v.shape, tree=v.tree)
+
+
+def possibly_empty(v: Val, line: int = 0) -> Val:
+    """How many times data carrying `v` repeated forever runs (`itertools.cycle(xs)`): never
+    ending, unless xs is empty, when it ends at once: what made its count differ (its
+    process-dependent value, its length), as a guess (`POSSIBLY_EMPTY`)."""
+    # (a count alone: an element taken from it has none of these shapes, `Val.element`)
+    counts = Val(pd=v.pd, shape=frozenset(replace(s, kind=kinds.LENGTH) for s in v.shape if s.kind != kinds.ELEMENTS))
+    return mark(counts, POSSIBLY_EMPTY, POSSIBLY_EMPTY_TEXT, line)
 
 
 def length_only(v: Val) -> Val:

@@ -702,14 +702,22 @@ def draw_of_given_size(q: str, positional: int, keywords: Collection[str]) -> bo
     return positional > 0 if at == -1 else ("size" in keywords or positional > at)
 
 
-def endless_call(q: str, positional: list, every: list) -> bool:
-    """Whether a call of `q` with these arguments (`positional` ones, `every` one) makes an iterator that never
-    ends: `itertools.cycle(xs)`, `itertools.count()`, `itertools.repeat(x)` without a count.
+ENDLESS = "endless"
+UNLESS_EMPTY = "unless-empty"
+
+
+def endless_call(q: str, positional: list, every: list) -> str | None:
+    """Whether a call of `q` with these arguments (`positional` ones, `every` one) makes an
+    iterator that never ends: `itertools.count()`, `itertools.repeat(x)` without a count
+    (`ENDLESS`); `itertools.cycle(xs)` unless xs is empty, when it ends at once (`UNLESS_EMPTY`).
     Iterated, it runs as long as the loop's own exits say on every process: its elements may be
-    process-local content, their number is not (`same_length`)."""
+    process-local content, their number is not (`endless`), but for an empty xs
+    (`endless_unless_empty`); None for other calls."""
     if q == "itertools.repeat":
-        return len(every) == 1 and len(positional) == 1
-    return q in K.ENDLESS_ITERATORS
+        return ENDLESS if len(every) == 1 and len(positional) == 1 else None
+    if q in K.ENDLESS_ITERATORS:
+        return ENDLESS
+    return UNLESS_EMPTY if q in K.CYCLING_ITERATORS else None
 
 
 def endless_repeat(every: list, read: Reader) -> bool:
@@ -825,6 +833,34 @@ def as_size(pd: frozenset, pdc: frozenset) -> frozenset:
 # Conversions whose result has the length of their argument (`np.asarray(x)` is len(x) long).
 LENGTH_KEEPING_CONVERSIONS = ("np.asarray", "np.array", "numpy.asarray", "numpy.array", "jnp.asarray", "jnp.array",
                               "list", "tuple")
+
+
+# numpy functions whose result's first axis is their argument's (an array of the rows of a
+# container, or of another array): `np.asarray(rows)`, `np.stack(rows)` (axis 0). Of the other
+# numpy functions (`np.transpose`, `np.stack(rows, axis=1)`) and of the array methods that move
+# axes (`x.reshape(8, -1)`, `x.T`) a row count that differed may be any axis now: the array's
+# shape differs, its rows' too (not `kinds.ROWS`).
+ROW_KEEPING_CONVERSIONS = frozenset({
+    "numpy.asarray", "numpy.array", "numpy.asanyarray", "numpy.ascontiguousarray",
+    "jax.numpy.asarray", "jax.numpy.array"})
+ROW_KEEPING_STACKS = frozenset({"numpy.stack", "numpy.vstack", "numpy.concatenate", "jax.numpy.stack",
+                                "jax.numpy.vstack", "jax.numpy.concatenate"})
+AXIS_MOVING_METHODS = frozenset({"transpose", "swapaxes", "reshape", "ravel", "flatten", "squeeze", "view",
+                                 "permute", "t", "dot"})
+AXIS_MOVING_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "flat"})
+
+
+def keeps_rows(name: str | None, method: str | None, positional: int, keywords: Collection[str]) -> bool:
+    """Whether a call of `name` (or, where None, of the method `method`) keeps the first axis of
+    an array made from a container whose length differs as its own count of rows: a numpy
+    conversion, a stack along axis 0 (no `axis` given), any call not of numpy that is no array
+    method moving axes (`ds.batch(8)`, `torch.tensor(rows)`)."""
+    if name is None:
+        return method not in AXIS_MOVING_METHODS
+    if name.startswith(("numpy.", "jax.numpy.")):
+        return name in ROW_KEEPING_CONVERSIONS or (
+            name in ROW_KEEPING_STACKS and positional <= 1 and "axis" not in keywords)
+    return True
 
 
 def converted_from(code: str) -> str | None:
@@ -1529,7 +1565,7 @@ class StatementRules:
             return self.slice_of(self.join(self.join(self.data(base), rest), self.equal_pieces(pieces, node)), length, node)
         out = self.join(self.data(base), idx)
         if counted and not self.varies(length):
-            out = self.same_length(out)
+            out = self.window(out)
         return self.slice_of(out, length, node)
 
     def range_call(self, node, positional: list):
@@ -1748,8 +1784,11 @@ class StatementRules:
             made = self.range_call(node, [v for k, v in args if isinstance(k, int)])
             if made is not None:
                 return made
-        if endless_call(q, self.read(node)[2], self.read(node)[3]):
+        endless = endless_call(q, self.read(node)[2], self.read(node)[3])
+        if endless == ENDLESS:
             return self.endless(self.data(argu))  # (each process's iteration never ends)
+        if endless == UNLESS_EMPTY:
+            return self.endless_unless_empty(self.data(argu), node)  # (... but where its data is empty)
         made = self.source_call(q, node, argu)
         if made is not None:
             return made
@@ -1866,7 +1905,8 @@ class StatementRules:
         if self.is_callable(recv):
             return self.callable_method(meth, recv)
         if meth in K.ENDLESS_REPEAT_METHODS and endless_repeat(self.read(node)[3], self.read):
-            return self.endless(self.data(recv))  # `ds.repeat()`: a dataset repeated forever
+            # `ds.repeat()`: a dataset repeated forever, ended at once where it is empty
+            return self.endless_unless_empty(self.data(recv), node)
         if self.is_subgroup(recv):
             return self.of_subgroup(self.data(self.join(recv, argu)))
         if meth in K.CHECKPOINTER_COLLECTIVE_METHODS and (self.is_checkpointer(recv) or any(

@@ -305,6 +305,8 @@ class FileAnalysis(semantics.StatementRules):
             out = replace(out, pdc=frozenset(s for s in out.pdc if semantics.shape_keeps(s.kind)))
             if base.shape:
                 out = replace(out, pd=_cap(out.pd | base.shape))
+        if attr in semantics.AXIS_MOVING_ATTRIBUTES:
+            out = _rows_anywhere(out)  # (`arr.T`: the count of rows is its last axis now)
         return out
 
     def _local_shards(self, member: str, array: Val, node: cst.CSTNode) -> Val:
@@ -322,6 +324,11 @@ class FileAnalysis(semantics.StatementRules):
             self._sink(kinds.PARTITION, kinds.ORDER, base, node, f"a per-process partition ({how} by process)")
 
     def element_at(self, out: Val, base: Val, idx: Val, node: cst.Subscript) -> Val:
+        first = _first_key(node)
+        if first != "index" and base.shape:
+            # `arr[None]` (a new first axis) is all of arr, `arr[..., 0]` keeps arr's rows
+            rows = frozenset(x for x in base.shape if x.kind in kinds.COUNTS)
+            out = replace(out, shape=_cap(out.shape | (rows if first == "..." else _rows_anywhere(Val(shape=rows)).shape)))
         if base.callable or base.cls:
             out = out.join(Val(callable=base.callable))
         if base.elems and idx.divergent:  # `STEPS[mode]` with a per-process mode: another program
@@ -330,6 +337,8 @@ class FileAnalysis(semantics.StatementRules):
         return out
 
     def slice_of(self, out: Val, length: Val, node: cst.Subscript) -> Val:
+        if _first_key(node) == "new":
+            out = _rows_anywhere(out)  # (`arr[None, :]`: its rows are on the second axis)
         if not length.pd:
             return out
         return replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"a slice bounded by {_why(length.pd)}", kinds.LENGTH), length.pd)})))
@@ -340,10 +349,17 @@ class FileAnalysis(semantics.StatementRules):
         return evidence.equal_pieces(v, self.line(node))
     same_length = staticmethod(lambda v: replace(v, pd=frozenset(), pdc=_cap(v.pd | v.pdc),
                                                  shape=frozenset(x for x in v.shape if x.kind not in kinds.COUNTS)))
+    # A window `x[:n]`: n long assuming len(x) >= n for a container; of an array's rows whose
+    # count differs, min(count, n) long, so that count stays (`np.asarray(kept)[:K]`).
+    window = staticmethod(lambda v: replace(v, pd=frozenset(), pdc=_cap(v.pd | v.pdc),
+                                            shape=frozenset(x for x in v.shape if x.kind != kinds.LENGTH)))
     # An iterator that never ends: no count; an array's shape that differed can only be its
     # elements' now (`itertools.cycle(rows)`, `ds.repeat()`).
     endless = staticmethod(lambda v: replace(v, pd=frozenset(), pdc=_cap(v.pd | v.pdc), shape=frozenset(
         x if x.kind == kinds.ELEMENTS else replace(x, kind=kinds.ELEMENTS) for x in v.shape if x.kind not in kinds.COUNTS)))
+
+    def endless_unless_empty(self, v: Val, node: cst.CSTNode) -> Val:
+        return self.endless(v).join(evidence.possibly_empty(v, self.line(node)))
 
     def _iteration_element(self, iterable: cst.BaseExpression, elem: Val) -> Val:
         """What one iteration over `iterable` gives: `elem` (an element of the whole), with the
@@ -1216,8 +1232,14 @@ class FileAnalysis(semantics.StatementRules):
                 why = _why(local.pd | local.pdc)
                 result = replace(result, shape=_cap(result.shape | frozenset({
                     self.src(node, f"`{'jnp' if mod == 'jax.numpy' else 'np'}.{fn}()` of values from {why}")})))
-        if result.shape and (name or "") not in _CONTAINER_BUILTINS and any(x.kind == kinds.LENGTH for x in result.shape):
-            result = replace(result, shape=frozenset(replace(x, kind=kinds.ROWS) if x.kind == kinds.LENGTH else x
+        if result.shape and (name or "") not in _CONTAINER_BUILTINS and any(x.kind in kinds.COUNTS for x in result.shape):
+            # An array of a container's elements has as many rows (`np.asarray(kept)`: `ROWS`);
+            # what else an array is made into may have that count on any axis (`arr.T`).
+            method = node.func.attr.value if name is None and isinstance(node.func, cst.Attribute) else None
+            rows = semantics.keeps_rows(name, method, sum(isinstance(k, int) for k, _ in args),
+                                        [k for k, _ in args if isinstance(k, str)])
+            kind = kinds.ROWS if rows else kinds.ARRAY_SHAPE
+            result = replace(result, shape=frozenset(replace(x, kind=kind) if x.kind in kinds.COUNTS else x
                                                      for x in result.shape))
         return result
 
@@ -2366,6 +2388,28 @@ def _is_none(node) -> bool:
 
 def _expr_name(node) -> str:
     return semantics.expr_name(node, read, none="function")
+
+
+def _rows_anywhere(v: Val) -> Val:
+    """`v` after an operation that may move an array's axes (`arr.T`, `arr[None]`): a count of
+    rows that differed (`kinds.ROWS`) is a shape that differs, rows included."""
+    if not any(x.kind == kinds.ROWS for x in v.shape):
+        return v
+    return replace(v, shape=frozenset(replace(x, kind=kinds.ARRAY_SHAPE) if x.kind == kinds.ROWS else x for x in v.shape))
+
+
+def _first_key(node: cst.Subscript) -> str:
+    """What a subscript's first key does to the first axis: "new" (`None`, `np.newaxis`: a new
+    axis before it), "..." (`...`: keeps it), "slice" or "index" (takes one position)."""
+    key = node.slice[0].slice if node.slice else None
+    if isinstance(key, cst.Slice):
+        return "slice"
+    value = key.value if isinstance(key, cst.Index) else None
+    if isinstance(value, cst.Ellipsis):
+        return "..."
+    if isinstance(value, cst.Name) and value.value == "None" or isinstance(value, cst.Attribute) and value.attr.value == "newaxis":
+        return "new"
+    return "index"
 
 
 def _measures(e: cst.BaseExpression, arr: str, module: cst.Module) -> bool:
