@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import kinds, semantics
-from mcjax_lint.analysis.values import Src, Val
+from mcjax_lint.analysis.values import Src, Val, rekinded
 
 # Why a step is a guess (the texts users read in the chain).
 METHOD_BY_NAME = "a method resolved by its name only (the receiver's type is unknown)"
@@ -174,7 +174,7 @@ def possibly_empty(v: Val, line: int = 0) -> Val:
     ending, unless xs is empty, when it ends at once: what made its count differ (its
     process-dependent value, its length), as a guess (`POSSIBLY_EMPTY`)."""
     # (a count alone: an element taken from it has none of these shapes, `Val.element`)
-    counts = Val(pd=v.pd, shape=frozenset(replace(s, kind=kinds.LENGTH) for s in v.shape if s.kind != kinds.ELEMENTS))
+    counts = Val(pd=v.pd, shape=rekinded((s for s in v.shape if s.kind != kinds.ELEMENTS), kinds.LENGTH))
     return mark(counts, POSSIBLY_EMPTY, POSSIBLY_EMPTY_TEXT, line)
 
 

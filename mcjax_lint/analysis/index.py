@@ -22,7 +22,7 @@ from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis import values as _values
 from mcjax_lint.analysis.summary import ELEMENT_CALL, STAR, ClassFacts, FunctionFacts, ModuleSummary, Sym, star_exports
-from mcjax_lint.analysis.values import BOTTOM, Src, Val, applied, join_all
+from mcjax_lint.analysis.values import BOTTOM, Src, Val, applied, join_all, most_certain
 from mcjax_lint.settings import AnalysisSettings
 
 MAX_ITERATIONS = 32
@@ -90,13 +90,13 @@ def _bind_guards(v: Val, q: str, f: FunctionFacts, given: tuple | None) -> Val:
         supplied = set(f.params[offset:offset + given[0]]) | set(given[1])
 
     def bind(pd: frozenset[Src]) -> frozenset[Src]:
-        out = set()
+        out = []
         for s in pd:
             param = kinds.guard_of(s.kind, q)
             if param is not None and supplied is not None and param not in supplied:
                 continue
-            out.add(replace(s, kind=kinds.unguarded(s.kind)) if s.kind.startswith(kinds.GUARD_PREFIX) else s)
-        return frozenset(out)
+            out.append(replace(s, kind=kinds.unguarded(s.kind)) if s.kind.startswith(kinds.GUARD_PREFIX) else s)
+        return most_certain(out)  # (a guarded source and its unguarded twin: one, whatever the set's order)
 
     items = tuple(replace(x, pd=bind(x.pd), pdc=bind(x.pdc)) for x in v.items) if v.items else v.items
     return replace(v, pd=bind(v.pd), pdc=bind(v.pdc), items=items)

@@ -137,6 +137,7 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
     (the index is then left half-moved: the caller must drop it). `partial`: files whose map
     covers only what did not change (`plan_change`); their other origins are forgotten."""
     origins: dict[str, dict[int, Any]] = index._origin_paths
+    from mcjax_lint.analysis.values import most_certain  # (values imports semantics, which this module precedes)
     capped = index._capped_paths
     by_short: dict[str, tuple[str, dict[int, int]]] = {}
     for path, m in moves.items():
@@ -182,18 +183,18 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
             return srcs
         # Built afresh, not edited in place: a source moved onto the line of another one (35 -> 38
         # while 38 -> 41) must not be discarded when that other one moves on.
-        out, moved = set(), False
+        out, moved = [], False
         for s in srcs:
             if s.origin:
                 short, _, ln = s.origin.rpartition(":")
                 if short in by_short:
                     nl = new_line(short, int(ln))
                     if nl is not None and nl != s.line:
-                        out.add(replace(s, line=nl, origin=f"{short}:{nl}"))
+                        out.append(replace(s, line=nl, origin=f"{short}:{nl}"))
                         moved = True
                         continue
-            out.add(s)
-        return frozenset(out) if moved else srcs
+            out.append(s)
+        return most_certain(out) if moved else srcs  # (two made one: the most certain, in any order)
 
     def fix_val(v: Any) -> Any:
         pd, pdc, order, hsh = fix_srcs(v.pd), fix_srcs(v.pdc), fix_srcs(v.order), fix_srcs(v.hash)

@@ -32,7 +32,8 @@ from mcjax_lint.analysis.index import ProjectIndex, short_name
 from mcjax_lint.analysis import read_cst
 from mcjax_lint.analysis.read_cst import last_statement, read
 from mcjax_lint.analysis.summary import FunctionFacts, jit_statics
-from mcjax_lint.analysis.values import BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, applied, join_all
+from mcjax_lint.analysis.values import (BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, applied, join_all, most_certain,
+                                        rekinded, union_sources)
 from mcjax_lint.model import Edit, Fix
 from mcjax_lint.settings import AnalysisSettings
 
@@ -212,7 +213,7 @@ class FileAnalysis(semantics.StatementRules):
         def move(s: frozenset[Src]) -> frozenset[Src]:
             if unlocated_only and all(x.located for x in s):
                 return s
-            return frozenset(x if unlocated_only and x.located else
+            return most_certain(x if unlocated_only and x.located else
                              Src(r[0], r[1], f"{x.desc} via {name}" if " via " not in x.desc else x.desc,
                                  x.kind, r[2], r[3], x.origin or f"line {x.line}", guess=x.guess) for x in s)
 
@@ -355,8 +356,8 @@ class FileAnalysis(semantics.StatementRules):
                                             shape=frozenset(x for x in v.shape if x.kind != kinds.LENGTH)))
     # An iterator that never ends: no count; an array's shape that differed can only be its
     # elements' now (`itertools.cycle(rows)`, `ds.repeat()`).
-    endless = staticmethod(lambda v: replace(v, pd=frozenset(), pdc=_cap(v.pd | v.pdc), shape=frozenset(
-        x if x.kind == kinds.ELEMENTS else replace(x, kind=kinds.ELEMENTS) for x in v.shape if x.kind not in kinds.COUNTS)))
+    endless = staticmethod(lambda v: replace(v, pd=frozenset(), pdc=_cap(v.pd | v.pdc), shape=rekinded(
+        (x for x in v.shape if x.kind not in kinds.COUNTS), kinds.ELEMENTS)))
 
     def endless_unless_empty(self, v: Val, node: cst.CSTNode) -> Val:
         return self.endless(v).join(evidence.possibly_empty(v, self.line(node)))
@@ -1120,7 +1121,7 @@ class FileAnalysis(semantics.StatementRules):
             out = evidence.length_only(out)  # (how many elements a piece holds: a guess)
             out = self.attribute_of(out, BOTTOM, "shape")  # (a draw's length is its size, as its shape)
             # The length of a pd-shaped thing is a pd value.
-            out = replace(out, pd=_cap(out.pd | frozenset(replace(x, kind=kinds.DERIVED) for x in (arg0 or BOTTOM).length_sources)),
+            out = replace(out, pd=union_sources(out.pd, rekinded((arg0 or BOTTOM).length_sources, kinds.DERIVED)),
                           shape=frozenset(), tree=frozenset())
         elif q in ("min", "max", "sum"):
             out = replace(out, shape=frozenset())
@@ -1187,7 +1188,7 @@ class FileAnalysis(semantics.StatementRules):
     checkpointer = staticmethod(lambda argu: Val(ckpt=True, subgroup=argu.subgroup))
     taint = staticmethod(lambda v: v.taint())
     # other numbers, one shape
-    drawn_content = staticmethod(lambda t: replace(t, pd=frozenset(), pdc=_cap(t.pdc | frozenset(replace(s, kind=kinds.drawn(s.kind)) for s in t.pd))))
+    drawn_content = staticmethod(lambda t: replace(t, pd=frozenset(), pdc=union_sources(t.pdc, rekinded(t.pd, lambda s: kinds.drawn(s.kind)))))
     array_op = staticmethod(lambda q, node, args: None)
 
     # `source_call` (semantics.StatementRules): a listing's fix sorts it; a hash's source may be
@@ -1239,8 +1240,7 @@ class FileAnalysis(semantics.StatementRules):
             rows = semantics.keeps_rows(name, method, sum(isinstance(k, int) for k, _ in args),
                                         [k for k, _ in args if isinstance(k, str)])
             kind = kinds.ROWS if rows else kinds.ARRAY_SHAPE
-            result = replace(result, shape=frozenset(replace(x, kind=kind) if x.kind in kinds.COUNTS else x
-                                                     for x in result.shape))
+            result = replace(result, shape=rekinded(result.shape, lambda x: kind if x.kind in kinds.COUNTS else x.kind))
         return result
 
     # `env_read` (semantics.StatementRules): which parameters a key is computed from is read off
@@ -2395,7 +2395,7 @@ def _rows_anywhere(v: Val) -> Val:
     rows that differed (`kinds.ROWS`) is a shape that differs, rows included."""
     if not any(x.kind == kinds.ROWS for x in v.shape):
         return v
-    return replace(v, shape=frozenset(replace(x, kind=kinds.ARRAY_SHAPE) if x.kind == kinds.ROWS else x for x in v.shape))
+    return replace(v, shape=rekinded(v.shape, lambda x: kinds.ARRAY_SHAPE if x.kind == kinds.ROWS else x.kind))
 
 
 def _first_key(node: cst.Subscript) -> str:

@@ -18,7 +18,7 @@ Taint kinds:
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field, replace
 
 from mcjax_lint.analysis import semantics
@@ -81,15 +81,27 @@ def union_sources(a: frozenset[Src], b: frozenset[Src]) -> frozenset[Src]:
     return _cap(most_certain((*a, *b)) if len(u) < len(a) + len(b) else u)
 
 
-def most_certain(srcs: Collection[Src]) -> frozenset[Src]:
-    """The sources, each equal pair (the same source reached two ways) kept by its way with the
-    fewest guesses."""
+def most_certain(srcs: Iterable[Src]) -> frozenset[Src]:
+    """The sources, each equal pair (the same source reached two ways, or two sources made one by
+    a change of kind) kept by its way with the fewest guesses, and of two with as many the one
+    whose guesses sort first: never the one a set's iteration order (its hash seed) met first."""
     best: dict[Src, Src] = {}
     for x in srcs:
         y = best.get(x)
-        if y is None or len(x.guess) < len(y.guess):
+        if y is None or (y.guess != x.guess and _certainty(x) < _certainty(y)):
             best[x] = x
     return frozenset(best.values())
+
+
+def _certainty(s: Src) -> tuple:
+    return len(s.guess), repr(s.guess)
+
+
+def rekinded(srcs: Iterable[Src], kind: str | Callable[[Src], str]) -> frozenset[Src]:
+    """`srcs` as sources of `kind` (a kind, or a function of each source giving its new kind):
+    two that differed by kind alone become one source, kept by its most certain way."""
+    new = (lambda s: kind) if isinstance(kind, str) else kind
+    return most_certain(s if s.kind == (k := new(s)) else replace(s, kind=k) for s in srcs)
 
 
 @dataclass(unsafe_hash=True, slots=True)
@@ -204,8 +216,7 @@ class Val:
         """An element taken from a container: process-local containers give process-local content."""
         # An element of a differing array or of a container of differing elements differs; a
         # container's length says nothing about it (shape kinds: analysis/kinds.py).
-        shape = frozenset(s if s.kind == ARRAY_SHAPE else replace(s, kind=ARRAY_SHAPE) for s in self.shape
-                          if s.kind not in COUNTS)
+        shape = rekinded((s for s in self.shape if s.kind not in COUNTS), ARRAY_SHAPE)
         # An element of a global array, or of the tuple of global arrays a jitted call returns,
         # is a global array.
         # An element of process-local data (host data, a pmap's outputs) is process-local.
@@ -247,7 +258,7 @@ class Val:
         an array of another shape from it)."""
         if not self.shape:
             return self
-        return replace(self, shape=frozenset(s if s.kind == ELEMENTS else replace(s, kind=ELEMENTS) for s in self.shape))
+        return replace(self, shape=rekinded(self.shape, ELEMENTS))
 
     @property
     def count_sources(self) -> frozenset[Src]:
