@@ -2050,8 +2050,15 @@ class StatementRules:
             for operand in r[2]:
                 out = self.join(out, self.truth(operand))
             return out
-        c = self.data(self.ev(test))
-        return self.length_only(self.without_order(c)) if truth_of_whole(test, self.read) else c
+        if truth_of_whole(test, self.read):
+            return self.emptiness(self.ev(r[2] if r[0] == "unary" else test))
+        return self.data(self.ev(test))
+
+    def emptiness(self, whole):
+        """What whether `whole` is empty carries (`if files:`, `not files`): its data without
+        order, a piece's length a guess (`length_only`). A pass may know more of a container's
+        length (`FileAnalysis.emptiness`)."""
+        return self.length_only(self.without_order(self.data(whole)))
 
     def st_While(self, node) -> None:
         """`while test:` the test decides each iteration, evaluated again after the body with what

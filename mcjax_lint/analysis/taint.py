@@ -486,11 +486,18 @@ class FileAnalysis(semantics.StatementRules):
     without_order = staticmethod(lambda v: v.without_order() if v.order else v)
     length_only = staticmethod(evidence.length_only)
 
+    def emptiness(self, whole: Val) -> Val:
+        """Whether a list built here (a literal, a comprehension: `struct`) is empty is whether a
+        loop over it runs at all: its count alone (`Val.count_sources`), not its elements'
+        content (`[cfg(p) for p in ps]` is as long as `ps` whatever `cfg` puts in each)."""
+        if whole.struct == "list" or (whole.struct or "").startswith("seq:"):
+            return Val(pd=whole.count_sources)
+        return super().emptiness(whole)
+
     def ev_UnaryOperation(self, node):
         v = self.ev(node.expression)
         if isinstance(node.operator, cst.Not):
-            v = v.data()
-            return self.length_only(self.without_order(v)) if semantics.truth_of_whole(node, read) else v
+            return self.emptiness(v) if semantics.truth_of_whole(node, read) else v.data()
         return replace(v.data(), glob=True) if v.glob and not isinstance(node.operator, cst.Not) else v.data()
 
     def ev_Comparison(self, node: cst.Comparison) -> Val:
@@ -580,7 +587,9 @@ class FileAnalysis(semantics.StatementRules):
     def comp_filter(self, acc: _Comprehension, c: Val, cif: cst.CompIf, node: cst.BaseExpression) -> None:
         if c.divergent:
             self.conds[cif] = self.conds.get(cif, BOTTOM).join(c)
-        acc.length = acc.length.join(Val(pd=c.pd))
+        # (a filter of process-local content, `e["label"] >= 0` of a shard's element, keeps
+        # another number of elements on each process)
+        acc.length = acc.length.join(Val(pd=union_sources(c.pd, c.pdc)))
         # Which elements are kept follows the filter: an element of an arbitrarily ordered
         # iteration in it selects different elements on each process.
         acc.out = acc.out.join(Val(order=c.order, hash=c.hash))
@@ -873,6 +882,7 @@ class FileAnalysis(semantics.StatementRules):
         i = 0
         for a in node.args:
             val = self.ev_cached(a.value)
+            orig_struct = val.struct
             desc = self._callable_desc(val)
             # (with its structure: `emit=writer.write if rank == 0 else None` is None on some
             # processes, so the callee's `if emit is not None` differs between them)
@@ -880,6 +890,10 @@ class FileAnalysis(semantics.StatementRules):
             # of its parameter runs another program there.
             val = val.taint().join(Val(callable=desc, chosen=val.chosen)) if desc else \
                 (replace(val.taint(), host=True) if self.is_host(a.value) else val.taint())
+            if orig_struct == "list":
+                # a list built by a comprehension: the callee's `if not xs:` tests its length alone
+                # (`emptiness`), as long where only its elements' content differs
+                val = replace(val, struct="list")
             if guess is not None:
                 val = evidence.mark(val, evidence.METHOD_ARGUMENT, guess, self.line(node))
             # (process-local data at every such call stays so in the callee: `Val.join`)
