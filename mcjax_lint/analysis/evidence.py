@@ -60,6 +60,13 @@ EQUAL_PIECES = ("a per-process piece of equal ones (`x[i::n]`, `range(i, stop, n
 EQUAL_PIECES_TEXT = "a per-process piece of equal ones"
 # The call a summary writes for such a piece of a value it cannot resolve yet (`ProjectIndex.call_name`).
 EQUAL_PIECES_CALL = "<equal pieces>"
+STORED_ATTRIBUTE = ("a value stored into an attribute of an object a helper returns (`state.steps = len(items)`), "
+                    "taken as what any attribute of it holds")
+STORED_ATTRIBUTE_TEXT = "an attribute stored on a returned object"
+STORED_ATTRIBUTE_CALL = "<stored attribute>"  # (as EQUAL_PIECES_CALL, for `stored_attribute`)
+PADDED = ("an array padded (`np.pad`), whose rows a window `[:K]` cuts to K everywhere where the padding "
+          "adds at least K")
+PADDED_TEXT = "a padded array"
 POSSIBLY_EMPTY = ("data repeated forever (`itertools.cycle(xs)`, `ds.repeat()`), whose iterations end at once only on "
                   "a process whose data is empty")
 POSSIBLY_EMPTY_TEXT = "data repeated forever"
@@ -176,6 +183,12 @@ def possibly_empty(v: Val, line: int = 0) -> Val:
     # (a count alone: an element taken from it has none of these shapes, `Val.element`)
     counts = Val(pd=v.pd, shape=rekinded((s for s in v.shape if s.kind != kinds.ELEMENTS), kinds.LENGTH))
     return mark(counts, POSSIBLY_EMPTY, POSSIBLY_EMPTY_TEXT, line)
+
+
+def stored_attribute(v: Val, line: int = 0) -> Val:
+    """What an object holds after a helper stored `v` into one of its attributes: `v`, as a guess
+    (`STORED_ATTRIBUTE`: the attribute read later may be another one)."""
+    return mark(v, STORED_ATTRIBUTE, STORED_ATTRIBUTE_TEXT, line)
 
 
 def length_only(v: Val) -> Val:

@@ -1129,6 +1129,8 @@ class ProjectIndex:
             return argv.element(), None  # the summary's yielded element (`_Summarizer._yield_count`)
         if q == evidence.EQUAL_PIECES_CALL:
             return evidence.equal_pieces(argv), None  # the summary's piece of equal ones (`x[i::n]`)
+        if q == evidence.STORED_ATTRIBUTE_CALL:
+            return evidence.stored_attribute(argv), None  # the summary's `param.attr = value`
         if q == evidence.POSSIBLY_EMPTY_CALL:
             return evidence.possibly_empty(argv), None  # the summary's `itertools.cycle(xs)`
         q = self._follow_reexport(q)

@@ -194,7 +194,7 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
                         moved = True
                         continue
             out.append(s)
-        return most_certain(out) if moved else srcs  # (two made one: the most certain, in any order)
+        return most_certain(out) if moved else srcs  # (one source moved onto its twin: as a rebuild joins them)
 
     def fix_val(v: Any) -> Any:
         pd, pdc, order, hsh = fix_srcs(v.pd), fix_srcs(v.pdc), fix_srcs(v.order), fix_srcs(v.hash)

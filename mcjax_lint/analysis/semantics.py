@@ -835,32 +835,44 @@ LENGTH_KEEPING_CONVERSIONS = ("np.asarray", "np.array", "numpy.asarray", "numpy.
                               "list", "tuple")
 
 
-# numpy functions whose result's first axis is their argument's (an array of the rows of a
-# container, or of another array): `np.asarray(rows)`, `np.stack(rows)` (axis 0). Of the other
-# numpy functions (`np.transpose`, `np.stack(rows, axis=1)`) and of the array methods that move
-# axes (`x.reshape(8, -1)`, `x.T`) a row count that differed may be any axis now: the array's
-# shape differs, its rows' too (not `kinds.ROWS`).
-ROW_KEEPING_CONVERSIONS = frozenset({
-    "numpy.asarray", "numpy.array", "numpy.asanyarray", "numpy.ascontiguousarray",
-    "jax.numpy.asarray", "jax.numpy.array"})
+# What a call does to an array's first axis when that axis counts a container's elements whose
+# number differs between processes (`np.asarray(kept)`: `kinds.ROWS`), `rows_after`:
+# "rows" keeps it there (a conversion, a stack along axis 0, an elementwise or unknown call,
+# `x.reshape(-1, 8)`, `x.dot(w)`), "moved" may put it on any axis (`np.transpose`, `x.T`,
+# `x.reshape(8, -1)`, a flattening: the shape differs, not as rows), "dropped" reduces it away
+# (`np.mean(x, axis=0)`, `x.sum()`: the result's shape is the same everywhere).
 ROW_KEEPING_STACKS = frozenset({"numpy.stack", "numpy.vstack", "numpy.concatenate", "jax.numpy.stack",
                                 "jax.numpy.vstack", "jax.numpy.concatenate"})
-AXIS_MOVING_METHODS = frozenset({"transpose", "swapaxes", "reshape", "ravel", "flatten", "squeeze", "view",
-                                 "permute", "t", "dot"})
+AXIS_MOVING_FUNCTIONS = frozenset({"transpose", "swapaxes", "moveaxis", "rollaxis", "rot90", "ravel",
+                                   "hstack", "column_stack", "dstack", "einsum"})
+AXIS_MOVING_METHODS = frozenset({"transpose", "swapaxes", "ravel", "flatten", "squeeze", "permute", "t"})
 AXIS_MOVING_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "flat"})
+REDUCTIONS = frozenset({"sum", "mean", "max", "min", "std", "var", "prod", "any", "all", "median", "average",
+                        "argmax", "argmin", "count_nonzero", "nansum", "nanmean", "nanmax", "nanmin", "amax",
+                        "amin", "ptp", "norm"})
 
 
-def keeps_rows(name: str | None, method: str | None, positional: int, keywords: Collection[str]) -> bool:
-    """Whether a call of `name` (or, where None, of the method `method`) keeps the first axis of
-    an array made from a container whose length differs as its own count of rows: a numpy
-    conversion, a stack along axis 0 (no `axis` given), any call not of numpy that is no array
-    method moving axes (`ds.batch(8)`, `torch.tensor(rows)`)."""
-    if name is None:
-        return method not in AXIS_MOVING_METHODS
-    if name.startswith(("numpy.", "jax.numpy.")):
-        return name in ROW_KEEPING_CONVERSIONS or (
-            name in ROW_KEEPING_STACKS and positional <= 1 and "axis" not in keywords)
-    return True
+def rows_after(name: str | None, method: str | None, positional: int, keywords: Collection[str],
+               axis: int | None | str, reshape_first: int | None) -> str:
+    """What a call of `name` (or, where None, of the method `method`) does to its argument's
+    count of rows ("rows", "moved", "dropped", above; "padded": `np.pad`, rows kept as a guess). `axis`: the constant `axis` it reduces
+    or stacks along (None when not given, "?" when not a constant); `reshape_first`: the first
+    dimension a reshape is given, when a constant."""
+    numpy = name is not None and name.startswith(("numpy.", "jax.numpy."))
+    fn = name.rsplit(".", 1)[-1] if numpy else method
+    if fn is None or (name is not None and not numpy):
+        return "rows"  # (`ds.batch(8)`, `torch.tensor(rows)`: as many rows)
+    if fn in REDUCTIONS:
+        return "dropped" if axis is None or axis == 0 else "rows"
+    if numpy and fn == "pad":
+        return "padded"  # (rows added: a window `[:K]` of it may hold K rows everywhere)
+    if fn == "reshape":
+        return "rows" if reshape_first == -1 else "moved"
+    if numpy and name in ROW_KEEPING_STACKS:
+        return "rows" if axis in (None, 0) else "moved"
+    if fn in (AXIS_MOVING_FUNCTIONS if numpy else AXIS_MOVING_METHODS):
+        return "moved"
+    return "rows"
 
 
 def converted_from(code: str) -> str | None:
@@ -1565,7 +1577,7 @@ class StatementRules:
             return self.slice_of(self.join(self.join(self.data(base), rest), self.equal_pieces(pieces, node)), length, node)
         out = self.join(self.data(base), idx)
         if counted and not self.varies(length):
-            out = self.window(out)
+            out = self.window(out, node)
         return self.slice_of(out, length, node)
 
     def range_call(self, node, positional: list):
@@ -1788,7 +1800,7 @@ class StatementRules:
         if endless == ENDLESS:
             return self.endless(self.data(argu))  # (each process's iteration never ends)
         if endless == UNLESS_EMPTY:
-            return self.endless_unless_empty(self.data(argu), node)  # (... but where its data is empty)
+            return self.endless_unless_empty(arg0 if arg0 is not None else argu, node)  # (... but where xs is empty)
         made = self.source_call(q, node, argu)
         if made is not None:
             return made
@@ -1906,7 +1918,7 @@ class StatementRules:
             return self.callable_method(meth, recv)
         if meth in K.ENDLESS_REPEAT_METHODS and endless_repeat(self.read(node)[3], self.read):
             # `ds.repeat()`: a dataset repeated forever, ended at once where it is empty
-            return self.endless_unless_empty(self.data(recv), node)
+            return self.endless_unless_empty(recv, node)
         if self.is_subgroup(recv):
             return self.of_subgroup(self.data(self.join(recv, argu)))
         if meth in K.CHECKPOINTER_COLLECTIVE_METHODS and (self.is_checkpointer(recv) or any(

@@ -654,13 +654,15 @@ class _Summarizer(semantics.StatementRules):
     def endless_unless_empty(v: Sym, node: ast.AST) -> Sym:
         """`itertools.cycle(xs)`, `ds.repeat()`: no count (`endless`), but where the data is empty;
         what made its count differ is resolved by the index as `evidence.possibly_empty`."""
+        v = sym_taint(v)
         out = _Summarizer.same_length(v)
         counts = {k: x for k, x in v.items() if k in ("pd", "via", "params", "refs")}
         if not counts:
             return out
         return sym_join(out, {"via": [{"l": node.lineno, "n": evidence.POSSIBLY_EMPTY_CALL, "a": _prune(counts)}]})
 
-    window = property(lambda self: self.same_length)  # (`x[:n]`: shapes are not summarized)
+    def window(self, v: Sym, node: ast.AST) -> Sym:
+        return self.same_length(v)  # (`x[:n]`: shapes are not summarized)
     endless = property(lambda self: self.same_length)  # (an endless iterator: no count; shapes are not summarized)
 
     @staticmethod
@@ -1369,8 +1371,13 @@ class _Summarizer(semantics.StatementRules):
                 if isinstance(base, ast.Name) and not self.scope.is_module and base.id in self.scope.facts.params \
                         and (cur := self.scope.env.get(base.id)) is not None:
                     # `state.steps = len(items)` on a parameter's object: what it holds now holds the
-                    # value, as `cfg[k] = v` (returning `state` returns what `items` gave it)
-                    self.bind(base, sym_join(cur, sym_element(value)))
+                    # value (returning `state` returns what `items` gave it); attributes are not
+                    # told apart, so a read of another one (`state.num_steps`) sees it only by a
+                    # guess (`evidence.stored_attribute`)
+                    stored = sym_element(value)
+                    if stored:
+                        self.bind(base, sym_join(cur, {"via": [{"l": target.lineno, "n": evidence.STORED_ATTRIBUTE_CALL,
+                                                                "a": _prune(stored)}]}))
                 # (only the conditions: a value stored through another reference, in a script or a
                 # test, would otherwise reach every instance of every class with that attribute)
                 stored = implicit

@@ -32,7 +32,7 @@ from mcjax_lint.analysis.index import ProjectIndex, short_name
 from mcjax_lint.analysis import read_cst
 from mcjax_lint.analysis.read_cst import last_statement, read
 from mcjax_lint.analysis.summary import FunctionFacts, jit_statics
-from mcjax_lint.analysis.values import (BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, applied, join_all, most_certain,
+from mcjax_lint.analysis.values import (BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, applied, join_all, least_certain,
                                         rekinded, union_sources)
 from mcjax_lint.model import Edit, Fix
 from mcjax_lint.settings import AnalysisSettings
@@ -213,7 +213,7 @@ class FileAnalysis(semantics.StatementRules):
         def move(s: frozenset[Src]) -> frozenset[Src]:
             if unlocated_only and all(x.located for x in s):
                 return s
-            return most_certain(x if unlocated_only and x.located else
+            return least_certain(x if unlocated_only and x.located else
                              Src(r[0], r[1], f"{x.desc} via {name}" if " via " not in x.desc else x.desc,
                                  x.kind, r[2], r[3], x.origin or f"line {x.line}", guess=x.guess) for x in s)
 
@@ -350,17 +350,25 @@ class FileAnalysis(semantics.StatementRules):
         return evidence.equal_pieces(v, self.line(node))
     same_length = staticmethod(lambda v: replace(v, pd=frozenset(), pdc=_cap(v.pd | v.pdc),
                                                  shape=frozenset(x for x in v.shape if x.kind not in kinds.COUNTS)))
-    # A window `x[:n]`: n long assuming len(x) >= n for a container; of an array's rows whose
-    # count differs, min(count, n) long, so that count stays (`np.asarray(kept)[:K]`).
-    window = staticmethod(lambda v: replace(v, pd=frozenset(), pdc=_cap(v.pd | v.pdc),
-                                            shape=frozenset(x for x in v.shape if x.kind != kinds.LENGTH)))
+    def window(self, v: Val, node: cst.CSTNode) -> Val:
+        """A window `x[:n]` holds min(len(x), n) elements: of an array's rows whose count differs,
+        that count stays (`np.asarray(kept)[:K]`); of a container whose length differs, n
+        elements, assuming it holds n or more (`local[:num_steps]` with the smallest length
+        every process agreed on; `kept[:K]` of a shorter list is missed: a known gap)."""
+        return replace(v, pd=frozenset(), pdc=_cap(v.pd | v.pdc),
+                       shape=frozenset(x for x in v.shape if x.kind != kinds.LENGTH))
     # An iterator that never ends: no count; an array's shape that differed can only be its
     # elements' now (`itertools.cycle(rows)`, `ds.repeat()`).
     endless = staticmethod(lambda v: replace(v, pd=frozenset(), pdc=_cap(v.pd | v.pdc), shape=rekinded(
         (x for x in v.shape if x.kind not in kinds.COUNTS), kinds.ELEMENTS)))
 
-    def endless_unless_empty(self, v: Val, node: cst.CSTNode) -> Val:
-        return self.endless(v).join(evidence.possibly_empty(v, self.line(node)))
+    def endless_unless_empty(self, whole: Val, node: cst.CSTNode) -> Val:
+        """`itertools.cycle(xs)`, `ds.repeat()`: endless, but empty where xs is: of a list built
+        here (`struct`) only its count says so (`[train, extra]` holds two elements whatever
+        they hold), of other data its content too (a shard may be empty)."""
+        v = whole.data()
+        counts = v if whole.struct is None else Val(shape=v.shape)
+        return self.endless(v).join(evidence.possibly_empty(counts, self.line(node)))
 
     def _iteration_element(self, iterable: cst.BaseExpression, elem: Val) -> Val:
         """What one iteration over `iterable` gives: `elem` (an element of the whole), with the
@@ -420,7 +428,9 @@ class FileAnalysis(semantics.StatementRules):
     def ev_List(self, node) -> Val:
         vals = [self.ev(e.value) for e in node.elements]
         out = join_all(v.data().as_elements() for v in vals)
-        out = replace(out, struct=f"seq:{len(node.elements)}", elems=self._elems(vals))
+        # (`[*xs]`, `[a, *xs]`: as long as xs and the rest, no fixed length)
+        starred = any(isinstance(e, cst.StarredElement) for e in node.elements)
+        out = replace(out, struct=None if starred else f"seq:{len(node.elements)}", elems=self._elems(vals))
         if isinstance(node, cst.List):
             out = self._whole_container(out, vals, node)
         if isinstance(node, cst.Tuple) and 1 < len(vals) <= 16 and not any(isinstance(e, cst.StarredElement) for e in node.elements):
@@ -1251,10 +1261,26 @@ class FileAnalysis(semantics.StatementRules):
             # An array of a container's elements has as many rows (`np.asarray(kept)`: `ROWS`);
             # what else an array is made into may have that count on any axis (`arr.T`).
             method = node.func.attr.value if name is None and isinstance(node.func, cst.Attribute) else None
-            rows = semantics.keeps_rows(name, method, sum(isinstance(k, int) for k, _ in args),
-                                        [k for k, _ in args if isinstance(k, str)])
-            kind = kinds.ROWS if rows else kinds.ARRAY_SHAPE
-            result = replace(result, shape=rekinded(result.shape, lambda x: kind if x.kind in kinds.COUNTS else x.kind))
+            positional = [a.value for a in node.args if a.keyword is None and not a.star]
+            axis_arg = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "axis"),
+                            None if name is None or len(positional) < 2 else positional[1])
+            if name is None and axis_arg is None and positional and method in semantics.REDUCTIONS:
+                axis_arg = positional[0]  # (`x.sum(0)`)
+            axis = None if axis_arg is None else _const_int(axis_arg, "?")
+            shape_arg = positional[1 if name is not None else 0] if len(positional) > (1 if name is not None else 0) else None
+            if isinstance(shape_arg, cst.Tuple) and shape_arg.elements:
+                shape_arg = shape_arg.elements[0].value
+            after = semantics.rows_after(name, method, len(positional), [k for k, _ in args if isinstance(k, str)],
+                                         axis, None if shape_arg is None else _const_int(shape_arg, None))
+            if after == "dropped":
+                result = replace(result, shape=frozenset(x for x in result.shape if x.kind not in kinds.COUNTS))
+            else:
+                kind = kinds.ARRAY_SHAPE if after == "moved" else kinds.ROWS
+                result = replace(result, shape=rekinded(result.shape, lambda x: kind if x.kind in kinds.COUNTS else x.kind))
+                if after == "padded":
+                    counts = Val(shape=frozenset(x for x in result.shape if x.kind in kinds.COUNTS))
+                    marked = evidence.mark(counts, evidence.PADDED, evidence.PADDED_TEXT, self.line(node)).shape
+                    result = replace(result, shape=(result.shape - counts.shape) | marked)
         return result
 
     # `env_read` (semantics.StatementRules): which parameters a key is computed from is read off
@@ -2402,6 +2428,15 @@ def _is_none(node) -> bool:
 
 def _expr_name(node) -> str:
     return semantics.expr_name(node, read, none="function")
+
+
+def _const_int(e: cst.BaseExpression, other):
+    """The value of an integer literal (`0`, `-1`), else `other`."""
+    if isinstance(e, cst.Integer):
+        return int(e.value)
+    if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Minus) and isinstance(e.expression, cst.Integer):
+        return -int(e.expression.value)
+    return other
 
 
 def _rows_anywhere(v: Val) -> Val:

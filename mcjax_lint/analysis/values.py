@@ -97,11 +97,24 @@ def _certainty(s: Src) -> tuple:
     return len(s.guess), repr(s.guess)
 
 
+def least_certain(srcs: Iterable[Src]) -> frozenset[Src]:
+    """The sources, two that an operation made equal (`rekinded`, a move to a call site) kept by
+    the way with the most guesses (ties: the guesses that sort last): the merge is no evidence that
+    the certain one of two distinct sources is what reaches here, and whichever a set's iteration
+    order met first must not decide."""
+    best: dict[Src, Src] = {}
+    for x in srcs:
+        y = best.get(x)
+        if y is None or (y.guess != x.guess and _certainty(x) > _certainty(y)):
+            best[x] = x
+    return frozenset(best.values())
+
+
 def rekinded(srcs: Iterable[Src], kind: str | Callable[[Src], str]) -> frozenset[Src]:
     """`srcs` as sources of `kind` (a kind, or a function of each source giving its new kind):
-    two that differed by kind alone become one source, kept by its most certain way."""
+    two that differed by kind alone become one source, kept by its least certain way."""
     new = (lambda s: kind) if isinstance(kind, str) else kind
-    return most_certain(s if s.kind == (k := new(s)) else replace(s, kind=k) for s in srcs)
+    return least_certain(s if s.kind == (k := new(s)) else replace(s, kind=k) for s in srcs)
 
 
 @dataclass(unsafe_hash=True, slots=True)
