@@ -67,6 +67,9 @@ STORED_ATTRIBUTE_CALL = "<stored attribute>"  # (as EQUAL_PIECES_CALL, for `stor
 PADDED = ("an array padded (`np.pad`), whose rows a window `[:K]` cuts to K everywhere where the padding "
           "adds at least K")
 PADDED_TEXT = "a padded array"
+STACKED = ("a stack along another axis than the first (`np.stack(xs, axis=1)`), whose count a later reduction "
+           "over that axis removes")
+STACKED_TEXT = "a stack along another axis"
 POSSIBLY_EMPTY = ("data repeated forever (`itertools.cycle(xs)`, `ds.repeat()`), whose iterations end at once only on "
                   "a process whose data is empty")
 POSSIBLY_EMPTY_TEXT = "data repeated forever"

@@ -855,7 +855,8 @@ REDUCTIONS = frozenset({"sum", "mean", "max", "min", "std", "var", "prod", "any"
 def rows_after(name: str | None, method: str | None, positional: int, keywords: Collection[str],
                axis: int | None | str, reshape_first: int | None) -> str:
     """What a call of `name` (or, where None, of the method `method`) does to its argument's
-    count of rows ("rows", "moved", "dropped", above; "padded": `np.pad`, rows kept as a guess). `axis`: the constant `axis` it reduces
+    count of rows ("rows", "moved", "dropped", above; "padded": `np.pad`, rows kept as a guess;
+    "stacked": a stack along another axis, moved as a guess). `axis`: the constant `axis` it reduces
     or stacks along (None when not given, "?" when not a constant); `reshape_first`: the first
     dimension a reshape is given, when a constant."""
     numpy = name is not None and name.startswith(("numpy.", "jax.numpy."))
@@ -869,7 +870,9 @@ def rows_after(name: str | None, method: str | None, positional: int, keywords: 
     if fn == "reshape":
         return "rows" if reshape_first == -1 else "moved"
     if numpy and name in ROW_KEEPING_STACKS:
-        return "rows" if axis in (None, 0) else "moved"
+        # (along another axis the count is that axis: a reduction over it, `kv.sum(axis=(1, 2))`
+        # of heads stacked on axis 1, removes it, which axes are not followed to see: a guess)
+        return "rows" if axis in (None, 0) else "stacked"
     if fn in (AXIS_MOVING_FUNCTIONS if numpy else AXIS_MOVING_METHODS):
         return "moved"
     return "rows"

@@ -1275,11 +1275,14 @@ class FileAnalysis(semantics.StatementRules):
             if after == "dropped":
                 result = replace(result, shape=frozenset(x for x in result.shape if x.kind not in kinds.COUNTS))
             else:
-                kind = kinds.ARRAY_SHAPE if after == "moved" else kinds.ROWS
+                kind = kinds.ARRAY_SHAPE if after in ("moved", "stacked") else kinds.ROWS
+                counts = Val(shape=frozenset(x for x in result.shape if x.kind in kinds.COUNTS))
                 result = replace(result, shape=rekinded(result.shape, lambda x: kind if x.kind in kinds.COUNTS else x.kind))
-                if after == "padded":
-                    counts = Val(shape=frozenset(x for x in result.shape if x.kind in kinds.COUNTS))
-                    marked = evidence.mark(counts, evidence.PADDED, evidence.PADDED_TEXT, self.line(node)).shape
+                if after in ("padded", "stacked") and counts.shape:
+                    why, text = (evidence.PADDED, evidence.PADDED_TEXT) if after == "padded" else \
+                        (evidence.STACKED, evidence.STACKED_TEXT)
+                    counts = Val(shape=rekinded(counts.shape, kind))
+                    marked = evidence.mark(counts, why, text, self.line(node)).shape
                     result = replace(result, shape=(result.shape - counts.shape) | marked)
         return result
 
