@@ -42,6 +42,7 @@ PROCESS_DEPENDENT_CALLS: dict[str, str] = {
     "random.uniform": "unseeded `random.uniform()`",
     "random.choice": "unseeded `random.choice()`",
     "random.sample": "unseeded `random.sample()`",
+    "random.choices": "unseeded `random.choices()`",
     "random.getrandbits": "unseeded `random.getrandbits()`",
     "numpy.random.rand": "unseeded `np.random.rand()`",
     "numpy.random.randn": "unseeded `np.random.randn()`",
@@ -51,6 +52,13 @@ PROCESS_DEPENDENT_CALLS: dict[str, str] = {
     "numpy.random.normal": "unseeded `np.random.normal()`",
     "numpy.random.choice": "unseeded `np.random.choice()`",
     "numpy.random.permutation": "unseeded `np.random.permutation()`",
+    # A fresh temporary file or directory has a random name on each process (`tmpXXXXXXXX`): a
+    # path made from it names a different place on each, even on a shared filesystem.
+    "tempfile.mkdtemp": "a per-process temporary directory (`tempfile.mkdtemp()`)",
+    "tempfile.mkstemp": "a per-process temporary file (`tempfile.mkstemp()`)",
+    "tempfile.mktemp": "a per-process temporary name (`tempfile.mktemp()`)",
+    "tempfile.TemporaryDirectory": "a per-process temporary directory (`tempfile.TemporaryDirectory()`)",
+    "tempfile.NamedTemporaryFile": "a per-process temporary file (`tempfile.NamedTemporaryFile()`)",
     # Data sharded by process: what comes out of them is process-local.
     "tensorflow_datasets.split_for_jax_process": "a per-process split (`tfds.split_for_jax_process()`)",
     "grain.python.ShardByJaxProcess": "a per-process shard (`grain.ShardByJaxProcess()`)",
@@ -79,7 +87,7 @@ PROCESS_DEPENDENT_KINDS: tuple[tuple[str, str], ...] = (
     ("socket.", "host-id"), ("platform.", "host-id"), ("os.uname", "host-id"), ("os.getpid", "host-id"),
     ("os.getppid", "host-id"),
     ("time.", "clock"), ("datetime.", "clock"), ("timeit.", "clock"),
-    ("uuid.", "random"), ("os.urandom", "random"), ("random.", "random"), ("numpy.random.", "random"),
+    ("uuid.", "random"), ("tempfile.", "random"), ("os.urandom", "random"), ("random.", "random"), ("numpy.random.", "random"),
     ("secrets.", "random"),
     ("tensorflow_datasets.", "local-data"), ("grain.", "local-data"),
 )
@@ -111,9 +119,9 @@ NON_MUTATING_CALLS = STABLE_CALLS | frozenset({
 SIZED_DRAWS: dict[str, int] = {
     "numpy.random.rand": -1, "numpy.random.randn": -1, "numpy.random.randint": 2, "numpy.random.random": 0,
     "numpy.random.uniform": 2, "numpy.random.normal": 2, "numpy.random.choice": 1,
-    "numpy.random.permutation": 0, "random.sample": 1,
+    "numpy.random.permutation": 0, "random.sample": 1, "random.choices": 3,
 }
-SIZED_DRAW_KEYWORDS = {"random.sample": "k"}
+SIZED_DRAW_KEYWORDS = {"random.sample": "k", "random.choices": "k"}
 # Iterators that never end (`itertools.repeat` only without its count: `semantics.endless_call`),
 # and the dataset method that repeats forever when given no count (`semantics.endless_repeat`).
 ENDLESS_ITERATORS = frozenset({"itertools.count"})

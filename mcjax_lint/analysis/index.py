@@ -102,6 +102,20 @@ def _bind_guards(v: Val, q: str, f: FunctionFacts, given: tuple | None) -> Val:
     return replace(v, pd=bind(v.pd), pdc=bind(v.pdc), items=items)
 
 
+def _method_reads_params(sym: Sym | None, depth: int = 3) -> bool:
+    """Whether `sym` (an order-free wrapper's argument) holds a method call on, or with, a
+    parameter (`bool(g.all())`, `len(x.split())`): as a method called directly, its result is
+    computed from the parameter (`ProjectIndex._resolve`)."""
+    if not sym or depth <= 0:
+        return False
+    for call in sym.get("via", ()):
+        if "m" in call and any(part and part.get("params") for part in (call.get("r"), call.get("a"))):
+            return True
+        if any(_method_reads_params(part, depth - 1) for part in (call.get("r"), call.get("a"))):
+            return True
+    return False
+
+
 def _env_params(f: FunctionFacts, sym: Sym) -> list:
     """(param, position, line) for each parameter naming an environment variable the function's
     result reads ("envp", see summary._env_read); position counts after `self`."""
@@ -713,6 +727,11 @@ class ProjectIndex:
                 for part in (call.get("r"), call.get("a")):
                     if part and part.get("params"):
                         mark_params.append(any(not p.endswith("!o") for p in part["params"]))
+            elif mark_params is not None and call.get("n") in K.ORDER_INSENSITIVE and not res.sanitized \
+                    and _method_reads_params(call.get("a")):
+                # `return bool(grads.all())`: the order-free wrapper (summary._strip_order) of a
+                # method of a parameter carries the parameter's data, not its order.
+                mark_params.append(False)
         for ip in sym.get("ip", ()):
             extra = extra.join(self._constructor_args(ip))
         if sym.get("elem") and extra.pd:

@@ -699,7 +699,7 @@ def draw_of_given_size(q: str, positional: int, keywords: Collection[str]) -> bo
     at = K.SIZED_DRAWS.get(q)
     if at is None:
         return False
-    return positional > 0 if at == -1 else ("size" in keywords or positional > at)
+    return positional > 0 if at == -1 else (K.SIZED_DRAW_KEYWORDS.get(q, "size") in keywords or positional > at)
 
 
 ENDLESS = "endless"
