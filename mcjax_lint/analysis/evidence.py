@@ -57,6 +57,8 @@ CAPTURES_UNKNOWN = ("a jitted function given process-local inputs, taken as coll
                     "global arrays (a bound method, a lambda, a closure)")
 EQUAL_PIECES = ("a per-process piece of equal ones (`x[i::n]`, `range(i, stop, n)`), whose lengths differ only "
                 "where the whole is no multiple of n")
+KEYS_FROM_CONTENT = ("a container given a key only where this process's data meets a condition: its keys differ "
+                     "between processes unless their data agree on it")
 EQUAL_PIECES_TEXT = "a per-process piece of equal ones"
 # The call a summary writes for such a piece of a value it cannot resolve yet (`ProjectIndex.call_name`).
 EQUAL_PIECES_CALL = "<equal pieces>"

@@ -143,6 +143,7 @@ class FileAnalysis(semantics.StatementRules):
         self.collective_scopes: dict[str, set[cst.Call]] = {}
         self.scope_calls: dict[str, set[str]] = {}  # project functions each scope calls
         self.key_writes: set[tuple[str, str]] = set()  # (dict name, constant key) written in the current branch
+        self.keys_added: set[str] = set()  # containers a `d[k] = v` may have given a new key in the current branch
         self.decided_ifs: dict[cst.If, bool] = {}  # `if` on parameters constant at every call -> the arm taken
         self.seeded_modules: set[str] = set()
         self.seeded_per_process: set[str] = set()  # modules seeded with a process-dependent value
@@ -1729,6 +1730,8 @@ class FileAnalysis(semantics.StatementRules):
                 if ck is not None and cur.keys is not None:
                     new = cur.with_key(ck, value, new)  # `d["k"] = v`: that key holds v alone
                     self.key_writes.add((base.value, ck))
+                if ck is None or cur.keys is None or all(ck != name for name, _ in cur.keys):
+                    self.keys_added.add(base.value)
                 # A fresh object even when the value adds nothing: the container was changed, so
                 # under a process-dependent condition it takes the condition's taint (as in the
                 # summary pass, whose join always copies).
@@ -1829,23 +1832,25 @@ class FileAnalysis(semantics.StatementRules):
 
     # `branches` (semantics.StatementRules): the constant keys each block writes are tracked; a
     # choice differing between processes makes what the blocks bound differ with it.
-    def arms_begin(self, cond: Val) -> set:
-        outer_writes, self.key_writes = self.key_writes, set()
-        return outer_writes
+    def arms_begin(self, cond: Val) -> tuple:
+        outer = self.key_writes, self.keys_added
+        self.key_writes, self.keys_added = set(), set()
+        return outer
 
     def run_arm(self, block, token) -> None:
         if block is not None:
             self.block(block)
 
-    def arms_end(self, cond: Val, node: cst.CSTNode | None, outer_writes: set) -> tuple:
-        written, self.key_writes = self.key_writes, outer_writes | self.key_writes
-        return cond, node, written
+    def arms_end(self, cond: Val, node: cst.CSTNode | None, outer: tuple) -> tuple:
+        written, self.key_writes = self.key_writes, outer[0] | self.key_writes
+        added, self.keys_added = self.keys_added, outer[1] | self.keys_added
+        return cond, node, written, added
 
     divergent = staticmethod(lambda cond: cond.divergent)
     agreed = staticmethod(lambda v: v.sanitized)
 
     def bound_under(self, m: Val, k: str, vals: list, context: tuple) -> Val:
-        cond, node, written = context
+        cond, node, written, added = context
         if cond.divergent:
             implicit = Val(pd=cond.pd, pdc=cond.pdc, order=cond.order, hash=cond.hash)
             # An unordered container (a dict keyed by a set's elements) takes no order from it.
@@ -1865,6 +1870,13 @@ class FileAnalysis(semantics.StatementRules):
                 none_arm = [i for i, v in enumerate(vals) if v is not None and v.struct == "none"]
                 if isinstance(node, cst.If) and len(vals) == 2 and len(none_arm) == 1:
                     self._placeholders[k] = (node.test, none_arm[0], src)
+            if k in added and cond.pdc and isinstance(node, cst.If):
+                # `if np.isnan(loss): metrics["nan"] = 1`: which keys the container holds, so
+                # how many, follows this process's own data (a guess: the data may agree).
+                src = evidence.derived(self.src(node, f"`{k}` given a key under a condition on {_why(cond.pdc)}",
+                                                kinds.LENGTH), cond.pdc)
+                grown = evidence.mark(Val(shape=frozenset({src})), evidence.KEYS_FROM_CONTENT, f"`{k}`", self.line(node))
+                new = replace(new, shape=_cap(new.shape | grown.shape))
             m = new
         if isinstance(node, cst.If) and m.tree and k in self._placeholders:
             m = self._placeholder_filled(k, node, vals, m)
