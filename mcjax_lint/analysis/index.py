@@ -102,14 +102,21 @@ def _bind_guards(v: Val, q: str, f: FunctionFacts, given: tuple | None) -> Val:
     return replace(v, pd=bind(v.pd), pdc=bind(v.pdc), items=items)
 
 
+# Methods that give a container's structure (its keys, its elements as they are), not something
+# computed from its content: `bool(tree.keys())` is as process-dependent as the tree's length.
+_STRUCTURE_METHODS = frozenset({"keys", "values", "items", "__len__", "__iter__", "copy"})
+
+
 def _method_reads_params(sym: Sym | None, depth: int = 3) -> bool:
-    """Whether `sym` (an order-free wrapper's argument) holds a method call on, or with, a
-    parameter (`bool(g.all())`, `len(x.split())`): as a method called directly, its result is
-    computed from the parameter (`ProjectIndex._resolve`)."""
+    """Whether `sym` (an order-free wrapper's argument, not `len`'s: a length of what a method
+    gives is not its content) holds a call of a content method on, or with, a parameter
+    (`bool(g.all())`, `sorted(x.split())`): as a method called directly, its result is computed
+    from the parameter (`ProjectIndex._resolve`)."""
     if not sym or depth <= 0:
         return False
     for call in sym.get("via", ()):
-        if "m" in call and any(part and part.get("params") for part in (call.get("r"), call.get("a"))):
+        if "m" in call and call["m"] not in _STRUCTURE_METHODS \
+                and any(part and part.get("params") for part in (call.get("r"), call.get("a"))):
             return True
         if any(_method_reads_params(part, depth - 1) for part in (call.get("r"), call.get("a"))):
             return True
@@ -727,8 +734,8 @@ class ProjectIndex:
                 for part in (call.get("r"), call.get("a")):
                     if part and part.get("params"):
                         mark_params.append(any(not p.endswith("!o") for p in part["params"]))
-            elif mark_params is not None and call.get("n") in K.ORDER_INSENSITIVE and not res.sanitized \
-                    and _method_reads_params(call.get("a")):
+            elif mark_params is not None and call.get("n") in K.ORDER_INSENSITIVE and call.get("n") != "len" \
+                    and not res.sanitized and _method_reads_params(call.get("a")):
                 # `return bool(grads.all())`: the order-free wrapper (summary._strip_order) of a
                 # method of a parameter carries the parameter's data, not its order.
                 mark_params.append(False)

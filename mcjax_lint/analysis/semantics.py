@@ -548,6 +548,15 @@ PASSTHROUGH_BUILTINS = frozenset({"len", "int", "float", "str", "bool", "abs", "
                                   "filter", "iter", "next", "bytes", "ord", "chr", "slice", "type"})
 
 
+def dict_struct_with_key(struct: str | None, key: str) -> str | None:
+    """A dict's structure ("dict:a,b", `Val.struct`) after `d[key] = v` with a constant key: its
+    keys and `key`, whatever the value; None where the dict's keys are not known."""
+    if not struct or not struct.startswith("dict:"):
+        return None
+    keys = [k for k in struct[len("dict:"):].split(",") if k]
+    return "dict:" + ",".join(sorted(set(keys) | {key}))
+
+
 def literal_structure(node: object, read: Reader) -> str | None:
     """The pytree structure an expression has whatever it holds, as `Val.struct` names it:
     "none" for `None`, "seq:N" for a tuple display; None when the expression does not say."""

@@ -1730,6 +1730,8 @@ class FileAnalysis(semantics.StatementRules):
                 if ck is not None and cur.keys is not None:
                     new = cur.with_key(ck, value, new)  # `d["k"] = v`: that key holds v alone
                     self.key_writes.add((base.value, ck))
+                if ck is not None and (grown := semantics.dict_struct_with_key(cur.struct, ck)) is not None:
+                    new = replace(new, struct=grown)  # (its keys are still known: as many on every process)
                 if ck is None or cur.keys is None or all(ck != name for name, _ in cur.keys):
                     self.keys_added.add(base.value)
                 # A fresh object even when the value adds nothing: the container was changed, so
@@ -1855,8 +1857,9 @@ class FileAnalysis(semantics.StatementRules):
             implicit = Val(pd=cond.pd, pdc=cond.pdc, order=cond.order, hash=cond.hash)
             # An unordered container (a dict keyed by a set's elements) takes no order from it.
             imp = replace(implicit, order=frozenset()) if m.unordered else implicit
-            # (the condition says which value, not where it lives: host data stays host data)
-            new = replace(m.join(imp), host=m.host)
+            # (the condition says which value, not where it lives: host data stays host data;
+            # nor its structure: arms that leave the same keys or length leave as many everywhere)
+            new = replace(m.join(imp), host=m.host, struct=m.struct)
             if m.keys is not None:
                 # A dict with tracked keys: only the keys the branch wrote depend on its condition.
                 new = replace(new, keys=m.taint_keys({key for n, key in written if n == k}, imp).keys)
@@ -1870,7 +1873,10 @@ class FileAnalysis(semantics.StatementRules):
                 none_arm = [i for i, v in enumerate(vals) if v is not None and v.struct == "none"]
                 if isinstance(node, cst.If) and len(vals) == 2 and len(none_arm) == 1:
                     self._placeholders[k] = (node.test, none_arm[0], src)
-            if k in added and cond.pdc and isinstance(node, cst.If):
+            arm_structs = {v.struct if v is not None else self.scope.env.get(k, BOTTOM).struct for v in vals}
+            same_keys = len(arm_structs) == 1 and next(iter(arm_structs)) is not None \
+                and next(iter(arm_structs)).startswith("dict:")
+            if k in added and cond.pdc and isinstance(node, cst.If) and not same_keys:
                 # `if np.isnan(loss): metrics["nan"] = 1`: which keys the container holds, so
                 # how many, follows this process's own data (a guess: the data may agree).
                 src = evidence.derived(self.src(node, f"`{k}` given a key under a condition on {_why(cond.pdc)}",
