@@ -557,6 +557,15 @@ def dict_struct_with_key(struct: str | None, key: str) -> str | None:
     return "dict:" + ",".join(sorted(set(keys) | {key}))
 
 
+def may_add_dict_key(struct: str | None, key: str | None, indexed: bool) -> bool:
+    """Whether `d[key] = v` may give a dict (`struct`, `Val.struct`) a key it did not hold: a
+    known dict (not an array or list, whose item stores change values), by one index (not a
+    slice), with a key that is computed or not among its known ones."""
+    if not indexed or not struct or not (struct == "dict" or struct.startswith("dict:")):
+        return False
+    return key is None or struct == "dict" or key not in struct[len("dict:"):].split(",")
+
+
 def literal_structure(node: object, read: Reader) -> str | None:
     """The pytree structure an expression has whatever it holds, as `Val.struct` names it:
     "none" for `None`, "seq:N" for a tuple display; None when the expression does not say."""

@@ -1732,7 +1732,7 @@ class FileAnalysis(semantics.StatementRules):
                     self.key_writes.add((base.value, ck))
                 if ck is not None and (grown := semantics.dict_struct_with_key(cur.struct, ck)) is not None:
                     new = replace(new, struct=grown)  # (its keys are still known: as many on every process)
-                if ck is None or cur.keys is None or all(ck != name for name, _ in cur.keys):
+                if semantics.may_add_dict_key(cur.struct, ck, isinstance(target.slice[0].slice, cst.Index)):
                     self.keys_added.add(base.value)
                 # A fresh object even when the value adds nothing: the container was changed, so
                 # under a process-dependent condition it takes the condition's taint (as in the
