@@ -557,6 +557,12 @@ def dict_struct_with_key(struct: str | None, key: str) -> str | None:
     return "dict:" + ",".join(sorted(set(keys) | {key}))
 
 
+def struct_fixes_count(struct: str | None) -> bool:
+    """Whether a structure (`Val.struct`) fixes how many elements the value holds: a dict of known
+    keys ("dict:a,b"), a tuple display ("seq:N"). "list", "dict", "set" say only what it is."""
+    return bool(struct) and (struct.startswith("dict:") or struct.startswith("seq:"))
+
+
 def may_add_dict_key(struct: str | None, key: str | None, indexed: bool) -> bool:
     """Whether `d[key] = v` may give a dict (`struct`, `Val.struct`) a key it did not hold: a
     known dict (not an array or list, whose item stores change values), by one index (not a

@@ -1859,7 +1859,7 @@ class FileAnalysis(semantics.StatementRules):
             imp = replace(implicit, order=frozenset()) if m.unordered else implicit
             # (the condition says which value, not where it lives: host data stays host data;
             # nor its structure: arms that leave the same keys or length leave as many everywhere)
-            new = replace(m.join(imp), host=m.host, struct=m.struct)
+            new = replace(m.join(imp), host=m.host, struct=m.struct if semantics.struct_fixes_count(m.struct) else None)
             if m.keys is not None:
                 # A dict with tracked keys: only the keys the branch wrote depend on its condition.
                 new = replace(new, keys=m.taint_keys({key for n, key in written if n == k}, imp).keys)
