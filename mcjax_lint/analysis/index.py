@@ -890,6 +890,48 @@ class ProjectIndex:
             self._init_sites = sites
         return self._init_sites
 
+    def property_read_work(self, cls: str | None, attr: str) -> tuple[str | None, str | None]:
+        """(getter, collective work) of reading `.attr` on an instance of `cls` (None: a receiver
+        of unknown class) when that runs a property's getter doing collective work
+        (`semantics.property_read_work`). By name only where every project definition of the name
+        is such a property (no plain attribute, no method of that name): a guess."""
+        if semantics.never_property(attr):
+            return None, None
+        if cls:
+            m = self.method(cls, attr)
+            f = self.functions.get(m) if m else None
+            if f is None or not f.prop:
+                return None, None
+            self._dep(m)
+            c = self.collective.get(m)
+            return (m, semantics.property_read_work(attr, c)) if c else (None, None)
+        if attr in K.GENERIC_ATTRIBUTE_NAMES or attr in self.attrs_by_name:
+            return None, None
+        methods = self.methods_by_name.get(attr, ())
+        props = self._properties_named(attr)
+        if not props or len(props) != len(methods) or len(props) > 6:
+            return None, None
+        for m in props:
+            self._dep(m)
+        colls = [self.collective.get(m) for m in props]
+        if not all(colls):
+            return None, None
+        return props[0], semantics.property_read_work(attr, colls[0], evidence.BY_NAME_NOTE)
+
+    def _property_reads_work(self, f: FunctionFacts, path: str) -> str | None:
+        """The first collective work among `f`'s property reads (a certain one first)."""
+        guess = None
+        for read in f.prop_reads:
+            cls = read.get("c")
+            if cls is None and read.get("r"):
+                cls = self.resolve(read["r"], path).cls
+            _, work = self.property_read_work(cls, read["a"])
+            if work:
+                if evidence.collective_guess(work) is None:
+                    return work
+                guess = guess or work
+        return guess
+
     def _properties_named(self, name: str) -> list[str]:
         """The properties among the methods called `name` (`.apply`, `.__call__`: thousands of
         methods, read at every `.name` reference: listed once per name, `_props_cache`)."""
@@ -1630,6 +1672,9 @@ class ProjectIndex:
                 first = first or _chain(c, call, f, short)
                 need.update(n)
                 guess = guess or g
+        pw = self._property_reads_work(f, path) if f.prop_reads else None
+        if pw is not None and (evidence.collective_guess(pw) is None or (first is None and own is None)):
+            return pw, None, False
         if own is not None:
             self._note_origin(short, f.collective[1], path)
             return own, None, False

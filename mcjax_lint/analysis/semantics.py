@@ -89,6 +89,28 @@ def range_counts(node: object, read: Reader, same: Callable[[object, object], bo
 ITERATION_METHODS = ("__iter__", "__next__")
 
 
+# ---- properties: reading `obj.attr` where `attr` is a `@property` (or `functools.cached_property`)
+# runs its getter, so collective work in the getter is collective work at the read. Certain when
+# the receiver's class is known (`self`, a constructed instance); resolved by the attribute's name
+# alone (every project definition of that name is a property doing collective work) it is a guess.
+PROPERTY_NOTE = "(property)"
+
+
+def never_property(attr: str) -> bool:
+    """Attribute names no project property is looked up for (dunders: `__class__`, `__dict__`)."""
+    return attr.startswith("__") and attr.endswith("__")
+
+
+def property_read_work(attr: str, getter_work: str, by_name_note: str | None = None) -> str:
+    """The collective work of reading `.attr` whose getter does `getter_work` (with the note that
+    marks a resolution by name only, a guess)."""
+    head = f"`.{attr}` {PROPERTY_NOTE}" + (f" {by_name_note}" if by_name_note else "")
+    if getter_work.count("→") >= 2:
+        getter_work = getter_work.removeprefix("… → ")
+        return f"{head} → … → {getter_work.rsplit(' → ', 1)[-1]}"
+    return f"{head} → {getter_work}"
+
+
 # ---- attributes: an object outlives the branch that changed it
 # An attribute assigned under a condition (`if self.rank == 0: self.stop = True`), after an early
 # exit, or in a signal handler's body holds, wherever it is read later, a value that tells whether

@@ -228,11 +228,14 @@ class FunctionFacts:
     # read from elsewhere (an attribute, a global, a helper's result): [desc, line, operand]; the
     # index makes it collective work where the operand resolves to a global array.
     glob_ops: list = field(default_factory=list)
+    # Attribute reads that may run a property's getter (`semantics.property_read_work`): {"l":
+    # line, "a": attr} with "c": the receiver's class when known here, else "r": its Sym.
+    prop_reads: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"name": self.name, "line": self.line}
         for k in ("params", "cls", "returns", "collective", "jit", "calls", "called_params", "device_access", "flags", "refs",
-                  "prop", "statics", "defaults", "param_jits", "host_defaults", "glob_ops"):
+                  "prop", "statics", "defaults", "param_jits", "host_defaults", "glob_ops", "prop_reads"):
             v = getattr(self, k)
             if v:
                 d[k] = v
@@ -245,7 +248,7 @@ class FunctionFacts:
             d.get("collective"), d.get("jit"), list(d.get("calls", [])), list(d.get("called_params", [])),
             d.get("device_access"), d.get("flags", ""), list(d.get("refs", [])), bool(d.get("prop")),
             list(d.get("statics", [])), dict(d.get("defaults", {})), list(d.get("param_jits", [])),
-            list(d.get("host_defaults", [])), list(d.get("glob_ops", [])),
+            list(d.get("host_defaults", [])), list(d.get("glob_ops", [])), list(d.get("prop_reads", [])),
         )
 
 
@@ -600,7 +603,20 @@ class _Summarizer(semantics.StatementRules):
     class_of = staticmethod(lambda v: v.get("cls") if v else None)
 
     def member(self, cls: str, attr: str, node: ast.Attribute, through_self: bool) -> Sym:
+        self._property_read(attr, node, {"c": cls})
         return self._ref(f"{cls}.{attr}")
+
+    def _property_read(self, attr: str, node: ast.Attribute, recv: dict) -> None:
+        """Record a read of `.attr` in this function: the index decides whether a property's
+        getter runs there (`ProjectIndex.property_read_work`)."""
+        facts = self.scope.facts
+        if facts is None or not isinstance(getattr(node, "ctx", None), ast.Load) or len(facts.prop_reads) >= 100:
+            return
+        if semantics.never_property(attr):
+            return
+        read = {"l": node.lineno, "a": attr, **recv}
+        if not any(r["a"] == attr and r.get("c") == read.get("c") for r in facts.prop_reads):
+            facts.prop_reads.append(read)
 
     def source(self, desc: str, node: ast.AST, kind: str) -> Sym:
         self.summary.direct_sources = True
@@ -610,6 +626,7 @@ class _Summarizer(semantics.StatementRules):
         return self._ref(q)
 
     def any_member(self, attr: str, base: Sym, node: ast.Attribute) -> Sym:
+        self._property_read(attr, node, {"r": _prune(base, 1)} if base and base.get("via") else {})
         out = self._ref("." + attr)
         if attr in K.LOCAL_SHARD_ATTRIBUTES:
             out = sym_join(out, self._local_shards(attr, base, node))

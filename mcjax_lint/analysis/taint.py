@@ -270,6 +270,7 @@ class FileAnalysis(semantics.StatementRules):
     class_of = staticmethod(lambda v: v.cls if v is not None else None)
 
     def member(self, cls: str, attr: str, node: cst.Attribute, through_self: bool) -> Val:
+        self._property_read(cls, attr, node)
         label = f"self.{attr}" if through_self else attr
         v = self.index.attr(cls, attr)
         if v is not None:
@@ -290,7 +291,19 @@ class FileAnalysis(semantics.StatementRules):
         v = self.index.ref(q)
         return self.anchor(v, node, short_name(q), call=False) if v.divergent else v
 
+    def _property_read(self, cls: str | None, attr: str, node: cst.Attribute) -> None:
+        """Reading a property runs its getter (`semantics.property_read_work`): its collective
+        work is recorded as work at the read, in order with the calls around it."""
+        getter, work = self.index.property_read_work(cls, attr)
+        if work:
+            info = self.calls.get(node)
+            if info is None:
+                info = self.calls[node] = CallInfo(node)
+            info.name, info.collective, info.via_project = getter, work, True
+
     def any_member(self, attr: str, base: Val, node: cst.Attribute) -> Val | None:
+        if not base.ext and not base.callable:
+            self._property_read(None, attr, node)
         out = None
         if base == BOTTOM:
             v = self.index.ref("." + attr)
