@@ -432,6 +432,11 @@ class Divergence:
         if isinstance(s, cst.FunctionDef):
             body = self._block_stmts(s.body)
             self.walk_body(body, [_Frame("func", s, body, 0)])
+            gated = fa.gated_defs.get(s)
+            if gated is not None:
+                # A decorator that runs the body on some processes only (`semantics.GATED_CALL`):
+                # the body's collective work is one side of a branch whose other side is nothing.
+                self._branch(gated[0], gated[1], self.seq_block(s.body), (), gated[0].decorator)
             return
         if isinstance(s, cst.ClassDef):
             for m in self._block_stmts(s.body):

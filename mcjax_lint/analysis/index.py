@@ -298,6 +298,7 @@ class ProjectIndex:
         self.env_params: dict[str, list] = {}  # (param, position, line): reads the env variable it names
         self.item_flow: dict[str, list] = {}  # per element of a returned tuple: how arguments flow in  # "order": arguments flow in with their order; "data": without
         self.collective: dict[str, str] = {}
+        self._gates: dict[tuple[str, str], Val | None] = {}  # (function, parameter) -> `param_gate`
         # Functions whose collective work is all jitted computation on these parameters: a call
         # passing process-local data for each of them does no collective work (`local_at`).
         self.local_unless: dict[str, frozenset[str]] = {}
@@ -385,6 +386,9 @@ class ProjectIndex:
         `_LAZY` is stored by buckets of keys, unpickled when first read."""
         self._load_parts()
         with self._logging_caps():
+            for q, f in self.functions.items():
+                for p in f.gated:
+                    self.param_gate(q, p)
             for c, cf in self.classes.items():
                 for a in cf.attrs:
                     self.attr(c, a)
@@ -889,6 +893,33 @@ class ProjectIndex:
                             break
             self._init_sites = sites
         return self._init_sites
+
+    def param_gate(self, q: str, param: str) -> Val | None:
+        """The process-dependent condition under which `q` calls its parameter `param` (its own
+        call, or a nested wrapper's: `def rank_zero_only(fn): def wrapped(...): if
+        jax.process_index() == 0: return fn(...)`), None when it calls it on every process
+        (`semantics.GATED_CALL`)."""
+        q = self._follow_reexport(q)
+        gates = self.__dict__.setdefault("_gates", {})
+        if (q, param) in gates:
+            return gates[(q, param)]
+        f = self.functions.get(q)
+        sym = f.gated.get(param) if f is not None else None
+        v = None
+        if sym:
+            r = self.resolve(sym, self.fn_path[q])
+            if r.pd:
+                v = Val(pd=r.pd)
+        gates[(q, param)] = v
+        return v
+
+    def decorator_gate(self, q: str) -> Val | None:
+        """`q` used as a decorator (`@q`) whose wrapper runs the decorated function only where a
+        process-dependent condition holds: that condition."""
+        f = self.functions.get(self._follow_reexport(q))
+        if f is None or not f.params or f.cls:
+            return None
+        return self.param_gate(q, f.params[0])
 
     def property_read_work(self, cls: str | None, attr: str) -> tuple[str | None, str | None]:
         """(getter, collective work) of reading `.attr` on an instance of `cls` (None: a receiver
@@ -1843,6 +1874,8 @@ class ProjectIndex:
         stops reading references once both of the first two are known."""
         pd, order, hashed = "p" in f.flags, "o" in f.flags, "h" in f.flags
         collective = q in self.collective or bool(f.jit)
+        if not pd and any(self.decorator_gate(d) is not None for d in f.decos):
+            pd = True  # its body runs where its decorator's process-dependent condition holds
         for call in f.calls:
             # The arguments' taint is already in the function's flags.
             res, coll = self.call_without_args(call, path)

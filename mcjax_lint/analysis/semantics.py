@@ -89,6 +89,15 @@ def range_counts(node: object, read: Reader, same: Callable[[object, object], bo
 ITERATION_METHODS = ("__iter__", "__next__")
 
 
+# ---- gated calls: a function that calls a callable it was given only under a condition that may
+# differ between processes (`if jax.process_index() == 0: return fn(*a, **k)`, or after `if not
+# is_main(): return`) runs that callable on some processes only. A decorator whose wrapper does
+# so (`rank_zero_only`) makes every call of the decorated function a gated call of its body:
+# collective work in that body is issued by some processes only.
+GATED_CALL = "called only where"
+
+
+
 # ---- properties: reading `obj.attr` where `attr` is a `@property` (or `functools.cached_property`)
 # runs its getter, so collective work in the getter is collective work at the read. Certain when
 # the receiver's class is known (`self`, a constructed instance); resolved by the attribute's name

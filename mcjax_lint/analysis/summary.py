@@ -231,11 +231,15 @@ class FunctionFacts:
     # Attribute reads that may run a property's getter (`semantics.property_read_work`): {"l":
     # line, "a": attr} with "c": the receiver's class when known here, else "r": its Sym.
     prop_reads: list = field(default_factory=list)
+    # Parameters called only under a condition that may differ between processes (a
+    # `rank_zero_only` decorator's wrapped function): param -> the condition's Sym.
+    gated: dict = field(default_factory=dict)
+    decos: list[str] = field(default_factory=list)  # project functions applied as its decorators
 
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"name": self.name, "line": self.line}
         for k in ("params", "cls", "returns", "collective", "jit", "calls", "called_params", "device_access", "flags", "refs",
-                  "prop", "statics", "defaults", "param_jits", "host_defaults", "glob_ops", "prop_reads"):
+                  "prop", "statics", "defaults", "param_jits", "host_defaults", "glob_ops", "prop_reads", "gated", "decos"):
             v = getattr(self, k)
             if v:
                 d[k] = v
@@ -249,6 +253,7 @@ class FunctionFacts:
             d.get("device_access"), d.get("flags", ""), list(d.get("refs", [])), bool(d.get("prop")),
             list(d.get("statics", [])), dict(d.get("defaults", {})), list(d.get("param_jits", [])),
             list(d.get("host_defaults", [])), list(d.get("glob_ops", [])), list(d.get("prop_reads", [])),
+            dict(d.get("gated", {})), list(d.get("decos", [])),
         )
 
 
@@ -606,6 +611,45 @@ class _Summarizer(semantics.StatementRules):
         self._property_read(attr, node, {"c": cls})
         return self._ref(f"{cls}.{attr}")
 
+    def _gated_param_call(self, name: str) -> None:
+        """A parameter (of this function, or of an enclosing one: a decorator's wrapper calling
+        the function it wraps) called under conditions that may hold on some processes only
+        (`semantics.GATED_CALL`): recorded on the function that owns the parameter. A call of it
+        on every path (outside such conditions, or in both arms of one `if`) ungates it ({})."""
+        scope = self.scope
+        while scope is not None and not scope.is_module:
+            if name in scope.facts.params:
+                break
+            if name in scope.env:
+                return  # a local of that function, not an enclosing one's parameter
+            scope = scope.outer
+        else:
+            return
+        gated = scope.facts.gated
+        control = [t for t in self._ret_taints if t and not t.get("_p") and set(t) & {"pd", "via", "refs"}]
+        if not control or self._loops:
+            if not self._loops:
+                gated[name] = {}
+            return
+        if name not in gated and len(gated) < MAX_ITEMS:
+            g: Sym = {}
+            for t in control:
+                g = sym_join(g, {k: v for k, v in t.items() if k in ("pd", "via", "refs")})
+            gated[name] = _prune(g, 1)
+
+    def _ungate_both_arms(self, node: ast.If) -> None:
+        """A parameter called in both arms of an `if` runs whichever arm is taken."""
+        if node.orelse:
+            for name in _called_names(node.body) & _called_names(node.orelse):
+                self._gated_param_call_everywhere(name)
+
+    def _gated_param_call_everywhere(self, name: str) -> None:
+        saved, self._ret_taints = self._ret_taints, []
+        try:
+            self._gated_param_call(name)
+        finally:
+            self._ret_taints = saved
+
     def _property_read(self, attr: str, node: ast.Attribute, recv: dict) -> None:
         """Record a read of `.attr` in this function: the index decides whether a property's
         getter runs there (`ProjectIndex.property_read_work`)."""
@@ -957,6 +1001,8 @@ class _Summarizer(semantics.StatementRules):
         if isinstance(func, ast.Name) and facts is not None and func.id in facts.params and self._local(func.id) is not None:
             if func.id not in facts.called_params:
                 facts.called_params.append(func.id)
+        if isinstance(func, ast.Name) and facts is not None:
+            self._gated_param_call(func.id)
         if (argu or any(a.get("glob") for a in [*args, *kwargs.values()])) and call.get("np") != -1 and "n" in call and (q is not None or isinstance(func, ast.Name)) \
                 and call["n"].rpartition(".")[2][:1].isupper() and not call["n"].startswith(_EXTERNAL_ROOTS):
             # Each argument apart (a constructor's arguments flow into the attributes it stores;
@@ -1513,9 +1559,15 @@ class _Summarizer(semantics.StatementRules):
     # what the function returns; a condition's references reach what the blocks bind.
     _loop_arms = False  # the next `branches` runs a loop's body (see `loop`)
 
+    _loops = 0  # loops the statement being read is in (their conditions gate no call: `_gated_param_call`)
+
     def loop(self, cond, body, node=None, narrow: str | None = None) -> None:
         self._loop_arms = True
-        super().loop(cond, body, node, narrow)
+        self._loops += 1
+        try:
+            super().loop(cond, body, node, narrow)
+        finally:
+            self._loops -= 1
 
     def arms_begin(self, cond: Sym) -> tuple[Sym, Sym]:
         # A loop's iterations carry nothing into the attributes its body assigns (a store in a loop
@@ -1582,6 +1634,7 @@ class _Summarizer(semantics.StatementRules):
 
     def after_if(self, node: ast.If, cond: Sym, token: None) -> None:
         self._loop_taints.pop()
+        self._ungate_both_arms(node)
         control = _control(cond)
         if not self.scope.is_module and _always_exits(node.body) != _always_exits(node.orelse):
             if control:
@@ -1643,6 +1696,7 @@ class _Summarizer(semantics.StatementRules):
         qual = self._qualname(node.name)
         deco_jit = None
         is_property = False
+        decos: list[str] = []  # project functions applied as decorators (`semantics.GATED_CALL`)
         static_lits: tuple[list[int], list[str]] = ([], [])
         for d in node.decorator_list:
             dq = self.qualify(d.func if isinstance(d, ast.Call) else d)
@@ -1662,6 +1716,8 @@ class _Summarizer(semantics.StatementRules):
                 dv = self.ev(d)
                 if dv.get("jitf"):  # `@donating_jit`, a `functools.partial(jax.jit, ...)` of this module
                     deco_jit, static_lits = dv["jitf"][0], (dv["jitf"][1], dv["jitf"][2])
+                elif not isinstance(d, ast.Call) and len(dv.get("refs", ())) == 1 and len(decos) < MAX_ITEMS:
+                    decos.append(dv["refs"][0])
         defaults = {}
         a = node.args
         pos = a.posonlyargs + a.args
@@ -1679,7 +1735,7 @@ class _Summarizer(semantics.StatementRules):
         params = [p.arg for p in pos + a.kwonlyargs] + ([a.vararg.arg] if a.vararg else []) + ([a.kwarg.arg] if a.kwarg else [])
         self._positional[qual] = [p.arg for p in pos]
         facts = FunctionFacts(qual, node.lineno, params=params, cls=self.class_stack[-1].name if self.class_stack else None,
-                              jit=deco_jit, prop=is_property, statics=_static_params(static_lits, [p.arg for p in pos]),
+                              jit=deco_jit, prop=is_property, decos=decos, statics=_static_params(static_lits, [p.arg for p in pos]),
                               defaults=const_defaults,
                               host_defaults=[p.arg for p, d in list(zip(pos[len(pos) - len(a.defaults):], a.defaults))
                                              + list(zip(a.kwonlyargs, a.kw_defaults)) if d is not None and self.is_host(d)])
@@ -2302,6 +2358,20 @@ def _is_main_guard(test) -> bool:
 
 
 _STATEMENTS = semantics.Statements(read, read_ast.statements, read_ast.names_in, read_ast.same)
+
+
+def _called_names(stmts: list) -> set[str]:
+    """The plain names called in `stmts` (`fn(...)`), nested scopes left out."""
+    out: set[str] = set()
+    todo = list(stmts)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
+            out.add(n.func.id)
+        todo.extend(ast.iter_child_nodes(n))
+    return out
 
 
 def _control(cond: Sym) -> Sym:

@@ -117,6 +117,9 @@ class FileAnalysis(semantics.StatementRules):
         self.chosen_calls: dict[cst.IfExp, cst.Call] = {}
         self.iters: dict[cst.CSTNode, Val] = {}
         self.calls: dict[cst.Call, CallInfo] = {}
+        # Defs whose decorator runs their body only where a process-dependent condition holds
+        # (`semantics.GATED_CALL`): def -> (the decorator, that condition).
+        self.gated_defs: dict[cst.FunctionDef, tuple[cst.Decorator, Val]] = {}
         self._info: CallInfo | None = None  # the library call `library_call` decides now, and its work
         self._work: str | None = None
         self.sinks: list[Sink] = []
@@ -2058,6 +2061,10 @@ class FileAnalysis(semantics.StatementRules):
                 dv = self.ev(dec)
                 if dv.factory:  # `@donating_jit`: a `functools.partial(jax.jit, ...)` of the project's
                     jit = dv.factory[0]
+                elif dv.fn and not isinstance(dec, cst.Call):
+                    gate = self.index.decorator_gate(dv.fn)
+                    if gate is not None:  # `@rank_zero_only`: the body runs where the gate holds
+                        self.gated_defs[node] = (d, self.anchor(gate, dec, short_name(dv.fn), call=False))
         defaults: dict[str, Val] = {}
         for p in _all_params(node.params):
             if p.default is not None:

@@ -7,7 +7,7 @@ import libcst as cst
 from mcjax_lint.rules.base import Rule, visits, describe_source, process_sources, related_source
 
 
-@visits("If", "IfExp", "BooleanOperation", "Match", "Subscript", "Call")
+@visits("If", "IfExp", "BooleanOperation", "Match", "Subscript", "Call", "Decorator")
 class ProcessDependentBranch(Rule):
     CODE = "MCJ101"
     NAME = "process-dependent-branch"
@@ -36,6 +36,11 @@ class ProcessDependentBranch(Rule):
                 msg = (f"{what} on a process-dependent value ({describe_source(s, self.line(node))}) chooses between "
                        f"`{code(node.body)}` and `{code(node.orelse)}`, called as collective work at line "
                        f"{self.line(p.collective.node)}: processes run different programs there")
+            elif isinstance(node, cst.Decorator):
+                what = f"decorator `@{code(node.decorator)}`"
+                msg = (f"{what} runs the function's body only where a process-dependent condition holds "
+                       f"({describe_source(s, self.line(node))}): its collective work {self.tok_text(p.collective)} "
+                       f"runs on only some processes")
             else:
                 msg = (f"{what} on a process-dependent value ({describe_source(s, self.line(node))}) issues different "
                        f"collective work on different processes: {self.tok_text(p.collective)} runs on only some of them")
