@@ -288,9 +288,12 @@ class Divergence:
             parts = []
             for item in s.items:
                 parts.extend(self.seq_expr(item.item))
+                info = self.fa.calls.get(item.item)
+                if info is not None and info.enter_collective:
+                    parts.append(Tok("__enter__:" + info.enter_collective, item.item, info.enter_collective))
             out = tuple(parts) + self.seq_block(s.body)
             for item in s.items:
-                info = self.fa.calls.get(item.item) if isinstance(item.item, cst.Call) else None
+                info = self.fa.calls.get(item.item)
                 if info is not None and info.exit_collective:
                     out += (Tok("__exit__:" + info.exit_collective, item.item, info.exit_collective),)
         elif isinstance(s, cst.Match):
@@ -860,7 +863,7 @@ class Divergence:
     def _with_point(self, s: cst.With) -> None:
         exit_tok = None
         for item in s.items:
-            info = self.fa.calls.get(item.item) if isinstance(item.item, cst.Call) else None
+            info = self.fa.calls.get(item.item)
             if info is not None and info.exit_collective:
                 exit_tok = Tok("__exit__", item.item, info.exit_collective)
         if exit_tok is None:

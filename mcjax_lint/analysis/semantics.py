@@ -98,6 +98,15 @@ GATED_CALL = "called only where"
 
 
 
+# ---- context managers: `with cm:` calls `type(cm).__enter__(cm)` before the block and
+# `__exit__` after it, whichever way the block is left: their collective work is the `with`'s,
+# issued where the `with` runs (a `with` under a process-dependent branch issues it there only).
+def context_manager_work(work_of: Callable[[str], str | None]) -> tuple[str | None, str | None]:
+    """(collective work of `__enter__`, of `__exit__`), `work_of` giving a method's work."""
+    enter, ex = work_of("__enter__"), work_of("__exit__")
+    return (f"`__enter__()` → {enter}" if enter else None), ex
+
+
 # ---- properties: reading `obj.attr` where `attr` is a `@property` (or `functools.cached_property`)
 # runs its getter, so collective work in the getter is collective work at the read. Certain when
 # the receiver's class is known (`self`, a constructed instance); resolved by the attribute's name

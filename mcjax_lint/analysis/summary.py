@@ -1643,6 +1643,18 @@ class _Summarizer(semantics.StatementRules):
                 self._attr_taints.append(_implicit(cond))
             self._exit_counts.append(self._count_of_test(cond, node.test))
 
+    def entered(self, expr: ast.expr, value: Sym) -> None:
+        """`with cm:` calls its class's `__enter__` and `__exit__` (`semantics.context_manager_work`):
+        recorded as method calls on the manager (the index resolves its class)."""
+        facts = self.scope.facts
+        if facts is None or not value or not (value.get("cls") or value.get("via") or value.get("refs")):
+            return
+        recv = _prune({k: v for k, v in value.items() if k in ("cls", "via", "refs")}, 1)
+        for m in ("__enter__", "__exit__"):
+            c = {"l": expr.lineno, "m": m, "r": recv, "np": 0}
+            if len(facts.calls) < 400 and c not in facts.calls:
+                facts.calls.append(c)
+
     def _iterates_instance(self, it: Sym, node: ast.AST) -> Sym:
         """Iterating an instance of a project class runs its `__iter__`/`__next__`: recorded as
         calls (their reads reach this function) and part of the iterable's value."""

@@ -51,6 +51,7 @@ class CallInfo:
     exits: bool = False  # sys.exit() and friends
     may_raise_pd: bool = False  # raises depending on process-local state (next() on local data, ...)
     exit_collective: str | None = None  # for context managers: collective work in __exit__
+    enter_collective: str | None = None  # for context managers: collective work in __enter__
     via_project: bool = False  # collective through a project function (not a primitive)
 
 
@@ -2032,15 +2033,20 @@ class FileAnalysis(semantics.StatementRules):
             self.scope.env[n] = replace(v, order=v.order - order)
 
     def entered(self, expr: cst.BaseExpression, value: Val) -> None:
-        # (`with Ctx():` whose project `__exit__` does collective work: an exit skipping the
-        # block still runs it)
-        if isinstance(expr, cst.Call):
-            info = self.calls.get(expr)
-            cls = info.result.cls if info else None
-            if cls:
-                ex = self.index.method(cls, "__exit__")
-                if ex and self.index.collective.get(ex):
-                    info.exit_collective = self.index.collective[ex]
+        # `with cm:` runs the class's `__enter__` before the block and its `__exit__` after it
+        # (also when an exit skips the block): their collective work is work of the `with`
+        # (`semantics.context_manager_work`), on a manager constructed here or held in a name.
+        info = self.calls.get(expr)
+        cls = info.result.cls if info is not None and isinstance(expr, cst.Call) else value.cls
+        if not cls:
+            return
+        enter, ex = semantics.context_manager_work(
+            lambda m: self.index.collective.get(self.index.method(cls, m) or ""))
+        if not (enter or ex):
+            return
+        if info is None:
+            info = self.calls[expr] = CallInfo(expr)  # (`with manager:`: the name stands for the calls)
+        info.enter_collective, info.exit_collective = enter, ex
 
     def st_FunctionDef(self, node: cst.FunctionDef):
         qual = self._qualname(node.name.value)
