@@ -825,7 +825,6 @@ class ProjectIndex:
         if not any(not test for _, _, test in sites):
             return BOTTOM
         vals = []
-        handed: list[str | None] = []  # the collective functions handed over, per construction
         for call, path, test in sites:
             if test:
                 continue
@@ -834,18 +833,10 @@ class ProjectIndex:
             pa = call.get("pa") or ({call["pk"]: call.get("a")} if "pk" in call else {})
             arg = pa.get(param) if param in call.get("kw", ()) else (
                 pa.get(str(pos_i)) if 0 <= pos_i < call.get("np", 0) else None)
-            if not arg:
+            if not arg or self._hands_collective_work(call, pa):
                 return BOTTOM
-            if self._hands_collective_work(call, pa):
-                fn = self.resolve(arg, path).fn
-                handed.append(fn if fn and self.collective.get(fn) else None)
-                continue
             arg_v = self.resolve(arg, path)
             vals.append(replace(arg_v.taint(), glob=arg_v.glob))
-        if handed:
-            # A callback every construction stores (`Manager(on_commit=flush)`): the attribute
-            # holds that function, and calling it runs its collective work.
-            return Val(fn=handed[0]) if not vals and handed[0] and all(h == handed[0] for h in handed) else BOTTOM
         out = BOTTOM
         for v in vals:
             out = out.join(v)
