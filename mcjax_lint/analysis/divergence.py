@@ -77,6 +77,7 @@ class BranchPoint:
     collective: Tok  # first collective issued on one side and not the other
     cond_node: cst.CSTNode | None = field(default=None, repr=False)
     chosen: bool = False  # a conditional expression that picked the function `collective` runs
+    gated: bool = False  # a call handing `collective` on to a function that runs it on some processes only
 
 
 @dataclass
@@ -313,6 +314,8 @@ class Divergence:
     # ------------------------------------------------------------ walk
     def run(self) -> Divergence:
         self.walk_body(self.fa.module.body, [_Frame("func", self.fa.module, list(self.fa.module.body), 0)])
+        for call, (cond, arg, work) in self.fa.gated_calls.items():
+            self.branches.append(BranchPoint(call, cond, Tok("gated:" + work, arg, work), gated=True))
         self._raises_into_callers()
         self._caught_in_callers()
         return self

@@ -387,8 +387,9 @@ class ProjectIndex:
         self._load_parts()
         with self._logging_caps():
             for q, f in self.functions.items():
-                for p in f.gated:
+                for p in {*f.gated, *(p for fwd in f.forwards for p in fwd["fw"].values())}:
                     self.param_gate(q, p)
+                    self.param_gate(q, p, forwarded_only=True)
             for c, cf in self.classes.items():
                 for a in cf.attrs:
                     self.attr(c, a)
@@ -894,24 +895,77 @@ class ProjectIndex:
             self._init_sites = sites
         return self._init_sites
 
-    def param_gate(self, q: str, param: str) -> Val | None:
+    def param_gate(self, q: str, param: str, forwarded_only: bool = False, depth: int = 0) -> Val | None:
         """The process-dependent condition under which `q` calls its parameter `param` (its own
         call, or a nested wrapper's: `def rank_zero_only(fn): def wrapped(...): if
-        jax.process_index() == 0: return fn(...)`), None when it calls it on every process
-        (`semantics.GATED_CALL`)."""
+        jax.process_index() == 0: return fn(...)`), or hands it on to a parameter some function
+        calls so (`self._run(cb)`, a thread's `args`); None when it runs it on every process
+        (`semantics.GATED_CALL`). `forwarded_only`: only a gate reached by handing it on."""
         q = self._follow_reexport(q)
         gates = self.__dict__.setdefault("_gates", {})
-        if (q, param) in gates:
-            return gates[(q, param)]
+        key = (q, param, forwarded_only)
+        if key in gates:
+            return gates[key]
+        gates[key] = None  # (a cycle of forwards gates nothing)
         f = self.functions.get(q)
-        sym = f.gated.get(param) if f is not None else None
         v = None
+        sym = f.gated.get(param) if f is not None and not forwarded_only else None
         if sym:
             r = self.resolve(sym, self.fn_path[q])
             if r.pd:
                 v = Val(pd=r.pd)
-        gates[(q, param)] = v
+        if v is None and f is not None and depth < 4:
+            for fwd in f.forwards:
+                for k, p in fwd["fw"].items():
+                    if p != param:
+                        continue
+                    target = self._forward_target(fwd, k, self.fn_path[q])
+                    if target is not None:
+                        v = self.param_gate(target[0], target[1], False, depth + 1)
+                    if v is not None:
+                        break
+                if v is not None:
+                    break
+        gates[key] = v
         return v
+
+    def _hands_to_gate(self, call: dict, path: str) -> bool:
+        """A summary's call passing a callable (its "cba" keys) to a parameter that the callee
+        hands on to a gated call (`param_gate(..., forwarded_only=True)`)."""
+        spec = {k: call[k] for k in ("n", "m", "r", "bd") if k in call}
+        if "m" in spec:
+            spec["bd"] = 1
+        for key in call["cba"]:
+            target = self._forward_target(spec, key, path)
+            if target is not None and self.param_gate(target[0], target[1], forwarded_only=True) is not None:
+                return True
+        return False
+
+    def _forward_target(self, fwd: dict, key: str, path: str) -> tuple[str, str] | None:
+        """(function, parameter) that a forward record (summary `_forwards`) hands argument `key` to."""
+        bound = bool(fwd.get("bd"))
+        q = None
+        if "n" in fwd:
+            q = self._follow_reexport(fwd["n"])
+            mod, _, name = q.rpartition(".")
+            if q not in self.functions and mod in self.classes:
+                q = self.method(mod, name)
+        elif "m" in fwd:
+            recv = self.resolve(fwd.get("r", {}), path)
+            q, bound = (self.method(recv.cls, fwd["m"]) if recv.cls else None), True
+        elif "t" in fwd:
+            t = self.resolve(fwd["t"], path)
+            q = t.fn
+            bound = True
+        f = self.functions.get(q) if q else None
+        if f is None:
+            return None
+        self._dep(q)
+        offset = 1 if bound and f.cls and f.params and f.params[0] in ("self", "cls") else 0
+        if key.isdigit():
+            i = offset + int(key)
+            return (q, f.params[i]) if i < len(f.params) else None
+        return (q, key) if key in f.params else None
 
     def decorator_gate(self, q: str) -> Val | None:
         """`q` used as a decorator (`@q`) whose wrapper runs the decorated function only where a
@@ -1876,6 +1930,8 @@ class ProjectIndex:
         collective = q in self.collective or bool(f.jit)
         if not pd and any(self.decorator_gate(d) is not None for d in f.decos):
             pd = True  # its body runs where its decorator's process-dependent condition holds
+        if not pd and any(self._hands_to_gate(call, path) for call in f.calls if call.get("cba")):
+            pd = True  # it hands a callable on to where a process-dependent condition gates it
         for call in f.calls:
             # The arguments' taint is already in the function's flags.
             res, coll = self.call_without_args(call, path)

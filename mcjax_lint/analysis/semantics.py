@@ -95,6 +95,8 @@ ITERATION_METHODS = ("__iter__", "__next__")
 # so (`rank_zero_only`) makes every call of the decorated function a gated call of its body:
 # collective work in that body is issued by some processes only.
 GATED_CALL = "called only where"
+# Calls that run `target(*args)` on a new thread: a parameter in `args` reaches `target`'s.
+THREAD_STARTERS = frozenset({"threading.Thread"})
 
 
 

@@ -235,11 +235,13 @@ class FunctionFacts:
     # `rank_zero_only` decorator's wrapped function): param -> the condition's Sym.
     gated: dict = field(default_factory=dict)
     decos: list[str] = field(default_factory=list)  # project functions applied as its decorators
+    # Parameters handed on as they are: [{"n"|"m"+"r"|"t": the callee, "fw": {arg key: param}}]
+    forwards: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"name": self.name, "line": self.line}
         for k in ("params", "cls", "returns", "collective", "jit", "calls", "called_params", "device_access", "flags", "refs",
-                  "prop", "statics", "defaults", "param_jits", "host_defaults", "glob_ops", "prop_reads", "gated", "decos"):
+                  "prop", "statics", "defaults", "param_jits", "host_defaults", "glob_ops", "prop_reads", "gated", "decos", "forwards"):
             v = getattr(self, k)
             if v:
                 d[k] = v
@@ -253,7 +255,7 @@ class FunctionFacts:
             d.get("device_access"), d.get("flags", ""), list(d.get("refs", [])), bool(d.get("prop")),
             list(d.get("statics", [])), dict(d.get("defaults", {})), list(d.get("param_jits", [])),
             list(d.get("host_defaults", [])), list(d.get("glob_ops", [])), list(d.get("prop_reads", [])),
-            dict(d.get("gated", {})), list(d.get("decos", [])),
+            dict(d.get("gated", {})), list(d.get("decos", [])), list(d.get("forwards", [])),
         )
 
 
@@ -637,6 +639,41 @@ class _Summarizer(semantics.StatementRules):
                 g = sym_join(g, {k: v for k, v in t.items() if k in ("pd", "via", "refs")})
             gated[name] = _prune(g, 1)
 
+    def _forwards(self, node: ast.Call, q: str | None, kwargs: dict[str, Sym]) -> None:
+        """This function's parameters handed on as they are to another function's parameters
+        (`self._run(cb)`, `threading.Thread(target=self._run, args=(cb,))`): the index follows a
+        gate on the receiving parameter back to this one (`ProjectIndex.param_gate`)."""
+        facts = self.scope.facts
+        params = set(facts.params)
+
+        def passed(pairs) -> dict[str, str]:
+            return {k: a.id for k, a in pairs if isinstance(a, ast.Name) and a.id in params
+                    and self._local(a.id) is not None}
+
+        spec: dict[str, Any] | None = None
+        if q in semantics.THREAD_STARTERS:
+            kw = {k.arg: k.value for k in node.keywords if k.arg}
+            target, tup = kw.get("target"), kw.get("args")
+            if target is None or not isinstance(tup, (ast.Tuple, ast.List)):
+                return
+            fw = passed((str(i), a) for i, a in enumerate(tup.elts))
+            spec = {"t": _prune(kwargs.get("target", {}), 1)}
+        else:
+            fw = passed([*((str(i), a) for i, a in enumerate(node.args)),
+                         *((k.arg, k.value) for k in node.keywords if k.arg)])
+            if not fw:
+                return
+            func = node.func
+            if q is not None:
+                spec = {"n": q}
+            elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" \
+                    and self.class_stack and self._local("self") is not None:
+                spec = {"n": f"{self.class_stack[-1].name}.{func.attr}", "bd": 1}
+            elif isinstance(func, ast.Attribute) and isinstance(func.value, (ast.Name, ast.Attribute)):
+                spec = {"m": func.attr, "r": _prune(self.ev(func.value), 1)}
+        if spec is not None and fw and len(facts.forwards) < MAX_ITEMS:
+            facts.forwards.append(dict(spec, fw=fw))
+
     def _ungate_both_arms(self, node: ast.If) -> None:
         """A parameter called in both arms of an `if` runs whichever arm is taken."""
         if node.orelse:
@@ -933,6 +970,8 @@ class _Summarizer(semantics.StatementRules):
             call["cb"] = cbs[:MAX_ITEMS]
         if cbc:
             call["cbc"] = cbc[:MAX_ITEMS]
+        if facts is not None and not self.scope.is_module:
+            self._forwards(node, q, kwargs)
         if q is not None:
             r = self._known_call(q, node, args, kwargs, argu)
             if r is not None:

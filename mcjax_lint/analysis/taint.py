@@ -52,6 +52,7 @@ class CallInfo:
     may_raise_pd: bool = False  # raises depending on process-local state (next() on local data, ...)
     exit_collective: str | None = None  # for context managers: collective work in __exit__
     enter_collective: str | None = None  # for context managers: collective work in __enter__
+    callee: str | None = None  # the project method a call on a known class runs (collective or not)
     via_project: bool = False  # collective through a project function (not a primitive)
 
 
@@ -121,6 +122,9 @@ class FileAnalysis(semantics.StatementRules):
         # Defs whose decorator runs their body only where a process-dependent condition holds
         # (`semantics.GATED_CALL`): def -> (the decorator, that condition).
         self.gated_defs: dict[cst.FunctionDef, tuple[cst.Decorator, Val]] = {}
+        # Calls handing collective work on to where such a condition gates it (`_gated_callback`):
+        # call -> (that condition, the argument, its work).
+        self.gated_calls: dict[cst.Call, tuple[Val, cst.CSTNode, str]] = {}
         self._info: CallInfo | None = None  # the library call `library_call` decides now, and its work
         self._work: str | None = None
         self.sinks: list[Sink] = []
@@ -783,7 +787,31 @@ class FileAnalysis(semantics.StatementRules):
         info.result = info.result.join(result) if info.result != BOTTOM else result
         if info.collective:
             self._check_collective_args(info, coll)
+        if info.name or info.callee:
+            self._gated_callback(info, node, bound)
         return result
+
+    def _gated_callback(self, info: CallInfo, node: cst.Call, bound: bool) -> None:
+        """Collective work handed to a project function that hands it on to one calling it only
+        where a process-dependent condition holds (a manager whose commit thread runs
+        `on_commit_callback` on process 0: `semantics.GATED_CALL`): it runs on some processes
+        only. (A callee calling it under the condition itself is reported at that condition.)"""
+        q = self.index._follow_reexport(info.callee or info.name)
+        f = self.index.functions.get(q)
+        if f is None or node in self.gated_calls:
+            return
+        offset = 1 if bound and f.cls and f.params and f.params[0] in ("self", "cls") else 0
+        for (k, v), a in zip(info.args, node.args):
+            if k == "*":
+                break
+            p = k if isinstance(k, str) else (f.params[offset + k] if offset + k < len(f.params) else None)
+            work = v.callable or (self.index.collective.get(v.fn) if v.fn else None)
+            if p is None or not work:
+                continue
+            gate = self.index.param_gate(q, p, forwarded_only=True)
+            if gate is not None:
+                self.gated_calls[node] = (self.anchor(gate, node, short_name(q)), a.value, work)
+                return
 
     def _project_call(self, q: str, argu: Val, node: cst.Call, exact: bool = True,
                       bound: bool = False) -> tuple[Val, str | None]:
@@ -1492,6 +1520,7 @@ class FileAnalysis(semantics.StatementRules):
                 if not coll.startswith(name) and (coll.count("→") < 3 or coll.startswith("… → ")):
                     coll = f"{name} → {coll}"
         target = self.index.method(recv.cls, meth) if recv.cls else None
+        info.callee = target
         if target in self.fn_nodes and (argu.divergent or self._callable_desc(argu)):
             # A method of a known class in this file, given divergent arguments: analysed again
             # with them, as a function called by name is (`_project_call`); a guess (which

@@ -36,6 +36,11 @@ class ProcessDependentBranch(Rule):
                 msg = (f"{what} on a process-dependent value ({describe_source(s, self.line(node))}) chooses between "
                        f"`{code(node.body)}` and `{code(node.orelse)}`, called as collective work at line "
                        f"{self.line(p.collective.node)}: processes run different programs there")
+            elif p.gated:
+                what = f"`{code(node.func)}()`"
+                msg = (f"{what} hands `{code(p.collective.node)}` on to code that runs it only where a process-dependent "
+                       f"condition holds ({describe_source(s, self.line(node))}): its collective work "
+                       f"{self.tok_text(p.collective)} runs on only some processes")
             elif isinstance(node, cst.Decorator):
                 what = f"decorator `@{code(node.decorator)}`"
                 msg = (f"{what} runs the function's body only where a process-dependent condition holds "
