@@ -26,6 +26,7 @@ from mcjax_lint.analysis.values import Src, Val, rekinded
 METHOD_BY_NAME = "a method resolved by its name only (the receiver's type is unknown)"
 WHOLE_CONTAINER = "a whole container taken as process-dependent because one element is"
 STORED_CALLABLE = "a callable handed to other code, never seen called"
+CACHED_PROPERTY = "a cached property, whose getter runs at an instance's first read only (this read may hit the cache)"
 UNRESOLVED_CALL = "an unresolved call assumed to return something computed from its arguments"
 UNMATCHED_EXCEPTION = "an exception whose type was not matched against the handler"
 IMPLICIT_ATTRIBUTE = ("an attribute assigned elsewhere (another method, another reference to the object, a signal "
@@ -83,6 +84,7 @@ COLLECTIVE_NOTES = {
     "(unknown call assumed collective)": ASSUMED_COLLECTIVE,
     "passed as a callback": STORED_CALLABLE,
     BY_NAME_NOTE: METHOD_BY_NAME,
+    semantics.CACHED_PROPERTY_NOTE: CACHED_PROPERTY,
     semantics.CAPTURES_NOTE: CAPTURES_UNKNOWN,
     semantics.UNKNOWN_INPUTS_NOTE: UNKNOWN_INPUTS,
     semantics.CALLBACK_WORK: CALLBACK_NOT_KNOWN,

@@ -989,7 +989,7 @@ class ProjectIndex:
                 return None, None
             self._dep(m)
             c = self.collective.get(m)
-            return (m, semantics.property_read_work(attr, c)) if c else (None, None)
+            return (m, semantics.property_read_work(attr, c, cached=f.prop == semantics.CACHED_PROPERTY)) if c else (None, None)
         if attr in K.GENERIC_ATTRIBUTE_NAMES or attr in self.attrs_by_name:
             return None, None
         methods = self.methods_by_name.get(attr, ())
@@ -1001,7 +1001,8 @@ class ProjectIndex:
         colls = [self.collective.get(m) for m in props]
         if not all(colls):
             return None, None
-        return props[0], semantics.property_read_work(attr, colls[0], evidence.BY_NAME_NOTE)
+        return props[0], semantics.property_read_work(attr, colls[0], evidence.BY_NAME_NOTE,
+                                                      cached=any(self.functions[m].prop == semantics.CACHED_PROPERTY for m in props))
 
     def _property_reads_work(self, f: FunctionFacts, path: str) -> str | None:
         """The first collective work among `f`'s property reads (a certain one first)."""

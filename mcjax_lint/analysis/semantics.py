@@ -114,6 +114,10 @@ def context_manager_work(work_of: Callable[[str], str | None]) -> tuple[str | No
 # the receiver's class is known (`self`, a constructed instance); resolved by the attribute's name
 # alone (every project definition of that name is a property doing collective work) it is a guess.
 PROPERTY_NOTE = "(property)"
+# A `functools.cached_property` runs its getter at an instance's first read only: a later read (one
+# every process made first, then one on process 0) runs nothing, so its work at a read is a guess.
+CACHED_PROPERTY_NOTE = "(cached property: its first read only)"
+CACHED_PROPERTY = 2  # `FunctionFacts.prop` of a cached property (1: a plain property)
 
 
 def never_property(attr: str) -> bool:
@@ -121,10 +125,10 @@ def never_property(attr: str) -> bool:
     return attr.startswith("__") and attr.endswith("__")
 
 
-def property_read_work(attr: str, getter_work: str, by_name_note: str | None = None) -> str:
+def property_read_work(attr: str, getter_work: str, by_name_note: str | None = None, cached: bool = False) -> str:
     """The collective work of reading `.attr` whose getter does `getter_work` (with the note that
-    marks a resolution by name only, a guess)."""
-    head = f"`.{attr}` {PROPERTY_NOTE}" + (f" {by_name_note}" if by_name_note else "")
+    marks a resolution by name only, a guess; a cached property's, `CACHED_PROPERTY_NOTE`)."""
+    head = f"`.{attr}` {CACHED_PROPERTY_NOTE if cached else PROPERTY_NOTE}" + (f" {by_name_note}" if by_name_note else "")
     if getter_work.count("→") >= 2:
         getter_work = getter_work.removeprefix("… → ")
         return f"{head} → … → {getter_work.rsplit(' → ', 1)[-1]}"

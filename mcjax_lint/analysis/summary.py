@@ -215,7 +215,7 @@ class FunctionFacts:
     # made as a statement that may drop a reduction's result (`semantics.may_drop_reduction`).
     flags: str = ""
     refs: list[str] = field(default_factory=list)  # project refs read (attributes, other modules' globals)
-    prop: bool = False  # a @property: reading the attribute calls it
+    prop: bool | int = False  # a @property: reading the attribute calls it (semantics.CACHED_PROPERTY: cached)
     statics: list[str] = field(default_factory=list)  # parameters a jit decorator makes static
     # Parameters whose default is a literal constant: name -> `semantics.constant_repr` of it.
     defaults: dict[str, str] = field(default_factory=dict)
@@ -252,7 +252,7 @@ class FunctionFacts:
         return cls(
             d["name"], d["line"], list(d.get("params", [])), d.get("cls"), dict(d.get("returns", {})),
             d.get("collective"), d.get("jit"), list(d.get("calls", [])), list(d.get("called_params", [])),
-            d.get("device_access"), d.get("flags", ""), list(d.get("refs", [])), bool(d.get("prop")),
+            d.get("device_access"), d.get("flags", ""), list(d.get("refs", [])), d.get("prop") or False,
             list(d.get("statics", [])), dict(d.get("defaults", {})), list(d.get("param_jits", [])),
             list(d.get("host_defaults", [])), list(d.get("glob_ops", [])), list(d.get("prop_reads", [])),
             dict(d.get("gated", {})), list(d.get("decos", [])), list(d.get("forwards", [])),
@@ -464,6 +464,7 @@ class _Scope:
 
 class _Summarizer(semantics.StatementRules):
     def __init__(self, path: str, module: str, tree: ast.Module, is_package: bool, source: str = ""):
+        self._exit_called: dict[str, set[str]] = {}
         self._str_defaults: dict[str, dict[str, str]] = {}
         self.path = path
         self.short = _short_path(path)
@@ -629,6 +630,8 @@ class _Summarizer(semantics.StatementRules):
             return
         gated = scope.facts.gated
         control = [t for t in self._ret_taints if t and not t.get("_p") and set(t) & {"pd", "via", "refs"}]
+        if name in self._exit_called.get(self.scope.facts.name, ()):
+            control = []  # (also called in an earlier arm that left: called on both ways)
         if not control or self._loops:
             if not self._loops:
                 gated[name] = {}
@@ -675,10 +678,16 @@ class _Summarizer(semantics.StatementRules):
             facts.forwards.append(dict(spec, fw=fw))
 
     def _ungate_both_arms(self, node: ast.If) -> None:
-        """A parameter called in both arms of an `if` runs whichever arm is taken."""
+        """A parameter called in both arms of an `if` runs whichever arm is taken; one called in
+        an arm that always leaves the function (`if rank != 0: return fn()`) runs also where a
+        later call on the way on calls it (`_gated_param_call`: ungated there)."""
         if node.orelse:
             for name in _called_names(node.body) & _called_names(node.orelse):
                 self._gated_param_call_everywhere(name)
+        if not self.scope.is_module:
+            for arm in (node.body, node.orelse):
+                if arm and _always_exits(arm):
+                    self._exit_called.setdefault(self.scope.facts.name, set()).update(_called_names(arm))
 
     def _gated_param_call_everywhere(self, name: str) -> None:
         saved, self._ret_taints = self._ret_taints, []
@@ -1752,7 +1761,7 @@ class _Summarizer(semantics.StatementRules):
         for d in node.decorator_list:
             dq = self.qualify(d.func if isinstance(d, ast.Call) else d)
             if dq in ("property", "functools.cached_property", "cached_property"):
-                is_property = True
+                is_property = semantics.CACHED_PROPERTY if dq != "property" else True
             elif dq in K.JIT_WRAPPERS and not (isinstance(d, ast.Call) and semantics.jit_runs_locally(
                     [(k.arg, k.value) for k in d.keywords], read, self.qualify)):
                 deco_jit = semantics.jit_kind(K.JIT_WRAPPERS[dq], [k.arg for k in d.keywords if k.arg]

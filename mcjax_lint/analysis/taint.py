@@ -125,6 +125,7 @@ class FileAnalysis(semantics.StatementRules):
         # Calls handing collective work on to where such a condition gates it (`_gated_callback`):
         # call -> (that condition, the argument, its work).
         self.gated_calls: dict[cst.Call, tuple[Val, cst.CSTNode, str]] = {}
+        self._cached_reads: dict[tuple[str, str], tuple[int, int]] = {}  # first read of a cached property
         self._info: CallInfo | None = None  # the library call `library_call` decides now, and its work
         self._work: str | None = None
         self.sinks: list[Sink] = []
@@ -303,6 +304,13 @@ class FileAnalysis(semantics.StatementRules):
         """Reading a property runs its getter (`semantics.property_read_work`): its collective
         work is recorded as work at the read, in order with the calls around it."""
         getter, work = self.index.property_read_work(cls, attr)
+        if work and semantics.CACHED_PROPERTY_NOTE in work:
+            # A cached property read again in the same function (the same expression, read
+            # earlier): the getter ran at the earlier read, this one hits the cache.
+            key = (self.scope.qualname, _code(self.module, node))
+            first = self._cached_reads.setdefault(key, self.pos(node)[:2])
+            if first < self.pos(node)[:2]:
+                return
         if work:
             info = self.calls.get(node)
             if info is None:
