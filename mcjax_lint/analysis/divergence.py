@@ -236,7 +236,7 @@ class Divergence:
         if expr is None:
             return ()
         out = []
-        for c in _walk_work(expr):
+        for c in _walk_calls(expr, reads=True):
             t = self.tok(c)
             if t is not None:
                 out.append(t)
@@ -1050,24 +1050,6 @@ def _first_difference(a: tuple, b: tuple) -> Tok | None:
             return x or y
     rest = a[n:] or b[n:]
     return first_tok(rest)
-
-
-def _walk_work(node: cst.CSTNode):
-    """Calls and attribute reads (a property's getter runs there) under node in evaluation order,
-    skipping nested scopes (`taint._walk_calls` with reads)."""
-    stack = [(node, False)]
-    while stack:
-        n, done = stack.pop()
-        if done:
-            yield n
-            continue
-        t = type(n)
-        if t in OWN_SCOPE and n is not node:
-            continue
-        if t is cst.Call or t is cst.Attribute:
-            stack.append((n, True))
-        for c in reversed(children(n)):
-            stack.append((c, False))
 
 
 def _terminates(s) -> bool:

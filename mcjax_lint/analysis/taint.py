@@ -2605,8 +2605,10 @@ def _assigned_names(fdef: cst.FunctionDef) -> set[str]:
     return out
 
 
-def _walk_calls(node: cst.CSTNode):
-    """Calls under node in evaluation order (arguments before the call), skipping nested scopes."""
+def _walk_calls(node: cst.CSTNode, reads: bool = False):
+    """Calls under node in evaluation order (arguments before the call), skipping nested scopes;
+    with `reads`, attribute reads too (a property's getter runs there)."""
+    wanted = (cst.Call, cst.Attribute) if reads else (cst.Call,)
     stack = [(node, False)]
     while stack:
         n, done = stack.pop()
@@ -2616,7 +2618,7 @@ def _walk_calls(node: cst.CSTNode):
         t = type(n)  # (exact types: see tree.OWN_SCOPE)
         if t in OWN_SCOPE and n is not node:
             continue
-        if t is cst.Call:
+        if t in wanted:
             stack.append((n, True))
         kids = children(n)
         for c in reversed(kids):
