@@ -1963,23 +1963,25 @@ class _Summarizer(semantics.StatementRules):
             self.run_function(node, facts, params, defaults, outer, classes)
         self.summary.refs_used = sorted(r for r in self._refs if r.startswith(".") or not r.startswith(_EXTERNAL_ROOTS))
         self.summary.pins_cpu = self._pins_cpu()
-        names_processes = _names_processes(self.tree)
+        # The module-wide scans below share one list of the module's nodes (`ast.walk`'s order):
+        # each walked the whole tree on its own, together ~20% of the summary pass.
+        nodes = _nodes(self.tree)
+        names_processes = _names_processes(nodes)
         self.summary.process_free_test = semantics.is_test_module(self.path) and not names_processes
         # (a module naming the multi-process API is no local-only program, whatever devices it
         # builds; naming it does not make its device sets global for a module importing it)
-        scope = _device_scope(self.tree, self.imports) if self._names_devices else ""
+        scope = _device_scope(nodes, self.imports) if self._names_devices else ""
         self.summary.device_scope = "" if scope == "local" and names_processes else scope
-        self.summary.test_plugins = _pytest_plugins(self.tree)
-        self.summary.value_refs = self._value_refs()
+        self.summary.test_plugins = _pytest_plugins(nodes)
+        self.summary.value_refs = self._value_refs(nodes)
         return self.summary
 
-    def _value_refs(self) -> list[str]:
+    def _value_refs(self, nodes: list[ast.AST]) -> list[str]:
         """Project functions named here other than as the callee of a call (see `value_refs`):
         loaded names and `module.attr` reads, except a call's callee and an attribute's base
-        (`mod.f`: read as the attribute)."""
+        (`mod.f`: read as the attribute). `nodes`: `_nodes(self.tree)`."""
         out = set()
         defs, imports = self.module_defs, self.imports
-        nodes = _nodes(self.tree)
         placed = set()  # (ids of the callees and attribute bases: not named as values)
         for n in nodes:
             t = type(n)
@@ -2030,11 +2032,12 @@ class _Summarizer(semantics.StatementRules):
         return False
 
 
-def _names_processes(tree: ast.Module) -> bool:
-    """Whether the module names anything of the multi-process API, a multi-process test plugin or
-    a per-process fixture or environment variable (`knowledge.MULTI_PROCESS_NAMES`)."""
+def _names_processes(nodes: list[ast.AST]) -> bool:
+    """Whether the module (`nodes`: `_nodes` of it) names anything of the multi-process API, a
+    multi-process test plugin or a per-process fixture or environment variable
+    (`knowledge.MULTI_PROCESS_NAMES`)."""
     names = K.MULTI_PROCESS_NAMES | K.PROCESS_DEPENDENT_FIXTURES.keys()
-    for n in ast.walk(tree):
+    for n in nodes:
         t = type(n)
         name = (n.id if t is ast.Name else n.attr if t is ast.Attribute else n.arg if t is ast.arg
                 else n.name if t is ast.alias else n.value if t is ast.Constant and type(n.value) is str else None)
@@ -2061,8 +2064,8 @@ _DEVICE_WORDS = re.compile("|".join(sorted(
     | {q.rsplit(".", 1)[-1] for q in K.COLLECTIVE_CALLS if not q.startswith("jax.lax.")})))
 
 
-def _device_scope(tree: ast.Module, imports: dict[str, str]) -> str:
-    """Which devices the module names: "global" where it names a device set spanning every
+def _device_scope(nodes: list[ast.AST], imports: dict[str, str]) -> str:
+    """Which devices the module (`nodes`: `_nodes` of it) names: "global" where it names a device set spanning every
     process or builds one (`knowledge.GLOBAL_DEVICE_NAMES`; a `create_device_mesh` given no
     devices whose shape is not the local device count; a `Mesh` of devices not known to be local;
     a pmap given no `devices=`), else "local" where it builds a device set of this process's
@@ -2108,7 +2111,7 @@ def _device_scope(tree: ast.Module, imports: dict[str, str]) -> str:
                    or (type(m) is ast.Name and m.id in local_names) for m in ast.walk(n))
 
     calls, refs, assigns = [], [], []  # (one walk: most modules name no device set at all)
-    for n in ast.walk(tree):
+    for n in nodes:
         t = type(n)
         if t is ast.Call:
             calls.append(n)
@@ -2170,12 +2173,13 @@ def _device_scope(tree: ast.Module, imports: dict[str, str]) -> str:
     return scope
 
 
-def _pytest_plugins(tree: ast.Module) -> list[str]:
-    """The plugin modules a `pytest_plugins = [...]` assignment makes pytest load with this test
-    module or conftest (their fixtures run in its process: an autouse one may initialize); "?"
-    for a value that is not a literal string or list/tuple of strings."""
+def _pytest_plugins(nodes: list[ast.AST]) -> list[str]:
+    """The plugin modules a `pytest_plugins = [...]` assignment (among `nodes`, `_nodes` of the
+    module) makes pytest load with this test module or conftest (their fixtures run in its
+    process: an autouse one may initialize); "?" for a value that is not a literal string or
+    list/tuple of strings."""
     out: list[str] = []
-    for n in ast.walk(tree):
+    for n in nodes:
         if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = n.targets if isinstance(n, ast.Assign) else [n.target]
             if not any(isinstance(t, ast.Name) and t.id == "pytest_plugins" for t in targets):
@@ -2220,8 +2224,8 @@ def _free_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 
 def _nodes(root: ast.AST) -> list[ast.AST]:
     """Every node under `root` (itself included), as `ast.walk` finds them less the
-    `Load`/`Store`/`Del` context markers (a third of its nodes), in about half its time; in no
-    particular order."""
+    `Load`/`Store`/`Del` context markers (a third of its nodes), in about half its time, and in
+    its order (breadth first, each node's children in field order: the markers have none)."""
     out = [root]
     for n in out:  # (grows while it is read)
         t = type(n)
