@@ -465,6 +465,7 @@ class _Scope:
 class _Summarizer(semantics.StatementRules):
     def __init__(self, path: str, module: str, tree: ast.Module, is_package: bool, source: str = ""):
         self._exit_called: dict[str, set[str]] = {}
+        self._called_memo: dict[int, frozenset[str]] = {}  # id(statement list) -> `_called_names` (the tree outlives it)
         self._str_defaults: dict[str, dict[str, str]] = {}
         self.path = path
         self.short = _short_path(path)
@@ -480,6 +481,9 @@ class _Summarizer(semantics.StatementRules):
         self.summary.seeded_rngs = _seeded_rngs(source, self.imports) if ".seed(" in source else []
         # (`_device_scope` walks only a module whose text may name a device set)
         self._names_devices = not source or _DEVICE_WORDS.search(source) is not None
+        # (`pytest_plugins` can be bound only where the text spells it: an ASCII source's names
+        # are its text; a non-ASCII one's are normalised, NFKC, so it is walked)
+        self._names_plugins = not source or "pytest_plugins" in source or not source.isascii()
         self.seeded_per_process: set[str] = set()  # modules seeded with a process-dependent value
         self.mod_facts = FunctionFacts(f"{module}.<module>", 1)
         self.summary.functions[self.mod_facts.name] = self.mod_facts
@@ -682,12 +686,21 @@ class _Summarizer(semantics.StatementRules):
         an arm that always leaves the function (`if rank != 0: return fn()`) runs also where a
         later call on the way on calls it (`_gated_param_call`: ungated there)."""
         if node.orelse:
-            for name in _called_names(node.body) & _called_names(node.orelse):
+            for name in self._called_in(node.body) & self._called_in(node.orelse):
                 self._gated_param_call_everywhere(name)
         if not self.scope.is_module:
             for arm in (node.body, node.orelse):
                 if arm and _always_exits(arm):
-                    self._exit_called.setdefault(self.scope.facts.name, set()).update(_called_names(arm))
+                    self._exit_called.setdefault(self.scope.facts.name, set()).update(self._called_in(arm))
+
+    def _called_in(self, stmts: list) -> frozenset[str]:
+        """`_called_names(stmts)`, once per statement list: an `if` is read again for each `if`
+        around it and each run of a loop body around it."""
+        key = id(stmts)
+        out = self._called_memo.get(key)
+        if out is None:
+            out = self._called_memo[key] = frozenset(_called_names(stmts))
+        return out
 
     def _gated_param_call_everywhere(self, name: str) -> None:
         saved, self._ret_taints = self._ret_taints, []
@@ -1972,7 +1985,7 @@ class _Summarizer(semantics.StatementRules):
         # builds; naming it does not make its device sets global for a module importing it)
         scope = _device_scope(nodes, self.imports) if self._names_devices else ""
         self.summary.device_scope = "" if scope == "local" and names_processes else scope
-        self.summary.test_plugins = _pytest_plugins(nodes)
+        self.summary.test_plugins = _pytest_plugins(nodes) if self._names_plugins else []
         self.summary.value_refs = self._value_refs(nodes)
         return self.summary
 
