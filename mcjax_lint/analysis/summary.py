@@ -465,7 +465,7 @@ class _Scope:
 class _Summarizer(semantics.StatementRules):
     def __init__(self, path: str, module: str, tree: ast.Module, is_package: bool, source: str = ""):
         self._exit_called: dict[str, set[str]] = {}
-        self._called_memo: dict[int, frozenset[str]] = {}  # id(statement list) -> `_called_names` (the tree outlives it)
+        self._called_memo: dict[int, frozenset[str]] = {}  # id(statement list) -> its `_called_names`
         self._str_defaults: dict[str, dict[str, str]] = {}
         self.path = path
         self.short = _short_path(path)
@@ -2078,12 +2078,12 @@ _DEVICE_WORDS = re.compile("|".join(sorted(
 
 
 def _device_scope(nodes: list[ast.AST], imports: dict[str, str]) -> str:
-    """Which devices the module (`nodes`: `_nodes` of it) names: "global" where it names a device set spanning every
-    process or builds one (`knowledge.GLOBAL_DEVICE_NAMES`; a `create_device_mesh` given no
-    devices whose shape is not the local device count; a `Mesh` of devices not known to be local;
-    a pmap given no `devices=`), else "local" where it builds a device set of this process's
-    devices (`knowledge.LOCAL_DEVICE_CALLS`: a mesh of them, a pmap given them, a one-device
-    mesh), else ""."""
+    """Which devices the module (`nodes`: `_nodes` of it) names: "global" where it names a device
+    set spanning every process or builds one (`knowledge.GLOBAL_DEVICE_NAMES`; a
+    `create_device_mesh` given no devices whose shape is not the local device count; a `Mesh` of
+    devices not known to be local; a pmap given no `devices=`), else "local" where it builds a
+    device set of this process's devices (`knowledge.LOCAL_DEVICE_CALLS`: a mesh of them, a pmap
+    given them, a one-device mesh), else ""."""
     def dotted(n: ast.AST) -> str | None:
         if type(n) is ast.Name:
             return imports.get(n.id)
