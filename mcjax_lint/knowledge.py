@@ -450,8 +450,9 @@ PER_PROCESS_DATA_COLLECTIVES = {
     "jax.make_array_from_callback",
 }
 # Arguments that list this process's own shards (position, keyword): their length is the number
-# of devices the process addresses, by design different per process; only the global shape,
-# dtype and sharding must agree (and each shard's shape, which the sharding fixes).
+# of devices the process addresses, by design different per process, and so are their order and
+# content; only the global shape, dtype and sharding must agree (each shard's shape is the
+# sharding's: JAX checks it on the process that builds the array).
 PER_PROCESS_SHARD_LISTS: dict[str, tuple[int, str]] = {
     "jax.make_array_from_single_device_arrays": (2, "arrays"),
 }

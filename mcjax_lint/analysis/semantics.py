@@ -1962,6 +1962,11 @@ class StatementRules:
             return argu
         return None
 
+    def sorted_in_place(self, v, node):
+        """A list after `xs.sort(...)` at `node`: its order is gone, as after `sorted(xs)` (a
+        pass that resolves calls on the elements later says so for them too)."""
+        return self.without_order(v)
+
     def method_call(self, meth: str, recv, node, args: list, argu):
         """What a call of the method `meth` of `recv` (a value not of a known project class's
         own method) makes; None for a call the index resolves (`call_method`). In this order:
@@ -1976,7 +1981,8 @@ class StatementRules:
           set's order keeps it in `keys()`/`values()`/`items()` (`keep_set`, `set_pop`);
         - a mutator puts what it is given into its container (`put_in`; into an element of a
           container: `by_len[n].append(x)`); a set filled after it was built iterates in the order of what
-          was added (`set_order_added`); `.sort()` fixes a list's order;
+          was added (`set_order_added`); `.sort()` fixes a list's order, as `sorted(...)`
+          does, whatever calls on its elements return (`sorted_in_place`);
         - `str.join` of a set takes its order (its elements are strings);
         - `.shard(...)` may partition by process (`sharded` records it), `.shard(num_shards=n,
           index=i)` is a piece of equal ones (`shard_piece`); this process's shards
@@ -2035,7 +2041,7 @@ class StatementRules:
         if meth == "sort" and receiver is not None and self.read(receiver)[0] == "name":
             cur = self.name_value(self.read(receiver)[1])
             if cur is not None:
-                self.bind(receiver, self.without_order(cur))
+                self.bind(receiver, self.sorted_in_place(cur, node))
             return self.nothing()
         if meth == "join" and args and self.is_unordered(args[0][1]):
             # (`str.join` takes strings only: the set's elements are strings)

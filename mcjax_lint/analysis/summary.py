@@ -560,6 +560,11 @@ class _Summarizer(semantics.StatementRules):
         return out
 
     without_order = staticmethod(lambda v: _strip_order(v) if "order" in v else v)
+
+    @staticmethod
+    def sorted_in_place(v: Sym, node: ast.Call) -> Sym:
+        # (as `sorted(...)`: what calls on the elements return is resolved through an order-free record)
+        return _strip_order(v, node.lineno) if "order" in v or "via" in v or "refs" in v else v
     length_only = staticmethod(lambda v: v)  # (a piece's start resolves in the index: `equal_pieces`)
 
     def ev_UnaryOp(self, node: ast.UnaryOp) -> Sym:

@@ -1719,8 +1719,10 @@ class FileAnalysis(semantics.StatementRules):
         per_process = info.name in K.PER_PROCESS_DATA_COLLECTIVES
         shard_list = K.PER_PROCESS_SHARD_LISTS.get(info.name or "", ())
         for k, v in info.args:
-            if k in shard_list:  # this process's shards: how many differs by design
-                v = replace(v, shape=frozenset(x for x in v.shape if x.kind not in kinds.COUNTS))
+            if k in shard_list:
+                # This process's own shards: how many, in which order and from what differs by
+                # design; each shard's shape is the sharding's (JAX checks it on this process).
+                continue
             if per_process and v.process_dependent:
                 # Per-process data by design and visibly process-local: its order is as local as
                 # its content. (Data the same everywhere still must arrive in the same order.)
