@@ -47,7 +47,7 @@ from typing import Any
 
 from mcjax_lint import __version__
 
-CACHE_FORMAT = 5  # 3: files.json records the position-free summary digest; the index pickle its base. 4: index tables in buckets; shapes carried forward. 5: findings carry their chain, sources their guesses
+CACHE_FORMAT = 6  # 6: findings at one position merged, their other chains in `also`. 3: files.json records the position-free summary digest; the index pickle its base. 4: index tables in buckets; shapes carried forward. 5: findings carry their chain, sources their guesses
 _RACY_MARGIN_NS = 2_000_000_000  # files touched within 2 s of being hashed are re-read
 _GITIGNORE = "# Created by mcjax-lint; never commit this cache.\n*\n"
 

@@ -61,6 +61,9 @@ class Finding:
     related: tuple[tuple[str, int, int], ...] = field(default=())
     # How the finding was reached, source first, sink last (empty: a finding of syntax alone).
     chain: tuple[Step, ...] = field(default=())
+    # The chains of other findings of this rule at this very position (other sinks the same
+    # origin reaches, other ways to it), merged into this one: one location, one finding.
+    also: tuple[tuple[Step, ...], ...] = field(default=())
 
     @property
     def confidence(self) -> str:
@@ -72,6 +75,7 @@ class Finding:
         d["severity"] = self.severity.value
         d["related"] = [{"message": m, "line": ln, "column": c} for m, ln, c in self.related]
         d["chain"] = [s.to_dict() for s in self.chain]
+        d["also"] = [[s.to_dict() for s in c] for c in self.also]
         d["confidence"] = self.confidence
         return d
 
@@ -82,3 +86,26 @@ class FileError:
 
     path: str
     message: str
+
+
+def merge_same_location(findings: list[Finding]) -> list[Finding]:
+    """One finding per rule and position (as ruff reports one diagnostic per rule and range):
+    findings of one code on the same range become one, the strongest first (an error before a
+    warning, a certain chain before a guess), with every related location and every other
+    chain (`also`) kept. Distinct rules or ranges stay distinct findings."""
+    groups: dict[tuple, list[Finding]] = {}
+    for f in findings:
+        groups.setdefault((f.path, f.line, f.column, f.end_line, f.end_column, f.code), []).append(f)
+    out = []
+    for same in groups.values():
+        if len(same) == 1:
+            out.append(same[0])
+            continue
+        same = sorted(same, key=lambda f: (f.severity != Severity.ERROR, f.confidence != CERTAIN))
+        first = same[0]
+        related = list(dict.fromkeys(r for f in same for r in f.related))
+        also = tuple(dict.fromkeys(c for f in same for c in (f.chain, *f.also) if c and c != first.chain))
+        fix = first.fix or next((f.fix for f in same if f.fix is not None), None)
+        out.append(Finding(first.path, first.line, first.column, first.end_line, first.end_column, first.code,
+                           first.severity, first.message, fix, tuple(related), first.chain, also))
+    return out

@@ -154,8 +154,13 @@ def finding_from_dict(d: dict) -> Finding:
         message=d["message"],
         fix=None if fix is None else Fix(fix["description"], tuple(Edit(**e) for e in fix["edits"])),
         related=tuple((r["message"], r["line"], r["column"]) for r in d.get("related", ())),
-        chain=tuple(Step(c["line"] or 0, c["text"], c["certain"], c["why"] or "") for c in d.get("chain", ())),
+        chain=_steps(d.get("chain", ())),
+        also=tuple(_steps(c) for c in d.get("also", ())),
     )
+
+
+def _steps(chain) -> tuple[Step, ...]:
+    return tuple(Step(c["line"] or 0, c["text"], c["certain"], c["why"] or "") for c in chain)
 
 
 def _digest(data: bytes) -> str:

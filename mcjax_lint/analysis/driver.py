@@ -11,7 +11,7 @@ from mcjax_lint.analysis.index import ProjectIndex
 from mcjax_lint.analysis.positions import lean_positions
 from mcjax_lint.analysis.taint import FileAnalysis
 from mcjax_lint.errors import AnalysisError
-from mcjax_lint.model import Finding
+from mcjax_lint.model import Finding, merge_same_location
 from mcjax_lint.settings import AnalysisSettings
 
 
@@ -86,4 +86,4 @@ def analyze_source(source: str, path: str, module: str, index: ProjectIndex, set
         _dispatch(wrapper, visitors, div, fa, bool(own.initialize_line))
     except RecursionError:
         raise AnalysisError(path, "source nested too deeply to analyse") from None
-    return sorted(ctx.findings, key=lambda f: (f.line, f.column, f.code))
+    return sorted(merge_same_location(ctx.findings), key=lambda f: (f.line, f.column, f.code))

@@ -80,11 +80,12 @@ def _camel(name: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in parts) or name
 
 
-def _code_flow(ctx: OutputContext, f: Finding) -> dict:
-    """The finding's chain, source to sink, as one thread flow (a step in another file has no
-    region: its message names where it is)."""
+def _code_flow(ctx: OutputContext, f: Finding, chain: tuple | None = None) -> dict:
+    """The finding's chain (or another `chain` of it), source to sink, as one thread flow (a
+    step in another file has no region: its message names where it is)."""
     locs = []
-    for st in f.chain:
+    chain = f.chain if chain is None else chain
+    for st in chain:
         text = st.text if st.certain else f"{st.text} [guess: {st.why}]"
         if st.line:
             loc = _location(ctx, f.path, st.line, 0, message=text)
@@ -92,7 +93,8 @@ def _code_flow(ctx: OutputContext, f: Finding) -> dict:
             loc = {"message": {"text": text}}
         locs.append({"location": loc, "importance": "essential" if st.certain else "important",
                      "properties": {"certain": st.certain}})
-    return {"message": {"text": f"how it was reached ({f.confidence})"}, "threadFlows": [{"locations": locs}]}
+    sure = "certain" if all(st.certain for st in chain) else "guess"
+    return {"message": {"text": f"how it was reached ({sure})"}, "threadFlows": [{"locations": locs}]}
 
 
 def _fix(ctx: OutputContext, f: Finding) -> list[dict]:
@@ -132,7 +134,7 @@ def build(ctx: OutputContext) -> dict:
         res["rank"] = RANK[f.confidence]
         res["properties"] = {"precision": PRECISION[f.confidence], "confidence": f.confidence}
         if f.chain:
-            res["codeFlows"] = [_code_flow(ctx, f)]
+            res["codeFlows"] = [_code_flow(ctx, f)] + [_code_flow(ctx, f, c) for c in f.also]
         fixes = _fix(ctx, f)
         if fixes:
             res["fixes"] = fixes

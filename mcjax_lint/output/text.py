@@ -55,6 +55,8 @@ def finding_segments(f: Finding, ctx: OutputContext) -> list[Segment]:
         seg += [("  = ", "blue"), (f"{f.path}:{line}:{col + 1}: ", "bold"), (f"{label}\n", "")]
     if f.chain and ctx.show_source:
         seg += [("  = chain: ", "blue"), (chain_text(f) + "\n", "")]
+        for other in f.also:  # (other findings of this rule at this position, merged)
+            seg += [("  = also: ", "blue"), (chain_text(f, other) + "\n", "")]
     if f.fix is not None and ctx.fixable_hint:
         seg += [("  = fix: ", "blue"), (f"{f.fix.description} (apply with --fix)\n", "green")]
     if ctx.show_source:
@@ -65,10 +67,11 @@ def finding_segments(f: Finding, ctx: OutputContext) -> list[Segment]:
     return seg
 
 
-def chain_text(f: Finding) -> str:
-    """The finding's evidence on one line: each step (and its line), a guess marked `[guess]`."""
+def chain_text(f: Finding, chain: tuple | None = None) -> str:
+    """The finding's evidence (or another `chain` of it) on one line: each step (and its line),
+    a guess marked `[guess]`."""
     parts = []
-    for st in f.chain:
+    for st in f.chain if chain is None else chain:
         at = f" (line {st.line})" if st.line else ""
         parts.append(f"{st.text}{at}" + ("" if st.certain else f" [guess: {st.why}]"))
     return " → ".join(parts)

@@ -65,3 +65,35 @@ def test_sarif_with_no_findings_is_valid(tmp_path):
     log = json.loads(out.stdout)
     _validate(log)
     assert log["runs"][0]["results"] == []
+
+
+LISTING_TWO_SINKS = '''import os
+import jax
+from jax.experimental import multihost_utils
+
+
+def load(root, sharding):
+    names = [n for n in os.listdir(root) if n.endswith(".npy")]
+    for n in names:
+        multihost_utils.sync_global_devices(f"load-{n}")
+    return jax.device_put(names, sharding)
+'''
+
+
+def test_one_position_one_finding_every_chain_kept(tmp_path):
+    """One origin reaching two sinks is one MCJ202 finding (as ruff: one diagnostic per rule and
+    range); JSON keeps the other chain in `also`, SARIF as a second code flow, text as `= also:`."""
+    (tmp_path / "load.py").write_text(LISTING_TWO_SINKS)
+    found = json.loads(run_cli(tmp_path, "--format", "json", "--no-cache").stdout)
+    mcj202 = [f for f in found if f["code"] == "MCJ202"]
+    assert len(mcj202) == 1
+    chains = [mcj202[0]["chain"]] + mcj202[0]["also"]
+    sinks = {c[-1]["line"] for c in chains}
+    assert sinks == {9, 10} and len(chains) == 2, chains
+    assert {r["line"] for r in mcj202[0]["related"]} >= sinks
+    log = json.loads(run_cli(tmp_path, "--format", "sarif", "--no-cache").stdout)
+    _validate(log)
+    res = [r for r in log["runs"][0]["results"] if r["ruleId"] == "MCJ202"]
+    assert len(res) == 1 and len(res[0]["codeFlows"]) == len(chains)
+    text = run_cli(tmp_path, "--no-cache").stdout
+    assert text.count("MCJ202 [") == 1 and text.count("= also: ") == len(chains) - 1
