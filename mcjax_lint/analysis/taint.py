@@ -1554,7 +1554,9 @@ class FileAnalysis(semantics.StatementRules):
     is_checkpointer = staticmethod(lambda v: v.ckpt)
     is_set = staticmethod(lambda v: v.struct == "set")
     order_of = staticmethod(lambda v: v.unordered)
-    put_in = staticmethod(lambda v: v.as_elements())  # (its shape sources describe the elements)
+    # A container of these values: their shape sources describe its elements, their differing
+    # values are its content, not its length (as the summary's `sym_element`).
+    put_in = staticmethod(lambda v: replace(v.as_elements(), pd=frozenset(), pdc=union_sources(v.pdc, v.pd)) if v.pd else v.as_elements())
     instance_class = staticmethod(lambda v: v.cls)
     local_shards = property(lambda self: self._local_shards)
     as_global = staticmethod(lambda v: replace(v, glob=True))
