@@ -328,7 +328,12 @@ FS_LISTING_CALLS: dict[str, str] = {
 # Path-like methods that list a directory in filesystem order (pathlib, etils.epath, fsspec).
 FS_LISTING_METHODS = {"glob", "rglob", "iterdir", "listdir", "scandir"}
 # Builtins that consume an iterable without depending on its order.
-ORDER_INSENSITIVE = {"sorted", "len", "min", "max", "any", "all", "set", "frozenset", "sum", "bool", "heapq.nsmallest", "heapq.nlargest"}
+ORDER_INSENSITIVE = {"sorted", "len", "min", "max", "any", "all", "set", "frozenset", "sum", "bool", "heapq.nsmallest", "heapq.nlargest",
+                     # (values in ascending order)
+                     "numpy.sort", "numpy.unique", "jax.numpy.sort", "jax.numpy.unique"}
+# A count per distinct element: read by key, the same mapping whatever order the elements came
+# in; iterated, their first-seen order (as a dict keyed by the elements).
+COUNTERS = {"collections.Counter"}
 # Builtins that turn an unordered collection into an ordered sequence.
 ORDER_IMPOSING = {"list", "tuple", "enumerate", "zip", "iter", "next", "map", "filter", "dict.fromkeys", "str", "repr",
                   "json.dumps", "pickle.dumps",

@@ -1512,15 +1512,20 @@ class StatementRules:
     # ---- a set known to hold at most one element (`len(s) == 1`) has no order to give
     def singleton(self, name: str | None) -> tuple | None:
         """(narrowed value, value it replaces) for the set `name` where it holds at most one
-        element: taking its element (`s.pop()`, `next(iter(s))`, a loop) has no order."""
+        element: taking its element (`s.pop()`, `next(iter(s))`, a loop) has no order; nor has
+        a list in an arbitrary order (a listing's, a set's) of one element (`files[0]`)."""
         if name is None:
             return None
         cur = lookup_local(self.scope, name)
         if cur is None:
             cur = self.module_scope.env.get(name)
-        if cur is None or not self.is_unordered(cur):
+        if cur is None:
             return None
-        return self.as_ordered(cur), self.scope.env.get(name)
+        if self.is_unordered(cur):
+            return self.as_ordered(cur), self.scope.env.get(name)
+        if self.has_order(cur):
+            return self.without_order(cur), self.scope.env.get(name)
+        return None
 
     def ev_singleton(self, expr, name: str | None):
         """`expr`'s value where the set `name` holds at most one element (an arm of `a if
@@ -1835,6 +1840,7 @@ class StatementRules:
         - a type predicate reads its argument's type, not its content (`type_of`);
         - `concurrent.futures.wait`: two sets of futures (`done_sets`);
         - an order-insensitive builtin drops the order (`order_free_call`: a pass adds lengths);
+          a counter of elements in some order is a dict keyed by them (`unordered_set`);
         - `dict.fromkeys(it)` (and `dict` of a set) keeps the keys in the order `it` gives
           them: a set's order, a listing's (`in_set_order`);
         - an order-imposing builtin fixes a set's order where it is called (`set_ordered`,
@@ -1886,6 +1892,8 @@ class StatementRules:
             return self.done_sets(argu)
         if q in K.ORDER_INSENSITIVE:
             return self.order_free_call(q, node, argu, arg0)
+        if q in K.COUNTERS and arg0 is not None and self.has_order(arg0):
+            return self.unordered_set(self.without_order(argu), True)
         if q == "dict.fromkeys" or q == "dict" and arg0 is not None and self.is_unordered(arg0):
             return self.in_set_order(argu, arg0)
         if q in K.ORDER_IMPOSING:

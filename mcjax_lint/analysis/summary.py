@@ -1307,6 +1307,7 @@ class _Summarizer(semantics.StatementRules):
     is_checkpointer = staticmethod(lambda v: bool(v.get("ckpt")))
     is_set = staticmethod(lambda v: "u" in v)  # (False: a set whose order is the same everywhere)
     order_of = staticmethod(lambda v: v.get("u", False))
+    has_order = staticmethod(lambda v: bool(v.get("order")))
     put_in = staticmethod(sym_element)  # (a container of these values: content, not its own length)
     instance_class = staticmethod(lambda v: v.get("cls"))
     local_shards = property(lambda self: self._local_shards)

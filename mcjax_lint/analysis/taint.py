@@ -1554,6 +1554,7 @@ class FileAnalysis(semantics.StatementRules):
     is_checkpointer = staticmethod(lambda v: v.ckpt)
     is_set = staticmethod(lambda v: v.struct == "set")
     order_of = staticmethod(lambda v: v.unordered)
+    has_order = staticmethod(lambda v: bool(v.order))
     # A container of these values: their shape sources describe its elements, their differing
     # values are its content, not its length (as the summary's `sym_element`).
     put_in = staticmethod(lambda v: replace(v.as_elements(), pd=frozenset(), pdc=union_sources(v.pdc, v.pd)) if v.pd else v.as_elements())
