@@ -652,6 +652,19 @@ def constant_key(node: object | None, read: Reader) -> str | None:
     return r[1] if r[0] == "string" else None
 
 
+def selects_one_process_devices(test: object, read: Reader) -> bool:
+    """`d.process_index == i` (either side, a test of an `and` included): a filter keeping the
+    devices of one process (this one's: `jax.local_devices()` by another name). How many it keeps
+    is that process's device count, as uniform as `jax.local_device_count()`, whichever process
+    it names."""
+    r = read(test)
+    if r[0] == "boolop" and r[1] == "and":
+        return any(selects_one_process_devices(x, read) for x in r[2])
+    if r[0] != "compare" or r[2] != "==":
+        return False
+    return any(read(side)[0] == "attr" and read(side)[2] == "process_index" for side in (r[1], r[3]))
+
+
 def iteration_parts(node: object, read: Reader) -> list[int | None] | None:
     """Iterating `zip(a, b)` gives tuples of an element of each argument; `enumerate(x)` gives a
     counter (the same on every process at a given iteration) and an element of `x`. The position

@@ -628,8 +628,10 @@ class FileAnalysis(semantics.StatementRules):
         if c.divergent:
             self.conds[cif] = self.conds.get(cif, BOTTOM).join(c)
         # (a filter of process-local content, `e["label"] >= 0` of a shard's element, keeps
-        # another number of elements on each process)
-        acc.length = acc.length.join(Val(pd=union_sources(c.pd, c.pdc)))
+        # another number of elements on each process; one process's devices are as many as
+        # `jax.local_device_count()`)
+        if not semantics.selects_one_process_devices(cif.test, read):
+            acc.length = acc.length.join(Val(pd=union_sources(c.pd, c.pdc)))
         # Which elements are kept follows the filter: an element of an arbitrarily ordered
         # iteration in it selects different elements on each process.
         acc.out = acc.out.join(Val(order=c.order, hash=c.hash))
