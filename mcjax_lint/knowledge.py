@@ -331,9 +331,10 @@ FS_LISTING_METHODS = {"glob", "rglob", "iterdir", "listdir", "scandir"}
 ORDER_INSENSITIVE = {"sorted", "len", "min", "max", "any", "all", "set", "frozenset", "sum", "bool", "heapq.nsmallest", "heapq.nlargest",
                      # (values in ascending order)
                      "numpy.sort", "numpy.unique", "jax.numpy.sort", "jax.numpy.unique"}
-# A count per distinct element: read by key, the same mapping whatever order the elements came
-# in; iterated, their first-seen order (as a dict keyed by the elements).
-COUNTERS = {"collections.Counter"}
+# Keywords that make an order-free call return something in its input's order too
+# (`np.unique(x, return_inverse=True)`: one label per input element; `return_index`: which
+# occurrence is first).
+INPUT_ORDER_KEYWORDS = {q: ("return_inverse", "return_index") for q in ("numpy.unique", "jax.numpy.unique")}
 # Builtins that turn an unordered collection into an ordered sequence.
 ORDER_IMPOSING = {"list", "tuple", "enumerate", "zip", "iter", "next", "map", "filter", "dict.fromkeys", "str", "repr",
                   "json.dumps", "pickle.dumps",

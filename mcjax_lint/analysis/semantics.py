@@ -652,14 +652,34 @@ def constant_key(node: object | None, read: Reader) -> str | None:
     return r[1] if r[0] == "string" else None
 
 
-def selects_one_process_devices(test: object, read: Reader) -> bool:
-    """`d.process_index == i` (either side, a test of an `and` included): a filter keeping the
-    devices of one process (this one's: `jax.local_devices()` by another name). How many it keeps
-    is that process's device count, as uniform as `jax.local_device_count()`, whichever process
-    it names."""
+DEVICE_COLLECTION_CALLS = {"jax.devices", "jax.local_devices"}
+DEVICE_COLLECTION_ATTRS = {"devices", "device_set", "addressable_devices", "_device_assignment", "flat"}
+
+
+def is_device_collection(node: object, read: Reader, qualify) -> bool:
+    """`jax.devices()`, `mesh.devices.flat`, `sharding.device_set`, `x.devices()`,
+    `sharding.addressable_devices`: an expression that is a collection of devices."""
+    if node is None:
+        return False
+    r = read(node)
+    if r[0] == "call":
+        if (qualify(r[1]) or "") in DEVICE_COLLECTION_CALLS:
+            return True
+        f = read(r[1])
+        return f[0] == "attr" and f[2] == "devices" and not r[2]
+    return r[0] == "attr" and r[2] in DEVICE_COLLECTION_ATTRS and (r[2] != "flat" or is_device_collection(r[1], read, qualify))
+
+
+def selects_one_process_devices(test: object, iterable: object, read: Reader, qualify) -> bool:
+    """`d.process_index == i` (either side, a test of an `and` included) over a collection of
+    devices (`is_device_collection`): a filter keeping the devices of one process (this one's:
+    `jax.local_devices()` by another name). How many it keeps is that process's device count, as
+    uniform as `jax.local_device_count()`, whichever process it names."""
+    if not is_device_collection(iterable, read, qualify):
+        return False
     r = read(test)
     if r[0] == "boolop" and r[1] == "and":
-        return any(selects_one_process_devices(x, read) for x in r[2])
+        return any(selects_one_process_devices(x, iterable, read, qualify) for x in r[2])
     if r[0] != "compare" or r[2] != "==":
         return False
     return any(read(side)[0] == "attr" and read(side)[2] == "process_index" for side in (r[1], r[3]))
@@ -1853,7 +1873,6 @@ class StatementRules:
         - a type predicate reads its argument's type, not its content (`type_of`);
         - `concurrent.futures.wait`: two sets of futures (`done_sets`);
         - an order-insensitive builtin drops the order (`order_free_call`: a pass adds lengths);
-          a counter of elements in some order is a dict keyed by them (`unordered_set`);
         - `dict.fromkeys(it)` (and `dict` of a set) keeps the keys in the order `it` gives
           them: a set's order, a listing's (`in_set_order`);
         - an order-imposing builtin fixes a set's order where it is called (`set_ordered`,
@@ -1903,10 +1922,9 @@ class StatementRules:
             return self.type_of(arg0)
         if q in K.IDENTITY_SET_RESULTS:
             return self.done_sets(argu)
-        if q in K.ORDER_INSENSITIVE:
+        if q in K.ORDER_INSENSITIVE and not (q in K.INPUT_ORDER_KEYWORDS and any(
+                k in K.INPUT_ORDER_KEYWORDS[q] for k, _ in self.parts.keyword_arguments(node))):
             return self.order_free_call(q, node, argu, arg0)
-        if q in K.COUNTERS and arg0 is not None and self.has_order(arg0):
-            return self.unordered_set(self.without_order(argu), True)
         if q == "dict.fromkeys" or q == "dict" and arg0 is not None and self.is_unordered(arg0):
             return self.in_set_order(argu, arg0)
         if q in K.ORDER_IMPOSING:
@@ -2051,6 +2069,8 @@ class StatementRules:
                 return self.nothing()
             if cur is not None:
                 added = self.put_in(argu) if meth in ELEMENT_ADDERS else argu
+                if meth in SET_ADDING_METHODS:
+                    added = self.join(added, self.data(argu))  # (a set dedupes: which values coincide is its size)
                 new = self.join(cur, self.data(added))
                 if meth in SET_ADDING_METHODS and (self.is_unordered(cur) or self.is_set(cur)):
                     added_order = set_order_added(meth, self.parts.positional_arguments(node), self.read, self._num)

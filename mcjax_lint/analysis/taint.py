@@ -630,7 +630,7 @@ class FileAnalysis(semantics.StatementRules):
         # (a filter of process-local content, `e["label"] >= 0` of a shard's element, keeps
         # another number of elements on each process; one process's devices are as many as
         # `jax.local_device_count()`)
-        if not semantics.selects_one_process_devices(cif.test, read):
+        if not semantics.selects_one_process_devices(cif.test, _filtered_iterable(node, cif), read, self.qualify):
             acc.length = acc.length.join(Val(pd=union_sources(c.pd, c.pdc)))
         # Which elements are kept follows the filter: an element of an arbitrarily ordered
         # iteration in it selects different elements on each process.
@@ -1557,9 +1557,11 @@ class FileAnalysis(semantics.StatementRules):
     is_set = staticmethod(lambda v: v.struct == "set")
     order_of = staticmethod(lambda v: v.unordered)
     has_order = staticmethod(lambda v: bool(v.order))
-    # A container of these values: their shape sources describe its elements, their differing
-    # values are its content, not its length (as the summary's `sym_element`).
-    put_in = staticmethod(lambda v: replace(v.as_elements(), pd=frozenset(), pdc=union_sources(v.pdc, v.pd)) if v.pd else v.as_elements())
+    # A container of these values: their shape sources describe its elements; a sized value
+    # (a string, an array) that differs with its size is content of another size, not another
+    # count (a number put in keeps its value: `dims.append(n)` may be a shape).
+    put_in = staticmethod(lambda v: replace(v.as_elements(), pd=frozenset(), pdc=union_sources(v.pdc, v.pd))
+                          if v.pd and v.shape else v.as_elements())
     instance_class = staticmethod(lambda v: v.cls)
     local_shards = property(lambda self: self._local_shards)
     as_global = staticmethod(lambda v: replace(v, glob=True))
@@ -1726,8 +1728,9 @@ class FileAnalysis(semantics.StatementRules):
         for k, v in info.args:
             if k in shard_list:
                 # This process's own shards: how many, in which order and from what differs by
-                # design; each shard's shape is the sharding's (JAX checks it on this process).
-                continue
+                # design; each shard's shape must still be the sharding's (elements' shapes kept).
+                v = replace(v, pd=frozenset(), pdc=frozenset(), order=frozenset(), hash=frozenset(),
+                            shape=frozenset(x for x in v.shape if x.kind not in kinds.COUNTS))
             if per_process and v.process_dependent:
                 # Per-process data by design and visibly process-local: its order is as local as
                 # its content. (Data the same everywhere still must arrive in the same order.)
@@ -2382,6 +2385,16 @@ _DTYPE_POSITION = {"zeros": 1, "ones": 1, "empty": 1, "full": 2, "array": 1, "as
 # Calls whose result is still a container of the same elements (its length, not an array shape).
 _CONTAINER_BUILTINS = {"list", "tuple", "sorted", "reversed", "enumerate", "zip", "map", "filter", "iter", "set",
                        "frozenset", "dict", "itertools.chain", "itertools.islice", "collections.deque"}
+def _filtered_iterable(node: cst.BaseExpression, cif: cst.CompIf) -> cst.BaseExpression | None:
+    """The iterable of the `for` of comprehension `node` that filter `cif` belongs to."""
+    f = getattr(node, "for_in", None)
+    while f is not None:
+        if any(c is cif for c in f.ifs):
+            return f.iter
+        f = f.inner_for_in
+    return None
+
+
 def _partition(base: Val, idx: Val) -> bool:
     """Whether taking `base[idx]` (or `.shard(idx)`) splits an arbitrarily ordered collection
     between processes: the index differs by process, and the collection is the same everywhere
