@@ -943,11 +943,14 @@ LENGTH_KEEPING_CONVERSIONS = ("np.asarray", "np.array", "numpy.asarray", "numpy.
 # "rows" keeps it there (a conversion, a stack along axis 0, an elementwise or unknown call,
 # `x.reshape(-1, 8)`, `x.dot(w)`), "moved" may put it on any axis (`np.transpose`, `x.T`,
 # `x.reshape(8, -1)`, a flattening: the shape differs, not as rows), "dropped" reduces it away
-# (`np.mean(x, axis=0)`, `x.sum()`: the result's shape is the same everywhere).
+# (`np.mean(x, axis=0)`, `x.sum()`: the result's shape is the same everywhere); "joined": a join
+# along another axis than the first (`np.column_stack`, `np.concatenate(xs, axis=1)`) keeps each
+# input's rows as the result's rows, and puts a number of pieces joined on that axis ("joined?":
+# `np.hstack`, `axis=-1`, which join 1-D pieces along their first axis, summing their lengths).
 ROW_KEEPING_STACKS = frozenset({"numpy.stack", "numpy.vstack", "numpy.concatenate", "jax.numpy.stack",
                                 "jax.numpy.vstack", "jax.numpy.concatenate"})
 AXIS_MOVING_FUNCTIONS = frozenset({"transpose", "swapaxes", "moveaxis", "rollaxis", "rot90", "ravel",
-                                   "hstack", "column_stack", "dstack", "einsum"})
+                                   "dstack", "einsum"})
 AXIS_MOVING_METHODS = frozenset({"transpose", "swapaxes", "ravel", "flatten", "squeeze", "permute", "t"})
 AXIS_MOVING_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "flat"})
 REDUCTIONS = frozenset({"sum", "mean", "max", "min", "std", "var", "prod", "any", "all", "median", "average",
@@ -958,7 +961,7 @@ REDUCTIONS = frozenset({"sum", "mean", "max", "min", "std", "var", "prod", "any"
 def rows_after(name: str | None, method: str | None, positional: int, keywords: Collection[str],
                axis: int | None | str, reshape_first: int | None) -> str:
     """What a call of `name` (or, where None, of the method `method`) does to its argument's
-    count of rows ("rows", "moved", "dropped", above; "padded": `np.pad`, rows kept as a guess;
+    count of rows ("rows", "moved", "dropped", "joined", "joined?", above; "padded": `np.pad`, rows kept as a guess;
     "stacked": a stack along another axis, moved as a guess). `axis`: the constant `axis` it reduces
     or stacks along (None when not given, "?" when not a constant); `reshape_first`: the first
     dimension a reshape is given, when a constant."""
@@ -972,6 +975,10 @@ def rows_after(name: str | None, method: str | None, positional: int, keywords: 
         return "padded"  # (rows added: a window `[:K]` of it may hold K rows everywhere)
     if fn == "reshape":
         return "rows" if reshape_first == -1 else "moved"
+    if numpy and (fn == "column_stack" or (fn == "concatenate" and isinstance(axis, int) and axis > 0)):
+        return "joined"
+    if numpy and (fn == "hstack" or (fn == "concatenate" and isinstance(axis, int) and axis < 0)):
+        return "joined?"
     if numpy and name in ROW_KEEPING_STACKS:
         # (along another axis the count is that axis: a reduction over it, `kv.sum(axis=(1, 2))`
         # of heads stacked on axis 1, removes it, which axes are not followed to see: a guess)

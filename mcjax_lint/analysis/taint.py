@@ -148,6 +148,7 @@ class FileAnalysis(semantics.StatementRules):
         # Calls that start collective work on another thread -> (what it does, the starting
         # scope's qualname, the target project function); collective calls per scope qualname.
         self.thread_starts: dict[cst.Call, tuple[str, str, str | None]] = {}
+        self.row_displays: set[cst.CSTNode] = set()  # displays of arrays whose first axis alone differs
         self.concurrent_starts: set[cst.Call] = set()  # of those, the ones run on several threads at once
         self.collective_scopes: dict[str, set[cst.Call]] = {}
         self.scope_calls: dict[str, set[str]] = {}  # project functions each scope calls
@@ -461,6 +462,8 @@ class FileAnalysis(semantics.StatementRules):
         # (`[*xs]`, `[a, *xs]`: as long as xs and the rest, no fixed length)
         starred = any(isinstance(e, cst.StarredElement) for e in node.elements)
         out = replace(out, struct=None if starred else f"seq:{len(node.elements)}", elems=self._elems(vals))
+        if out.shape and not starred and all(x.kind == kinds.ROWS for v in vals for x in v.shape):
+            self.row_displays.add(node)  # (arrays whose rows alone differ: `_shaped_result`)
         if isinstance(node, cst.List):
             out = self._whole_container(out, vals, node)
         if isinstance(node, cst.Tuple) and 1 < len(vals) <= 16 and not any(isinstance(e, cst.StarredElement) for e in node.elements):
@@ -1313,13 +1316,19 @@ class FileAnalysis(semantics.StatementRules):
                 why = _why(local.pd | local.pdc)
                 result = replace(result, shape=_cap(result.shape | frozenset({
                     self.src(node, f"`{'jnp' if mod == 'jax.numpy' else 'np'}.{fn}()` of values from {why}")})))
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        axis_arg = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "axis"),
+                        None if name is None or len(positional) < 2 else positional[1])
+        if result.shape and positional and positional[0] in self.row_displays and semantics.rows_after(
+                name, None, len(positional), (), None if axis_arg is None else _const_int(axis_arg, "?"), None) in (
+                "joined", "joined?"):
+            # `np.hstack([kept, kept])`: arrays put side by side keep their rows (whose number
+            # differs by process) as the result's rows.
+            result = replace(result, shape=rekinded(result.shape, lambda x: kinds.ROWS if x.kind == kinds.ELEMENTS else x.kind))
         if result.shape and (name or "") not in _CONTAINER_BUILTINS and any(x.kind in kinds.COUNTS for x in result.shape):
             # An array of a container's elements has as many rows (`np.asarray(kept)`: `ROWS`);
             # what else an array is made into may have that count on any axis (`arr.T`).
             method = node.func.attr.value if name is None and isinstance(node.func, cst.Attribute) else None
-            positional = [a.value for a in node.args if a.keyword is None and not a.star]
-            axis_arg = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "axis"),
-                            None if name is None or len(positional) < 2 else positional[1])
             if name is None and axis_arg is None and positional and method in semantics.REDUCTIONS:
                 axis_arg = positional[0]  # (`x.sum(0)`)
             axis = None if axis_arg is None else _const_int(axis_arg, "?")
@@ -1328,6 +1337,9 @@ class FileAnalysis(semantics.StatementRules):
                 shape_arg = shape_arg.elements[0].value
             after = semantics.rows_after(name, method, len(positional), [k for k, _ in args if isinstance(k, str)],
                                          axis, None if shape_arg is None else _const_int(shape_arg, None))
+            if after in ("joined", "joined?"):  # (an array's rows stay rows; a number of pieces moves)
+                after = "rows" if all(x.kind == kinds.ROWS for x in result.shape if x.kind in kinds.COUNTS) \
+                    else "moved" if after == "joined" else "stacked"
             if after == "dropped":
                 result = replace(result, shape=frozenset(x for x in result.shape if x.kind not in kinds.COUNTS))
             else:
