@@ -27,7 +27,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 58
+SUMMARY_VERSION = 59
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -464,8 +464,10 @@ class _Scope:
 
 class _Summarizer(semantics.StatementRules):
     def __init__(self, path: str, module: str, tree: ast.Module, is_package: bool, source: str = ""):
-        self._exit_called: dict[str, set[str]] = {}
-        self._called_memo: dict[int, frozenset[str]] = {}  # id(statement list) -> its `_called_names`
+        # Per function: (name, depth) of each parameter called on every path through an arm that
+        # leaves, of an `if` nested in `depth` ifs; kept while the block holding that `if` is open.
+        self._exit_called: dict[str, set[tuple[str, int]]] = {}
+        self._called_memo: dict[int, frozenset[str]] = {}  # id(statement list) -> its `_surely_called_names`
         self._str_defaults: dict[str, dict[str, str]] = {}
         self.path = path
         self.short = _short_path(path)
@@ -639,7 +641,7 @@ class _Summarizer(semantics.StatementRules):
             return
         gated = scope.facts.gated
         control = [t for t in self._ret_taints if t and not t.get("_p") and set(t) & {"pd", "via", "refs"}]
-        if name in self._exit_called.get(self.scope.facts.name, ()):
+        if any(n == name for n, _ in self._exit_called.get(self.scope.facts.name, ())):
             control = []  # (also called in an earlier arm that left: called on both ways)
         if not control or self._loops:
             if not self._loops:
@@ -694,17 +696,22 @@ class _Summarizer(semantics.StatementRules):
             for name in self._called_in(node.body) & self._called_in(node.orelse):
                 self._gated_param_call_everywhere(name)
         if not self.scope.is_module:
+            depth = len(self._loop_taints)  # (the ifs around this one)
+            called = self._exit_called.setdefault(self.scope.facts.name, set())
+            # (an `if` inside this one's arms left on some of its paths only: `if rank != 0:
+            # if everywhere: return fn()` does not call fn on every way that skips what follows)
+            called -= {e for e in called if e[1] > depth}
             for arm in (node.body, node.orelse):
                 if arm and _always_exits(arm):
-                    self._exit_called.setdefault(self.scope.facts.name, set()).update(self._called_in(arm))
+                    called.update((n, depth) for n in self._called_in(arm))
 
     def _called_in(self, stmts: list) -> frozenset[str]:
-        """`_called_names(stmts)`, once per statement list: an `if` is read again for each `if`
-        around it and each run of a loop body around it."""
+        """`_surely_called_names(stmts)`, once per statement list: an `if` is read again for each
+        `if` around it and each run of a loop body around it."""
         key = id(stmts)
         out = self._called_memo.get(key)
         if out is None:
-            out = self._called_memo[key] = frozenset(_called_names(stmts))
+            out = self._called_memo[key] = frozenset(_surely_called_names(stmts))
         return out
 
     def _gated_param_call_everywhere(self, name: str) -> None:
@@ -2443,17 +2450,52 @@ def _is_main_guard(test) -> bool:
 _STATEMENTS = semantics.Statements(read, read_ast.statements, read_ast.names_in, read_ast.same)
 
 
-def _called_names(stmts: list) -> set[str]:
-    """The plain names called in `stmts` (`fn(...)`), nested scopes left out."""
+def _surely_called_names(stmts: list) -> set[str]:
+    """The plain names called on every path through `stmts` (a call under a nested `if` in one
+    arm only, in a loop's body, a `try` body that may fail first, an `x and f()` or after the
+    block leaves is on some paths only): where an arm calls `fn` whichever way it goes."""
     out: set[str] = set()
-    todo = list(stmts)
+    for st in stmts:
+        if isinstance(st, ast.If):
+            out |= _sure_calls_of(st.test)
+            out |= _surely_called_names(st.body) & _surely_called_names(st.orelse)
+        elif isinstance(st, (ast.With, ast.AsyncWith)):
+            for item in st.items:
+                out |= _sure_calls_of(item.context_expr)
+            out |= _surely_called_names(st.body)
+        elif isinstance(st, (ast.For, ast.AsyncFor)):
+            out |= _sure_calls_of(st.iter)
+        elif isinstance(st, ast.While):
+            out |= _sure_calls_of(st.test)
+        elif isinstance(st, ast.Try) or type(st).__name__ == "TryStar":
+            out |= _surely_called_names(st.finalbody)
+        elif isinstance(st, ast.Match):
+            out |= _sure_calls_of(st.subject)
+        elif not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out |= _sure_calls_of(st)
+        if semantics.always_leaves([st], last_statement):
+            break  # (what follows is not reached)
+    return out
+
+
+def _sure_calls_of(node: ast.AST) -> set[str]:
+    """The plain names a simple statement or expression calls whenever it runs (not the later
+    operands of `and`/`or`, the arms of `a if c else b`, comprehension bodies, lambdas)."""
+    out: set[str] = set()
+    todo = [node]
     while todo:
         n = todo.pop()
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        if isinstance(n, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ListComp, ast.SetComp,
+                          ast.DictComp, ast.GeneratorExp)):
             continue
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
             out.add(n.func.id)
-        todo.extend(ast.iter_child_nodes(n))
+        if isinstance(n, ast.BoolOp):
+            todo.append(n.values[0])
+        elif isinstance(n, ast.IfExp):
+            todo.append(n.test)
+        else:
+            todo.extend(ast.iter_child_nodes(n))
     return out
 
 
