@@ -1695,7 +1695,8 @@ class StatementRules:
             return self.slice_of(self.join(self.join(self.data(base), rest), self.equal_pieces(pieces, node)), length, node)
         out = self.join(self.data(base), idx)
         if counted and not self.varies(length):
-            out = self.window(out, node)
+            bound = keys[-1][2] if len(keys) == 1 and keys[0][1] is None else None
+            out = self.window(out, node, bound)
         return self.slice_of(out, length, node)
 
     def range_call(self, node, positional: list):

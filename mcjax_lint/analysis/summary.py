@@ -793,7 +793,7 @@ class _Summarizer(semantics.StatementRules):
             return out
         return sym_join(out, {"via": [{"l": node.lineno, "n": evidence.POSSIBLY_EMPTY_CALL, "a": _prune(counts)}]})
 
-    def window(self, v: Sym, node: ast.AST) -> Sym:
+    def window(self, v: Sym, node: ast.AST, bound: ast.expr | None = None) -> Sym:
         return self.same_length(v)  # (`x[:n]`: shapes are not summarized)
     endless = property(lambda self: self.same_length)  # (an endless iterator: no count; shapes are not summarized)
 

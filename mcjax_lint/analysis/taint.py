@@ -381,13 +381,19 @@ class FileAnalysis(semantics.StatementRules):
         return evidence.equal_pieces(v, self.line(node))
     same_length = staticmethod(lambda v: replace(v, pd=frozenset(), pdc=_cap(v.pd | v.pdc),
                                                  shape=frozenset(x for x in v.shape if x.kind not in kinds.COUNTS)))
-    def window(self, v: Val, node: cst.CSTNode) -> Val:
+    def window(self, v: Val, node: cst.CSTNode, bound: cst.BaseExpression | None = None) -> Val:
         """A window `x[:n]` holds min(len(x), n) elements: of an array's rows whose count differs,
         that count stays (`np.asarray(kept)[:K]`); of a container whose length differs, n
-        elements, assuming it holds n or more (`local[:num_steps]` with the smallest length
-        every process agreed on; `kept[:K]` of a shorter list is missed: a known gap)."""
-        return replace(v, pd=frozenset(), pdc=_cap(v.pd | v.pdc),
-                       shape=frozenset(x for x in v.shape if x.kind != kinds.LENGTH))
+        elements where every process holds n or more: a bound computed on the way (the smallest
+        length every process agreed on, `local[:n_min]`) is taken as such; a constant bound
+        (`kept[:K]`) says nothing of the lengths, so the length stays, as a guess."""
+        lengths = frozenset(x for x in v.shape if x.kind == kinds.LENGTH)
+        out = replace(v, pd=frozenset(), pdc=_cap(v.pd | v.pdc), shape=v.shape - lengths)
+        if lengths and bound is not None and semantics.is_constant(bound, read, self._const, self.qualify,
+                                                                  self.index.functions.__contains__):
+            short = evidence.mark(Val(shape=lengths), evidence.SHORT_WINDOW, evidence.SHORT_WINDOW_TEXT, self.line(node))
+            out = replace(out, shape=out.shape | short.shape)
+        return out
     # An iterator that never ends: no count; an array's shape that differed can only be its
     # elements' now (`itertools.cycle(rows)`, `ds.repeat()`).
     endless = staticmethod(lambda v: replace(v, pd=frozenset(), pdc=_cap(v.pd | v.pdc), shape=rekinded(
