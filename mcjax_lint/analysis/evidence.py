@@ -41,6 +41,10 @@ ENV_NOT_KNOWN_PER_PROCESS = ("an environment variable not known to differ by pro
 INVARIANT_CHECK = "a check its author says cannot fail (AssertionError, \"should never happen\"): it raises only if the program has a bug"
 ARGUMENT_CHECK = ("a check of the function's own arguments (argument validation): it raises on one process only where "
                   "a caller passes it a value that fails the check there")
+LAYOUT_CHECK = ("a check that this process's shard of a global array lies where its index says: the sharding, the "
+                "same on every process, decides both, so it fails on one process only where the job is laid out "
+                "otherwise than the program assumes")
+LAYOUT_CHECK_TEXT = "a layout check"
 ASSUMED_COLLECTIVE = "an unknown call assumed to be collective work (`assume-unknown-calls-collective`)"
 SHARDS_OF_UNKNOWN_ARRAY = ("an array not known to be global: its shards on this process differ from the others' only if it "
                            "is sharded across processes")

@@ -393,6 +393,30 @@ def hash_desc(salt: bool | str) -> str:
 LOCAL_SHARDS_OF_UNKNOWN = "this process's shards of an array not known to be global"
 
 
+LOCAL_SHARDS_OF_GLOBAL = "this process's shards of a global array"
+_LOCAL_SHARDS = "this process's shards of "  # (of a global array, or of one not known to be: a guess)
+# Where a process is, by its identity: its index or rank (read, or from a per-process variable).
+_IDENTITY_KINDS = frozenset({kinds.PROCESS_ID, kinds.ENVIRONMENT, kinds.DECLARED})
+
+
+def layout_check(sides: list[tuple[frozenset, frozenset]], equality: bool) -> bool:
+    """Whether a comparison `a == b` / `a != b` (`equality`; each side's (pd, pdc) sources)
+    checks the layout of a global array: one side reads only where this process's own shard of
+    it lies (`shard.index`, `local_shards_desc`), the other only this process's index or
+    rank and the job's size (`rank * rows_per_process`). The sharding, the same on every process, places each
+    process's shard where its index says, so the test comes out alike everywhere unless the job
+    is laid out otherwise than the program assumes (a guess either way)."""
+    if not equality or len(sides) != 2:
+        return False
+    def shard_side(pd: frozenset, pdc: frozenset) -> bool:
+        return bool(pd | pdc) and all(x.kind == kinds.LOCAL_DATA and x.desc.startswith(_LOCAL_SHARDS)
+                                      for x in pd | pdc)
+    def identity_side(pd: frozenset, pdc: frozenset) -> bool:
+        return bool(pd) and all(kinds.unguarded(x.kind) in _IDENTITY_KINDS for x in pd | pdc)
+    (a, b) = sides
+    return (shard_side(*a) and identity_side(*b)) or (shard_side(*b) and identity_side(*a))
+
+
 def local_shards_desc(member: str, of_global: bool | str) -> str:
     """How a finding names this process's shards of an array read through `member`
     (`knowledge.LOCAL_SHARD_ATTRIBUTES`/`LOCAL_SHARD_METHODS`): certain of a global array (each
@@ -400,7 +424,7 @@ def local_shards_desc(member: str, of_global: bool | str) -> str:
     replicated or single-process array's shards are the same everywhere)."""
     if of_global == GUESS:
         return f"{LOCAL_SHARDS_OF_UNKNOWN} (`.{member}`)"
-    return f"this process's shards of a global array (`.{member}`)"
+    return f"{LOCAL_SHARDS_OF_GLOBAL} (`.{member}`)"
 
 
 # Seeding a module's global RNG (`random.seed(s)`, `np.random.seed(s)`): its later draws follow s.

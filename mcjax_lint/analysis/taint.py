@@ -558,13 +558,17 @@ class FileAnalysis(semantics.StatementRules):
             # processes only where x's structure does (None on some processes).
             return Val(pd=left.tree)
         out = left.data()
+        sides = [(left.pd, left.pdc)]
         for t in node.comparisons:
             r = self.ev(t.comparator)
             if isinstance(t.operator, (cst.In, cst.NotIn)):
                 r = r.without_order()  # membership does not depend on order
             out = out.join(r.data())
+            sides.append((r.pd, r.pdc))
             if isinstance(t.operator, (cst.Is, cst.IsNot)) and out.tree:
                 out = replace(out, pd=_cap(out.pd | out.tree))
+        if semantics.layout_check(sides, all(isinstance(o, (cst.Equal, cst.NotEqual)) for o in ops)):
+            out = evidence.mark(out, evidence.LAYOUT_CHECK, evidence.LAYOUT_CHECK_TEXT, self.line(node))
         return replace(out, tree=frozenset(), shape=frozenset())
 
     def ev_BooleanOperation(self, node: cst.BooleanOperation) -> Val:
