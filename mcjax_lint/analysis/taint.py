@@ -1326,10 +1326,12 @@ class FileAnalysis(semantics.StatementRules):
                 why = _why(local.pd | local.pdc)
                 result = replace(result, shape=_cap(result.shape | frozenset({
                     self.src(node, f"`{'jnp' if mod == 'jax.numpy' else 'np'}.{fn}()` of values from {why}")})))
+        if not result.shape:
+            return result
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         axis_arg = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "axis"),
                         None if name is None or len(positional) < 2 else positional[1])
-        if result.shape and positional and positional[0] in self.row_displays and semantics.rows_after(
+        if positional and positional[0] in self.row_displays and semantics.rows_after(
                 name, None, len(positional), (), None if axis_arg is None else _const_int(axis_arg, "?"), None) in (
                 "joined", "joined?"):
             # `np.hstack([kept, kept])`: arrays put side by side keep their rows (whose number
