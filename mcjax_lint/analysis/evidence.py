@@ -77,9 +77,9 @@ PADDED_TEXT = "a padded array"
 STACKED = ("a stack along another axis than the first (`np.stack(xs, axis=1)`), whose count a later reduction "
            "over that axis removes")
 STACKED_TEXT = "a stack along another axis"
-SHORT_WINDOW = ("a window `xs[:K]` of a list whose length differs between processes, K long only where every "
-                "process holds K or more")
-SHORT_WINDOW_TEXT = "a window of a list whose length differs"
+SHORT_WINDOW = ("a window `xs[:K]` of a sequence whose length differs between processes, K long only where "
+                "every process holds K or more")
+SHORT_WINDOW_TEXT = "a window of a sequence whose length differs"
 POSSIBLY_EMPTY = ("data repeated forever (`itertools.cycle(xs)`, `ds.repeat()`), whose iterations end at once only on "
                   "a process whose data is empty")
 POSSIBLY_EMPTY_TEXT = "data repeated forever"

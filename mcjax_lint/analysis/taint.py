@@ -373,7 +373,7 @@ class FileAnalysis(semantics.StatementRules):
             out = _rows_anywhere(out)  # (`arr[None, :]`: its rows are on the second axis)
         if not length.pd:
             return out
-        return replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"a slice bounded by {_why(length.pd)}", kinds.LENGTH), length.pd)})))
+        return replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"{_SLICE_BOUNDED} {_why(length.pd)}", kinds.LENGTH), length.pd)})))
 
     varies = staticmethod(lambda v: bool(v.pd))
 
@@ -389,6 +389,8 @@ class FileAnalysis(semantics.StatementRules):
         (`kept[:K]`) says nothing of the lengths, so the length stays, as a guess."""
         lengths = frozenset(x for x in v.shape if x.kind == kinds.LENGTH)
         out = replace(v, pd=frozenset(), pdc=_cap(v.pd | v.pdc), shape=v.shape - lengths)
+        # (`x[s:][:K]` is the window `x[s:s + K]`, taken as K long as that one is: `window_length`)
+        lengths = frozenset(x for x in lengths if not x.desc.startswith(_SLICE_BOUNDED))
         if lengths and bound is not None and semantics.is_constant(bound, read, self._const, self.qualify,
                                                                   self.index.functions.__contains__):
             short = evidence.mark(Val(shape=lengths), evidence.SHORT_WINDOW, evidence.SHORT_WINDOW_TEXT, self.line(node))
@@ -2556,6 +2558,9 @@ def _is_none(node) -> bool:
 
 def _expr_name(node) -> str:
     return semantics.expr_name(node, read, none="function")
+
+
+_SLICE_BOUNDED = "a slice bounded by"  # (how `slice_of` names the length of `x[s:]`, s per process)
 
 
 def _const_int(e: cst.BaseExpression, other):
