@@ -27,7 +27,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 60
+SUMMARY_VERSION = 59
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -825,18 +825,6 @@ class _Summarizer(semantics.StatementRules):
             out = sym_join(out, sym_taint(e))
         if 1 < len(elems) <= MAX_TUPLE and not any(isinstance(e, ast.Starred) for e in node.elts):
             out["tup"] = elems
-        return out
-
-    def ev_Dict(self, node: ast.Dict) -> Sym:
-        """`{k: v, ...}` (as the taint pass's `ev_Dict`): what the values carry; a key decides
-        which keys the dict holds (its structure, "tr", from a direct source), not how many (one
-        per entry) nor what the values are: `{path: loss}` with a per-process temporary `path`
-        leaves `len(d)` and `max(d.values())` alike on every process."""
-        out: Sym = {}
-        for k, v in zip(node.keys, node.values):
-            out = sym_join(out, sym_taint(self.ev(v)))  # (k None: `**other`, all of it)
-            if k is not None and (srcs := self.ev(k).get("pd")):
-                out = dict(out, tr=_merge_list(out.get("tr", []), srcs))
         return out
 
     def ev_Set(self, node):
