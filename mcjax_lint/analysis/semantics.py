@@ -395,6 +395,15 @@ LOCAL_SHARDS_OF_UNKNOWN = "this process's shards of an array not known to be glo
 
 LOCAL_SHARDS_OF_GLOBAL = "this process's shards of a global array"
 _LOCAL_SHARDS = "this process's shards of "  # (of a global array, or of one not known to be: a guess)
+# What says where a shard lies, which the sharding decides (not what it holds: `shard.data`).
+SHARD_PLACEMENT_ATTRIBUTES = frozenset({"index", "device", "replica_id"})
+SHARD_PLACE = "where "  # (prefixed to a local-shards source read through one of them)
+
+
+def shard_placement(desc: str) -> str | None:
+    """The description of where this process's shards lie, for a local-shards source `desc`
+    read through `SHARD_PLACEMENT_ATTRIBUTES`; None for any other source."""
+    return SHARD_PLACE + desc + " lie" if desc.startswith(_LOCAL_SHARDS) else None
 # Where a process is, by its identity: its index or rank (read, or from a per-process variable).
 _IDENTITY_KINDS = frozenset({kinds.PROCESS_ID, kinds.ENVIRONMENT, kinds.DECLARED})
 
@@ -402,14 +411,14 @@ _IDENTITY_KINDS = frozenset({kinds.PROCESS_ID, kinds.ENVIRONMENT, kinds.DECLARED
 def layout_check(sides: list[tuple[frozenset, frozenset]], equality: bool) -> bool:
     """Whether a comparison `a == b` / `a != b` (`equality`; each side's (pd, pdc) sources)
     checks the layout of a global array: one side reads only where this process's own shard of
-    it lies (`shard.index`, `local_shards_desc`), the other only this process's index or
+    it lies (`shard.index`, `shard_placement`; not what it holds, `shard.data`), the other only this process's index or
     rank and the job's size (`rank * rows_per_process`). The sharding, the same on every process, places each
     process's shard where its index says, so the test comes out alike everywhere unless the job
     is laid out otherwise than the program assumes (a guess either way)."""
     if not equality or len(sides) != 2:
         return False
     def shard_side(pd: frozenset, pdc: frozenset) -> bool:
-        return bool(pd | pdc) and all(x.kind == kinds.LOCAL_DATA and x.desc.startswith(_LOCAL_SHARDS)
+        return bool(pd | pdc) and all(x.kind == kinds.LOCAL_DATA and x.desc.startswith(SHARD_PLACE + _LOCAL_SHARDS)
                                       for x in pd | pdc)
     def identity_side(pd: frozenset, pdc: frozenset) -> bool:
         return bool(pd) and all(kinds.unguarded(x.kind) in _IDENTITY_KINDS for x in pd | pdc)
@@ -968,9 +977,9 @@ LENGTH_KEEPING_CONVERSIONS = ("np.asarray", "np.array", "numpy.asarray", "numpy.
 # `x.reshape(-1, 8)`, `x.dot(w)`), "moved" may put it on any axis (`np.transpose`, `x.T`,
 # `x.reshape(8, -1)`, a flattening: the shape differs, not as rows), "dropped" reduces it away
 # (`np.mean(x, axis=0)`, `x.sum()`: the result's shape is the same everywhere); "joined": a join
-# along another axis than the first (`np.column_stack`, `np.concatenate(xs, axis=1)`) keeps each
-# input's rows as the result's rows, and puts a number of pieces joined on that axis ("joined?":
-# `np.hstack`, `axis=-1`, which join 1-D pieces along their first axis, summing their lengths).
+# along another axis than the first (`np.hstack`, `np.column_stack`) keeps its input arrays' rows
+# as the result's rows, and moves a number of pieces joined ("joined?": `np.concatenate(xs,
+# axis=1)`, whose pieces' count a later reduction over that axis removes: "stacked").
 ROW_KEEPING_STACKS = frozenset({"numpy.stack", "numpy.vstack", "numpy.concatenate", "jax.numpy.stack",
                                 "jax.numpy.vstack", "jax.numpy.concatenate"})
 AXIS_MOVING_FUNCTIONS = frozenset({"transpose", "swapaxes", "moveaxis", "rollaxis", "rot90", "ravel",
@@ -999,9 +1008,9 @@ def rows_after(name: str | None, method: str | None, positional: int, keywords: 
         return "padded"  # (rows added: a window `[:K]` of it may hold K rows everywhere)
     if fn == "reshape":
         return "rows" if reshape_first == -1 else "moved"
-    if numpy and (fn == "column_stack" or (fn == "concatenate" and isinstance(axis, int) and axis > 0)):
+    if numpy and fn in ("hstack", "column_stack"):
         return "joined"
-    if numpy and (fn == "hstack" or (fn == "concatenate" and isinstance(axis, int) and axis < 0)):
+    if numpy and fn == "concatenate" and isinstance(axis, int) and axis != 0:
         return "joined?"
     if numpy and name in ROW_KEEPING_STACKS:
         # (along another axis the count is that axis: a reduction over it, `kv.sum(axis=(1, 2))`

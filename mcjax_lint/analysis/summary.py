@@ -2452,8 +2452,9 @@ _STATEMENTS = semantics.Statements(read, read_ast.statements, read_ast.names_in,
 
 def _surely_called_names(stmts: list) -> set[str]:
     """The plain names called on every path through `stmts` (a call under a nested `if` in one
-    arm only, in a loop's body, a `try` body that may fail first, an `x and f()` or after the
-    block leaves is on some paths only): where an arm calls `fn` whichever way it goes."""
+    arm only, in a loop's body, a `try` body a handler may cut short, an `x and f()` or after the
+    block leaves is on some paths only; a `try` body's first statement, and the whole body where
+    every handler leaves): where an arm calls `fn` whichever way it goes."""
     out: set[str] = set()
     for st in stmts:
         if isinstance(st, ast.If):
@@ -2469,6 +2470,11 @@ def _surely_called_names(stmts: list) -> set[str]:
             out |= _sure_calls_of(st.test)
         elif isinstance(st, ast.Try) or type(st).__name__ == "TryStar":
             out |= _surely_called_names(st.finalbody)
+            if all(semantics.always_leaves(h.body, last_statement) for h in st.handlers):
+                # (every way that goes on past the `try` ran its whole body, and its `else:`)
+                out |= _surely_called_names(st.body) | _surely_called_names(st.orelse)
+            elif st.body:
+                out |= _surely_called_names(st.body[:1])  # (its first statement starts in any case)
         elif isinstance(st, ast.Match):
             out |= _sure_calls_of(st.subject)
         elif not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

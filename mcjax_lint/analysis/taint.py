@@ -339,6 +339,9 @@ class FileAnalysis(semantics.StatementRules):
                 out = replace(out, pd=_cap(out.pd | base.shape))
         if attr in semantics.AXIS_MOVING_ATTRIBUTES:
             out = _rows_anywhere(out)  # (`arr.T`: the count of rows is its last axis now)
+        if attr in semantics.SHARD_PLACEMENT_ATTRIBUTES and out.pdc:
+            out = replace(out, pdc=frozenset(replace(x, desc=d) if x.kind == kinds.LOCAL_DATA and (
+                d := semantics.shard_placement(x.desc)) is not None else x for x in out.pdc))
         return out
 
     def _local_shards(self, member: str, array: Val, node: cst.CSTNode) -> Val:
@@ -532,6 +535,14 @@ class FileAnalysis(semantics.StatementRules):
             out = replace(out, unordered=semantics.stronger_order(a.unordered, b.unordered))
         if isinstance(node.operator, cst.Multiply) and isinstance(node.left, (cst.List, cst.Tuple)) and b.pd:
             out = replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"a sequence repeated {_why(b.pd)} times", kinds.LENGTH), b.pd)})))
+        if isinstance(node.operator, cst.Add) and (width := _repeat_count(node.right)) is not None:
+            k, padded = self._pad_width(width, node.left)
+            if padded:
+                # `xs + [0] * (K - len(xs))`: K long whatever xs held (min(n, K) + K - min(n, K))
+                out = replace(out, shape=frozenset(x for x in out.shape if x.kind not in kinds.COUNTS))
+                if k.pd:
+                    out = replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(
+                        node, f"a sequence padded to a length from {_why(k.pd)}", kinds.LENGTH), k.pd)})))
         return out
 
     without_order = staticmethod(lambda v: v.without_order() if v.order else v)
@@ -2558,6 +2569,16 @@ def _is_none(node) -> bool:
 
 def _expr_name(node) -> str:
     return semantics.expr_name(node, read, none="function")
+
+
+def _repeat_count(e: cst.BaseExpression) -> cst.BaseExpression | None:
+    """n in a repeated display `[pad] * n` (or `n * [pad]`), else None."""
+    if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.Multiply):
+        if isinstance(e.left, (cst.List, cst.Tuple)):
+            return e.right
+        if isinstance(e.right, (cst.List, cst.Tuple)):
+            return e.left
+    return None
 
 
 _SLICE_BOUNDED = "a slice bounded by"  # (how `slice_of` names the length of `x[s:]`, s per process)
