@@ -537,12 +537,12 @@ class FileAnalysis(semantics.StatementRules):
             out = replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"a sequence repeated {_why(b.pd)} times", kinds.LENGTH), b.pd)})))
         if isinstance(node.operator, cst.Add) and (width := _repeat_count(node.right)) is not None:
             k, padded = self._pad_width(width, node.left)
-            if padded:
-                # `xs + [0] * (K - len(xs))`: K long whatever xs held (min(n, K) + K - min(n, K))
-                out = replace(out, shape=frozenset(x for x in out.shape if x.kind not in kinds.COUNTS))
-                if k.pd:
-                    out = replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(
-                        node, f"a sequence padded to a length from {_why(k.pd)}", kinds.LENGTH), k.pd)})))
+            if padded and not k.pd:  # (K the same everywhere)
+                # `xs[:K] + [0] * (K - len(xs[:K]))` is K long (min(n, K) + K - min(n, K)); a list
+                # repeated a negative number of times is empty, so of a longer xs it is max(n, K):
+                # only a count a constant-bound window made (`window`) is cleared.
+                out = replace(out, shape=frozenset(x for x in out.shape if x.kind not in kinds.COUNTS
+                                                   or not any(g[2] == evidence.SHORT_WINDOW for g in x.guess)))
         return out
 
     without_order = staticmethod(lambda v: v.without_order() if v.order else v)
