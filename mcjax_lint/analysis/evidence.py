@@ -71,6 +71,10 @@ STORED_ATTRIBUTE = ("a value stored into an attribute of an object a helper retu
                     "taken as what any attribute of it holds")
 STORED_ATTRIBUTE_TEXT = "an attribute stored on a returned object"
 STORED_ATTRIBUTE_CALL = "<stored attribute>"  # (as EQUAL_PIECES_CALL, for `stored_attribute`)
+STORED_ELEMENT = ("a value put into a container an attribute holds (`self.buckets[k] = v`), taken as what a later "
+                  "read of that attribute sees (the instance read may be another one)")
+STORED_ELEMENT_TEXT = "a value put into an attribute's container"
+STORED_ELEMENT_CALL = "<stored element>"  # (as EQUAL_PIECES_CALL, for `stored_element`)
 PADDED = ("an array padded (`np.pad`), whose rows a window `[:K]` cuts to K everywhere where the padding "
           "adds at least K")
 PADDED_TEXT = "a padded array"
@@ -203,6 +207,12 @@ def stored_attribute(v: Val, line: int = 0) -> Val:
     """What an object holds after a helper stored `v` into one of its attributes: `v`, as a guess
     (`STORED_ATTRIBUTE`: the attribute read later may be another one)."""
     return mark(v, STORED_ATTRIBUTE, STORED_ATTRIBUTE_TEXT, line)
+
+
+def stored_element(v: Val, line: int = 0) -> Val:
+    """What an attribute holds after a method put `v` into the container it holds: `v`, as a guess
+    (`STORED_ELEMENT`)."""
+    return mark(v, STORED_ELEMENT, STORED_ELEMENT_TEXT, line)
 
 
 def length_only(v: Val) -> Val:

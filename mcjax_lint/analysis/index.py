@@ -826,6 +826,7 @@ class ProjectIndex:
         if not any(not test for _, _, test in sites):
             return BOTTOM
         vals = []
+        classes = set()
         for call, path, test in sites:
             if test:
                 continue
@@ -837,6 +838,7 @@ class ProjectIndex:
             if not arg or self._hands_collective_work(call, pa):
                 return BOTTOM
             arg_v = self.resolve(arg, path)
+            classes.add(arg_v.cls)
             vals.append(replace(arg_v.taint(), glob=arg_v.glob))
         out = BOTTOM
         for v in vals:
@@ -846,7 +848,10 @@ class ProjectIndex:
                   pdc=out.pdc | out.pd if all(v.pd or v.pdc for v in vals) else frozenset(),
                   order=out.order if all(v.order for v in vals) and not order_free else frozenset(),
                   hash=out.hash if all(v.hash for v in vals) else frozenset(),
-                  shape=out.shape if all(v.shape for v in vals) else frozenset(), glob=glob)
+                  shape=out.shape if all(v.shape for v in vals) else frozenset(), glob=glob,
+                  # (an instance of one project class at every construction: its methods, e.g. the
+                  # `__iter__` a `for` over the attribute runs, are that class's)
+                  cls=next(iter(classes)) if len(classes) == 1 else None)
         if out.pd:
             out = replace(out, pdc=out.pdc - out.pd)
         return out
@@ -1150,6 +1155,12 @@ class ProjectIndex:
         elif "m" in call:
             recv = self.resolve(call.get("r", {}), path)
             res, coll = self.call_method(call["m"], recv, argv, given, call)
+        elif "ga" in call:
+            # an attribute of an attribute (`self.meta.buckets`, summary.any_member): of the class
+            # the inner one holds, where the index knows it
+            recv = self.resolve(call.get("r", {}), path)
+            got = self.attr(recv.cls, call["ga"]) if recv.cls else None
+            res = got.taint() if got is not None else BOTTOM
         elif "v" in call:
             fv = self.resolve(call["v"], path)
             if fv.callable:
@@ -1285,6 +1296,8 @@ class ProjectIndex:
             return evidence.equal_pieces(argv), None  # the summary's piece of equal ones (`x[i::n]`)
         if q == evidence.STORED_ATTRIBUTE_CALL:
             return evidence.stored_attribute(argv), None  # the summary's `param.attr = value`
+        if q == evidence.STORED_ELEMENT_CALL:
+            return evidence.stored_element(argv), None  # the summary's `self.attr[k] = value`
         if q == evidence.POSSIBLY_EMPTY_CALL:
             return evidence.possibly_empty(argv), None  # the summary's `itertools.cycle(xs)`
         q = self._follow_reexport(q)

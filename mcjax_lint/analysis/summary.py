@@ -743,6 +743,10 @@ class _Summarizer(semantics.StatementRules):
     def any_member(self, attr: str, base: Sym, node: ast.Attribute) -> Sym:
         self._property_read(attr, node, {"r": _prune(base, 1)} if base and base.get("via") else {})
         out = self._ref("." + attr)
+        if base and base.get("refs") and _is_self_attribute(node.value):
+            # `self.meta.buckets`: the attribute of the class the index finds `self.meta` holding
+            # (one project class at every construction), not only any attribute of that name
+            out = sym_join(out, {"via": [{"l": node.lineno, "ga": attr, "r": {"refs": base["refs"]}}]})
         if attr in K.LOCAL_SHARD_ATTRIBUTES:
             out = sym_join(out, self._local_shards(attr, base, node))
         return out
@@ -1523,7 +1527,14 @@ class _Summarizer(semantics.StatementRules):
                     stores[target.attr] = sym_join(stores.get(target.attr), stored)
         elif isinstance(target, ast.Subscript):
             base = target.value
-            if isinstance(base, ast.Name):
+            if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) and base.value.id == "self" \
+                    and self.class_stack and (stored := sym_element(sym_join(value, self.ev(target.slice)))):
+                # `self.buckets[k] = v` changes the container the attribute holds: it holds v now
+                # (a guess: which instance a later read sees is not followed)
+                cf = self.class_stack[-1]
+                stored = {"via": [{"l": target.lineno, "n": evidence.STORED_ELEMENT_CALL, "a": _prune(stored, 1)}]}
+                cf.attrs[base.attr] = sym_join(cf.attrs.get(base.attr), stored)
+            elif isinstance(base, ast.Name):
                 cur = self.scope.env.get(base.id)
                 if cur is not None:
                     key = self.ev(target.slice)
@@ -1737,8 +1748,18 @@ class _Summarizer(semantics.StatementRules):
         # index; a name that is not a class resolves to nothing).
         classes = [it["cls"]] if it.get("cls") else [
             c["n"] for c in it.get("via", []) if "n" in c and c["n"].rpartition(".")[2][:1].isupper()]
-        if not classes or facts is None:
+        if facts is None:
             return it
+        if not classes:
+            if not (it.get("refs") or it.get("via")):
+                return it
+            # A class the index finds (an attribute holding one project class's instances): its
+            # `__iter__`, called on the value.
+            recv = _prune({k: v for k, v in it.items() if k in ("cls", "via", "refs")}, 1)
+            c = {"l": node.lineno, "m": "__iter__", "r": recv, "np": 0}
+            if len(facts.calls) < 400 and c not in facts.calls:
+                facts.calls.append(c)
+            return sym_join(it, {"via": [c]})
         calls = [{"l": node.lineno, "n": f"{cls}.{m}"} for cls in classes[:2] for m in semantics.ITERATION_METHODS]
         for c in calls:
             if len(facts.calls) < 400 and c not in facts.calls:
@@ -2330,6 +2351,10 @@ def _arg_sym(a: Sym) -> Sym:
     return dict(out, glob=True) if a.get("glob") else out
 
 
+def _is_self_attribute(node: ast.expr) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
 def _prune(sym: Sym, depth: int = VIA_DEPTH) -> Sym:
     """Bound the nesting of call records (`f(g(h(x)))` chains): below `depth`, a call counts as
     passing its arguments' taint through, like a library call. Without this, summaries of long
@@ -2340,7 +2365,9 @@ def _prune(sym: Sym, depth: int = VIA_DEPTH) -> Sym:
     out = {k: v for k, v in sym.items() if k != "via"}
     kept = []
     for call in vias:
-        if depth > 0:
+        if "ga" in call:
+            kept.append(call)  # (an attribute's attribute: a leaf, its receiver only references)
+        elif depth > 0:
             c = dict(call)
             c.pop("pa", None)  # read only from the function's own call list
             c.pop("pk", None)

@@ -2072,6 +2072,11 @@ class FileAnalysis(semantics.StatementRules):
                 v = self.index.attr(cls, attr)
                 if v is not None and v.pd:
                     read_attrs = read_attrs.join(Val(pd=evidence.equal_pieces(v, self.line(fdef)).pd))
+        # `for x in obj` is `for x in obj.__iter__()`: the iterator that method makes (a generator
+        # over this process's own share, computed there rather than stored) is iterated.
+        if (q := self.index.method(cls, "__iter__")) is not None:
+            made, _ = self.index.call_method("__iter__", Val(cls=cls))
+            read_attrs = read_attrs.join(Val(pd=made.pd))
         pd = read_attrs.pd
         return self.anchor(Val(pd=pd), node, short_name(cls), call=False, unlocated_only=True) if pd else BOTTOM
 
