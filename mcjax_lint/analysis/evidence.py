@@ -75,6 +75,8 @@ STORED_ELEMENT = ("a value put into a container an attribute holds (`self.bucket
                   "read of that attribute sees (the instance read may be another one)")
 STORED_ELEMENT_TEXT = "a value put into an attribute's container"
 STORED_ELEMENT_CALL = "<stored element>"  # (as EQUAL_PIECES_CALL, for `stored_element`)
+MASK_BY_NAME = "an index taken as a boolean mask by its name (`x[mask]`), whose selection's length differs where its content does"
+MASK_BY_NAME_TEXT = "an index named as a mask"
 PADDED = ("an array padded (`np.pad`), whose rows a window `[:K]` cuts to K everywhere where the padding "
           "adds at least K")
 PADDED_TEXT = "a padded array"

@@ -1721,6 +1721,10 @@ class StatementRules:
                 length = self.join(self.join(self.join(length, lo), up), st)
                 counted = counted and lower is None and step is None and upper is not None
         self.indexed(node, base, idx, slicing)
+        if not slicing and len(keys) == 1 and (how := boolean_mask(keys[0][1], self.read, self.qualify)) is not None:
+            # `x[mask]`: as many rows as the mask holds True, so a mask whose content differs
+            # between processes selects a different number of rows on each (`selected`)
+            return self.selected(self.join(self.data(base), idx), idx, node, how == MASK_BY_NAME)
         if not slicing:
             return self.element_at(self.join(self.element(base), idx), base, idx, node)
         if pieces != self.nothing():
@@ -1731,6 +1735,12 @@ class StatementRules:
             bound = keys[-1][2] if len(keys) == 1 and keys[0][1] is None else None
             out = self.window(out, node, bound)
         return self.slice_of(out, length, node)
+
+    def selected(self, out, mask, node, by_name: bool):
+        """The rows of an array a boolean mask selects (`x[mask]`, `out` its data and the mask's):
+        a pass marks their number as process-dependent where the mask's content is; `by_name`: the
+        index is a mask by its name only (a guess). By default, `out`."""
+        return out
 
     def range_call(self, node, positional: list):
         """`range(...)` given the values of its positional arguments, where its length is known
@@ -2386,6 +2396,51 @@ class StatementRules:
             v = self.constant_binding(node.value, self.as_host(v) if self.is_host(node.value) else v)
             self.bind(node.target, v)
             note_string_binding(self.scope, node.target, node.value, self.read)
+
+
+# ---- boolean masks: `x[mask]` holds as many rows as the mask holds True ---------------------------
+MASK_BY_NAME = "name"
+_MASK_PREDICATES = frozenset({"isfinite", "isnan", "isinf", "isin", "isclose", "logical_and", "logical_or",
+                              "logical_not", "logical_xor", "greater", "less", "equal", "not_equal", "greater_equal",
+                              "less_equal", "nonzero_mask"})
+_MASK_PASSTHROUGH = frozenset({"asarray", "array", "ravel", "flatten", "reshape", "squeeze", "copy"})
+
+
+def boolean_mask(node: object, read: Reader, qualify: Qualify, depth: int = 4) -> str | None:
+    """Whether an index is a boolean mask: "certain" for a comparison, `&`/`|`/`^`/`~` of one, a
+    numpy/jax.numpy predicate (`np.isfinite(x)`, `jnp.logical_and`), `.astype(bool)`, and
+    `np.asarray`/`.reshape` of a mask; `MASK_BY_NAME` for a name or attribute whose last name holds
+    "mask" (`mask`, `self.valid_mask`): what it holds is not followed; else None."""
+    if depth <= 0:
+        return None
+    r = read(node)
+    tag = r[0]
+    if tag == "compare" or r == ("other", "compare"):
+        return "certain"
+    if tag == "binop" and r[1] in ("&", "|", "^"):
+        a, b = boolean_mask(r[2], read, qualify, depth - 1), boolean_mask(r[3], read, qualify, depth - 1)
+        return "certain" if "certain" in (a, b) else (a or b)
+    if tag == "unary" and r[1] == "~":
+        return boolean_mask(r[2], read, qualify, depth - 1)
+    if tag == "name":
+        return MASK_BY_NAME if "mask" in r[1].lower() else None
+    if tag == "attr":
+        return MASK_BY_NAME if "mask" in r[2].lower() else None
+    if tag == "call":
+        func, args = r[1], r[2]
+        q = qualify(func) or ""
+        root, _, last = q.rpartition(".")
+        if root in ("numpy", "jax.numpy") and last in _MASK_PREDICATES:
+            return "certain"
+        fr = read(func)
+        if fr[0] == "attr" and fr[2] == "astype" and args and read(args[0]) in (("name", "bool"),) \
+                or fr[0] == "attr" and fr[2] == "astype" and args and qualify(args[0]) in ("numpy.bool_", "jax.numpy.bool_"):
+            return "certain"
+        if root in ("numpy", "jax.numpy") and last in _MASK_PASSTHROUGH and args:
+            return boolean_mask(args[0], read, qualify, depth - 1)
+        if fr[0] == "attr" and fr[2] in _MASK_PASSTHROUGH:
+            return boolean_mask(fr[1], read, qualify, depth - 1)
+    return None
 
 
 # ---- host data: what a jitted computation given only these inputs runs on ------------------------

@@ -740,6 +740,13 @@ class _Summarizer(semantics.StatementRules):
     def global_value(self, q: str, node: ast.Attribute) -> Sym:
         return self._ref(q)
 
+    @staticmethod
+    def selected(out: Sym, mask: Sym, node: ast.Subscript, by_name: bool) -> Sym:
+        """(semantics.StatementRules.selected) `x[mask]`: its length differs where the mask's
+        content does (the precise pass says which sources, and whether by a guess)."""
+        pdc = mask.get("pdc")
+        return sym_join(out, {"pd": pdc}) if pdc else out
+
     def any_member(self, attr: str, base: Sym, node: ast.Attribute) -> Sym:
         self._property_read(attr, node, {"r": _prune(base, 1)} if base and base.get("via") else {})
         out = self._ref("." + attr)

@@ -378,6 +378,17 @@ class FileAnalysis(semantics.StatementRules):
             return out
         return replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"{_SLICE_BOUNDED} {_why(length.pd)}", kinds.LENGTH), length.pd)})))
 
+    def selected(self, out: Val, mask: Val, node: cst.Subscript, by_name: bool) -> Val:
+        # (semantics.StatementRules.selected) how many rows `x[mask]` holds: as the mask's content
+        srcs = mask.pd | mask.pdc
+        if not srcs:
+            return out
+        count = Val(pd=frozenset({evidence.derived(self.src(node, f"a boolean-mask selection by {_why(srcs)}"), srcs)}))
+        if by_name:
+            count = evidence.mark(count, evidence.MASK_BY_NAME, evidence.MASK_BY_NAME_TEXT, self.line(node))
+        rows = frozenset(replace(x, kind=kinds.ROWS) for x in count.pd)
+        return replace(out, pd=_cap(out.pd | count.pd), shape=_cap(out.shape | rows))
+
     varies = staticmethod(lambda v: bool(v.pd))
 
     def equal_pieces(self, v: Val, node: cst.CSTNode) -> Val:
@@ -753,6 +764,12 @@ class FileAnalysis(semantics.StatementRules):
                         info.name = f"{cls}.{meth}"
                         result, coll = self._jitted_call(v, node)
                         self._bound_statics(v, node)
+                    elif v is not None and v.cls and (call_m := self.index.method(v.cls, "__call__")):
+                        # An instance of a project class held in an attribute (`self.fc1 = Linear()`)
+                        # and called: its `__call__` runs.
+                        info.name = call_m
+                        bound = True
+                        result, coll = self._project_call(call_m, argu, node, bound=True)
                     elif v is not None and v.fn and self.index.collective.get(v.fn):
                         # A project function stored in an attribute (`self.on_eval = sync_eval`)
                         # and called through it.
@@ -2260,7 +2277,7 @@ class FileAnalysis(semantics.StatementRules):
             done.add(qual)
             self.run_function(qual, node, defaults, outer, cls)
         # Same-file callers that pass divergent values: analyse those functions again with them.
-        for _ in range(2):
+        for _ in range(3):
             todo = [(q, dict(p)) for q, p in self.fn_params.items() if p]
             self.fn_params = {}
             if not todo:
