@@ -1390,6 +1390,9 @@ class ProjectIndex:
                 return self._jitted_at(v, site)
             if v is not None and v.fn:
                 return self.call_name(v.fn, argv)
+            if v is not None and v.cls and (m := self.method(v.cls, "__call__")) is not None:
+                # an instance held in an attribute and called (`self.proj(x)`): its `__call__`
+                return self.call_name(m, argv, given, dict(site, bd=1) if site is not None else None)
             return argv, None
         if not _is_known_library(q) and q not in _BUILTIN_NAMES:
             # A library the engine knows nothing about: assume its result is computed from its
