@@ -417,6 +417,14 @@ class Divergence:
             self.visit(s, ctx, stmts, i)
             if self.fa.ends_block(s):
                 break
+            if i + 1 < len(stmts) and isinstance(s, cst.If) and s.orelse is None and s not in self.fa.decided_ifs \
+                    and (cond := self.fa.conds.get(s, BOTTOM)).divergent and ctx and ctx[-1].kind == "loop" \
+                    and read_cst.last_statement(s.body) in ("continue", "break"):
+                # `if owner != rank: continue` in a loop: the rest of the body runs only where the
+                # test failed, as if it were the `if`'s `else` (an exit there is decided by it)
+                rest = stmts[i + 1:]
+                self.walk_body(rest, ctx + [_with(_Frame("if", s, stmts, i), "else", rest, cond, s.body)])
+                break
     def _block_stmts(self, body) -> list:
         if body is None:
             return []
