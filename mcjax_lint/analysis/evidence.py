@@ -212,9 +212,11 @@ def stored_attribute(v: Val, line: int = 0) -> Val:
 
 
 def stored_element(v: Val, line: int = 0) -> Val:
-    """What an attribute holds after a method put `v` into the container it holds: `v`, as a guess
-    (`STORED_ELEMENT`)."""
-    return mark(v, STORED_ELEMENT, STORED_ELEMENT_TEXT, line)
+    """What an attribute holds after a method put `v` into the container it holds: where `v`
+    itself differs between processes (a per-process share, its length), content that differs, as
+    a guess (`STORED_ELEMENT`); content alone put in (local shards, per-process numbers of one
+    shape) is not followed."""
+    return mark(Val(pdc=v.pd), STORED_ELEMENT, STORED_ELEMENT_TEXT, line) if v.pd else Val()
 
 
 def length_only(v: Val) -> Val:

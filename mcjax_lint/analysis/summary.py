@@ -1535,7 +1535,7 @@ class _Summarizer(semantics.StatementRules):
         elif isinstance(target, ast.Subscript):
             base = target.value
             if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) and base.value.id == "self" \
-                    and self.class_stack and (stored := sym_element(sym_join(value, self.ev(target.slice)))):
+                    and self.class_stack and (stored := sym_taint(sym_join(value, self.ev(target.slice)))):
                 # `self.buckets[k] = v` changes the container the attribute holds: it holds v now
                 # (a guess: which instance a later read sees is not followed)
                 cf = self.class_stack[-1]
