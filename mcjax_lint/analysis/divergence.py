@@ -767,7 +767,10 @@ class Divergence:
                 info = self.fa.calls.get(n)
                 if info is not None:
                     if info.may_raise_pd and catches(n):
-                        return Val(pdc=_val_sources(info.args[0][1]) if info.args else frozenset()), n
+                        v = Val(pdc=_val_sources(info.args[0][1]) if info.args else frozenset())
+                        if info.raise_guess:
+                            v = evidence.mark(v, evidence.ENDS_ITERATION, info.raise_guess, self.fa.line(n))
+                        return v, n
                     if cond.divergent and not info.collective and not _is_logging(info.name or _call_name(n)) \
                             and info.name not in K.NON_RAISING_CALLS and catches(n):
                         return cond, n

@@ -75,6 +75,8 @@ STORED_ELEMENT = ("a value put into a container an attribute holds (`self.bucket
                   "read of that attribute sees (the instance read may be another one)")
 STORED_ELEMENT_TEXT = "a value put into an attribute's container"
 STORED_ELEMENT_CALL = "<stored element>"  # (as EQUAL_PIECES_CALL, for `stored_element`)
+ENDS_ITERATION = ("a method that raises StopIteration, given this process's data: taken as raising where that data "
+                  "runs out (it may first agree with the other processes when to stop)")
 MASK_BY_NAME = "an index taken as a boolean mask by its name (`x[mask]`), whose selection's length differs where its content does"
 MASK_BY_NAME_TEXT = "an index named as a mask"
 PADDED = ("an array padded (`np.pad`), whose rows a window `[:K]` cuts to K everywhere where the padding "

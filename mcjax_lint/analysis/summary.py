@@ -1565,13 +1565,25 @@ class _Summarizer(semantics.StatementRules):
         arguments of the constructions (`"ip"`, resolved by the index); elsewhere they stay
         unresolved (a method's arguments are not followed into attributes)."""
         sc = self.scope
-        if not value.get("params") or sc.is_module or sc.facts.name != f"{self.class_stack[-1].name}.__init__":
+        if sc.is_module or sc.facts.name != f"{self.class_stack[-1].name}.__init__":
+            return value
+        return self._as_init_refs(value, 2)
+
+    def _as_init_refs(self, value: Sym, depth: int) -> Sym:
+        # (also in the calls the value comes from, a level or two down: `rng.integers(size=(rows,
+        # 3))` with `rows` from a parameter is as process-dependent as what the constructions pass)
+        sc = self.scope
+        vias = value.get("via") if depth > 0 else None
+        if not value.get("params") and not vias:
             return value
         out = {k: v for k, v in value.items() if k != "params"}
-        ip = [f"{sc.facts.name}:{sc.param_pos[p.removesuffix('!o')]}:{p}" for p in value["params"]
+        ip = [f"{sc.facts.name}:{sc.param_pos[p.removesuffix('!o')]}:{p}" for p in value.get("params", ())
               if p.removesuffix("!o") in sc.param_pos]
         if ip:
             out["ip"] = ip
+        if vias:
+            out["via"] = [{k: (self._as_init_refs(v, depth - 1) if k in ("a", "r") and isinstance(v, dict) else v)
+                           for k, v in c.items()} for c in vias]
         return out
 
     def run_block(self, stmts: list[ast.stmt] | semantics.Repeated | None) -> None:
@@ -1853,6 +1865,8 @@ class _Summarizer(semantics.StatementRules):
                               defaults=const_defaults,
                               host_defaults=[p.arg for p, d in list(zip(pos[len(pos) - len(a.defaults):], a.defaults))
                                              + list(zip(a.kwonlyargs, a.kw_defaults)) if d is not None and self.is_host(d)])
+        if _raises_stop_iteration(node):
+            facts.flags += "n"  # ends an iteration by raising StopIteration (read by taint._method_call)
         self.summary.functions[qual] = facts
         in_class_body = bool(self.class_stack) and self.class_stack[-1].name == qual.rsplit(".", 1)[0]
         if in_class_body:
@@ -2356,6 +2370,21 @@ def _arg_sym(a: Sym) -> Sym:
     and whether it is a global array."""
     out = sym_taint(a)
     return dict(out, glob=True) if a.get("glob") else out
+
+
+def _raises_stop_iteration(fdef: ast.AST) -> bool:
+    """Whether a function's own body (not a nested def's) raises `StopIteration`."""
+    stack = list(ast.iter_child_nodes(fdef))
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(n, ast.Raise) and n.exc is not None:
+            e = n.exc.func if isinstance(n.exc, ast.Call) else n.exc
+            if isinstance(e, ast.Name) and e.id == "StopIteration":
+                return True
+        stack.extend(ast.iter_child_nodes(n))
+    return False
 
 
 def _is_self_attribute(node: ast.expr) -> bool:

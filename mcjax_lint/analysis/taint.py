@@ -50,6 +50,7 @@ class CallInfo:
     result: Val = BOTTOM
     exits: bool = False  # sys.exit() and friends
     may_raise_pd: bool = False  # raises depending on process-local state (next() on local data, ...)
+    raise_guess: str = ""  # (may_raise_pd by a guess: the method named here raises StopIteration)
     exit_collective: str | None = None  # for context managers: collective work in __exit__
     enter_collective: str | None = None  # for context managers: collective work in __enter__
     callee: str | None = None  # the project method a call on a known class runs (collective or not)
@@ -741,6 +742,9 @@ class FileAnalysis(semantics.StatementRules):
         if q is not None:
             info.name = q
             result, coll = self._known_call(q, node, args, argu, info)
+            if q == "iter" and result is not None and len(args) == 1 and args[0][1].cls:
+                # `iter(obj)` is `obj.__iter__()`: as process-dependent as what that iterates
+                result = result.join(self._iterated_instance(args[0][1].cls, node))
             if result is None and self._local_jit(q) and self._runs_locally(True, node):
                 result = Val(host=True)  # a jit-decorated function on host data: this process's work
             elif result is None:
@@ -1596,6 +1600,12 @@ class FileAnalysis(semantics.StatementRules):
             res = self.anchor(res, node, meth, unlocated_only=recv.divergent or argu.divergent)
         if meth == "__next__" or (meth == "get_next" and recv.process_dependent):
             info.may_raise_pd = True
+        elif target is not None and argu.process_dependent and "n" in getattr(self.index.functions.get(target), "flags", ""):
+            # a method that ends an iteration by raising StopIteration, given process-local data
+            # (an iterator over this process's share): it raises where that data runs out, a
+            # guess (the method may agree with the others first when to stop)
+            info.may_raise_pd = True
+            info.raise_guess = f"`.{meth}()`"
         return res, coll
 
     # `method_call` (semantics.StatementRules): collective work as for `library_call`
