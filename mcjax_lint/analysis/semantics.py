@@ -1721,7 +1721,8 @@ class StatementRules:
                 length = self.join(self.join(self.join(length, lo), up), st)
                 counted = counted and lower is None and step is None and upper is not None
         self.indexed(node, base, idx, slicing)
-        if not slicing and len(keys) == 1 and (how := boolean_mask(keys[0][1], self.read, self.qualify)) is not None:
+        if not slicing and len(keys) == 1 and self.read(value)[0] not in ("tuple", "seq") \
+                and (how := boolean_mask(keys[0][1], self.read, self.qualify, self._scalar)) is not None:
             # `x[mask]`: as many rows as the mask holds True, so a mask whose content differs
             # between processes selects a different number of rows on each (`selected`)
             return self.selected(self.join(self.data(base), idx), idx, node, how == MASK_BY_NAME)
@@ -1735,6 +1736,14 @@ class StatementRules:
             bound = keys[-1][2] if len(keys) == 1 and keys[0][1] is None else None
             out = self.window(out, node, bound)
         return self.slice_of(out, length, node)
+
+    def _scalar(self, node) -> bool:
+        """A number, not an array: what a pass takes for a number (`is_numeric`), or a process's
+        or device's count or index (`jax.process_index()`)."""
+        r = self.read(node)
+        if r[0] == "call" and (self.qualify(r[1]) or "").rpartition(".")[2] in _SCALAR_CALLS:
+            return True
+        return self.is_numeric(node)
 
     def selected(self, out, mask, node, by_name: bool):
         """The rows of an array a boolean mask selects (`x[mask]`, `out` its data and the mask's):
@@ -2406,26 +2415,40 @@ _MASK_PREDICATES = frozenset({"isfinite", "isnan", "isinf", "isin", "isclose", "
 _MASK_PASSTHROUGH = frozenset({"asarray", "array", "ravel", "flatten", "reshape", "squeeze", "copy"})
 
 
-def boolean_mask(node: object, read: Reader, qualify: Qualify, depth: int = 4) -> str | None:
-    """Whether an index is a boolean mask: "certain" for a comparison, `&`/`|`/`^`/`~` of one, a
-    numpy/jax.numpy predicate (`np.isfinite(x)`, `jnp.logical_and`), `.astype(bool)`, and
-    `np.asarray`/`.reshape` of a mask; `MASK_BY_NAME` for a name or attribute whose last name holds
-    "mask" (`mask`, `self.valid_mask`): what it holds is not followed; else None."""
+_SCALAR_CALLS = frozenset({"process_index", "process_count", "device_count", "local_device_count"})
+
+
+def _mask_name(name: str) -> bool:
+    """A name that says it is a mask (`mask`, `valid_mask`, `attention_masks`), not one of a
+    mask's positions or ids (`mask_positions`, `masked_lm_ids`, `mask_idx`)."""
+    return name.lower().rsplit("_", 1)[-1] in ("mask", "masks")
+
+
+def boolean_mask(node: object, read: Reader, qualify: Qualify, scalar: Callable[[object], bool] = lambda n: False,
+                 depth: int = 4) -> str | None:
+    """Whether an index is a boolean mask: "certain" for a comparison (not of two numbers, `rank ==
+    0`, which is one bool), `&`/`|`/`^`/`~` of one, a numpy/jax.numpy predicate (`np.isfinite(x)`,
+    `jnp.logical_and`), `.astype(bool)`, and `np.asarray`/`.reshape` of a mask; `MASK_BY_NAME` for a
+    name or attribute named as a mask (`mask`, `self.valid_mask`: `_mask_name`), what it holds not
+    followed; else None. `scalar`: whether an operand is a number."""
     if depth <= 0:
         return None
     r = read(node)
     tag = r[0]
-    if tag == "compare" or r == ("other", "compare"):
+    if tag == "compare":
+        return None if scalar(r[1]) and scalar(r[3]) else "certain"
+    if r == ("other", "compare"):
         return "certain"
     if tag == "binop" and r[1] in ("&", "|", "^"):
-        a, b = boolean_mask(r[2], read, qualify, depth - 1), boolean_mask(r[3], read, qualify, depth - 1)
+        a = boolean_mask(r[2], read, qualify, scalar, depth - 1)
+        b = boolean_mask(r[3], read, qualify, scalar, depth - 1)
         return "certain" if "certain" in (a, b) else (a or b)
     if tag == "unary" and r[1] == "~":
-        return boolean_mask(r[2], read, qualify, depth - 1)
+        return boolean_mask(r[2], read, qualify, scalar, depth - 1)
     if tag == "name":
-        return MASK_BY_NAME if "mask" in r[1].lower() else None
+        return MASK_BY_NAME if _mask_name(r[1]) else None
     if tag == "attr":
-        return MASK_BY_NAME if "mask" in r[2].lower() else None
+        return MASK_BY_NAME if _mask_name(r[2]) else None
     if tag == "call":
         func, args = r[1], r[2]
         q = qualify(func) or ""
@@ -2437,9 +2460,9 @@ def boolean_mask(node: object, read: Reader, qualify: Qualify, depth: int = 4) -
                 or fr[0] == "attr" and fr[2] == "astype" and args and qualify(args[0]) in ("numpy.bool_", "jax.numpy.bool_"):
             return "certain"
         if root in ("numpy", "jax.numpy") and last in _MASK_PASSTHROUGH and args:
-            return boolean_mask(args[0], read, qualify, depth - 1)
+            return boolean_mask(args[0], read, qualify, scalar, depth - 1)
         if fr[0] == "attr" and fr[2] in _MASK_PASSTHROUGH:
-            return boolean_mask(fr[1], read, qualify, depth - 1)
+            return boolean_mask(fr[1], read, qualify, scalar, depth - 1)
     return None
 
 
