@@ -384,10 +384,11 @@ class FileAnalysis(semantics.StatementRules):
         srcs = mask.pd | mask.pdc
         if not srcs:
             return out
-        count = Val(pd=frozenset({evidence.derived(self.src(node, f"a boolean-mask selection by {_why(srcs)}"), srcs)}))
+        # (the mask's own sources, where they were read: a caller's, for a mask it passed)
+        count = Val(pd=_cap(srcs))
         if by_name:
             count = evidence.mark(count, evidence.MASK_BY_NAME, evidence.MASK_BY_NAME_TEXT, self.line(node))
-        rows = frozenset(replace(x, kind=kinds.ROWS) for x in count.pd)
+        rows = rekinded(count.pd, kinds.ROWS)
         return replace(out, pd=_cap(out.pd | count.pd), shape=_cap(out.shape | rows))
 
     varies = staticmethod(lambda v: bool(v.pd))
