@@ -2373,7 +2373,18 @@ def _arg_sym(a: Sym) -> Sym:
 
 
 def _raises_stop_iteration(fdef: ast.AST) -> bool:
-    """Whether a function's own body (not a nested def's) raises `StopIteration`."""
+    """Whether a function's own body (not a nested def's) raises `StopIteration` and advances an
+    iterator it is given: `next(p)` of a parameter, or a parameter handed to a method of its own
+    object (`self._fill(it)`) that may. A raise on other state (a step counter) says nothing of
+    the argument."""
+    params = {a.arg for a in fdef.args.posonlyargs + fdef.args.args + fdef.args.kwonlyargs} - {"self", "cls"}
+    advances = any(isinstance(n, ast.Call) and any(isinstance(a, ast.Name) and a.id in params for a in n.args)
+                   and (isinstance(n.func, ast.Name) and n.func.id == "next"
+                        or isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+                        and n.func.value.id == "self")
+                   for n in ast.walk(fdef))
+    if not advances:
+        return False
     stack = list(ast.iter_child_nodes(fdef))
     while stack:
         n = stack.pop()
