@@ -150,6 +150,21 @@ PROCESS_DEPENDENT_FIXTURES: dict[str, str] = {
 PYTEST_FIXTURE_DECORATORS = frozenset({"pytest.fixture", "pytest_asyncio.fixture"})
 # Calls that are sources only when called without a seed argument.
 UNSEEDED_RNG_CONSTRUCTORS = {"numpy.random.default_rng", "numpy.random.RandomState", "random.Random"}
+# Calls that make a stateful random generator object, seeded or not: each draw from it advances
+# its state, so processes that draw different amounts from one seeded generator leave step.
+RNG_CONSTRUCTORS = UNSEEDED_RNG_CONSTRUCTORS | {"numpy.random.Generator"}
+# Methods of such a generator that draw from it (numpy `Generator`/`RandomState`, `random.Random`),
+# each with where its size is given: (position, keyword); -1 every positional argument (`rand(3,
+# 4)`), None no size (one draw, or as many as its argument has elements: `shuffle(xs)`).
+RNG_DRAW_METHODS: dict[str, tuple[int | None, str]] = {
+    "random": (0, "size"), "random_sample": (0, "size"), "standard_normal": (0, "size"),
+    "normal": (2, "size"), "uniform": (2, "size"), "integers": (2, "size"), "randint": (2, "size"),
+    "choice": (1, "size"), "binomial": (2, "size"), "poisson": (1, "size"), "exponential": (1, "size"),
+    "beta": (2, "size"), "gamma": (2, "size"), "rand": (-1, ""), "randn": (-1, ""),
+    "permutation": (None, ""), "shuffle": (None, ""), "bytes": (0, "length"),
+    "sample": (1, "k"), "choices": (3, "k"), "gauss": (None, ""), "randrange": (None, ""),
+    "getrandbits": (0, "k"),
+}
 
 # Environment reads are process-dependent only for per-process variables: the launcher sets the
 # rest identically everywhere (flagging every `os.environ.get("DEBUG")` would be noise).

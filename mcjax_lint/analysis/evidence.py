@@ -31,6 +31,8 @@ UNRESOLVED_CALL = "an unresolved call assumed to return something computed from 
 UNMATCHED_EXCEPTION = "an exception whose type was not matched against the handler"
 IMPLICIT_ATTRIBUTE = ("an attribute assigned elsewhere (another method, another reference to the object, a signal "
                       "handler) under a process-dependent condition, taken as assigned before this read")
+ADVANCED_GENERATOR = ("a random generator held in an attribute, drawn from elsewhere by a process-dependent amount "
+                      "(a size, or a draw under a per-process condition or loop), taken as drawn before this read")
 METHOD_ARGUMENT = ("a method analysed with what one call passes it (the instance it runs on and the other calls "
                    "are not followed)")
 HELPER_NOT_FOLLOWED = "a helper not followed"

@@ -255,6 +255,8 @@ class ProjectIndex:
         self.attrs_by_name: dict[str, list[str]] = {}
         # attr -> [(what a store through another reference carries, its file)] (summary.attr_stores)
         self.attr_stores: dict[str, list[tuple[Sym, str]]] = {}
+        # attr -> [(what a draw from the generator it holds carries, its file)] (summary.gen_stores)
+        self.gen_stores: dict[str, list[tuple[Sym, str]]] = {}
         for s in summaries:
             for q, f in s.functions.items():
                 self.functions[q] = f
@@ -278,6 +280,8 @@ class ProjectIndex:
                         # (calls of methods, resolved by name, are left out here and below: they
                         # tied attributes into cycles that kept the fixpoint from settling)
                         self.attr_stores.setdefault(name, []).append((_named_calls_only(v), s.path))
+                for name, v in s.gen_stores.items():
+                    self.gen_stores.setdefault(name, []).append((_named_calls_only(v), s.path))
         for s in libraries:
             self.modules[s.module] = s
             for q, f in s.functions.items():
@@ -604,6 +608,12 @@ class ProjectIndex:
                                                  self._attr_cache)
                 if extra.pd or extra.pdc:
                     v = v.join(evidence.mark(extra, evidence.IMPLICIT_ATTRIBUTE, f"`.{name}`"))
+                if v.rng and name in self.gen_stores:
+                    # A generator some draw advances by a process-dependent amount (its size, or a
+                    # draw under a per-process condition or loop): its later draws differ.
+                    drawn = self._resolve_cached_all(key + "!drawn", lambda: self.gen_stores[name], self._attr_cache)
+                    if drawn.pd:  # (not content: a loop over this process's rows may run as often everywhere)
+                        v = v.join(evidence.mark(Val(pd=drawn.pd), evidence.ADVANCED_GENERATOR, f"`.{name}`"))
                 return v
         return None
 
@@ -714,6 +724,7 @@ class ProjectIndex:
             sanitized=bool(sym.get("san")),
             subgroup=bool(sym.get("sub")),
             hostable=(sym.get("hl") or False) if sym.get("callable") else False,
+            rng=bool(sym.get("rng")),
         )
         self._static[id(sym)] = (sym, v)
         return v
@@ -1980,7 +1991,7 @@ def _named_calls_only(sym: Sym) -> Sym:
 
 # The keys of a symbolic value `ProjectIndex._direct` reads ("statics", "hl" only with "callable").
 _DIRECT_KEYS = frozenset({"pd", "pdc", "order", "hash", "tr", "u", "callable", "jitf", "ckpt", "sharding", "glob", "cls",
-                          "san", "sub"})
+                          "san", "sub", "rng"})
 _EXT = Val(ext=True)
 
 

@@ -1974,10 +1974,12 @@ class StatementRules:
             return self.endless_unless_empty(arg0 if arg0 is not None else argu, node)  # (... but where xs is empty)
         made = self.source_call(q, node, argu)
         if made is not None:
-            return made
+            return self.generator(made) if q in K.RNG_CONSTRUCTORS else made
         if q in K.UNSEEDED_RNG_CONSTRUCTORS:  # (seeded: its seed may be a sink)
             self.seed_given(q, args, node)
-            return argu
+            return self.generator(argu)
+        if q in K.RNG_CONSTRUCTORS:
+            return self.generator(argu)
         if q in TYPE_PREDICATES:
             return self.type_of(arg0)
         if q in K.IDENTITY_SET_RESULTS:
@@ -2120,6 +2122,8 @@ class StatementRules:
                 return self.join(self.data(recv), self.set_pop(node))
             if meth in ("keys", "values", "items"):
                 return self.keep_set(self.data(recv), recv)
+        if meth in K.RNG_DRAW_METHODS and receiver is not None and self.is_generator(recv):
+            self.generator_advanced(receiver, recv, self.draw_amount(meth, args), node)
         if meth in MUTATORS and args and receiver is not None:
             root = container_root(receiver, self.read)
             name = self.read(root)[1] if self.read(root)[0] == "name" else None
@@ -2169,6 +2173,17 @@ class StatementRules:
         if meth == "__next__" and not self.instance_class(recv) and self.per_process(recv):
             return self.element(recv)
         return None
+
+    def draw_amount(self, meth: str, args: list):
+        """What decides how much a draw `gen.meth(...)` takes from its generator
+        (`K.RNG_DRAW_METHODS`; `args`: the arguments' values as (position or keyword, value)):
+        its size arguments' data; nothing for a draw of one number."""
+        at, kw = K.RNG_DRAW_METHODS[meth]
+        out = self.nothing()
+        for k, v in args:
+            if at is not None and (k == kw or k == at or at == -1 and isinstance(k, int)):
+                out = self.join(out, self.data(v))
+        return out
 
     # ---- one of several blocks runs: `if`, loops (`loop_arms`), `match`, `try` handlers
     def branches(self, cond, blocks: list, node=None, singleton: tuple[int, str] | None = None) -> None:

@@ -313,6 +313,11 @@ class ModuleSummary:
     # attr -> what the enclosing conditions carry. The receiver's class is not
     # known here; the index joins these into that attribute of each class that has it, as a guess.
     attr_stores: dict[str, Sym] = field(default_factory=dict)
+    # Draws from a generator held in an attribute (`self.rng.normal()`, `self.model.rng.randint()`):
+    # attr -> what decides how far they advance it (the draw's size, the enclosing conditions).
+    # Which object it is is not known here; the index joins these into that attribute of each
+    # class where it holds a generator, as a guess.
+    gen_stores: dict[str, Sym] = field(default_factory=dict)
     version: int = SUMMARY_VERSION
 
     def to_dict(self) -> dict:
@@ -339,6 +344,7 @@ class ModuleSummary:
             "seeded_rngs": self.seeded_rngs,
             "value_refs": self.value_refs,
             "attr_stores": self.attr_stores,
+            "gen_stores": self.gen_stores,
         }
 
     @classmethod
@@ -367,6 +373,7 @@ class ModuleSummary:
             import_device_access=d.get("import_device_access"),
             value_refs=list(d.get("value_refs", [])),
             attr_stores=dict(d.get("attr_stores", {})),
+            gen_stores=dict(d.get("gen_stores", {})),
         )
 
 
@@ -1295,6 +1302,7 @@ class _Summarizer(semantics.StatementRules):
     device_put_result = staticmethod(lambda argu, a0: sym_taint(argu))
     sharding_made = staticmethod(lambda node: {"sharding": True})
     checkpointer = staticmethod(lambda argu: dict({"ckpt": True}, **({"sub": True} if argu.get("sub") else {})))
+    generator = staticmethod(lambda v: dict(v, rng=True))
     taint = staticmethod(lambda v: sym_taint(v))
 
     @staticmethod
@@ -1315,7 +1323,10 @@ class _Summarizer(semantics.StatementRules):
         """A method of a value not known to be of a project class (`semantics.method_call`)."""
         if (meth in K.THREAD_SUBMIT_METHODS or meth in K.THREAD_POOL_MAP_METHODS) and "t" not in self.scope.facts.flags:
             self.scope.facts.flags += "t"  # may start work on another thread (MCJ105)
-        return self.method_call(meth, recv, node, _keyed(args, kwargs), argu)
+        keyed = _keyed(args, kwargs)
+        if meth in K.RNG_DRAW_METHODS and isinstance(node.func, ast.Attribute):
+            self._drawn_from_attribute(meth, node.func.value, keyed)
+        return self.method_call(meth, recv, node, keyed, argu)
 
     # `method_call` (semantics.StatementRules)
     is_callable = staticmethod(lambda v: bool(v.get("callable")))
@@ -1323,6 +1334,30 @@ class _Summarizer(semantics.StatementRules):
     is_subgroup = staticmethod(lambda v: bool(v.get("sub")))
     of_subgroup = staticmethod(lambda v: dict(v, sub=True))
     is_checkpointer = staticmethod(lambda v: bool(v.get("ckpt")))
+    is_generator = staticmethod(lambda v: bool(v.get("rng")))
+
+    def generator_advanced(self, receiver: ast.expr, recv: Sym, amount: Sym, node: ast.Call) -> None:
+        """A draw advances the generator it is drawn from (`semantics.method_call`): a variable
+        is rebound (a draw under a process-dependent branch or loop takes its condition). A draw
+        from an attribute's generator is `_drawn_from_attribute`'s."""
+        if isinstance(receiver, ast.Name):
+            self.bind(receiver, dict(sym_join(recv, amount), rng=True))
+
+    def _drawn_from_attribute(self, meth: str, receiver: ast.expr, args: list) -> None:
+        """`x.attr.meth(...)` with `meth` a generator's draw (`self.rng.normal()`,
+        `self.model.rng.randint()`), whatever `x.attr` holds (a reference the index resolves):
+        what the draw's size and the enclosing conditions carry, by the attribute's name
+        (`ModuleSummary.gen_stores`; the index keeps it only where the attribute holds a
+        generator)."""
+        if self.scope.is_module or not isinstance(receiver, ast.Attribute):
+            return
+        stored = sym_join(self._implicit_taint(), _count_taint(self.draw_amount(meth, args)))
+        for t in self._loop_taints:  # (how often the draw runs: the loops around it)
+            stored = sym_join(stored, t)
+        if stored:
+            stores = self.summary.gen_stores
+            stores[receiver.attr] = sym_join(stores.get(receiver.attr), stored)
+
     is_set = staticmethod(lambda v: "u" in v)  # (False: a set whose order is the same everywhere)
     order_of = staticmethod(lambda v: v.get("u", False))
     has_order = staticmethod(lambda v: bool(v.get("order")))

@@ -1314,6 +1314,7 @@ class FileAnalysis(semantics.StatementRules):
         return Val(sharding=True, replicated=self._replicated_spec(node))
 
     checkpointer = staticmethod(lambda argu: Val(ckpt=True, subgroup=argu.subgroup))
+    generator = staticmethod(lambda v: replace(v, rng=True))
     taint = staticmethod(lambda v: v.taint())
     # other numbers, one shape
     drawn_content = staticmethod(lambda t: replace(t, pd=frozenset(), pdc=union_sources(t.pdc, rekinded(t.pd, lambda s: kinds.drawn(s.kind)))))
@@ -1619,6 +1620,14 @@ class FileAnalysis(semantics.StatementRules):
     is_subgroup = staticmethod(lambda v: v.subgroup)
     of_subgroup = staticmethod(lambda v: replace(v, subgroup=True))
     is_checkpointer = staticmethod(lambda v: v.ckpt)
+    is_generator = staticmethod(lambda v: v.rng)
+
+    def generator_advanced(self, receiver: cst.BaseExpression, recv: Val, amount: Val, node: cst.Call) -> None:
+        """A draw from the generator a variable holds advances it: rebound (a fresh value, so that
+        a draw under a process-dependent branch or loop takes its condition: `bound_under`), with
+        the draw's size where that differs. Attributes are the summary's (`ProjectIndex.attr`)."""
+        if isinstance(receiver, cst.Name):
+            self.bind(receiver, replace(recv.join(amount), rng=True))
     is_set = staticmethod(lambda v: v.struct == "set")
     order_of = staticmethod(lambda v: v.unordered)
     has_order = staticmethod(lambda v: bool(v.order))

@@ -170,6 +170,9 @@ class Val:
     # The same value on every process by construction: bound to an expression of literals
     # (`semantics.is_constant`: `np.full((1,), 7)`). Kept only where every joined value is one.
     const: bool = False
+    # A stateful random generator (`np.random.default_rng(seed)`, `random.Random(seed)`): each draw
+    # advances it (`semantics.StatementRules.method_call`).
+    rng: bool = False
 
     def join(self, other: Val) -> Val:
         if other is self:
@@ -211,13 +214,14 @@ class Val:
             self.replicated and other.replicated,
             _join_keys(self.keys, other.keys),
             self.const and other.const,
+            self.rng or other.rng,
         )
 
     # Taint only (drops object kinds): what flows into a value computed from this one.
     def taint(self) -> Val:
         if not (self.unordered or self.callable or self.ckpt or self.sharding or self.glob or self.cls or self.fn
                 or self.struct or self.items is not None or self.sanitized or self.ext or self.elems
-                or self.factory or self.host or self.keys is not None or self.const) and not self.subgroup:
+                or self.factory or self.host or self.keys is not None or self.const or self.rng) and not self.subgroup:
             return self
         return Val(self.pd, self.pdc, self.order, self.hash, self.shape, self.tree, subgroup=self.subgroup)
 
