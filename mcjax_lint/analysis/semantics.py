@@ -1811,12 +1811,24 @@ class StatementRules:
             return self.join(self.ev(node.body), self.ev(node.orelse))  # (the test picks no other elements)
         self.decides(node, c)
         name, when = singleton_test(node.test, self.read)
-        a = self.ev_singleton(node.body, name if when else None)
-        b = self.ev_singleton(node.orelse, name if not when else None)
+        token = self.choice_arms_begin(c)
+        try:
+            a = self.ev_singleton(node.body, name if when else None)
+            b = self.ev_singleton(node.orelse, name if not when else None)
+        finally:
+            self.choice_arms_end(token)
         return self.either(self.join(self.join(a, b), c), c, a, b, node)
 
     def either(self, out, cond, a, b, node):
         return out
+
+    def choice_arms_begin(self, cond):
+        """The arms of `a if test else b` are evaluated next, each only where the test says (a
+        call in one runs on the processes the test picks, as in an `if`'s arm); a token."""
+        return None
+
+    def choice_arms_end(self, token) -> None:
+        return None
 
     def st_If(self, node) -> None:
         """`if test:` one of the arms runs, chosen by the test (`truth`, `branches`); in an arm

@@ -1236,6 +1236,18 @@ class _Summarizer(semantics.StatementRules):
             return dict(out, tr=_merge_list(out.get("tr", []), srcs))
         return out
 
+    def choice_arms_begin(self, cond: Sym) -> bool:
+        """A call in an arm of `a if test else b` runs under the test, as in an `if`'s arm: a
+        parameter called there is gated (`_gated_param_call`: `fn(*a) if is_main() else None`)."""
+        control = _control(cond)
+        if control:
+            self._ret_taints.append(control)
+        return bool(control)
+
+    def choice_arms_end(self, pushed: bool) -> None:
+        if pushed:
+            self._ret_taints.pop()
+
     def done_sets(self, argu: Sym) -> Sym:
         self.summary.order_sources = True
         done = {**_strip_order(sym_taint(argu)), "u": semantics.SALTED}
