@@ -624,7 +624,57 @@ class ProjectIndex:
         cond = self._cond_stores.get(key)
         if cond is None:  # (one dict per attribute: `resolve` memoizes by identity)
             cond = self._cond_stores[key] = _named_calls_only(cf.cond_attrs.get(name) or {})
-        return [(cond, self.fn_path.get(c, "")), *self.attr_stores.get(name, [])]
+        return [(cond, self.fn_path.get(c, "")), *self.attr_stores.get(name, []), *self._written_under_condition(c, name)]
+
+    def _written_under_condition(self, c: str, name: str) -> list[tuple[Sym, str]]:
+        """The conditions of calls, made under conditions that may differ between processes
+        (`FunctionFacts.cond_calls`), of a method of class `c` (or one related to it) that writes
+        attribute `name` of its object (`FunctionFacts.writes`, or of a method it calls on
+        `self`): bookkeeping done on some processes only (`if is_main:
+        self.manager.prune()`), each with the caller's file."""
+        if not hasattr(self, "_cond_calls_by_name"):
+            by_name: dict[str, list] = {}
+            writers: dict[str, set[str]] = {}  # attribute -> names of methods that write it
+            for q, f in self.functions.items():
+                for e in f.cond_calls:
+                    short = (e.get("n") or e.get("m") or "").rpartition(".")[2]
+                    by_name.setdefault(short, []).append((e, self.fn_path.get(q, "")))
+                for g in (f, *self._self_callees(f)):
+                    for w in g.writes:
+                        writers.setdefault(w, set()).add(q.rpartition(".")[2])
+            self._cond_calls_by_name, self._writers = by_name, writers
+        out = []
+        related = set(self.mro(c))
+        for short in self._writers.get(name, ()):
+            for e, path in self._cond_calls_by_name.get(short, ()):
+                for target in self._call_targets(e, path):
+                    f = self.functions.get(target)
+                    if f is None or f.cls is None or not (f.cls in related or c in set(self.mro(f.cls))):
+                        continue
+                    self._dep(target)
+                    if name in f.writes or any(name in g.writes for g in self._self_callees(f)):
+                        out.append((e["c"], path))
+                        break
+        return out
+
+    def _call_targets(self, e: dict, path: str) -> list[str]:
+        """The project functions a call record (`{"n": q}` or `{"m": meth, "r": receiver}`) may
+        call: a method of a receiver of unknown class by its name, as `call_method` does."""
+        if "n" in e:
+            q = self._follow_reexport(e["n"])
+            mod, _, meth = q.rpartition(".")
+            q = self.method(mod, meth) if q not in self.functions and mod in self.classes else q
+            return [q] if q else []
+        recv = self.resolve(e.get("r", {}), path)
+        if recv.cls:
+            q = self.method(recv.cls, e["m"])
+            return [q] if q else []
+        cands = self.methods_by_name.get(e["m"]) if e["m"] not in K.GENERIC_METHOD_NAMES and not recv.ext else None
+        return list(cands) if cands and len(cands) <= 6 else []
+
+    def _self_callees(self, f: FunctionFacts) -> list[FunctionFacts]:
+        """The methods `f` calls on its own object (`self.helper()`), one level."""
+        return [g for call in f.calls if call.get("bd") and "n" in call and (g := self.functions.get(call["n"])) is not None]
 
     def _resolve_cached_all(self, key: str, syms_of: Callable[[], list[tuple[Sym, str]]], cache: dict[str, Val]) -> Val:
         """The process dependence (`pd`, `pdc`) the symbolic values `syms_of()` (each with its

@@ -2640,6 +2640,7 @@ def is_constant(node: object, read: Reader, const_name: HostName, qualify: Quali
 _IN_PLACE_METHODS = MUTATORS | frozenset({"fill", "put", "sort", "resize", "itemset", "setflags", "partition",
                                           "pop", "popitem", "remove", "discard", "clear", "reverse",
                                           "popleft", "rotate"})
+IN_PLACE_METHODS = _IN_PLACE_METHODS
 # Library functions that write into one of their arguments (its position): numpy's in-place ones.
 _WRITES_INTO = {"numpy.copyto": 0, "numpy.put": 0, "numpy.place": 0, "numpy.putmask": 0, "numpy.fill_diagonal": 0,
                 "numpy.random.shuffle": 0, "random.shuffle": 0}

@@ -237,11 +237,19 @@ class FunctionFacts:
     decos: list[str] = field(default_factory=list)  # project functions applied as its decorators
     # Parameters handed on as they are: [{"n"|"m"+"r"|"t": the callee, "fw": {arg key: param}}]
     forwards: list = field(default_factory=list)
+    # A method's attributes of its own object that it assigns or changes in place (`self.x = v`,
+    # `self.xs.pop(0)`, `self.d[k] = v`): `_self_writes`.
+    writes: list[str] = field(default_factory=list)
+    # Calls made under conditions that may differ between processes (enclosing branches, earlier
+    # early exits): [{"n"|"m"+"r" (+"bd"): the callee, "c": what the conditions carry}]. What
+    # the callee writes of its object is then written on some processes only
+    # (`ProjectIndex._written_under_condition`).
+    cond_calls: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"name": self.name, "line": self.line}
         for k in ("params", "cls", "returns", "collective", "jit", "calls", "called_params", "device_access", "flags", "refs",
-                  "prop", "statics", "defaults", "param_jits", "host_defaults", "glob_ops", "prop_reads", "gated", "decos", "forwards"):
+                  "prop", "statics", "defaults", "param_jits", "host_defaults", "glob_ops", "prop_reads", "gated", "decos", "forwards", "writes", "cond_calls"):
             v = getattr(self, k)
             if v:
                 d[k] = v
@@ -256,6 +264,7 @@ class FunctionFacts:
             list(d.get("statics", [])), dict(d.get("defaults", {})), list(d.get("param_jits", [])),
             list(d.get("host_defaults", [])), list(d.get("glob_ops", [])), list(d.get("prop_reads", [])),
             dict(d.get("gated", {})), list(d.get("decos", [])), list(d.get("forwards", [])),
+            list(d.get("writes", [])), list(d.get("cond_calls", [])),
         )
 
 
@@ -1107,6 +1116,12 @@ class _Summarizer(semantics.StatementRules):
                 call["pa"] = pa
         if len(facts.calls) < 400 and call not in facts.calls:
             facts.calls.append(call)
+        if ("m" in call or "n" in call and not call["n"].startswith(_EXTERNAL_ROOTS)) and not self.scope.is_module \
+                and len(facts.cond_calls) < 40:
+            implicit = self._implicit_taint()
+            if implicit:
+                spec = {k: call[k] for k in ("n", "m", "r", "bd") if k in call}
+                facts.cond_calls.append(dict(spec, c=_prune(implicit, 1)))
         out: Sym = {"via": [call]}
         return out
 
@@ -1916,6 +1931,8 @@ class _Summarizer(semantics.StatementRules):
             facts.flags += "n"  # ends an iteration by raising StopIteration (read by taint._method_call)
         self.summary.functions[qual] = facts
         in_class_body = bool(self.class_stack) and self.class_stack[-1].name == qual.rsplit(".", 1)[0]
+        if in_class_body and pos:
+            facts.writes = _self_writes(node.body, pos[0].arg)
         if in_class_body:
             self.class_stack[-1].methods.append(node.name)
         value: Sym = {"refs": [qual]}
@@ -2569,6 +2586,36 @@ def _is_main_guard(test) -> bool:
 
 
 _STATEMENTS = semantics.Statements(read, read_ast.statements, read_ast.names_in, read_ast.same)
+
+
+def _self_writes(stmts: list, me: str) -> list[str]:
+    """The attributes of `me` (a method's first parameter) that `stmts` assign, delete or change
+    in place (`me.x = v`, `me.x += 1`, `me.d[k] = v`, `me.xs.append(v)`: `semantics.IN_PLACE_METHODS`),
+    nested scopes left out."""
+    out: set[str] = set()
+    todo = list(stmts)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        targets: list = []
+        if isinstance(n, (ast.Assign, ast.Delete)):
+            targets = list(n.targets)
+        elif isinstance(n, (ast.AugAssign, ast.AnnAssign)):
+            targets = [n.target]
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in semantics.IN_PLACE_METHODS:
+            targets = [n.func.value]
+        while targets:
+            t = targets.pop()
+            if isinstance(t, (ast.Tuple, ast.List)):
+                targets.extend(t.elts)
+                continue
+            while isinstance(t, (ast.Subscript, ast.Starred)):
+                t = t.value
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
+                out.add(t.attr)
+        todo.extend(ast.iter_child_nodes(n))
+    return sorted(out)[:40]
 
 
 def _surely_called_names(stmts: list) -> set[str]:
