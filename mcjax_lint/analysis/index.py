@@ -257,6 +257,7 @@ class ProjectIndex:
         self.attr_stores: dict[str, list[tuple[Sym, str]]] = {}
         # attr -> [(what a draw from the generator it holds carries, its file)] (summary.gen_stores)
         self.gen_stores: dict[str, list[tuple[Sym, str]]] = {}
+        self.gen_owners: dict[str, set[str]] = {}  # attr -> classes whose methods draw from `self.attr`
         for s in summaries:
             for q, f in s.functions.items():
                 self.functions[q] = f
@@ -282,6 +283,9 @@ class ProjectIndex:
                         self.attr_stores.setdefault(name, []).append((_named_calls_only(v), s.path))
                 for name, v in s.gen_stores.items():
                     self.gen_stores.setdefault(name, []).append((_named_calls_only(v), s.path))
+                    owner, _, attr = name.rpartition(".")
+                    if owner:
+                        self.gen_owners.setdefault(attr, set()).add(owner)
         for s in libraries:
             self.modules[s.module] = s
             for q, f in s.functions.items():
@@ -608,14 +612,25 @@ class ProjectIndex:
                                                  self._attr_cache)
                 if extra.pd or extra.pdc:
                     v = v.join(evidence.mark(extra, evidence.IMPLICIT_ATTRIBUTE, f"`.{name}`"))
-                if v.rng and name in self.gen_stores:
+                if v.rng:
                     # A generator some draw advances by a process-dependent amount (its size, or a
                     # draw under a per-process condition or loop): its later draws differ.
-                    drawn = self._resolve_cached_all(key + "!drawn", lambda: self.gen_stores[name], self._attr_cache)
+                    drawn = self._resolve_cached_all(key + "!drawn", lambda: self._draws_from(c, name), self._attr_cache)
                     if drawn.pd:  # (not content: a loop over this process's rows may run as often everywhere)
                         v = v.join(evidence.mark(Val(pd=drawn.pd), evidence.ADVANCED_GENERATOR, f"`.{name}`"))
                 return v
         return None
+
+    def _draws_from(self, c: str, name: str) -> list[tuple[Sym, str]]:
+        """What the draws from the generator in attribute `name` of class `c` carry
+        (`ModuleSummary.gen_stores`): those through `self` in `c` or a class related to it, and
+        those through another object whose class was not known."""
+        out = list(self.gen_stores.get(name, ()))
+        related = set(self.mro(c))
+        for owner in self.gen_owners.get(name, ()):
+            if owner in related or c in set(self.mro(owner)):
+                out.extend(self.gen_stores.get(f"{owner}.{name}", ()))
+        return out
 
     def _stores_elsewhere(self, c: str, cf: ClassFacts, name: str) -> list[tuple[Sym, str]]:
         """The stores of attribute `name` of class `c` under a condition or through another

@@ -323,9 +323,10 @@ class ModuleSummary:
     # known here; the index joins these into that attribute of each class that has it, as a guess.
     attr_stores: dict[str, Sym] = field(default_factory=dict)
     # Draws from a generator held in an attribute (`self.rng.normal()`, `self.model.rng.randint()`):
-    # attr -> what decides how far they advance it (the draw's size, the enclosing conditions).
-    # Which object it is is not known here; the index joins these into that attribute of each
-    # class where it holds a generator, as a guess.
+    # "Class.attr" (drawn through `self`) or "attr" (through another object, its class not known
+    # here) -> what decides how far they advance it (the draw's size, the enclosing conditions).
+    # The index joins these into that attribute (of that class and the classes related to it, or
+    # of any class) where it holds a generator, as a guess.
     gen_stores: dict[str, Sym] = field(default_factory=dict)
     version: int = SUMMARY_VERSION
 
@@ -1382,8 +1383,11 @@ class _Summarizer(semantics.StatementRules):
         for t in self._loop_taints:  # (how often the draw runs: the loops around it)
             stored = sym_join(stored, t)
         if stored:
+            # (`self.rng`: that class's attribute; through another object, any class's of the name)
+            key = f"{self.class_stack[-1].name}.{receiver.attr}" if _on_self(receiver.value, self.scope) \
+                and self.class_stack else receiver.attr
             stores = self.summary.gen_stores
-            stores[receiver.attr] = sym_join(stores.get(receiver.attr), stored)
+            stores[key] = sym_join(stores.get(key), stored)
 
     is_set = staticmethod(lambda v: "u" in v)  # (False: a set whose order is the same everywhere)
     order_of = staticmethod(lambda v: v.get("u", False))
@@ -2586,6 +2590,12 @@ def _is_main_guard(test) -> bool:
 
 
 _STATEMENTS = semantics.Statements(read, read_ast.statements, read_ast.names_in, read_ast.same)
+
+
+def _on_self(node: ast.expr, scope) -> bool:
+    """`node` is the method's own object (its first parameter, `self`)."""
+    return isinstance(node, ast.Name) and not scope.is_module and bool(scope.facts.params) \
+        and node.id == scope.facts.params[0] == "self"
 
 
 def _self_writes(stmts: list, me: str) -> list[str]:
