@@ -662,6 +662,8 @@ class ProjectIndex:
         related = set(self.mro(c))
         for short in self._writers.get(name, ()):
             for e, path in self._cond_calls_by_name.get(short, ()):
+                if self._one_of_several_instances(e, path):
+                    continue
                 for target in self._call_targets(e, path):
                     f = self.functions.get(target)
                     if f is None or f.cls is None or not (f.cls in related or c in set(self.mro(f.cls))):
@@ -671,6 +673,21 @@ class ProjectIndex:
                         out.append((e["c"], path))
                         break
         return out
+
+    def _one_of_several_instances(self, e: dict, path: str) -> bool:
+        """A call on an object held in an attribute (`self.eval_tracker.record()`) whose owner
+        holds another instance of that class in another attribute (`self.train_tracker`): which
+        of them a later read reaches is not followed, so the write claims nothing."""
+        refs = (e.get("r") or {}).get("refs", ())
+        if "m" not in e or len(refs) != 1:
+            return False
+        owner, _, attr = refs[0].rpartition(".")
+        cf = self.classes.get(owner)
+        if cf is None or attr not in cf.attrs:
+            return False
+        cls = self.resolve(e["r"], path).cls
+        return bool(cls) and any(other != attr and (v := self.attr(owner, other)) is not None and v.cls == cls
+                                 for other in cf.attrs)
 
     def _call_targets(self, e: dict, path: str) -> list[str]:
         """The project functions a call record (`{"n": q}` or `{"m": meth, "r": receiver}`) may

@@ -868,6 +868,15 @@ def endless_repeat(every: list, read: Reader) -> bool:
     return r == ("name", "None") or r[0] == "unary" and r[1] == "-" and _small_int(r[2], read) == 1
 
 
+def array_of_extent(expr: object, read: Reader) -> object | None:
+    """The array whose extent `expr` reads (`x.shape`, `x.size`, `x.ndim`), when that array is a
+    name or an attribute (reading it again computes nothing); else None."""
+    r = read(expr)
+    if r[0] != "attr" or r[2] not in SHAPE_ATTRIBUTES:
+        return None
+    return r[1] if read(r[1])[0] in ("name", "attr") else None
+
+
 def draw_size_arguments(q: str, node: object, positional: list, argument: Callable) -> list:
     """The arguments giving the size of a draw of a given size (`draw_of_given_size`): every
     positional one for `np.random.rand(3, 4)`, else the one at its place or keyword
@@ -1816,7 +1825,7 @@ class StatementRules:
             a = self.ev_singleton(node.body, name if when else None)
             b = self.ev_singleton(node.orelse, name if not when else None)
         finally:
-            self.choice_arms_end(token)
+            self.choice_arms_end(token, node)
         return self.either(self.join(self.join(a, b), c), c, a, b, node)
 
     def either(self, out, cond, a, b, node):
@@ -1827,7 +1836,7 @@ class StatementRules:
         call in one runs on the processes the test picks, as in an `if`'s arm); a token."""
         return None
 
-    def choice_arms_end(self, token) -> None:
+    def choice_arms_end(self, token, node) -> None:
         return None
 
     def st_If(self, node) -> None:
@@ -2135,7 +2144,7 @@ class StatementRules:
             if meth in ("keys", "values", "items"):
                 return self.keep_set(self.data(recv), recv)
         if meth in K.RNG_DRAW_METHODS and receiver is not None and self.is_generator(recv):
-            self.generator_advanced(receiver, recv, self.draw_amount(meth, args), node)
+            self.generator_advanced(receiver, recv, self.draw_amount(meth, args, node), node)
         if meth in MUTATORS and args and receiver is not None:
             root = container_root(receiver, self.read)
             name = self.read(root)[1] if self.read(root)[0] == "name" else None
@@ -2186,15 +2195,22 @@ class StatementRules:
             return self.element(recv)
         return None
 
-    def draw_amount(self, meth: str, args: list):
+    def draw_amount(self, meth: str, args: list, node):
         """What decides how much a draw `gen.meth(...)` takes from its generator
         (`K.RNG_DRAW_METHODS`; `args`: the arguments' values as (position or keyword, value)):
-        its size arguments' data; nothing for a draw of one number."""
+        its size arguments' values; nothing for a draw of one number. A size read off an array
+        (`size=x.shape`, `x.size`) is its extent alone (`extent_of`): an array of
+        other content but one shape everywhere draws as much everywhere."""
         at, kw = K.RNG_DRAW_METHODS[meth]
         out = self.nothing()
+        if at is None:
+            return out
+        sized = self.read(node)[2] if at == -1 else [self.parts.argument(node, at, kw)]
         for k, v in args:
-            if at is not None and (k == kw or k == at or at == -1 and isinstance(k, int)):
-                out = self.join(out, self.data(v))
+            if k == kw or k == at or at == -1 and isinstance(k, int):
+                expr = sized[k] if at == -1 and isinstance(k, int) and k < len(sized) else (sized[0] if at != -1 else None)
+                array = array_of_extent(expr, self.read) if expr is not None else None
+                out = self.join(out, self.extent_of(self.ev(array)) if array is not None else self.data(v))
         return out
 
     # ---- one of several blocks runs: `if`, loops (`loop_arms`), `match`, `try` handlers

@@ -518,6 +518,7 @@ class _Summarizer(semantics.StatementRules):
         # What the conditions an attribute assignment runs under carry (`_implicit_taint`): as
         # `_ret_taints`, parameters' conditions included (their other sources still reach).
         self._attr_taints: list[Sym] = []
+        self._cond_call_at: dict[int, tuple[str, int]] = {}  # a `cond_calls` entry -> (callee's code, line)
         self._exit_counts: list[Sym] = []  # conditions of early exits so far: how often later yields run
         # Inside a loop that never ends (`while True:` left by no `break` or `return`): the counts
         # of `_loop_taints` and `_exit_counts` from these depths on decide nothing of how often a
@@ -709,9 +710,7 @@ class _Summarizer(semantics.StatementRules):
         """A parameter called in both arms of an `if` runs whichever arm is taken; one called in
         an arm that always leaves the function (`if rank != 0: return fn()`) runs also where a
         later call on the way on calls it (`_gated_param_call`: ungated there)."""
-        if node.orelse:
-            for name in self._called_in(node.body) & self._called_in(node.orelse):
-                self._gated_param_call_everywhere(name)
+        self._called_in_both_arms(node.body, node.orelse, node)
         if not self.scope.is_module:
             depth = len(self._loop_taints)  # (the ifs around this one)
             called = self._exit_called.setdefault(self.scope.facts.name, set())
@@ -1122,7 +1121,9 @@ class _Summarizer(semantics.StatementRules):
             implicit = self._implicit_taint()
             if implicit:
                 spec = {k: call[k] for k in ("n", "m", "r", "bd") if k in call}
-                facts.cond_calls.append(dict(spec, c=_prune(implicit, 1)))
+                entry = dict(spec, c=_prune(implicit, 1))
+                facts.cond_calls.append(entry)
+                self._cond_call_at[id(entry)] = (ast.unparse(func), node.lineno)  # (`_called_in_both_arms`)
         out: Sym = {"via": [call]}
         return out
 
@@ -1260,9 +1261,27 @@ class _Summarizer(semantics.StatementRules):
             self._ret_taints.append(control)
         return bool(control)
 
-    def choice_arms_end(self, pushed: bool) -> None:
+    def choice_arms_end(self, pushed: bool, node: ast.IfExp) -> None:
         if pushed:
             self._ret_taints.pop()
+        self._called_in_both_arms([node.body], [node.orelse], node)
+
+    def _called_in_both_arms(self, body: list, orelse: list, node: ast.AST) -> None:
+        """What is called in both arms of a choice runs whichever arm is taken: a parameter so
+        called is not gated, a method so called is no call under a condition (`cond_calls`)."""
+        if not orelse:
+            return
+        both = self._called_in(body) & self._called_in(orelse) if isinstance(node, ast.If) \
+            else _sure_calls_of(body[0]) & _sure_calls_of(orelse[0])  # (an `if`'s arms are read once: `_called_in`)
+        for name in both:
+            self._gated_param_call_everywhere(name)
+        if self.scope.is_module or not self.scope.facts.cond_calls:
+            return
+        both = _called_funcs(body) & _called_funcs(orelse)
+        first, last = node.lineno, getattr(node, "end_lineno", node.lineno) or node.lineno
+        self.scope.facts.cond_calls[:] = [e for e in self.scope.facts.cond_calls
+                                          if not (id(e) in self._cond_call_at and self._cond_call_at[id(e)][0] in both
+                                                  and first <= self._cond_call_at[id(e)][1] <= last)]
 
     def done_sets(self, argu: Sym) -> Sym:
         self.summary.order_sources = True
@@ -1353,7 +1372,7 @@ class _Summarizer(semantics.StatementRules):
             self.scope.facts.flags += "t"  # may start work on another thread (MCJ105)
         keyed = _keyed(args, kwargs)
         if meth in K.RNG_DRAW_METHODS and isinstance(node.func, ast.Attribute):
-            self._drawn_from_attribute(meth, node.func.value, keyed)
+            self._drawn_from_attribute(meth, node.func.value, keyed, node)
         return self.method_call(meth, recv, node, keyed, argu)
 
     # `method_call` (semantics.StatementRules)
@@ -1363,6 +1382,7 @@ class _Summarizer(semantics.StatementRules):
     of_subgroup = staticmethod(lambda v: dict(v, sub=True))
     is_checkpointer = staticmethod(lambda v: bool(v.get("ckpt")))
     is_generator = staticmethod(lambda v: bool(v.get("rng")))
+    extent_of = staticmethod(lambda v: {})  # (shapes are the precise pass's)
 
     def generator_advanced(self, receiver: ast.expr, recv: Sym, amount: Sym, node: ast.Call) -> None:
         """A draw advances the generator it is drawn from (`semantics.method_call`): a variable
@@ -1371,7 +1391,7 @@ class _Summarizer(semantics.StatementRules):
         if isinstance(receiver, ast.Name):
             self.bind(receiver, dict(sym_join(recv, amount), rng=True))
 
-    def _drawn_from_attribute(self, meth: str, receiver: ast.expr, args: list) -> None:
+    def _drawn_from_attribute(self, meth: str, receiver: ast.expr, args: list, node: ast.Call) -> None:
         """`x.attr.meth(...)` with `meth` a generator's draw (`self.rng.normal()`,
         `self.model.rng.randint()`), whatever `x.attr` holds (a reference the index resolves):
         what the draw's size and the enclosing conditions carry, by the attribute's name
@@ -1379,7 +1399,7 @@ class _Summarizer(semantics.StatementRules):
         generator)."""
         if self.scope.is_module or not isinstance(receiver, ast.Attribute):
             return
-        stored = sym_join(self._implicit_taint(), _count_taint(self.draw_amount(meth, args)))
+        stored = sym_join(self._implicit_taint(), _count_taint(self.draw_amount(meth, args, node)))
         for t in self._loop_taints:  # (how often the draw runs: the loops around it)
             stored = sym_join(stored, t)
         if stored:
@@ -2626,6 +2646,20 @@ def _self_writes(stmts: list, me: str) -> list[str]:
                 out.add(t.attr)
         todo.extend(ast.iter_child_nodes(n))
     return sorted(out)[:40]
+
+
+def _called_funcs(stmts: list) -> set[str]:
+    """The code of every callee called in `stmts` (`self.book.mark`), nested scopes left out."""
+    out: set[str] = set()
+    todo = list(stmts)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(n, ast.Call):
+            out.add(ast.unparse(n.func))
+        todo.extend(ast.iter_child_nodes(n))
+    return out
 
 
 def _surely_called_names(stmts: list) -> set[str]:

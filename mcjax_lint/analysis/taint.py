@@ -1621,6 +1621,7 @@ class FileAnalysis(semantics.StatementRules):
     of_subgroup = staticmethod(lambda v: replace(v, subgroup=True))
     is_checkpointer = staticmethod(lambda v: v.ckpt)
     is_generator = staticmethod(lambda v: v.rng)
+    extent_of = staticmethod(lambda v: Val(pd=v.shape))  # (its shape sources: how many elements differ)
 
     def generator_advanced(self, receiver: cst.BaseExpression, recv: Val, amount: Val, node: cst.Call) -> None:
         """A draw from the generator a variable holds advances it: rebound (a fresh value, so that
