@@ -258,6 +258,10 @@ class ProjectIndex:
         # attr -> [(what a draw from the generator it holds carries, its file)] (summary.gen_stores)
         self.gen_stores: dict[str, list[tuple[Sym, str]]] = {}
         self.gen_owners: dict[str, set[str]] = {}  # attr -> classes whose methods draw from `self.attr`
+        # (`_written_under_condition`, built at its first use: calls under a condition by the
+        # callee's name, and the names of the methods writing each attribute)
+        self._cond_calls_by_name: dict[str, list] | None = None
+        self._writers: dict[str, set[str]] = {}
         for s in summaries:
             for q, f in s.functions.items():
                 self.functions[q] = f
@@ -415,6 +419,7 @@ class ProjectIndex:
         state["_mro_cache"] = {}
         state["_importers"] = None  # (rebuilt on the first question)
         state["_cond_stores"] = {}
+        state["_cond_calls_by_name"], state["_writers"] = None, {}  # (rebuilt on the first question)
         if "_mentions" not in state:
             from mcjax_lint.analysis.relocate import mentions_by_module
 
@@ -647,7 +652,7 @@ class ProjectIndex:
         attribute `name` of its object (`FunctionFacts.writes`, or of a method it calls on
         `self`): bookkeeping done on some processes only (`if is_main:
         self.manager.prune()`), each with the caller's file."""
-        if not hasattr(self, "_cond_calls_by_name"):
+        if self._cond_calls_by_name is None:
             by_name: dict[str, list] = {}
             writers: dict[str, set[str]] = {}  # attribute -> names of methods that write it
             for q, f in self.functions.items():

@@ -610,6 +610,7 @@ def forget_changes(index: Any, plans: list[ChangePlan]) -> None:
     index._mro_cache = {}
     index._props_cache = {}
     index._cond_stores = {}
+    index._cond_calls_by_name = None  # (rebuilt from the functions now in place)
 
 
 def resolve_changes(index: Any, plans: list[ChangePlan]) -> None:

@@ -868,13 +868,32 @@ def endless_repeat(every: list, read: Reader) -> bool:
     return r == ("name", "None") or r[0] == "unary" and r[1] == "-" and _small_int(r[2], read) == 1
 
 
-def array_of_extent(expr: object, read: Reader) -> object | None:
-    """The array whose extent `expr` reads (`x.shape`, `x.size`, `x.ndim`), when that array is a
-    name or an attribute (reading it again computes nothing); else None."""
+def extent_parts(expr: object, read: Reader, qualify: Qualify) -> list | None:
+    """A size written from arrays' extents alone: the arrays it reads the extent of (`x.shape`,
+    `x.shape[0]`, `x.size`, `len(x)`, a tuple of those and constants; each array a name or an
+    attribute, so reading it again computes nothing); None for any other size."""
     r = read(expr)
-    if r[0] != "attr" or r[2] not in SHAPE_ATTRIBUTES:
+    if r[0] == "tuple":
+        out: list = []
+        for e in r[1]:
+            if read(e)[0] == "number":
+                continue
+            part = extent_parts(e, read, qualify)
+            if part is None:
+                return None
+            out.extend(part)
+        return out
+    if r[0] == "subscript":
+        r = read(r[1])
+        if r[0] != "attr" or r[2] != "shape":
+            return None
+    if r[0] == "call" and qualify(r[1]) == "len" and len(r[3]) == 1 and len(r[2]) == 1:
+        array = r[2][0]
+    elif r[0] == "attr" and r[2] in SHAPE_ATTRIBUTES:
+        array = r[1]
+    else:
         return None
-    return r[1] if read(r[1])[0] in ("name", "attr") else None
+    return [array] if read(array)[0] in ("name", "attr") else None
 
 
 def draw_size_arguments(q: str, node: object, positional: list, argument: Callable) -> list:
@@ -2198,8 +2217,9 @@ class StatementRules:
     def draw_amount(self, meth: str, args: list, node):
         """What decides how much a draw `gen.meth(...)` takes from its generator
         (`K.RNG_DRAW_METHODS`; `args`: the arguments' values as (position or keyword, value)):
-        its size arguments' values; nothing for a draw of one number. A size read off an array
-        (`size=x.shape`, `x.size`) is its extent alone (`extent_of`): an array of
+        its size arguments' values; nothing for a draw of one number. A size read off arrays
+        (`size=x.shape`, `len(x)`, `(x.shape[0], 1)`: `extent_parts`) is their extent alone
+        (`extent_of`): an array of
         other content but one shape everywhere draws as much everywhere."""
         at, kw = K.RNG_DRAW_METHODS[meth]
         out = self.nothing()
@@ -2209,8 +2229,11 @@ class StatementRules:
         for k, v in args:
             if k == kw or k == at or at == -1 and isinstance(k, int):
                 expr = sized[k] if at == -1 and isinstance(k, int) and k < len(sized) else (sized[0] if at != -1 else None)
-                array = array_of_extent(expr, self.read) if expr is not None else None
-                out = self.join(out, self.extent_of(self.ev(array)) if array is not None else self.data(v))
+                arrays = extent_parts(expr, self.read, self.qualify) if expr is not None else None
+                if arrays is None:
+                    out = self.join(out, self.data(v))
+                for array in arrays or ():
+                    out = self.join(out, self.extent_of(self.ev(array)))
         return out
 
     # ---- one of several blocks runs: `if`, loops (`loop_arms`), `match`, `try` handlers
