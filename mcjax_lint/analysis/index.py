@@ -262,6 +262,7 @@ class ProjectIndex:
         # callee's name, and the names of the methods writing each attribute)
         self._cond_calls_by_name: dict[str, list] | None = None
         self._writers: dict[str, set[str]] = {}
+        self._in_written_under_condition = False
         for s in summaries:
             for q, f in s.functions.items():
                 self.functions[q] = f
@@ -420,6 +421,7 @@ class ProjectIndex:
         state["_importers"] = None  # (rebuilt on the first question)
         state["_cond_stores"] = {}
         state["_cond_calls_by_name"], state["_writers"] = None, {}  # (rebuilt on the first question)
+        state["_in_written_under_condition"] = False
         if "_mentions" not in state:
             from mcjax_lint.analysis.relocate import mentions_by_module
 
@@ -651,7 +653,18 @@ class ProjectIndex:
         (`FunctionFacts.cond_calls`), of a method of class `c` (or one related to it) that writes
         attribute `name` of its object (`FunctionFacts.writes`, or of a method it calls on
         `self`): bookkeeping done on some processes only (`if is_main:
-        self.manager.prune()`), each with the caller's file."""
+        self.manager.prune()`), each with the caller's file. Not asked again while it is being
+        answered: telling two instances apart resolves other attributes, whose own answer would
+        ask this again (exponential on a real corpus); there, conditional writes claim nothing."""
+        if getattr(self, "_in_written_under_condition", False):
+            return []
+        self._in_written_under_condition = True
+        try:
+            return self._written_under_condition_once(c, name)
+        finally:
+            self._in_written_under_condition = False
+
+    def _written_under_condition_once(self, c: str, name: str) -> list[tuple[Sym, str]]:
         if self._cond_calls_by_name is None:
             by_name: dict[str, list] = {}
             writers: dict[str, set[str]] = {}  # attribute -> names of methods that write it
