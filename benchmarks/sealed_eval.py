@@ -8,8 +8,8 @@ docs/benchmarks.md, "Sealed evaluation"). This script refuses the sealed half un
 
 Eight sets: `--set sealed` (the first one, the default; opened), `--set sealed2` (the second one;
 opened), `--set sealed3` (the third, opened), `--set sealed4` (the fourth, opened), `--set sealed5`
-(the fifth, opened), `--set sealed6` (the sixth, opened), `--set sealed7` (the seventh, opened;
-benchmarks/sealed7/README.md) and `--set sealed8` (the eighth, sealed; benchmarks/sealed8/).
+(the fifth, opened), `--set sealed6` (the sixth, opened), `--set sealed7` (the seventh, opened)
+and `--set sealed8` (the eighth, opened; benchmarks/sealed8/README.md).
 
 Programs (benchmarks/<set>/programs/<id>/): each hazard.py and correct.py is linted alone, as a
 project of one file with the default configuration.
