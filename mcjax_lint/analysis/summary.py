@@ -18,6 +18,7 @@ import ast
 import os
 import re
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -2623,11 +2624,7 @@ def _self_writes(stmts: list, me: str) -> list[str]:
     in place (`me.x = v`, `me.x += 1`, `me.d[k] = v`, `me.xs.append(v)`: `semantics.IN_PLACE_METHODS`),
     nested scopes left out."""
     out: set[str] = set()
-    todo = list(stmts)
-    while todo:
-        n = todo.pop()
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
+    for n in _own_nodes(stmts):
         targets: list = []
         if isinstance(n, (ast.Assign, ast.Delete)):
             targets = list(n.targets)
@@ -2644,22 +2641,23 @@ def _self_writes(stmts: list, me: str) -> list[str]:
                 t = t.value
             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
                 out.add(t.attr)
-        todo.extend(ast.iter_child_nodes(n))
     return sorted(out)[:40]
 
 
-def _called_funcs(stmts: list) -> set[str]:
-    """The code of every callee called in `stmts` (`self.book.mark`), nested scopes left out."""
-    out: set[str] = set()
+def _own_nodes(stmts: list) -> Iterator[ast.AST]:
+    """Every node of `stmts` and below, nested scopes (functions, lambdas, classes) left out."""
     todo = list(stmts)
     while todo:
         n = todo.pop()
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
-        if isinstance(n, ast.Call):
-            out.add(ast.unparse(n.func))
+        yield n
         todo.extend(ast.iter_child_nodes(n))
-    return out
+
+
+def _called_funcs(stmts: list) -> set[str]:
+    """The code of every callee called in `stmts` (`self.book.mark`), nested scopes left out."""
+    return {ast.unparse(n.func) for n in _own_nodes(stmts) if isinstance(n, ast.Call)}
 
 
 def _surely_called_names(stmts: list) -> set[str]:
