@@ -49,6 +49,13 @@ def _pkg_project(tmp_path):
     return root
 
 
+def _diff_with_rebuild(inc, ref) -> list:
+    """The facts an incremental run's index (shipped as a worker gets it, where it was rebuilt)
+    has that a rebuild's lacks, and the other way round."""
+    return chk.diff_facts(chk.facts(chk.shipped(inc[2].index) if inc[2].stats.index_built else inc[2].index),
+                          chk.facts(chk.shipped(ref[2].index)))
+
+
 def _edit_init(tmp_path, b_src: str, local_body: str):
     """A project whose `pkg/utils.py` defines `Helper`, its subclass `Sub` and `local()` (body
     `local_body`), with `pkg/b.py` = `b_src`; linted, then `Helper.__init__` made collective and
@@ -133,8 +140,7 @@ def test_a_helper_another_file_reads_is_not_re_solved_in_place(tmp_path, reader)
     ref = chk.lint(root, [root / reader], need_index=True, reference=True)
     assert not inc[2].stats.resolved, "a helper read by another file was re-solved in place"
     assert inc[0] == ref[0]
-    assert chk.diff_facts(chk.facts(chk.shipped(inc[2].index) if inc[2].stats.index_built else inc[2].index),
-                          chk.facts(chk.shipped(ref[2].index))) == []
+    assert _diff_with_rebuild(inc, ref) == []
     if reader != "pkg/__init__.py":
         assert inc[0], "the reader's divergent collective is found once the helper is process-dependent"
 
@@ -165,8 +171,7 @@ def _edit_method_read_elsewhere(tmp_path, reader):
     pre = chk.lint(root, [utils], need_index=True)
     inc = chk.lint(root, [root / reader], need_index=True)
     ref = chk.lint(root, [root / reader], need_index=True, reference=True)
-    diff = chk.diff_facts(chk.facts(chk.shipped(inc[2].index) if inc[2].stats.index_built else inc[2].index),
-                          chk.facts(chk.shipped(ref[2].index)))
+    diff = _diff_with_rebuild(inc, ref)
     assert ref[2].index.returns[_METHOD_READERS[reader][1]].pd, "the edit makes the reader's result process-dependent"
     return pre[2].stats, inc, ref, diff
 
@@ -241,8 +246,7 @@ def test_a_special_method_is_not_re_solved_in_place(tmp_path, special_rule, monk
     inc = chk.lint(root, [root / "pkg" / "b.py"], need_index=True)
     ref = chk.lint(root, [root / "pkg" / "b.py"], need_index=True, reference=True)
     assert ref[2].index.returns["pkg.b.r"].pd
-    diff = chk.diff_facts(chk.facts(chk.shipped(inc[2].index) if inc[2].stats.index_built else inc[2].index),
-                          chk.facts(chk.shipped(ref[2].index)))
+    diff = _diff_with_rebuild(inc, ref)
     if special_rule:
         assert not pre[2].stats.resolved and "special method" in pre[2].stats.relocation_refused
         assert diff == []
@@ -263,8 +267,7 @@ def test_an_init_whose_class_another_file_builds_is_not_re_solved_in_place(tmp_p
     inc = chk.lint(root, [root / "pkg" / "b.py"], need_index=True)
     ref = chk.lint(root, [root / "pkg" / "b.py"], need_index=True, reference=True)
     assert "pkg.b.f" in ref[2].index.collective and "pkg.utils.local" in ref[2].index.collective
-    diff = chk.diff_facts(chk.facts(chk.shipped(inc[2].index) if inc[2].stats.index_built else inc[2].index),
-                          chk.facts(chk.shipped(ref[2].index)))
+    diff = _diff_with_rebuild(inc, ref)
     if class_rule:
         assert not pre[2].stats.resolved and "`Helper`" in pre[2].stats.relocation_refused
         assert diff == []
