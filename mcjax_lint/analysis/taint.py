@@ -995,6 +995,13 @@ class FileAnalysis(semantics.StatementRules):
         host = semantics.host_params_of_traced(params + sorted(kwonly), facts.statics) if facts and facts.jit else None
         i = 0
         for a in node.args:
+            if a.star == "*" and a.keyword is None:
+                # `f(*xs)`: xs's elements bind to the positional parameters from here on, each
+                # to its own where the elements are known (`f(*load())`, a returned tuple); else
+                # each of them may take any element (`evidence.WHOLE_CONTAINER`). The position
+                # of a later positional argument is not known.
+                i = self._bind_starred(a, params, i, host, cur, guess, node)
+                continue
             val = self.ev_cached(a.value)
             orig_struct = val.struct
             desc = self._callable_desc(val)
@@ -1015,10 +1022,31 @@ class FileAnalysis(semantics.StatementRules):
                 name = a.keyword.value
                 if (name in params or name in kwonly) and (host is None or name in host):
                     cur[name] = cur[name].join(val) if name in cur else val
-            elif not a.star:
+            elif not a.star and i is not None:
                 if i < len(params) and (host is None or params[i] in host):
                     cur[params[i]] = cur[params[i]].join(val) if params[i] in cur else val
                 i += 1
+
+    def _bind_starred(self, a: cst.Arg, params: list[str], i: int | None, host, cur: dict, guess: str | None,
+                      node: cst.Call) -> int | None:
+        """`f(*xs)` (`_record_param_taint`): the positional parameters from index `i` on take xs's
+        elements; returns the next positional argument's index, None where the number of elements
+        is not known (nor, then, where a later positional argument goes)."""
+        if i is None:
+            return None
+        whole = self.ev_cached(a.value)
+        known = whole.items is not None
+        rest = params[i:]
+        parts = list(whole.items) if known else [evidence.mark(whole.element(), evidence.WHOLE_CONTAINER,
+                                                                 "`f(*args)`", self.line(node))] * len(rest)
+        for name, val in zip(rest, parts):
+            val = val.taint()
+            if not val.divergent or (host is not None and name not in host):
+                continue
+            if guess is not None:
+                val = evidence.mark(val, evidence.METHOD_ARGUMENT, guess, self.line(node))
+            cur[name] = cur[name].join(val) if name in cur else val
+        return i + len(parts) if known else None
 
     def _callable_desc(self, v: Val) -> str | None:
         """A value that does collective work when called (a jitted function, a collective helper)."""
