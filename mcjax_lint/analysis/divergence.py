@@ -360,8 +360,13 @@ class Divergence:
     def _caught_in_callers(self) -> None:
         """A same-file function that can fail on one process (a call under a process-dependent
         condition: rank-0 file I/O) before its own collective work, called in a `try` whose handler
-        catches that failure and goes on: the failing process skips the collective the others wait
-        in (MCJ104, reported where it fails)."""
+        catches that failure and lets the process go on (MCJ104, reported where it fails): the
+        failing process skips the collective the others wait in. An exception leaves every frame
+        up to a handler, so a same-file caller that does not catch it fails with it: the `try`
+        may call the failing function through such callers (`main` → `run` → `init`). A
+        handler catches the failure if it surely catches anything (bare, `Exception`), if it can
+        catch an `OSError` of file I/O, or if it can catch a class the failing project function
+        raises itself (`raise RuntimeError(...)` in `pack()`, `except RuntimeError:`)."""
         if not self._tries:
             return
         fails: dict[str, tuple] = {}
@@ -376,19 +381,101 @@ class Divergence:
                 fails[q] = (where, val, tok)
         if not fails:
             return
-        follow = self.fa.index._follow_reexport
+        self._fails_through_callers(fails)
         for t in self._tries:
             for call in _walk_calls(t.body):
-                info = self.fa.calls.get(call)
-                q = follow(info.name) if info is not None and info.name else None
+                q = self._callee(call)
                 if q not in fails:
                     continue
                 where, val, tok = fails[q]
                 io = self._io_failure(where)
                 for h in t.handlers:
-                    if _swallows(h) and self._catches_failure(h, io):
+                    if self._goes_on(h) and (self._catches_failure(h, io) or self._catches_raised(h, where)):
                         self.exceptions.append(ExceptionPoint(where, h, val, tok, "caught"))
                         break
+
+    def _callee(self, call: cst.Call) -> str | None:
+        """The same-file function a call runs, where known (a function by name, a method of a
+        known class)."""
+        info = self.fa.calls.get(call)
+        if info is None:
+            return None
+        q = self.fa.index._follow_reexport(info.name) if info.name else None
+        if q not in self.fa.fn_nodes:
+            q = info.callee
+        return q if q in self.fa.fn_nodes else None
+
+    def _fails_through_callers(self, fails: dict[str, tuple]) -> None:
+        """Adds to `fails` each same-file function that calls a failing one outside any `try` of
+        its own: the failure leaves it too (same failing call, same skipped collective)."""
+        calls: dict[str, list[str]] = {}
+        for q, (fdef, _, _) in self.fa.fn_nodes.items():
+            if not isinstance(fdef, cst.FunctionDef) or q in fails:
+                continue
+            tried = {id(c) for t in _tries_in(fdef.body) for c in _walk_calls(t.body)}
+            calls[q] = [c for c in (self._callee(x) for x in _walk_calls(fdef.body) if id(x) not in tried)
+                        if c is not None and c != q]
+        changed = True
+        while changed:
+            changed = False
+            for q, callees in calls.items():
+                if q in fails:
+                    continue
+                hit = next((c for c in callees if c in fails), None)
+                if hit is not None:
+                    fails[q] = fails[hit]
+                    changed = True
+
+    def _catches_every_raise(self, caught, q: str) -> bool:
+        """Whether `except <caught>` can catch each class the same-file function `q` raises itself
+        (and the same-file functions it calls), of which there is at least one."""
+        seen, todo, any_raise = {q}, [q], False
+        while todo:
+            fdef = self.fa.fn_nodes[todo.pop()][0]
+            for n in _raises_in(fdef):
+                exc = n.exc.func if isinstance(n.exc, cst.Call) else n.exc
+                raised = self.fa.qualify(exc) if isinstance(exc, (cst.Name, cst.Attribute)) else None
+                if raised is None or not semantics.handler_may_catch(caught, raised, False, self._ancestry):
+                    return False
+                any_raise = True
+            for c in _walk_calls(fdef.body):
+                r = self._callee(c)
+                if r is not None and r not in seen and len(seen) < 20:
+                    seen.add(r)
+                    todo.append(r)
+        return any_raise
+
+    def _goes_on(self, h: cst.ExceptHandler) -> bool:
+        """The handler lets the process go on: it neither re-raises nor exits the process (a
+        `continue`, `break` or `return` in it still leaves the process running)."""
+        return not any(isinstance(e, cst.Raise) or isinstance(e, cst.Call)
+                       for e in _exits_in(h.body, h, self.fa.calls))
+
+    def _catches_raised(self, h: cst.ExceptHandler, where: cst.Call, only: bool = False) -> bool:
+        """Whether the handler can catch a class that the project function `where` calls raises
+        itself (its own `raise X(...)` statements and those of the same-file functions it calls).
+        With `only`: whether it catches every class they raise (a bare `except`, `Exception`: all
+        of them), so that the failure taken for the call (one of its own raises) stops there."""
+        q = self._callee(where)
+        if q is None:
+            return False
+        caught = self._caught(h)
+        if only:
+            return self._catches_failure(h, False) or self._catches_every_raise(caught, q)
+        seen, todo = {q}, [q]
+        while todo:
+            fdef = self.fa.fn_nodes[todo.pop()][0]
+            for n in _raises_in(fdef):
+                exc = n.exc.func if isinstance(n.exc, cst.Call) else n.exc
+                raised = self.fa.qualify(exc) if isinstance(exc, (cst.Name, cst.Attribute)) else None
+                if raised is not None and semantics.handler_may_catch(caught, raised, False, self._ancestry):
+                    return True
+            for c in _walk_calls(fdef.body):
+                r = self._callee(c)
+                if r is not None and r not in seen and len(seen) < 20:
+                    seen.add(r)
+                    todo.append(r)
+        return False
 
     def _catches_failure(self, h: cst.ExceptHandler, io_failure: bool) -> bool:
         """Whether the handler catches a call's failure: an I/O failure is some OSError
@@ -743,9 +830,9 @@ class Divergence:
         out, where = BOTTOM, None
         caught = self._caught(handler) if handler is not None else None
         catches = (lambda n: True) if handler is None else (lambda n: self._may_catch(caught, n))
-        stack = [(s, BOTTOM) for s in reversed(self._block_stmts(body))]
+        stack = [(s, BOTTOM, ()) for s in reversed(self._block_stmts(body))]
         while stack:
-            n, cond = stack.pop()
+            n, cond, guarded = stack.pop()
             t = type(n)
             if t in OWN_SCOPE:
                 continue
@@ -753,13 +840,20 @@ class Divergence:
                 # Failures in its body are handled right here (`try: write() except OSError: log`).
                 for child in reversed([*n.handlers, n.orelse, n.finalbody]):
                     if child is not None:
-                        stack.append((child, cond))
+                        stack.append((child, cond, guarded))
+                continue
+            if t is cst.Try:
+                # A project call in its body whose own raises a handler here catches (`try:
+                # pack() except RuntimeError: ok = 0`) fails no further (`_catches_raised`).
+                handlers = tuple(h for h in n.handlers if _swallows(h))
+                for child in reversed(children(n)):
+                    stack.append((child, cond, guarded + handlers if child is n.body else guarded))
                 continue
             if t is cst.If:
                 c = self.fa.conds.get(n, BOTTOM)
                 inner = cond.join(c) if c.divergent else cond
                 for child in reversed(children(n)):
-                    stack.append((child, inner if child is not n.test else cond))
+                    stack.append((child, inner if child is not n.test else cond, guarded))
                 continue
             if t is cst.Raise and cond.divergent and catches(n):
                 return cond, n
@@ -772,10 +866,11 @@ class Divergence:
                             v = evidence.mark(v, evidence.ENDS_ITERATION, info.raise_guess, self.fa.line(n))
                         return v, n
                     if cond.divergent and not info.collective and not _is_logging(info.name or _call_name(n)) \
-                            and info.name not in K.NON_RAISING_CALLS and catches(n):
+                            and info.name not in K.NON_RAISING_CALLS and catches(n) \
+                            and not any(self._catches_raised(h, n, only=True) for h in guarded):
                         return cond, n
             for child in reversed(children(n)):
-                stack.append((child, cond))
+                stack.append((child, cond, guarded))
         return out, where
 
     def _caught(self, h: cst.ExceptHandler) -> list[str | None] | None:
@@ -1091,6 +1186,32 @@ def _exits_in(body, owner, calls: dict | None = None) -> list:
         loop = in_loop or isinstance(n, (cst.For, cst.While))
         for c in children(n):
             stack.append((c, loop if c is not getattr(n, "orelse", None) else in_loop))
+    return out
+
+
+def _tries_in(body) -> list:
+    """The `try` statements in a function body (outside nested scopes)."""
+    out, stack = [], [body]
+    while stack:
+        n = stack.pop()
+        if type(n) in OWN_SCOPE:
+            continue
+        if isinstance(n, cst.Try):
+            out.append(n)
+        stack.extend(children(n))
+    return out
+
+
+def _raises_in(fdef) -> list:
+    """The `raise X` statements of a function (outside nested scopes; a bare `raise` re-raises)."""
+    out, stack = [], [fdef.body]
+    while stack:
+        n = stack.pop()
+        if type(n) in OWN_SCOPE:
+            continue
+        if isinstance(n, cst.Raise) and n.exc is not None:
+            out.append(n)
+        stack.extend(children(n))
     return out
 
 
