@@ -263,6 +263,13 @@ class ProjectIndex:
         self._cond_calls_by_name: dict[str, list] | None = None
         self._writers: dict[str, set[str]] = {}
         self._in_written_under_condition = False
+        # Its answers, `_one_of_several_instances`' and the attributes' stores elsewhere, reused
+        # within a fixpoint round (`_round_memo`): key -> (identity, value, what it read, round,
+        # the cycle checks it made).
+        self._wuc_memo: dict[tuple[str, str], tuple] = {}
+        self._several_memo: dict[int, tuple] = {}
+        self._elsewhere_memo: dict[tuple[str, bool], tuple] = {}
+        self._checks: list[tuple[int, dict[str, bool]]] = []  # (`_round_memo`'s computations under way)
         for s in summaries:
             for q, f in s.functions.items():
                 self.functions[q] = f
@@ -383,7 +390,8 @@ class ProjectIndex:
                     self._capped_paths.update(owner if isinstance(owner, tuple) else (owner,))
 
     # ---------------------------------------------------------------- pickling
-    _TRANSIENT = ("_memo", "_call_memo", "_coll_memo", "_static", "_attr_cache", "_global_cache", "_props_cache")
+    _TRANSIENT = ("_memo", "_call_memo", "_coll_memo", "_static", "_attr_cache", "_global_cache", "_props_cache",
+                  "_wuc_memo", "_several_memo", "_elsewhere_memo")
     # Tables stored by buckets of keys and unpickled when first read (lazy_table.LazyTable): a
     # one-file run that loads the cached index reads a few hundred of its facts (the prefilter of
     # one file, a re-solve of a few functions); unpickling all of it was most of its time.
@@ -422,6 +430,7 @@ class ProjectIndex:
         state["_cond_stores"] = {}
         state["_cond_calls_by_name"], state["_writers"] = None, {}  # (rebuilt on the first question)
         state["_in_written_under_condition"] = False
+        state["_checks"] = []
         if "_mentions" not in state:
             from mcjax_lint.analysis.relocate import mentions_by_module
 
@@ -457,6 +466,10 @@ class ProjectIndex:
         for k, buckets in state.pop("_parts", {}).items():
             state[k] = LazyTable(buckets)
         state.setdefault("_props_cache", {})
+        state.setdefault("_wuc_memo", {})
+        state.setdefault("_several_memo", {})
+        state.setdefault("_elsewhere_memo", {})
+        state.setdefault("_checks", [])
         self.__dict__.update(state)
 
     def _load_parts(self) -> None:
@@ -615,8 +628,12 @@ class ProjectIndex:
                 v = self._resolve_cached(key, cf.attrs[name], self._attr_cache)
                 # Assigned elsewhere under a process-dependent condition, or through another
                 # reference to the object (semantics.IMPLICIT_KEYS): a guess, joined.
-                extra = self._resolve_cached_all(key + "!elsewhere", lambda: self._stores_elsewhere(c, cf, name),
-                                                 self._attr_cache)
+                # (once per round and context: it asks `_written_under_condition`, whose answer
+                # depends on whether that is being answered already)
+                extra = self._round_memo(self._elsewhere_memo, (key, self._in_written_under_condition), None,
+                                         lambda: self._resolve_cached_all(key + "!elsewhere",
+                                                                          lambda: self._stores_elsewhere(c, cf, name),
+                                                                          self._attr_cache))
                 if extra.pd or extra.pdc:
                     v = v.join(evidence.mark(extra, evidence.IMPLICIT_ATTRIBUTE, f"`.{name}`"))
                 if v.rng:
@@ -660,9 +677,48 @@ class ProjectIndex:
             return []
         self._in_written_under_condition = True
         try:
-            return self._written_under_condition_once(c, name)
+            return self._round_memo(self._wuc_memo, (c, name), None, lambda: self._written_under_condition_once(c, name))
         finally:
             self._in_written_under_condition = False
+
+    def _round_memo(self, table: dict, key: Any, ident: object, compute: Callable[[], Any]) -> Any:
+        """`compute()` for `key`, answered once per fixpoint round and context: asked again in the
+        same round, the answer is reused and what it read (its dependencies) is added to the
+        asker's. Exact (what recomputing it would give, with the same dependencies): within a
+        round every `resolve`/`call` memo entry a computation consulted or made is stamped with
+        that round and reused as is (`_fresh`), and what else it reads is fixed for the index's
+        life, except whether each key it resolves through `_cached` is already being resolved by
+        an asker (a cycle, cut short): the answer is kept with those outcomes (`_cached` notes
+        each key's first check in the innermost computation here, `_checks`) and reused only
+        where every one of them is the same. After the fixpoint (`_cached` keeps answers then)
+        it is computed each time. `ident`: the object the key is the identity of (kept alive by
+        the entry), None for a key by value."""
+        if self._stable:
+            return compute()
+        depth = len(self._dep_stack)
+        hit = table.get(key)
+        if hit is not None and hit[0] is ident and hit[3] == self._round \
+                and all((k in self._resolving) == cut for k, cut in hit[4].items()):
+            if depth:
+                self._dep_stack[-1].update(hit[2])
+            seen = hit[4]
+        else:
+            self._dep_stack.append(set())
+            self._checks.append((depth + 1, {}))
+            try:
+                v = compute()
+            finally:
+                deps = self._dep_stack.pop()
+                seen = self._checks.pop()[1]
+            if depth:
+                self._dep_stack[-1].update(deps)
+            hit = table[key] = (ident, v, deps, self._round, seen)
+        if self._checks and self._checks[-1][0] == depth:
+            # (asked directly by another such computation: its answer is as contextual)
+            outer = self._checks[-1][1]
+            for k, cut in seen.items():
+                outer.setdefault(k, cut)
+        return hit[1]
 
     def _written_under_condition_once(self, c: str, name: str) -> list[tuple[Sym, str]]:
         if self._cond_calls_by_name is None:
@@ -696,6 +752,9 @@ class ProjectIndex:
         """A call on an object held in an attribute (`self.eval_tracker.record()`) whose owner
         holds another instance of that class in another attribute (`self.train_tracker`): which
         of them a later read reaches is not followed, so the write claims nothing."""
+        return self._round_memo(self._several_memo, id(e), e, lambda: self._one_of_several_instances_now(e, path))
+
+    def _one_of_several_instances_now(self, e: dict, path: str) -> bool:
         refs = (e.get("r") or {}).get("refs", ())
         if "m" not in e or len(refs) != 1:
             return False
@@ -750,7 +809,10 @@ class ProjectIndex:
         while it is being computed (a cycle)."""
         if key in cache:
             return cache[key]
-        if key in self._resolving:
+        cut = key in self._resolving
+        if self._checks and self._checks[-1][0] == len(self._dep_stack):
+            self._checks[-1][1].setdefault(key, cut)  # (what `_round_memo` reuses an answer under)
+        if cut:
             self._dep(_CYCLE)  # a value cut short here is not reused in a later round
             return BOTTOM
         # Values computed through this key are not reused across rounds while it is being
@@ -1732,6 +1794,7 @@ class ProjectIndex:
         self._stable = False
         self._round, self._round_changes, self._since = 0, [], {}
         self._memo, self._call_memo, self._coll_memo = {}, {}, {}
+        self._wuc_memo, self._several_memo, self._elsewhere_memo = {}, {}, {}
         settled = False
         with self._logging_caps():
             for _ in range(MAX_ITERATIONS):
