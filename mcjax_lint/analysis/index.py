@@ -1739,7 +1739,7 @@ class ProjectIndex:
         self.iterations = 0
         self._return_changes = {}
         deps: dict[str, set[str]] = {}
-        readers: dict[str, set[str]] = {}  # the inverse of `deps`
+        readers: dict[str, set[str]] = {}  # the inverse of `deps` (its functions: nothing else changes)
         graph: dict[str, set[str]] = {}  # `deps` restricted to project functions
         successors: dict[str, tuple[str, ...]] = {}  # the same, sorted (`_callees_first`)
         pending = set(self.functions)
@@ -1764,9 +1764,9 @@ class ProjectIndex:
             # again (late rounds solve a few dozen of ~20k functions).
             regraphed = self.iterations == 1
             for q in solved:
-                for d in deps[q]:
-                    readers.setdefault(d, set()).add(q)
                 g = deps[q] & self.functions.keys()
+                for d in g:  # (only functions are ever changed: the rest of what it read is never looked up)
+                    readers.setdefault(d, set()).add(q)
                 if graph.get(q) != g:
                     graph[q] = g
                     successors[q] = tuple(sorted(g))
