@@ -21,8 +21,8 @@ from dataclasses import replace
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis import values as _values
-from mcjax_lint.analysis.summary import COUNT_CALL, ELEMENT_CALL, STAR, ClassFacts, FunctionFacts, ModuleSummary, Sym, star_exports
-from mcjax_lint.analysis.values import BOTTOM, Src, Val, applied, join_all, most_certain, union_sources
+from mcjax_lint.analysis.summary import ELEMENT_CALL, STAR, ClassFacts, FunctionFacts, ModuleSummary, Sym, star_exports
+from mcjax_lint.analysis.values import BOTTOM, Src, Val, applied, join_all, most_certain
 from mcjax_lint.settings import AnalysisSettings
 
 MAX_ITERATIONS = 32
@@ -1465,9 +1465,6 @@ class ProjectIndex:
             return argv.without_order(), None  # the summary's order-free wrapper (`sorted(...)`)
         if q == ELEMENT_CALL:
             return argv.element(), None  # the summary's yielded element (`_Summarizer._yield_count`)
-        if q == COUNT_CALL:
-            # the summary's test deciding how often a yield runs (`summary._as_count`): its content too
-            return (Val(pd=union_sources(argv.pd, argv.pdc)) if argv.pdc else Val(pd=argv.pd)), None
         if q == evidence.EQUAL_PIECES_CALL:
             return evidence.equal_pieces(argv), None  # the summary's piece of equal ones (`x[i::n]`)
         if q == evidence.STORED_ATTRIBUTE_CALL:
@@ -1498,7 +1495,7 @@ class ProjectIndex:
                 flow, _, lens = flow.partition("+")
                 flow, _, elem = flow.partition(":")
                 sized = BOTTOM
-                if "len" in lens and (argv.pd or argv.pdc or argv.length_sources):
+                if lens and (argv.pd or argv.pdc or argv.length_sources):
                     # `max(len(s) for s in xs)` over this call's process-local argument.
                     # Its result is that length or, usually, an array padded to it: a shape of
                     # this process's own.
@@ -1511,9 +1508,6 @@ class ProjectIndex:
                 items = res.items
                 if args is not None and given is not None and site is not None:
                     argv = self._returned_arguments(q, args, given, bool(site.get("bd")), argv)
-                if "cnt" in lens and (argv.pd or argv.pdc):
-                    # how many it yields is decided by a test on its arguments' content
-                    sized = sized.join(Val(pd=union_sources(argv.pd, argv.pdc)))
                 if elem and (argv.pd or argv.shape):
                     # (how many it yields is not theirs either: their lengths count for nothing)
                     argv = replace(argv, pd=frozenset(), pdc=argv.pd | argv.pdc,
@@ -1848,8 +1842,6 @@ class ProjectIndex:
             flow += ":elem"  # their elements only: content (see call_name)
         if flow and f.returns and _measures_params(f.returns):
             flow += "+len"  # and the length of the arguments' longest element (see call_name)
-        if flow and f.returns and f.returns.get("cntp"):
-            flow += "+cnt"  # and how many it yields, a test on their content (see call_name)
         if flow and self.param_flow.get(q) != flow:
             self.param_flow[q] = flow
             changed.add(q)

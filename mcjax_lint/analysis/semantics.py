@@ -2108,14 +2108,6 @@ class StatementRules:
         pass that resolves calls on the elements later says so for them too)."""
         return self.without_order(v)
 
-    def one_more(self, new, cur, receiver):
-        """A list after `xs.append(v)` (`insert`, `appendleft`; `new`: what it holds now, `cur`:
-        before): one element longer, whatever v is. How many elements it holds is decided by how
-        often the call runs (a process-dependent branch or loop around it: `bound_under`), never by
-        v's value, which is the new element's content. A pass that knows a list's length keeps it
-        known (nothing by default)."""
-        return new
-
     def method_call(self, meth: str, recv, node, args: list, argu):
         """What a call of the method `meth` of `recv` (a value not of a known project class's
         own method) makes; None for a call the index resolves (`call_method`). In this order:
@@ -2184,8 +2176,6 @@ class StatementRules:
                 if meth in SET_ADDING_METHODS:
                     added = self.join(added, self.data(argu))  # (a set dedupes: which values coincide is its size)
                 new = self.join(cur, self.data(added))
-                if meth in ELEMENT_ADDERS and meth not in SET_ADDING_METHODS:
-                    new = self.one_more(new, cur, receiver)
                 if meth in SET_ADDING_METHODS and (self.is_unordered(cur) or self.is_set(cur)):
                     added_order = set_order_added(meth, self.parts.positional_arguments(node), self.read, self._num)
                     new = self.as_set(new, stronger_order(self.order_of(cur), added_order))

@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 60
+SUMMARY_VERSION = 61
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -115,47 +115,6 @@ def sym_taint(a: Sym) -> Sym:
 def _count_taint(a: Sym) -> Sym:
     """What decides how often a loop body or an `if` arm runs, for the yields in it."""
     return {k: v for k, v in a.items() if k in ("pd", "pdc", "via", "params", "refs")}
-
-
-def _held(v: Sym, line: int) -> Sym:
-    """`v` put into a list (a display's element, a list or generator comprehension's, `xs.append(v)`):
-    its content, whatever it is; how many elements the list holds is decided by how often it is
-    put in. What it reads from calls and attributes stays content too (an `ELEMENT_CALL` record,
-    which keeps apart from what the list held before: `sym_join` of a plain `elem` would not)."""
-    out = _as_content({k: x for k, x in v.items() if k not in ("elem", "tup")}, line)
-    if "params" in out:
-        out["elem"] = True  # (the arguments it is computed from: their content, `param_flow`'s ":elem")
-    return out
-
-
-# The call record of what a test deciding how often a yield runs reads from calls and attributes:
-# resolved by the index as a count (its content included: `ProjectIndex.call_name`).
-COUNT_CALL = "<count>"
-
-
-def _reads_params(sym: object) -> bool:
-    """Whether `sym` (or a call record's receiver or arguments in it) reads a parameter."""
-    if not isinstance(sym, dict):
-        return False
-    if sym.get("params"):
-        return True
-    return any(_reads_params(c.get("r")) or _reads_params(c.get("a")) for c in sym.get("via", ()) if isinstance(c, dict))
-
-
-def _as_count(v: Sym, line: int) -> Sym:
-    """`v`, a test's taint, as what decides a count: its content (`pdc`) as a process-dependent
-    value (`pd`), what it reads from calls and attributes through a `COUNT_CALL` record (resolved
-    so); where it reads a parameter, "cntp": the count follows the arguments' content."""
-    out = {k: x for k, x in v.items() if k not in ("pdc", "via", "refs")}
-    pd = _merge_list(v.get("pd", []), v.get("pdc", []))
-    if pd:
-        out["pd"] = pd
-    inner = {k: v[k] for k in ("via", "refs") if k in v}
-    if inner:
-        out["via"] = [{"l": line, "n": COUNT_CALL, "a": _prune(inner)}]
-    if _reads_params(v):
-        out["cntp"] = True
-    return out
 
 
 def sym_element(a: Sym) -> Sym:
@@ -567,7 +526,6 @@ class _Summarizer(semantics.StatementRules):
         # yield runs, forever on every process (`_endless_loop`).
         self._endless_at: tuple[int, int] | None = None
         self._main_guard = False
-        self._grown: set[str] = set()  # lists an `append` grew (`one_more`): an `if` around it decides their length
         self._positional: dict[str, list[str]] = {}  # function -> positional parameters (static_argnums)
         # Host data and local jitted calls (semantics.is_host_data): the file's mesh context, the
         # calls found to run locally, the module's defs that close over host data only.
@@ -897,19 +855,6 @@ class _Summarizer(semantics.StatementRules):
             out["tup"] = elems
         return out
 
-    def ev_List(self, node: ast.List) -> Sym:
-        """A list display holds its elements: as many as it names (a starred one, `[*xs]`, as
-        many as xs holds), whatever their values, which are its content (`_held`)."""
-        out: Sym = {}
-        counted = False
-        for e in node.elts:
-            if isinstance(e, ast.Starred):
-                out = sym_join(out, sym_taint(self.ev(e.value)))
-                counted = counted or any(k in out for k in ("via", "refs", "params"))
-            else:
-                out = sym_join(out, _held(self.ev(e), e.lineno))
-        return {k: v for k, v in out.items() if k != "elem"} if counted else out
-
     def ev_Set(self, node):
         order = semantics.set_order(node, read, self._num)
         if not order:
@@ -929,7 +874,7 @@ class _Summarizer(semantics.StatementRules):
     def leave_comp_scope(self, saved: Env) -> None:
         self.scope.env = saved
 
-    comp_start = staticmethod(lambda kind: {"out": {}, "kind": kind})
+    comp_start = staticmethod(lambda kind: {"out": {}})
 
     @staticmethod
     def comp_iteration(acc: dict, it: Sym, order: list, iterable: ast.expr, at: ast.comprehension) -> None:
@@ -937,35 +882,17 @@ class _Summarizer(semantics.StatementRules):
             acc["out"] = sym_join(acc["out"], {"order": [order[-1]]})
         # A process-dependent iterable (a slice by process index): as many elements as it has, as
         # a slice of it would be (the precise pass calls this a length source).
-        # Where its elements are held as content (a list's, a generator's: `_held`), what else
-        # decides how many there are comes from the iterable itself: what it reads from calls,
-        # attributes and parameters (an opaque per-process value's length is as per-process).
-        keys = ("order", "pd", "via", "refs", "params") if acc["kind"] in ("list", "gen") else ("order", "pd")
-        counted = {k: v for k, v in it.items() if k in keys}
-        acc["out"] = sym_join(acc["out"], counted)
-        if any(k in counted for k in ("via", "refs", "params")):
-            acc["counted"] = True
+        acc["out"] = sym_join(acc["out"], {k: v for k, v in it.items() if k in ("order", "pd")})
 
     @staticmethod
     def comp_filter(acc: dict, c: Sym, test: ast.expr, node: ast.expr) -> None:
         acc["out"] = sym_join(acc["out"], c)
-        if any(k in c for k in ("via", "refs", "params")):
-            acc["counted"] = True
 
     @staticmethod
     def comp_element(acc: dict, v: Sym, e: ast.expr, elts: list) -> None:
-        # (a list or generator holds one element per kept iteration whatever its value: content;
-        # a set's or a dict's keys decide how many there are)
-        acc["out"] = sym_join(acc["out"], _held(v, e.lineno) if acc["kind"] in ("list", "gen") else sym_taint(v))
+        acc["out"] = sym_join(acc["out"], sym_taint(v))
 
-    @staticmethod
-    def comp_result(acc: dict, node: ast.expr) -> Sym:
-        out = acc["out"]
-        if acc.get("counted") and "elem" in out:
-            # (calls, attributes or parameters decide how many elements there are: they are not
-            # content only, `elem`, which applies to all of them at once)
-            out = {k: v for k, v in out.items() if k != "elem"}
-        return out
+    comp_result = staticmethod(lambda acc, node: acc["out"])
     element = staticmethod(sym_element)
 
     def unordered_set(self, v: Sym, order: bool | str) -> Sym:
@@ -988,15 +915,13 @@ class _Summarizer(semantics.StatementRules):
 
     def _count_of_test(self, c: Sym, test: ast.expr) -> Sym:
         """What decides an `if`'s outcome, for the yields it gates: its condition's taint and, for
-        `x is None` tests (no content taint, see ev_Compare), what `x` carries. Whether a yield
-        runs is decided by the test's value: content (of an element, `pdc`) included, which makes
-        how many elements are yielded differ (`_as_count`)."""
+        `x is None` tests (no content taint, see ev_Compare), what `x` carries."""
         out = _count_taint(c)
         for n in _nodes(test):  # (`ast.walk`'s order, less the context markers)
             if isinstance(n, ast.Compare) and isinstance(n.ops[0], (ast.Is, ast.IsNot)) \
                     and isinstance(n.left, (ast.Name, ast.Attribute, ast.Subscript)):
                 out = sym_join(out, _count_taint(sym_taint(self.ev(n.left))))
-        return _as_count(out, test.lineno)
+        return out
 
     def _yield_count(self, v: Sym, line: int) -> Sym:
         """What a yielded element `v` carries once the count of the loops around it is added:
@@ -1488,7 +1413,7 @@ class _Summarizer(semantics.StatementRules):
     is_set = staticmethod(lambda v: "u" in v)  # (False: a set whose order is the same everywhere)
     order_of = staticmethod(lambda v: v.get("u", False))
     has_order = staticmethod(lambda v: bool(v.get("order")))
-    put_in = staticmethod(lambda v: _held(v, 0))  # (a container of these values: content, not its own length)
+    put_in = staticmethod(sym_element)  # (a container of these values: content, not its own length)
     instance_class = staticmethod(lambda v: v.get("cls"))
     local_shards = property(lambda self: self._local_shards)
     as_global = staticmethod(lambda v: dict(v, glob=True))
@@ -1857,29 +1782,15 @@ class _Summarizer(semantics.StatementRules):
 
     @staticmethod
     def arms_end(cond: Sym, node, token: tuple[Sym, Sym]) -> Sym:
-        out = {k: v for k, v in cond.items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs")}
-        if out and isinstance(node, ast.If):
-            out["if"] = node.test.lineno  # (an `if`'s test: it decides whether an `append` in it runs)
-        return out
+        return {k: v for k, v in cond.items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs")}
 
     divergent = staticmethod(lambda cond: any(k in cond for k in ("pd", "pdc", "order", "hash")))
     agreed = staticmethod(lambda v: bool(v.get("san")))
 
-    def one_more(self, new: Sym, cur: Sym, receiver: ast.expr) -> Sym:
-        if isinstance(receiver, ast.Name):
-            self._grown.add(receiver.id)
-        return new
-
-    def bound_under(self, m: Sym, name: str, vals: list, implicit: Sym) -> Sym:
+    @staticmethod
+    def bound_under(m: Sym, name: str, vals: list, implicit: Sym) -> Sym:
         if not implicit:
             return m
-        line = implicit.get("if")
-        if line is not None:
-            implicit = {k: v for k, v in implicit.items() if k != "if"}
-            if name in self._grown:
-                # `if ok(x): xs.append(x)`: how many elements xs holds follows the test, its
-                # content included (as a comprehension's filter: the precise pass's `bound_under`)
-                implicit = sym_join(implicit, _as_count(implicit, line))
         # An unordered container (a dict keyed by a set's elements) has no order to take from
         # the condition: filling it in any order gives the same mapping.
         imp = {x: y for x, y in implicit.items() if x != "order"} if m.get("u") else implicit

@@ -32,7 +32,7 @@ from mcjax_lint.analysis.index import ProjectIndex, short_name
 from mcjax_lint.analysis import read_cst
 from mcjax_lint.analysis.read_cst import last_statement, read
 from mcjax_lint.analysis.summary import FunctionFacts, jit_statics
-from mcjax_lint.analysis.values import (BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, applied, join_all, join_struct, least_certain,
+from mcjax_lint.analysis.values import (BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, applied, join_all, least_certain,
                                         rekinded, union_sources)
 from mcjax_lint.model import Edit, Fix
 from mcjax_lint.settings import AnalysisSettings
@@ -155,7 +155,6 @@ class FileAnalysis(semantics.StatementRules):
         self.scope_calls: dict[str, set[str]] = {}  # project functions each scope calls
         self.key_writes: set[tuple[str, str]] = set()  # (dict name, constant key) written in the current branch
         self.keys_added: set[str] = set()  # containers a `d[k] = v` may have given a new key in the current branch
-        self.lists_grown: set[str] = set()  # lists of known length an `append` grew in the current branch
         self.decided_ifs: dict[cst.If, bool] = {}  # `if` on parameters constant at every call -> the arm taken
         self.seeded_modules: set[str] = set()
         self.seeded_per_process: set[str] = set()  # modules seeded with a process-dependent value
@@ -689,12 +688,9 @@ class FileAnalysis(semantics.StatementRules):
             # only — unless a value carries an order of its own (a position in that order).
             rest = frozenset(x for x in out.order if x.desc.startswith(_POSITION))
             out = replace(out.without_order(), unordered=True, order=rest)
-        if kind in ("list", "dict", "gen") and acc.length.pd:
-            what = "generator" if kind == "gen" else kind
-            out = replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"a {what} whose length depends on {_why(acc.length.pd)}", kinds.LENGTH), acc.length.pd)})))
-        # (a generator yields one element per iteration its filters keep, as a list display
-        # holds them: as many as the list comprehension's, "list")
-        return replace(out, struct="list" if kind == "gen" else kind) if kind in ("list", "dict", "set", "gen") else out
+        if kind in ("list", "dict") and acc.length.pd:
+            out = replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"a {kind} whose length depends on {_why(acc.length.pd)}", kinds.LENGTH), acc.length.pd)})))
+        return replace(out, struct=kind) if kind in ("list", "dict", "set") else out
 
     element = staticmethod(lambda v: v.element())
     unordered_set = staticmethod(lambda v, order: replace(v, unordered=order))
@@ -1669,13 +1665,6 @@ class FileAnalysis(semantics.StatementRules):
     # count (a number put in keeps its value: `dims.append(n)` may be a shape).
     put_in = staticmethod(lambda v: replace(v.as_elements(), pd=frozenset(), pdc=union_sources(v.pdc, v.pd))
                           if v.pd and v.shape else v.as_elements())
-    # (a list of known length, `struct`, stays one: its count is the calls', `Val.count_sources`)
-    def one_more(self, new: Val, cur: Val, receiver: cst.BaseExpression) -> Val:
-        if not (cur.struct == "list" or (cur.struct or "").startswith("seq:")):
-            return new
-        if isinstance(receiver, cst.Name):
-            self.lists_grown.add(receiver.value)  # (a condition around the call decides its length)
-        return replace(new, struct="list")
     instance_class = staticmethod(lambda v: v.cls)
     local_shards = property(lambda self: self._local_shards)
     as_global = staticmethod(lambda v: replace(v, glob=True))
@@ -2013,8 +2002,8 @@ class FileAnalysis(semantics.StatementRules):
     # `branches` (semantics.StatementRules): the constant keys each block writes are tracked; a
     # choice differing between processes makes what the blocks bound differ with it.
     def arms_begin(self, cond: Val) -> tuple:
-        outer = self.key_writes, self.keys_added, self.lists_grown
-        self.key_writes, self.keys_added, self.lists_grown = set(), set(), set()
+        outer = self.key_writes, self.keys_added
+        self.key_writes, self.keys_added = set(), set()
         return outer
 
     def run_arm(self, block, token) -> None:
@@ -2024,14 +2013,13 @@ class FileAnalysis(semantics.StatementRules):
     def arms_end(self, cond: Val, node: cst.CSTNode | None, outer: tuple) -> tuple:
         written, self.key_writes = self.key_writes, outer[0] | self.key_writes
         added, self.keys_added = self.keys_added, outer[1] | self.keys_added
-        appended, self.lists_grown = self.lists_grown, outer[2] | self.lists_grown
-        return cond, node, written, added, appended
+        return cond, node, written, added
 
     divergent = staticmethod(lambda cond: cond.divergent)
     agreed = staticmethod(lambda v: v.sanitized)
 
     def bound_under(self, m: Val, k: str, vals: list, context: tuple) -> Val:
-        cond, node, written, added, appended = context
+        cond, node, written, added = context
         if cond.divergent:
             implicit = Val(pd=cond.pd, pdc=cond.pdc, order=cond.order, hash=cond.hash)
             # An unordered container (a dict keyed by a set's elements) takes no order from it.
@@ -2043,10 +2031,7 @@ class FileAnalysis(semantics.StatementRules):
                 # A dict with tracked keys: only the keys the branch wrote depend on its condition.
                 new = replace(new, keys=m.taint_keys({key for n, key in written if n == k}, imp).keys)
             before = self.scope.env
-            # (a list grown by `append`, "list", says how long it is only where no condition chose
-            # the calls: here it is as unknown as any other list)
-            structs = {None if s == "list" else s
-                       for s in (v.struct if v is not None else before.get(k, BOTTOM).struct for v in vals)}
+            structs = {v.struct if v is not None else before.get(k, BOTTOM).struct for v in vals}
             if len(structs) > 1 and cond.process_dependent and node is not None and _array_shapes_differ(*structs):
                 new = replace(new, shape=_cap(new.shape | frozenset({evidence.derived(self.src(node, f"`{k}` (its shape/dtype depends on {_why(cond.pd | cond.pdc)})"), cond.pd | cond.pdc)})))
             elif len(structs) > 1 and (("none" in structs) or None not in structs) and cond.process_dependent and node is not None:
@@ -2065,21 +2050,11 @@ class FileAnalysis(semantics.StatementRules):
                                                 kinds.LENGTH), cond.pdc)
                 grown = evidence.mark(Val(shape=frozenset({src})), evidence.KEYS_FROM_CONTENT, f"`{k}`", self.line(node))
                 new = replace(new, shape=_cap(new.shape | grown.shape))
-            if k in appended and cond.pdc and isinstance(node, cst.If):
-                # `if ok(x): xs.append(x)`: how many elements the list holds follows this
-                # process's own data, as a comprehension's filter does (`comp_filter`)
-                src = evidence.derived(self.src(node, f"`{k}` grown under a condition on {_why(cond.pdc)}",
-                                                kinds.LENGTH), cond.pdc)
-                new = replace(new, shape=_cap(new.shape | frozenset({src})))
             m = new
         if isinstance(node, cst.If) and m.tree and k in self._placeholders:
             m = self._placeholder_filled(k, node, vals, m)
-        arms = {(v.struct if v is not None else None) for v in vals}
-        if len(arms) > 1:
-            joined = next(iter(arms))
-            for s in arms:
-                joined = join_struct(joined, s)
-            m = replace(m, struct=joined if joined == "list" and not cond.divergent else None)
+        if len({(v.struct if v is not None else None) for v in vals}) > 1:
+            m = replace(m, struct=None)
         return m
 
     def _placeholder_filled(self, k: str, node: cst.If, vals: list, m: Val) -> Val:

@@ -197,7 +197,7 @@ class Val:
             self.glob or other.glob,
             self.cls if self.cls == other.cls else (self.cls or other.cls),
             self.fn or other.fn,
-            self.struct if self.struct == other.struct else join_struct(self.struct, other.struct),
+            self.struct if self.struct == other.struct else None,
             self.numeric and other.numeric,
             tuple(a.join(b) for a, b in zip(self.items, other.items))
             if self.items is not None and other.items is not None and len(self.items) == len(other.items) else None,
@@ -327,17 +327,6 @@ def _join_keys(a: tuple | None, b: tuple | None) -> tuple | None:
 
 
 BOTTOM = Val()
-
-
-def join_struct(a: str | None, b: str | None) -> str | None:
-    """The structure of a value that is one of two: the same one, else "list" where both are
-    lists of known length (a literal, `seq:N`, and the list it grew into by `append`, "list": a
-    loop's iterations before and after the call), else unknown."""
-    if a == b:
-        return a
-    if (a == "list" or b == "list") and all(s == "list" or (s or "").startswith("seq:") for s in (a, b)):
-        return "list"
-    return None
 
 
 def _is_bottom(v: Val) -> bool:
