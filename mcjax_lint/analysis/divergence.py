@@ -426,23 +426,29 @@ class Divergence:
                     fails[q] = fails[hit]
                     changed = True
 
-    def _catches_every_raise(self, caught, q: str) -> bool:
-        """Whether `except <caught>` can catch each class the same-file function `q` raises itself
-        (and the same-file functions it calls), of which there is at least one."""
-        seen, todo, any_raise = {q}, [q], False
+    def _raised_classes(self, q: str):
+        """The classes that the same-file function `q` raises itself, then those of the same-file
+        functions it calls (up to 20 functions); None for a raise whose class is not a name."""
+        seen, todo = {q}, [q]
         while todo:
             fdef = self.fa.fn_nodes[todo.pop()][0]
             for n in _raises_in(fdef):
                 exc = n.exc.func if isinstance(n.exc, cst.Call) else n.exc
-                raised = self.fa.qualify(exc) if isinstance(exc, (cst.Name, cst.Attribute)) else None
-                if raised is None or not semantics.handler_may_catch(caught, raised, False, self._ancestry):
-                    return False
-                any_raise = True
+                yield self.fa.qualify(exc) if isinstance(exc, (cst.Name, cst.Attribute)) else None
             for c in _walk_calls(fdef.body):
                 r = self._callee(c)
                 if r is not None and r not in seen and len(seen) < 20:
                     seen.add(r)
                     todo.append(r)
+
+    def _catches_every_raise(self, caught, q: str) -> bool:
+        """Whether `except <caught>` can catch each class the same-file function `q` raises itself
+        (and the same-file functions it calls), of which there is at least one."""
+        any_raise = False
+        for raised in self._raised_classes(q):
+            if raised is None or not semantics.handler_may_catch(caught, raised, False, self._ancestry):
+                return False
+            any_raise = True
         return any_raise
 
     def _goes_on(self, h: cst.ExceptHandler) -> bool:
@@ -462,20 +468,8 @@ class Divergence:
         caught = self._caught(h)
         if only:
             return self._catches_failure(h, False) or self._catches_every_raise(caught, q)
-        seen, todo = {q}, [q]
-        while todo:
-            fdef = self.fa.fn_nodes[todo.pop()][0]
-            for n in _raises_in(fdef):
-                exc = n.exc.func if isinstance(n.exc, cst.Call) else n.exc
-                raised = self.fa.qualify(exc) if isinstance(exc, (cst.Name, cst.Attribute)) else None
-                if raised is not None and semantics.handler_may_catch(caught, raised, False, self._ancestry):
-                    return True
-            for c in _walk_calls(fdef.body):
-                r = self._callee(c)
-                if r is not None and r not in seen and len(seen) < 20:
-                    seen.add(r)
-                    todo.append(r)
-        return False
+        return any(raised is not None and semantics.handler_may_catch(caught, raised, False, self._ancestry)
+                   for raised in self._raised_classes(q))
 
     def _catches_failure(self, h: cst.ExceptHandler, io_failure: bool) -> bool:
         """Whether the handler catches a call's failure: an I/O failure is some OSError
