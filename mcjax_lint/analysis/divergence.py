@@ -24,7 +24,7 @@ import libcst as cst
 
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import evidence, kinds, read_cst, semantics
-from mcjax_lint.analysis.tree import OWN_SCOPE, children, walk
+from mcjax_lint.analysis.tree import OWN_SCOPE, children, walk, walk_own_scope
 
 from mcjax_lint.analysis.taint import FileAnalysis, _walk_calls
 from mcjax_lint.analysis.values import BOTTOM, Val
@@ -1185,28 +1185,12 @@ def _exits_in(body, owner, calls: dict | None = None) -> list:
 
 def _tries_in(body) -> list:
     """The `try` statements in a function body (outside nested scopes)."""
-    out, stack = [], [body]
-    while stack:
-        n = stack.pop()
-        if type(n) in OWN_SCOPE:
-            continue
-        if isinstance(n, cst.Try):
-            out.append(n)
-        stack.extend(children(n))
-    return out
+    return [n for n in walk_own_scope(body) if isinstance(n, cst.Try)]
 
 
 def _raises_in(fdef) -> list:
     """The `raise X` statements of a function (outside nested scopes; a bare `raise` re-raises)."""
-    out, stack = [], [fdef.body]
-    while stack:
-        n = stack.pop()
-        if type(n) in OWN_SCOPE:
-            continue
-        if isinstance(n, cst.Raise) and n.exc is not None:
-            out.append(n)
-        stack.extend(children(n))
-    return out
+    return [n for n in walk_own_scope(fdef.body) if isinstance(n, cst.Raise) and n.exc is not None]
 
 
 def _yields(node) -> bool:

@@ -59,3 +59,15 @@ def walk(node: cst.CSTNode):
         n = stack.pop()
         yield n
         stack.extend(children(n))
+
+
+def walk_own_scope(node: cst.CSTNode):
+    """Every node under `node` (itself included), nested scopes (functions, classes, lambdas)
+    left out."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if type(n) in OWN_SCOPE:
+            continue
+        yield n
+        stack.extend(children(n))
