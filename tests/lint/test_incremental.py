@@ -75,8 +75,13 @@ def test_line_moves_are_served_by_moving_the_cached_index(linted_project):
     assert out["edits"] == 12 and out["full_checks"] == 3
     assert out["mismatches"] == []
     # Moving lines does not rebuild the index (the position-free fingerprint is unchanged), except
-    # where an origin cannot be told apart (two `train.py` with a source on the same line).
-    assert out["how"].get("moved", 0) >= 9
+    # where an origin cannot be told apart (two `train.py` with a source on the same line). Most
+    # moves are served by moving it; a few by re-solving the moved functions (which ones follows
+    # the files the seeded draw hits, so it changes whenever a fixture is added: not pinned).
+    how = out["how"]
+    assert how.get("rebuilt", 0) <= 1
+    assert how.get("moved", 0) >= out["edits"] // 2
+    assert how.get("moved", 0) + how.get("re-solved", 0) + how.get("rebuilt", 0) == out["edits"]
 
 
 def test_random_edits_of_every_kind_match_a_rebuild(linted_project):
