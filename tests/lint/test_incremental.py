@@ -71,17 +71,18 @@ def _edit_init(tmp_path, b_src: str, local_body: str):
     return root, chk.lint(root, [utils], need_index=True)
 
 def test_line_moves_are_served_by_moving_the_cached_index(linted_project):
-    out = chk.check(linted_project, edits=12, seed=7, kinds=("insert_lines",), full_every=4, log=lambda s: None)
+    notes: list[str] = []
+    out = chk.check(linted_project, edits=12, seed=7, kinds=("insert_lines",), full_every=4, log=notes.append)
     assert out["edits"] == 12 and out["full_checks"] == 3
     assert out["mismatches"] == []
     # Moving lines does not rebuild the index (the position-free fingerprint is unchanged), except
     # where an origin cannot be told apart (two `train.py` with a source on the same line). Most
-    # moves are served by moving it; a few by re-solving the moved functions (which ones follows
-    # the files the seeded draw hits, so it changes whenever a fixture is added: not pinned).
-    how = out["how"]
-    assert how.get("rebuilt", 0) <= 1
-    assert how.get("moved", 0) >= out["edits"] // 2
-    assert how.get("moved", 0) + how.get("re-solved", 0) + how.get("rebuilt", 0) == out["edits"]
+    # moves are served by moving it; a few by re-solving the moved functions. Which files the
+    # seeded draw hits changes whenever a fixture is added, so no count is pinned: what each
+    # edit did is checked against the rule.
+    edits = [n for n in notes if " insert_lines " in n]
+    assert all("-> moved" in n or "-> re-solved" in n or "is ambiguous" in n for n in edits), edits
+    assert out["how"].get("moved", 0) >= out["edits"] // 2, edits
 
 
 def test_random_edits_of_every_kind_match_a_rebuild(linted_project):
@@ -224,9 +225,12 @@ def test_added_methods_nothing_names_are_re_solved_in_place(linted_project):
     added = [n for n in notes if " add_method " in n]
     assert out["mismatches"] == [] and len(added) == 4, notes
     # (A method whose body names the process index in a module that named none before changes
-    # a module-level fact, `device_scope`: rebuilt for that, whichever fixture the seed picks.)
+    # a module-level fact, `device_scope`: rebuilt for that, whichever fixture the seed picks; so
+    # is a method added to a class its module constructs at module level, whose instance reaches
+    # other files as a value.)
     in_place = [n for n in added if "-> re-solved" in n]
-    assert all(n in in_place or "module-level summary changed" in n for n in added), added
+    assert all(n in in_place or "module-level summary changed" in n or "<module> constructs a project class" in n
+               for n in added), added
     assert len(in_place) >= len(added) // 2, added
 
 
