@@ -454,7 +454,9 @@ def plan_change(index: Any, old: dict, new: dict, summary: Any, other_new_mentio
         if k == "classes":
             if position_free(_without_methods(old.get(k)))[0] != position_free(_without_methods(new.get(k)))[0]:
                 raise Unrelocatable("module-level summary changed (classes)")
-        elif k != "functions" and position_free(old.get(k))[0] != position_free(new.get(k))[0]:
+        elif k != "functions" and position_free({k: old.get(k)})[0] != position_free({k: new.get(k)})[0]:
+            # (under its key: a top-level `[desc, line]` such as `import_device_access` is a
+            # position only there)
             raise Unrelocatable(f"module-level summary changed ({k})")
     fo, fn = old["functions"], new["functions"]
     if _constant_arguments(fo, index) != _constant_arguments(fn, index):
@@ -466,8 +468,8 @@ def plan_change(index: Any, old: dict, new: dict, summary: Any, other_new_mentio
     lines: dict[int, int] = {}
     for k in old:
         if k not in ("functions", "imported_modules", "imports", "device_scope") and k not in _UNREAD:
-            _pair(_without_methods(old[k]) if k == "classes" else old[k],
-                  _without_methods(new[k]) if k == "classes" else new[k], lines)
+            _pair({k: _without_methods(old[k]) if k == "classes" else old[k]},
+                  {k: _without_methods(new[k]) if k == "classes" else new[k]}, lines)
     for q in sorted(set(fo) & set(fn)):
         if q not in changed:
             trial = dict(lines)

@@ -85,6 +85,30 @@ def test_line_moves_are_served_by_moving_the_cached_index(linted_project):
     assert out["how"].get("moved", 0) >= out["edits"] // 2, edits
 
 
+_IMPORT_TIME_DEVICES = ("import jax\nimport numpy as np\nfrom jax.sharding import Mesh\n\n"
+                        "mesh = Mesh(np.array(jax.local_devices()), ('d',))\n\n\n"
+                        "def step(x):\n    if jax.process_index() == 0:\n        return jax.lax.psum(x, 'd')\n    return x\n")
+
+
+def test_an_edit_below_import_time_device_access_is_re_solved_in_place(tmp_path):
+    """A module whose top level touches devices (`import_device_access`, a `[desc, line]` at the
+    summary's top level) keeps that fact when an edit above it moves it: a function's change
+    that nothing else reads is re-solved on the cached index (the module-level facts compared
+    apart from their positions), not rebuilt, and equals a rebuild."""
+    root = _pkg_project(tmp_path)
+    mod = root / "pkg" / "mesh_setup.py"
+    mod.write_text(_IMPORT_TIME_DEVICES)
+    chk.lint(root, None)
+    mod.write_text("# a comment moves the module-level lines\n\n"
+                   + _IMPORT_TIME_DEVICES.replace("    return x\n", "    return np.abs(x)\n"))
+    inc = chk.lint(root, [mod], need_index=True)
+    ref = chk.lint(root, [mod], need_index=True, reference=True)
+    assert not inc[2].stats.index_built, inc[2].stats.relocation_refused
+    assert inc[2].stats.resolved == 1
+    assert inc[0] == ref[0] and inc[0], "the rank-0 psum is found either way"
+    assert _diff_with_rebuild(inc, ref) == []
+
+
 def test_random_edits_of_every_kind_match_a_rebuild(linted_project):
     out = chk.check(linted_project, edits=24, seed=11, full_every=6, log=lambda s: None)
     assert out["edits"] == 24 and len(out["by_kind"]) >= 5
