@@ -3,7 +3,9 @@ project index moved to the current lines of the files whose definitions only mov
 
 A summary (its `to_dict()` form) holds positions in a few known places: `"l"` of a call,
 `"line"` of a function or class, the second element of each direct source (`pd`, `pdc`,
-`order`, `hash`: `[desc, line(, code)]`) and of `collective` / `device_access` /
+`order`, `hash`, `lmax`, a structure's `tr`, an environment parameter's `envp`: `[desc, line(,
+code)]`), of each operation on a global array and each parameter jitted (`glob_ops`,
+`param_jits`: `[desc, line, ...]`) and of `collective` / `device_access` /
 `import_device_access` (`[desc, line]`), and `initialize_line` (whose being non-zero is a fact,
 kept). `position_free()` gives the summary with those zeroed, and the positions in walk order:
 two summaries with the same position-free form give the index the same facts except for the
@@ -24,7 +26,7 @@ import re
 from dataclasses import replace
 from typing import Any
 
-_SOURCE_KEYS = ("pd", "pdc", "order", "hash", "lmax")  # [description, line, ...] lists
+_SOURCE_KEYS = ("pd", "pdc", "order", "hash", "lmax", "tr", "envp", "glob_ops", "param_jits")  # [description, line, ...] lists
 _PAIR_KEYS = ("collective", "device_access", "import_device_access")
 
 

@@ -109,6 +109,27 @@ def test_an_edit_below_import_time_device_access_is_re_solved_in_place(tmp_path)
     assert _diff_with_rebuild(inc, ref) == []
 
 
+def test_a_comment_line_on_top_changes_no_fixture_summary_but_its_lines():
+    """Every position a summary holds is one `relocate.position_free` knows: a comment line put
+    on top of any fixture leaves the position-free summary as it was, so a line move is served
+    by moving the cached index, not by re-solving the file (a new `[desc, line]` list in the
+    summary must be named there)."""
+    from mcjax_lint.analysis import relocate, summary
+
+    leaks = []
+    for path in sorted((REPO / "fixtures").rglob("*.py")):
+        src = path.read_text()
+        try:
+            before = summary.summarize_source(src, "m.py", "m").to_dict()
+        except Exception:
+            continue  # (a fixture the summary refuses: tests/lint/test_special_files.py)
+        after = summary.summarize_source("# moved\n" + src, "m.py", "m").to_dict()
+        (a, pa), (b, pb) = relocate.position_free(before), relocate.position_free(after)
+        if a != b or len(pa) != len(pb):
+            leaks.append(path.relative_to(REPO).as_posix())
+    assert leaks == []
+
+
 def test_random_edits_of_every_kind_match_a_rebuild(linted_project):
     out = chk.check(linted_project, edits=24, seed=11, full_every=6, log=lambda s: None)
     assert out["edits"] == 24 and len(out["by_kind"]) >= 5
