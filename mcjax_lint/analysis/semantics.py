@@ -627,6 +627,10 @@ PASSTHROUGH_BUILTINS = frozenset({"len", "int", "float", "str", "bool", "abs", "
                                   "filter", "iter", "next", "bytes", "ord", "chr", "slice", "type"})
 
 
+# A dict's views: one element per key.
+DICT_VIEWS = frozenset({"keys", "values", "items"})
+
+
 def dict_struct_with_key(struct: str | None, key: str) -> str | None:
     """A dict's structure ("dict:a,b", `Val.struct`) after `d[key] = v` with a constant key: its
     keys and `key`, whatever the value; None where the dict's keys are not known."""
@@ -2132,7 +2136,9 @@ class StatementRules:
           a value read from elsewhere it may be one (`array_method`); `reshape`/`astype` take
           their shape from their arguments (`reshaped`);
         - `os.environ.get`/`.pop` read the environment (`env_read`); `__next__` of
-          process-local data is an element of it."""
+          process-local data is an element of it;
+        - a dict's `keys()`/`values()`/`items()` hold one element per key (`view_of`: a dict of
+          known keys or built here has as many elements on every process)."""
         receiver = self.parts.callee_receiver(node)
         if self.is_callable(recv):
             return self.callable_method(meth, recv)
@@ -2212,6 +2218,8 @@ class StatementRules:
             return self.env_read(self.parts.argument(node, 0, "key"), node)
         if meth == "__next__" and not self.instance_class(recv) and self.per_process(recv):
             return self.element(recv)
+        if meth in DICT_VIEWS and not args and not self.instance_class(recv):
+            return self.view_of(recv)  # (None where the pass knows no more than the whole)
         return None
 
     def draw_amount(self, meth: str, args: list, node):

@@ -1289,6 +1289,8 @@ class FileAnalysis(semantics.StatementRules):
                 made = evidence.derived(self.src(node, f"the {what} element of process-local data", kinds.LOCAL_DATA),
                                         elems.pd | elems.pdc | frozenset(elems.length_sources))
                 out = replace(out, pd=_cap(out.pd | frozenset({made})))
+        elif q == "sorted" and arg0 is not None and _plain_first_argument(node):
+            out = self.same_count(out, arg0)
         return out
 
     in_set_order = staticmethod(lambda argu, a0: replace(argu, unordered=a0.unordered) if a0 is not None else argu)
@@ -1315,7 +1317,24 @@ class FileAnalysis(semantics.StatementRules):
             out = replace(arg0, unordered=False, order=out.order) if arg0.unordered else arg0
         elif q in ("enumerate", "zip", "map", "filter", "list", "tuple", "reversed"):
             out = replace(out, shape=_cap(out.shape | arg0.shape))
+            if q in _SAME_COUNT_BUILTINS and _plain_first_argument(node):
+                out = self.same_count(out, arg0)
         return out
+
+    def view_of(self, recv: Val) -> Val | None:
+        """`d.items()` of a dict whose count its structure fixes: its content, as many elements."""
+        if recv.struct is None or recv.struct == "none":
+            return None
+        return self.same_count(recv.data(), recv)
+
+    @staticmethod
+    def same_count(out: Val, whole: Val) -> Val:
+        """`enumerate(xs)`, `list(xs)`, `d.items()`: as many elements as `xs`/`d` (a list built
+        here, a literal, a dict of known keys: its `struct` says its count is its length sources
+        alone), whatever its elements hold: a loop over it runs as often as one over `xs`."""
+        if whole.struct is None or whole.struct == "none":
+            return out
+        return replace(out, struct="list", shape=_cap(out.shape | whole.shape))
 
     def jit_factory(self, kind: str, node: cst.Call) -> Val:
         nums, names = self._jit_static_literals(node)
@@ -2443,6 +2462,15 @@ def _alternation(e: cst.BaseExpression) -> bool:
     """`"|".join(...)`: a regular expression matching any of several alternatives."""
     return isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute) and e.func.attr.value == "join" \
         and isinstance(e.func.value, cst.SimpleString) and e.func.value.evaluated_value == "|"
+
+
+# Builtins whose result has one element per element of their first argument (`enumerate(xs)`).
+_SAME_COUNT_BUILTINS = frozenset({"enumerate", "list", "tuple"})
+
+
+def _plain_first_argument(node: cst.Call) -> bool:
+    """A call whose first argument is positional and no argument is starred (`f(xs)`, not `f(*xs)`)."""
+    return bool(node.args) and node.args[0].keyword is None and not any(a.star for a in node.args)
 
 
 _POSITION = "a position in "  # the description of an enumerate index over an arbitrary order
