@@ -338,6 +338,10 @@ class FileAnalysis(semantics.StatementRules):
             out = replace(out, pdc=frozenset(s for s in out.pdc if semantics.shape_keeps(s.kind)))
             if base.shape:
                 out = replace(out, pd=_cap(out.pd | base.shape))
+        if attr in semantics.NUMERIC_ATTRIBUTES and (out.shape or out.tree):
+            # `x.size`, `x.ndim`: one Python int, of one shape everywhere (its value differs
+            # where x's shape does: `pd` above), as `len(x)` is.
+            out = replace(out, shape=frozenset(), tree=frozenset())
         if attr in semantics.AXIS_MOVING_ATTRIBUTES:
             out = _rows_anywhere(out)  # (`arr.T`: the count of rows is its last axis now)
         if attr in semantics.SHARD_PLACEMENT_ATTRIBUTES and out.pdc:
@@ -1409,6 +1413,9 @@ class FileAnalysis(semantics.StatementRules):
                 why = _why(local.pd | local.pdc)
                 result = replace(result, shape=_cap(result.shape | frozenset({
                     self.src(node, f"`{'jnp' if mod == 'jax.numpy' else 'np'}.{fn}()` of values from {why}")})))
+        if result.shape and _full_reduction(name, node):
+            # `np.sum(x)`, `x.max()`, `jnp.mean(x, axis=None)`: one number whatever x's shape.
+            result = replace(result, shape=frozenset())
         if not result.shape:
             return result
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
@@ -2471,6 +2478,24 @@ _SAME_COUNT_BUILTINS = frozenset({"enumerate", "list", "tuple"})
 def _plain_first_argument(node: cst.Call) -> bool:
     """A call whose first argument is positional and no argument is starred (`f(xs)`, not `f(*xs)`)."""
     return bool(node.args) and node.args[0].keyword is None and not any(a.star for a in node.args)
+
+
+def _full_reduction(name: str | None, node: cst.Call) -> bool:
+    """A numpy / jax.numpy reduction over all axes (`semantics.REDUCTIONS`): `np.sum(x)`,
+    `jnp.max(x, axis=None)`, `x.mean()`; its result is a scalar (shape `()`) on every process,
+    however x's shape differs. Not with an axis, `keepdims`, `out`, or a starred argument."""
+    if any(a.star for a in node.args):
+        return False
+    positional = [a for a in node.args if a.keyword is None]
+    keywords = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+    if "axis" in keywords and not _is_none(keywords["axis"]):
+        return False
+    if any(k in keywords for k in ("keepdims", "out", "where", "ord")):
+        return False
+    if name is not None:
+        return name.startswith(("numpy.", "jax.numpy.")) and name.rsplit(".", 1)[1] in semantics.REDUCTIONS \
+            and len(positional) == 1
+    return isinstance(node.func, cst.Attribute) and node.func.attr.value in semantics.REDUCTIONS and not positional
 
 
 _POSITION = "a position in "  # the description of an enumerate index over an arbitrary order
