@@ -2125,9 +2125,11 @@ class StatementRules:
         - a set's methods make sets of its order, `pop` takes an arbitrary element; a dict of a
           set's order keeps it in `keys()`/`values()`/`items()` (`keep_set`, `set_pop`);
         - a mutator puts what it is given into its container (`put_in`; into an element of a
-          container: `by_len[n].append(x)`); a set filled after it was built iterates in the order of what
-          was added (`set_order_added`); `.sort()` fixes a list's order, as `sorted(...)`
-          does, whatever calls on its elements return (`sorted_in_place`);
+          container: `by_len[n].append(x)`), unless the receiver's project class defines that
+          method (`own_method`: `stopper.update(metric)` runs the project's own `update`); a set
+          filled after it was built iterates in the order of what was added (`set_order_added`);
+          `.sort()` fixes a list's order, as `sorted(...)` does, whatever calls on its elements
+          return (`sorted_in_place`);
         - `str.join` of a set takes its order (its elements are strings);
         - `.shard(...)` may partition by process (`sharded` records it), `.shard(num_shards=n,
           index=i)` is a piece of equal ones (`shard_piece`); this process's shards
@@ -2170,7 +2172,7 @@ class StatementRules:
                 return self.keep_set(self.data(recv), recv)
         if meth in K.RNG_DRAW_METHODS and receiver is not None and self.is_generator(recv):
             self.generator_advanced(receiver, recv, self.draw_amount(meth, args, node), node)
-        if meth in MUTATORS and args and receiver is not None:
+        if meth in MUTATORS and args and receiver is not None and not self.own_method(recv, meth):
             root = container_root(receiver, self.read)
             name = self.read(root)[1] if self.read(root)[0] == "name" else None
             cur = self.name_value(name) if name is not None else None

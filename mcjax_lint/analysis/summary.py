@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 61
+SUMMARY_VERSION = 62
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -1306,6 +1306,8 @@ class _Summarizer(semantics.StatementRules):
         return out
 
     view_of = staticmethod(lambda v: None)  # (a summary has no structure: the whole dict's taint)
+    # (any method of a project class's instance is the index's to resolve: no more than the index knows)
+    own_method = staticmethod(lambda v, meth: bool(v.get("cls")))
     in_set_order = staticmethod(lambda argu, a0: dict(sym_taint(argu), u=a0["u"]) if a0 and a0.get("u") else sym_taint(argu))
 
     def set_ordered(self, node: ast.Call, a0: Sym) -> Sym:

@@ -1325,6 +1325,10 @@ class FileAnalysis(semantics.StatementRules):
                 out = self.same_count(out, arg0)
         return out
 
+    def own_method(self, recv: Val, meth: str) -> bool:
+        """Whether `meth` of `recv` is a method its project class defines (not a list's `update`)."""
+        return bool(recv.cls) and self.index.method(recv.cls, meth) is not None
+
     def view_of(self, recv: Val) -> Val | None:
         """`d.items()` of a dict whose count its structure fixes: its content, as many elements."""
         if recv.struct is None or recv.struct == "none":
