@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 62
+SUMMARY_VERSION = 63
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -497,6 +497,8 @@ class _Summarizer(semantics.StatementRules):
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.module_defs[node.name] = f"{module}.{node.name}"
+        # Classes this module defines at its top level, whatever their names' case (`class tqdm:`).
+        self.module_classes = frozenset(f"{module}.{n.name}" for n in tree.body if isinstance(n, ast.ClassDef))
         self.class_stack: list[ClassFacts] = []
         self.summary.seeded_rngs = _seeded_rngs(source, self.imports) if ".seed(" in source else []
         # (`_device_scope` walks only a module whose text may name a device set)
@@ -1105,7 +1107,7 @@ class _Summarizer(semantics.StatementRules):
         if isinstance(func, ast.Name) and facts is not None:
             self._gated_param_call(func.id)
         if (argu or any(a.get("glob") for a in [*args, *kwargs.values()])) and call.get("np") != -1 and "n" in call and (q is not None or isinstance(func, ast.Name)) \
-                and call["n"].rpartition(".")[2][:1].isupper() and not call["n"].startswith(_EXTERNAL_ROOTS):
+                and self._class_like(call["n"]) and not call["n"].startswith(_EXTERNAL_ROOTS):
             # Each argument apart (a constructor's arguments flow into the attributes it stores;
             # kept for class-like names only, for size: another construction adds no taint).
             # (A global array stays one: an attribute stored from it holds one, see `glob_ops`.)
@@ -1849,6 +1851,11 @@ class _Summarizer(semantics.StatementRules):
             if len(facts.calls) < 400 and c not in facts.calls:
                 facts.calls.append(c)
 
+    def _class_like(self, q: str) -> bool:
+        """Whether a called name may be a class: capitalised (`Loader`), or a class this module
+        defines (`class tqdm:`): constructing it runs its `__init__` with the arguments given."""
+        return q.rpartition(".")[2][:1].isupper() or q in self.module_classes
+
     def _iterates_instance(self, it: Sym, node: ast.AST) -> Sym:
         """Iterating an instance of a project class runs its `__iter__`/`__next__`: recorded as
         calls (their reads reach this function) and part of the iterable's value."""
@@ -1856,7 +1863,7 @@ class _Summarizer(semantics.StatementRules):
         # The class: known (`self`), or a constructor call the value comes from (resolved by the
         # index; a name that is not a class resolves to nothing).
         classes = [it["cls"]] if it.get("cls") else [
-            c["n"] for c in it.get("via", []) if "n" in c and c["n"].rpartition(".")[2][:1].isupper()]
+            c["n"] for c in it.get("via", []) if "n" in c and self._class_like(c["n"])]
         if facts is None:
             return it
         if not classes:
