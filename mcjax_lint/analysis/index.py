@@ -927,6 +927,13 @@ class ProjectIndex:
             out = replace(out, items=tuple(_flat(self.resolve(x, path)) for x in sym["tup"]))
         if sym.get("host") is True and not out.host:
             out = replace(out, host=True)  # (where it lives does not depend on what it was computed from)
+        cnt = sym.get("cnt")
+        if cnt is not None and out.struct is None:
+            # A list or dict built by a display or comprehension (summary "cnt"): as many elements
+            # as what decided its count says, whatever they hold (`Val.count_sources`).
+            count = self.resolve(cnt, path) if cnt else BOTTOM
+            out = replace(out, struct="list", shape=_values._cap(
+                _values.rekinded(out.shape, kinds.ELEMENTS) | _values.rekinded(count.count_sources, kinds.LENGTH)))
         return out
 
     def _returned_arguments(self, q: str, args: Sequence[tuple[object, Val]], given: tuple, bound: bool,

@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 63
+SUMMARY_VERSION = 64
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -72,7 +72,7 @@ def sym_join(a: Sym | None, b: Sym | None) -> Sym:
         return {k: v for k, v in a.items() if k not in ("host", "lp")}
     out = dict(a)
     for k, v in b.items():
-        if k == "tup":
+        if k in ("tup", "cnt"):
             continue
         if k == "u" and k in out:
             out[k] = semantics.stronger_order(out[k], v)
@@ -82,6 +82,12 @@ def sym_join(a: Sym | None, b: Sym | None) -> Sym:
             out[k] = _merge_list(out[k], v)
         elif isinstance(v, bool):
             out[k] = out[k] or v
+    # A container whose count is known on both sides: the join of what decides each count.
+    ca, cb = a.get("cnt"), b.get("cnt")
+    if ca is not None and cb is not None:
+        out["cnt"] = sym_join(ca, cb)
+    else:
+        out.pop("cnt", None)
     # Tuples (multiple return values) keep their elements apart when both sides agree on length.
     ta, tb = a.get("tup"), b.get("tup")
     if ta is not None and tb is not None and len(ta) == len(tb):
@@ -876,10 +882,16 @@ class _Summarizer(semantics.StatementRules):
     def leave_comp_scope(self, saved: Env) -> None:
         self.scope.env = saved
 
-    comp_start = staticmethod(lambda kind: {"out": {}})
+    comp_start = staticmethod(lambda kind: {"out": {}, "kind": kind, "cnt": {}})
 
     @staticmethod
     def comp_iteration(acc: dict, it: Sym, order: list, iterable: ast.expr, at: ast.comprehension) -> None:
+        # How many elements: as many as the iterables have (as `Val.count_sources` counts them:
+        # not what they hold), and `range(n)` runs n steps, even where n is read from local data.
+        count = {k: v for k, v in it.items() if k in ("pd", "via", "params", "refs")}
+        if it.get("pdc") and semantics.is_range(iterable, read):
+            count = sym_join(count, {"pd": it["pdc"]})
+        acc["cnt"] = sym_join(acc["cnt"], count)
         if it.get("u") and order:
             acc["out"] = sym_join(acc["out"], {"order": [order[-1]]})
         # A process-dependent iterable (a slice by process index): as many elements as it has, as
@@ -889,12 +901,37 @@ class _Summarizer(semantics.StatementRules):
     @staticmethod
     def comp_filter(acc: dict, c: Sym, test: ast.expr, node: ast.expr) -> None:
         acc["out"] = sym_join(acc["out"], c)
+        # (and which of them the filters keep, whether they test process-dependent values or content)
+        kept = {k: v for k, v in c.items() if k in ("via", "params", "refs")}
+        if c.get("pd") or c.get("pdc"):
+            kept["pd"] = _merge_list(c.get("pd", []), c.get("pdc", []))
+        acc["cnt"] = sym_join(acc["cnt"], kept)
 
     @staticmethod
     def comp_element(acc: dict, v: Sym, e: ast.expr, elts: list) -> None:
         acc["out"] = sym_join(acc["out"], sym_taint(v))
 
-    comp_result = staticmethod(lambda acc, node: acc["out"])
+    @staticmethod
+    def comp_result(acc: dict, node: ast.expr) -> Sym:
+        """What the comprehension holds; a list or dict built here also says what decides how
+        many elements it has ("cnt": the iterables' and filters' count taint), apart from what
+        they hold: a helper returning it returns a container of that count (`ProjectIndex`)."""
+        if acc["kind"] in ("list", "dict"):
+            return dict(acc["out"], cnt=acc["cnt"])
+        return acc["out"]
+
+    def ev_List(self, node: ast.List) -> Sym:
+        """A list display: its elements' taint; without a starred element, as many elements on
+        every process ("cnt" decided by nothing)."""
+        out = self.ev_children(node)
+        return out if any(isinstance(e, ast.Starred) for e in node.elts) else dict(out, cnt={})
+
+    def ev_Dict(self, node: ast.Dict) -> Sym:
+        """A dict display: its keys' and values' taint; without `**` and with constant keys, as
+        many keys on every process."""
+        out = self.ev_children(node)
+        fixed = all(k is not None and isinstance(k, ast.Constant) for k in node.keys)
+        return dict(out, cnt={}) if fixed else out
     element = staticmethod(sym_element)
 
     def unordered_set(self, v: Sym, order: bool | str) -> Sym:

@@ -230,7 +230,13 @@ class FileAnalysis(semantics.StatementRules):
                                  x.kind, r[2], r[3], x.origin or f"line {x.line}", guess=x.guess) for x in s)
 
         items = tuple(self.anchor(x, node, via, call, unlocated_only) for x in v.items) if v.items is not None else None
-        return replace(v, pd=move(v.pd), pdc=move(v.pdc), order=move(v.order), hash=move(v.hash), items=items)
+        shape = v.shape
+        if any(x.kind == kinds.LENGTH and not x.located for x in shape):
+            # (what decides the count of a container a helper built: `ProjectIndex` "cnt")
+            length = frozenset(x for x in shape if x.kind == kinds.LENGTH and not x.located)
+            shape = _cap((shape - length) | move(length))
+        return replace(v, pd=move(v.pd), pdc=move(v.pdc), order=move(v.order), hash=move(v.hash), items=items,
+                       shape=shape)
 
     # ================================================================ names
     def local(self, name: str) -> Val | None:
