@@ -66,6 +66,8 @@ EQUAL_PIECES = ("a per-process piece of equal ones (`x[i::n]`, `range(i, stop, n
                 "where the whole is no multiple of n")
 KEYS_FROM_CONTENT = ("a container given a key only where this process's data meets a condition: its keys differ "
                      "between processes unless their data agree on it")
+GROWN_FROM_CONTENT = ("a container grown (`xs.append(v)`) only where, or as often as, this process's data says: its "
+                      "length differs between processes unless their data agree on it")
 EQUAL_PIECES_TEXT = "a per-process piece of equal ones"
 # The call a summary writes for such a piece of a value it cannot resolve yet (`ProjectIndex.call_name`).
 EQUAL_PIECES_CALL = "<equal pieces>"

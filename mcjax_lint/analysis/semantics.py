@@ -38,6 +38,7 @@ per-call-site context) but asks the same function, so the passes cannot disagree
 from __future__ import annotations
 
 import builtins
+import copy
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -621,6 +622,9 @@ def _extremum_test(test: object, n: str, value: object, rd: Statements, free) ->
 # Builtins whose result depends on their argument's type (or its attributes' presence), not on
 # its content: they differ between processes only where the argument's structure does.
 TYPE_PREDICATES = frozenset({"isinstance", "issubclass", "type", "callable", "hasattr"})
+# Builtins that make one number of their argument: a scalar, whatever its shape (and `bool`, `any`,
+# `all`, order-free ones: `order_free_call`).
+SCALAR_CONVERSIONS = frozenset({"int", "float", "complex"})
 # Builtins whose result carries what their arguments do (numbers and containers made from them).
 PASSTHROUGH_BUILTINS = frozenset({"len", "int", "float", "str", "bool", "abs", "round", "repr", "format", "divmod",
                                   "pow", "list", "tuple", "dict", "range", "reversed", "enumerate", "zip", "map",
@@ -2028,6 +2032,10 @@ class StatementRules:
             return self.type_of(arg0)
         if q in K.IDENTITY_SET_RESULTS:
             return self.done_sets(argu)
+        if q in SCALAR_CONVERSIONS and len(args) == 1:
+            # `int(a)`, `float(a)`: one number, whatever the argument's shape (which its value may
+            # then tell: `scalar_of`; `bool(xs)`, `any(xs)`: `order_free_call`)
+            return self.scalar_of(argu)
         if q in K.ORDER_INSENSITIVE and not (q in K.INPUT_ORDER_KEYWORDS and any(
                 k in K.INPUT_ORDER_KEYWORDS[q] for k, _ in self.parts.keyword_arguments(node))):
             return self.order_free_call(q, node, argu, arg0)
@@ -2176,8 +2184,12 @@ class StatementRules:
             root = container_root(receiver, self.read)
             name = self.read(root)[1] if self.read(root)[0] == "name" else None
             cur = self.name_value(name) if name is not None else None
+            # (a mutation is a write even where it adds nothing the value tracks: under a
+            # process-dependent condition or loop the container's length, so its contents, follow
+            # that condition, as a name assigned there does: a new object, which `branches` sees
+            # as rebound, `mutated`)
             if cur is not None and root is not receiver:
-                self.bind(root, self.join(cur, self.data(self.put_in(argu))))
+                self.bind(root, self.mutated(root, self.join(cur, self.data(self.put_in(argu)))))
                 return self.nothing()
             if cur is not None:
                 added = self.put_in(argu) if meth in ELEMENT_ADDERS else argu
@@ -2187,7 +2199,7 @@ class StatementRules:
                 if meth in SET_ADDING_METHODS and (self.is_unordered(cur) or self.is_set(cur)):
                     added_order = set_order_added(meth, self.parts.positional_arguments(node), self.read, self._num)
                     new = self.as_set(new, stronger_order(self.order_of(cur), added_order))
-                self.bind(receiver, new)
+                self.bind(receiver, self.mutated(receiver, new))
                 return self.nothing()
             if meth in SET_ADDING_METHODS:
                 self.attribute_set_filled(meth, recv, receiver, node)
@@ -2223,6 +2235,20 @@ class StatementRules:
         if meth in DICT_VIEWS and not args and not self.instance_class(recv):
             return self.view_of(recv)  # (None where the pass knows no more than the whole)
         return None
+
+    def mutated(self, name, v):
+        """What the container named `name` holds after a method changed it in place (`xs.append(v)`):
+        `v`, as a new object, so that a block that mutated it counts as having rebound it
+        (`branches` joins what each block rebound, by identity), however little the value records
+        of the change. A pass drops what the change makes unknown (the precise pass: a display's
+        element count) and may note that the block grew it."""
+        return copy.copy(v)
+
+    @staticmethod
+    def scalar_of(v):
+        """What one number made of `v` (`bool(v)`, `int(v)`) carries: `v`'s data; a pass that
+        tracks shapes takes `v`'s length or shape as part of the number's value, not of its shape."""
+        return v
 
     def draw_amount(self, meth: str, args: list, node):
         """What decides how much a draw `gen.meth(...)` takes from its generator

@@ -155,6 +155,7 @@ class FileAnalysis(semantics.StatementRules):
         self.scope_calls: dict[str, set[str]] = {}  # project functions each scope calls
         self.key_writes: set[tuple[str, str]] = set()  # (dict name, constant key) written in the current branch
         self.keys_added: set[str] = set()  # containers a `d[k] = v` may have given a new key in the current branch
+        self.grown: set[str] = set()  # containers a method (`xs.append(v)`) grew in the current branch
         self.decided_ifs: dict[cst.If, bool] = {}  # `if` on parameters constant at every call -> the arm taken
         self.seeded_modules: set[str] = set()
         self.seeded_per_process: set[str] = set()  # modules seeded with a process-dependent value
@@ -1281,6 +1282,15 @@ class FileAnalysis(semantics.StatementRules):
         done = replace(argu.data().without_order(), unordered=semantics.SALTED, struct="set")
         return replace(argu.data().without_order(), items=(done, done))
 
+    @staticmethod
+    def scalar_of(v: Val) -> Val:
+        # (`bool(xs)` is whether xs is empty: its length, a value now; its own shape is fixed)
+        v = v.data()
+        if not v.shape and not v.tree:
+            return v
+        return replace(v, pd=union_sources(v.pd, rekinded(v.length_sources, kinds.DERIVED)), shape=frozenset(),
+                       tree=frozenset())
+
     def order_free_call(self, q: str, node: cst.Call, argu: Val, arg0: Val | None) -> Val:
         out = argu.without_order()
         if q == "len":
@@ -1289,6 +1299,8 @@ class FileAnalysis(semantics.StatementRules):
             # The length of a pd-shaped thing is a pd value.
             out = replace(out, pd=union_sources(out.pd, rekinded((arg0 or BOTTOM).length_sources, kinds.DERIVED)),
                           shape=frozenset(), tree=frozenset())
+        elif q in ("bool", "any", "all"):
+            out = self.scalar_of(out)  # (one truth value, whatever the argument's length)
         elif q in ("min", "max", "sum"):
             out = replace(out, shape=frozenset())
             elems = self._measured_elements(node) if q != "sum" else None
@@ -2038,8 +2050,8 @@ class FileAnalysis(semantics.StatementRules):
     # `branches` (semantics.StatementRules): the constant keys each block writes are tracked; a
     # choice differing between processes makes what the blocks bound differ with it.
     def arms_begin(self, cond: Val) -> tuple:
-        outer = self.key_writes, self.keys_added
-        self.key_writes, self.keys_added = set(), set()
+        outer = self.key_writes, self.keys_added, self.grown
+        self.key_writes, self.keys_added, self.grown = set(), set(), set()
         return outer
 
     def run_arm(self, block, token) -> None:
@@ -2049,13 +2061,26 @@ class FileAnalysis(semantics.StatementRules):
     def arms_end(self, cond: Val, node: cst.CSTNode | None, outer: tuple) -> tuple:
         written, self.key_writes = self.key_writes, outer[0] | self.key_writes
         added, self.keys_added = self.keys_added, outer[1] | self.keys_added
-        return cond, node, written, added
+        grown, self.grown = self.grown, outer[2] | self.grown
+        return cond, node, written, added, grown
 
     divergent = staticmethod(lambda cond: cond.divergent)
     agreed = staticmethod(lambda v: v.sanitized)
 
+    def mutated(self, name: cst.BaseExpression, v: Val) -> Val:
+        # (a display's element count, `[]` as "seq:0", no longer holds once a method grew it;
+        # the block that grew it is noted for `bound_under`)
+        if isinstance(name, cst.Name):
+            self.grown.add(name.value)
+        struct = v.struct
+        if struct and struct.startswith("seq:"):
+            struct = "list"
+        elif struct and struct.startswith("dict:"):
+            struct = "dict"
+        return replace(v, struct=struct, items=None)
+
     def bound_under(self, m: Val, k: str, vals: list, context: tuple) -> Val:
-        cond, node, written, added = context
+        cond, node, written, added, grown = context
         if cond.divergent:
             implicit = Val(pd=cond.pd, pdc=cond.pdc, order=cond.order, hash=cond.hash)
             # An unordered container (a dict keyed by a set's elements) takes no order from it.
@@ -2079,7 +2104,17 @@ class FileAnalysis(semantics.StatementRules):
             arm_structs = {v.struct if v is not None else self.scope.env.get(k, BOTTOM).struct for v in vals}
             same_keys = len(arm_structs) == 1 and next(iter(arm_structs)) is not None \
                 and next(iter(arm_structs)).startswith("dict:")
-            if k in added and cond.pdc and isinstance(node, cst.If) and not same_keys:
+            if k in grown and not same_keys and node is not None and cond.process_dependent:
+                # `if rank == 0: xs.append(v)`, `for b in local_batches: xs.append(v)`: how many
+                # elements the container holds follows the condition, or how often the loop
+                # runs (a guess where only process-local content decides it: that may agree).
+                src = evidence.derived(self.src(node, f"`{k}` grown under a condition on {_why(cond.pd | cond.pdc)}",
+                                                kinds.LENGTH), cond.pd | cond.pdc)
+                grew = Val(shape=frozenset({src}))
+                if not cond.pd:
+                    grew = evidence.mark(grew, evidence.GROWN_FROM_CONTENT, f"`{k}`", self.line(node))
+                new = replace(new, shape=_cap(new.shape | grew.shape))
+            elif k in added and cond.pdc and isinstance(node, cst.If) and not same_keys:
                 # `if np.isnan(loss): metrics["nan"] = 1`: which keys the container holds, so
                 # how many, follows this process's own data (a guess: the data may agree).
                 src = evidence.derived(self.src(node, f"`{k}` given a key under a condition on {_why(cond.pdc)}",
@@ -2764,7 +2799,7 @@ def _measures(e: cst.BaseExpression, arr: str, module: cst.Module) -> bool:
 
 
 _DERIVED = (" depends on ", " computed from ", " bounded by ", " chosen by ", " repeated ", "structure depending on ",
-            " a key from ", "keys from ")
+            " a key from ", "keys from ", " grown under a condition on ")
 
 
 def _why(srcs: frozenset[Src]) -> str:
