@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 64
+SUMMARY_VERSION = 65
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -1156,6 +1156,9 @@ class _Summarizer(semantics.StatementRules):
                 call["pa"] = pa
         if len(facts.calls) < 400 and call not in facts.calls:
             facts.calls.append(call)
+        if "o" not in facts.flags and ("m" in call or "n" in call and not call["n"].startswith(_EXTERNAL_ROOTS)) \
+                and any(a.get("u") for a in [*args, *kwargs.values()]):
+            facts.flags += "o"  # a set handed to a helper: iterated there, in this process's order
         if ("m" in call or "n" in call and not call["n"].startswith(_EXTERNAL_ROOTS)) and not self.scope.is_module \
                 and len(facts.cond_calls) < 40:
             implicit = self._implicit_taint()

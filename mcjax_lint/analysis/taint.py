@@ -916,7 +916,8 @@ class FileAnalysis(semantics.StatementRules):
             info = self.calls.get(node)
             # (`info.args` are this call's arguments from an earlier pass; on the first, the
             # union of the arguments says whether one of them is collective work)
-            if argu.divergent or self._callable_desc(argu) or (info and any(self._callable_desc(v) for _, v in info.args)):
+            if argu.divergent or self._callable_desc(argu) or (info and any(self._callable_desc(v) for _, v in info.args)) \
+                    or any(self.ev_cached(a.value).unordered for a in node.args):
                 self._record_param_taint(target, node)
         return res, coll
 
@@ -1013,7 +1014,7 @@ class FileAnalysis(semantics.StatementRules):
                 # of a later positional argument is not known.
                 i = self._bind_starred(a, params, i, host, cur, guess, node)
                 continue
-            val = self.ev_cached(a.value)
+            val = orig = self.ev_cached(a.value)
             orig_struct = val.struct
             desc = self._callable_desc(val)
             # (with its structure: `emit=writer.write if rank == 0 else None` is None on some
@@ -1022,6 +1023,10 @@ class FileAnalysis(semantics.StatementRules):
             # of its parameter runs another program there.
             val = val.taint().join(Val(callable=desc, chosen=val.chosen)) if desc else \
                 (replace(val.taint(), host=True) if self.is_host(a.value) else val.taint())
+            if orig.unordered and not desc:
+                # a set (or a dict filled in a set's order) handed on: the callee's iteration of
+                # it runs in this process's order, as the caller's would
+                val = replace(val, unordered=orig.unordered)
             if orig_struct == "list":
                 # a list built by a comprehension: the callee's `if not xs:` tests its length alone
                 # (`emptiness`), as long where only its elements' content differs
