@@ -96,6 +96,10 @@ POSSIBLY_EMPTY = ("data repeated forever (`itertools.cycle(xs)`, `ds.repeat()`),
                   "a process whose data is empty")
 POSSIBLY_EMPTY_TEXT = "data repeated forever"
 POSSIBLY_EMPTY_CALL = "<repeated forever>"  # (as EQUAL_PIECES_CALL, for `possibly_empty`)
+BOUNDED_COUNT = ("a loop bounded by a count every process agrees on (`zip(range(n), data)`), whose iterations differ "
+                 "between processes only where a process's data runs out before n")
+BOUNDED_COUNT_TEXT = "a loop bounded by an agreed count"
+BOUNDED_COUNT_CALL = "<bounded count>"  # (as EQUAL_PIECES_CALL, for `bounded_count`)
 
 # Markers the engine writes into a collective work's description when it guessed it.
 BY_NAME_NOTE = "(resolved by method name)"
@@ -209,6 +213,14 @@ def possibly_empty(v: Val, line: int = 0) -> Val:
     # (a count alone: an element taken from it has none of these shapes, `Val.element`)
     counts = Val(pd=v.pd, shape=rekinded((s for s in v.shape if s.kind != kinds.ELEMENTS), kinds.LENGTH))
     return mark(counts, POSSIBLY_EMPTY, POSSIBLY_EMPTY_TEXT, line)
+
+
+def bounded_count(v: Val, line: int = 0) -> Val:
+    """How many tuples `zip(range(n), data)` gives, n the same on every process: n, unless data
+    carrying `v` runs out first: what made data's count differ (its process-dependent value, its
+    length), as a guess (`BOUNDED_COUNT`)."""
+    counts = Val(pd=v.pd, shape=rekinded((s for s in v.shape if s.kind != kinds.ELEMENTS), kinds.LENGTH))
+    return mark(counts, BOUNDED_COUNT, BOUNDED_COUNT_TEXT, line)
 
 
 def stored_attribute(v: Val, line: int = 0) -> Val:

@@ -1480,6 +1480,8 @@ class ProjectIndex:
             return evidence.stored_element(argv), None  # the summary's `self.attr[k] = value`
         if q == evidence.POSSIBLY_EMPTY_CALL:
             return evidence.possibly_empty(argv), None  # the summary's `itertools.cycle(xs)`
+        if q == evidence.BOUNDED_COUNT_CALL:
+            return evidence.bounded_count(argv), None  # the summary's `zip(range(n), data)`
         q = self._follow_reexport(q)
         d = self._declared(q)
         if d is not None:

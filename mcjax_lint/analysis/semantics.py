@@ -1787,6 +1787,18 @@ class StatementRules:
         index is a mask by its name only (a guess). By default, `out`."""
         return out
 
+    def bounded_by_agreed_range(self, node, args: list) -> bool:
+        """`zip(..., range(n), ...)` with n the same on every process (`carries_nothing`: its value
+        carries nothing that differs, nor anything not yet known): at most n tuples on every process.
+        Only a `range`, whose length its arguments say: another argument of no process-dependent
+        value may still be endless (`itertools.count()`)."""
+        _, _, nodes, every = self.read(node)
+        if len(nodes) != len(every) or len(nodes) < 2:
+            return False  # (`zip(*rows)`: which argument is which is not known)
+        return any(isinstance(k, int) and k < len(nodes) and is_range(nodes[k], self.read)
+                   and self.carries_nothing(v)
+                   for k, v in args)
+
     def range_call(self, node, positional: list):
         """`range(...)` given the values of its positional arguments, where its length is known
         apart from what they carry, else None (the arguments' taint, as any builtin): `range(a,
@@ -2046,6 +2058,10 @@ class StatementRules:
             if arg0 is not None and self.is_unordered(arg0):
                 out = self.join(argu, self.set_ordered(node, arg0))
             out = self.ordered(q, node, out, arg0)
+            if out is not None and q == "zip":
+                # As many tuples as the shortest argument has elements (`zipped`); `zip(range(n),
+                # data)`, n alike everywhere: n, unless data runs out first (`bounded`).
+                out = self.zipped(out, node, args, self.bounded_by_agreed_range(node, args))
             if out is not None:
                 return out
         if q in K.SEED_CALLS:

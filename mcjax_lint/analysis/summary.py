@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 65
+SUMMARY_VERSION = 66
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -817,6 +817,25 @@ class _Summarizer(semantics.StatementRules):
         if not any(k in v for k in ("pd", "pdc", "via", "params", "refs")):
             return v
         return {"via": [{"l": node.lineno, "n": evidence.EQUAL_PIECES_CALL, "a": _prune(v)}]}
+
+    # (anything not yet resolved, `via`/`params`/`refs`, may still differ: not agreed here)
+    carries_nothing = staticmethod(lambda v: not sym_taint(v))
+
+    def zipped(self, out: Sym, node: ast.Call, args: list, bounded: bool) -> Sym:
+        """`zip(...)`: the arguments' taint (how many tuples: shapes are not summarized), but
+        `zip(range(n), data)` (n agreed): `bounded_count`."""
+        return self.bounded_count(out, node) if bounded else out
+
+    @staticmethod
+    def bounded_count(v: Sym, node: ast.AST) -> Sym:
+        """`zip(range(n), data)` (n agreed): what data holds, and what made its count differ,
+        resolved by the index as `evidence.bounded_count` (a guess)."""
+        v = sym_taint(v)
+        out = _Summarizer.same_length(v)
+        counts = {k: x for k, x in v.items() if k in ("pd", "via", "params", "refs")}
+        if not counts:
+            return out
+        return sym_join(out, {"via": [{"l": node.lineno, "n": evidence.BOUNDED_COUNT_CALL, "a": _prune(counts)}]})
 
     @staticmethod
     def endless_unless_empty(v: Sym, node: ast.AST) -> Sym:

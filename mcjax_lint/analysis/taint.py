@@ -428,6 +428,27 @@ class FileAnalysis(semantics.StatementRules):
     endless = staticmethod(lambda v: replace(v, pd=frozenset(), pdc=_cap(v.pd | v.pdc), shape=rekinded(
         (x for x in v.shape if x.kind not in kinds.COUNTS), kinds.ELEMENTS)))
 
+    # A value that differs between processes for no reason this pass knows of.
+    carries_nothing = staticmethod(lambda v: not (v.pd or v.pdc or v.order or v.hash or v.shape or v.tree))
+
+    def zipped(self, out: Val, node: cst.Call, args: list, bounded: bool) -> Val:
+        """`zip(a, b, ...)`: what the arguments hold, as content; how many tuples, as many as the
+        shortest argument: what made any argument's count differ (`Val.count_sources`: of a list
+        built here its length sources alone, `[x * rank for x in TABLE]` is as long as TABLE).
+        `bounded` (a `range(n)` among them, n agreed): those counts only as a guess
+        (`evidence.bounded_count`)."""
+        _, _, nodes, every = read(node)
+        if len(nodes) != len(every):
+            return out  # (`zip(*rows)`: which argument is which is not known)
+        counts = BOTTOM
+        for k, v in args:
+            if isinstance(k, int):
+                counts = counts.join(Val(pd=v.pd, shape=v.shape) if v.struct is None else Val(shape=v.shape))
+        length = Val(pd=counts.pd, shape=rekinded((s for s in counts.shape if s.kind != kinds.ELEMENTS), kinds.LENGTH))
+        if bounded:
+            length = evidence.bounded_count(length, self.line(node))
+        return self.endless(out).join(length)
+
     def endless_unless_empty(self, whole: Val, node: cst.CSTNode) -> Val:
         """`itertools.cycle(xs)`, `ds.repeat()`: endless, but empty where xs is: of a list built
         here (`struct`) only its count says so (`[train, extra]` holds two elements whatever
