@@ -557,7 +557,11 @@ class Divergence:
                 self.walk_body(orelse, ctx + [_with(here, "else", orelse, cond, s.body)])
             if cond.divergent and id(s) not in self._branch_done and not self._escaping_exits(s):
                 a, b = self.seq_block(s.body), self.seq_block(s.orelse)
-                if a != b and not self._completed_by_pair(stmts, i):
+                paired = self._completed_by_pair(stmts, i)
+                if a != b and paired != "paired":
+                    if paired == "around a yield":
+                        cond = evidence.mark(cond, evidence.RESUMED_AT_YIELD, evidence.RESUMED_AT_YIELD_TEXT,
+                                             fa.line(s))
                     self._branch(s, cond, a, b, s.test)
             return
         if isinstance(s, (cst.For, cst.While)):
@@ -687,20 +691,26 @@ class Divergence:
         self._branch_done.add(id(node))
         self.branches.append(BranchPoint(node, cond, t, cond_node))
 
-    def _completed_by_pair(self, stmts: list, i: int) -> bool:
+    def _completed_by_pair(self, stmts: list, i: int) -> str:
         """Whether the `if` at `stmts[i]` and later or earlier sibling `if`s on the same or the
         negated condition (`if rank != 0: barrier()` ... `if rank == 0: barrier()`) together issue
-        the same collective work on every process (`_pair_end`)."""
-        if self._pair_end(stmts, i) is not None:
-            return True
-        code = self.fa.module.code_for_node
-        test = stmts[i].test
-        return any(isinstance(stmts[lo], cst.If) and semantics.same_processes_arm(
+        the same collective work on every process (`_pair_end`): "paired"; "around a yield"
+        where they pair only across a `yield` statement (`main_process_first()`: the caller's
+        `with` body runs there, which may raise or do collective work on some processes: a guess,
+        `evidence.RESUMED_AT_YIELD`); "" where they do not pair."""
+        for ok in (False, True):
+            if self._pair_end(stmts, i, across_yield=ok) is not None:
+                return "around a yield" if ok else "paired"
+            code = self.fa.module.code_for_node
+            test = stmts[i].test
+            if any(isinstance(stmts[lo], cst.If) and semantics.same_processes_arm(
                    test, 0, stmts[lo].test, read_cst.read, code) is not None
-                   and (e := self._pair_end(stmts, lo)) is not None and e >= i
-                   for lo in range(i - 1, max(-1, i - 1 - _PAIR_REACH), -1))
+                   and (e := self._pair_end(stmts, lo, across_yield=ok)) is not None and e >= i
+                   for lo in range(i - 1, max(-1, i - 1 - _PAIR_REACH), -1)):
+                return "around a yield" if ok else "paired"
+        return ""
 
-    def _pair_end(self, stmts: list, lo: int) -> int | None:
+    def _pair_end(self, stmts: list, lo: int, across_yield: bool = False) -> int | None:
         """The index of the sibling `if` after which the processes where the condition of the `if`
         at `stmts[lo]` holds and those where it does not have issued the same collective work:
         each later `if` on the same or the negated condition (`semantics.same_processes_arm`)
@@ -709,7 +719,9 @@ class Divergence:
         rebinding, assigning into, mutating it; then a later `if` decides on another value), or
         one that can leave the block, or a `yield` (the caller's code runs there), so that some
         processes run one `if` and not the other; and None at once when evaluating the condition
-        again may give another value by itself (`_stable_calls`: `time.time() - t0 > limit`)."""
+        again may give another value by itself (`_stable_calls`: `time.time() - t0 > limit`).
+        `across_yield`: a `yield` statement of its own (`yield`, `yield x`) does not break it:
+        the code that runs there is taken to do no collective work (the caller says so)."""
         first = stmts[lo]
         roots = _test_reads(first.test)
         calls = self.fa.calls
@@ -720,6 +732,8 @@ class Divergence:
         yes, no = self.seq_block(first.body), self.seq_block(first.orelse)
         for j in range(lo + 1, min(len(stmts), lo + 1 + _PAIR_REACH)):
             t = stmts[j]
+            if across_yield and _bare_yield(t):
+                continue
             if _exits_in(t, t, calls) or _yields(t) or _changes([t], roots, calls):
                 return None
             k = None
@@ -1191,6 +1205,15 @@ def _tries_in(body) -> list:
 def _raises_in(fdef) -> list:
     """The `raise X` statements of a function (outside nested scopes; a bare `raise` re-raises)."""
     return [n for n in walk_own_scope(fdef.body) if isinstance(n, cst.Raise) and n.exc is not None]
+
+
+def _bare_yield(s) -> bool:
+    """`yield` / `yield x` as a statement of its own, x a name or a constant (what a context
+    manager's generator hands the `with` body)."""
+    if not (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Expr)):
+        return False
+    y = s.body[0].value
+    return isinstance(y, cst.Yield) and (y.value is None or isinstance(y.value, (cst.Name, cst.BaseNumber, cst.BaseString)))
 
 
 def _yields(node) -> bool:

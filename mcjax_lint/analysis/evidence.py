@@ -100,6 +100,11 @@ BOUNDED_COUNT = ("a loop bounded by a count every process agrees on (`zip(range(
                  "between processes only where a process's data runs out before n")
 BOUNDED_COUNT_TEXT = "a loop bounded by an agreed count"
 BOUNDED_COUNT_CALL = "<bounded count>"  # (as EQUAL_PIECES_CALL, for `bounded_count`)
+RESUMED_AT_YIELD = ("complementary `if`s on one condition around a `yield` (`if not main: barrier()` ... `yield` ... "
+                    "`if main: barrier()`): they issue the same work on every process only where the code run at the "
+                    "yield (the `with` body, the generator's consumer) resumes it everywhere and does no collective "
+                    "work there")
+RESUMED_AT_YIELD_TEXT = "complementary `if`s around a `yield`"
 
 # Markers the engine writes into a collective work's description when it guessed it.
 BY_NAME_NOTE = "(resolved by method name)"
