@@ -512,6 +512,9 @@ class _Summarizer(semantics.StatementRules):
         # (`pytest_plugins` can be bound only where the text spells it: an ASCII source's names
         # are its text; a non-ASCII one's are normalised, NFKC, so it is walked)
         self._names_plugins = not source or "pytest_plugins" in source or not source.isascii()
+        # (likewise `raise StopIteration`: `_raises_stop_iteration` is asked only where the text
+        # may name it, which most modules do not)
+        self._names_stop = not source or "StopIteration" in source or not source.isascii()
         self.seeded_per_process: set[str] = set()  # modules seeded with a process-dependent value
         self.mod_facts = FunctionFacts(f"{module}.<module>", 1)
         self.summary.functions[self.mod_facts.name] = self.mod_facts
@@ -2021,7 +2024,7 @@ class _Summarizer(semantics.StatementRules):
                               defaults=const_defaults,
                               host_defaults=[p.arg for p, d in list(zip(pos[len(pos) - len(a.defaults):], a.defaults))
                                              + list(zip(a.kwonlyargs, a.kw_defaults)) if d is not None and self.is_host(d)])
-        if _raises_stop_iteration(node):
+        if self._names_stop and _raises_stop_iteration(node):
             facts.flags += "n"  # ends an iteration by raising StopIteration (read by taint._method_call)
         self.summary.functions[qual] = facts
         in_class_body = bool(self.class_stack) and self.class_stack[-1].name == qual.rsplit(".", 1)[0]
@@ -2721,7 +2724,17 @@ def _own_nodes(stmts: list) -> Iterator[ast.AST]:
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
         yield n
-        todo.extend(ast.iter_child_nodes(n))
+        # (`ast.iter_child_nodes` less the context markers, which no caller looks at: see `_nodes`)
+        t = type(n)
+        fields = _CHILD_FIELDS.get(t)
+        if fields is None:
+            fields = _CHILD_FIELDS[t] = tuple(f for f in t._fields if f != "ctx")
+        for f in fields:
+            v = getattr(n, f, None)
+            if type(v) is list:
+                todo.extend([x for x in v if isinstance(x, ast.AST)])
+            elif isinstance(v, ast.AST):
+                todo.append(v)
 
 
 def _called_funcs(stmts: list) -> set[str]:

@@ -34,3 +34,38 @@ def test_nodes_keep_ast_walk_order_less_context_markers() -> None:
     tree = ast.parse(src)
     walked = [n for n in ast.walk(tree) if not isinstance(n, ast.expr_context)]
     assert _nodes(tree) == walked
+
+
+def stop_flag(src: str) -> bool:
+    return "n" in summarize_source(src, "pkg/it.py", "pkg.it").functions["pkg.it.fill"].flags
+
+
+@pytest.mark.parametrize("src, expected", [
+    ("def fill(it):\n    x = next(it)\n    if x is None:\n        raise StopIteration\n    return x\n", True),
+    # a fullwidth `Ｓ`: the name is normalised (NFKC), so this raises StopIteration too
+    ("def fill(it):\n    x = next(it)\n    if x is None:\n        raise \uff33topIteration()\n    return x\n", True),
+    ("def fill(it):\n    x = next(it)\n    if x is None:\n        raise ValueError\n    return x\n", False),
+    ("def fill(it):\n    return next(it)\n", False),
+])
+def test_stop_iteration_scan_skipped_only_where_the_text_cannot_name_it(src: str, expected: bool) -> None:
+    assert stop_flag(src) is expected
+
+
+def test_own_nodes_are_the_iter_child_nodes_walk_less_context_markers() -> None:
+    from mcjax_lint.analysis.summary import _own_nodes
+
+    def reference(stmts):  # the walk as it was, with `ast.iter_child_nodes`
+        todo = list(stmts)
+        while todo:
+            n = todo.pop()
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                continue
+            yield n
+            todo.extend(ast.iter_child_nodes(n))
+
+    src = ("def m(self, a):\n    self.x, (self.y, z) = a\n    self.d[a] += 1\n    del self.e\n"
+           "    self.xs.append(lambda q: q.w)\n    def inner():\n        self.hidden = 1\n"
+           "    with open(a) as f:\n        print(*[g(k=v) for v in f], **{})\n")
+    body = ast.parse(src).body[0].body
+    expected = [n for n in reference(body) if not isinstance(n, ast.expr_context)]
+    assert list(_own_nodes(body)) == expected
