@@ -453,6 +453,7 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
     records: dict[str, FileRecord] = {}
     summaries: dict[str, dict] = {}  # summary digest -> summary, those at hand this run
     errors: dict[str, str] = {}  # rel -> message (targets only are reported)
+    built: dict[str, Any] = {}  # rel -> its summary read for the index (`ModuleSummary`), as summarised
 
     t = stats.phase("setup", t)
     # 2. digests and summaries
@@ -512,6 +513,13 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
             stats.read += 1
             if summary is not None:
                 summaries[rec.summary_digest] = summary
+                if n > 1:
+                    # Read for the index here, beside the workers (this process mostly waits for
+                    # them), not at the start of the index build, which has one core to itself.
+                    try:
+                        built[rel] = engine.ModuleSummary.from_dict(summary)
+                    except Exception:  # (read again, and refused as a cache miss, when needed)
+                        pass
             if cache is not None:
                 cache.put_file(rel, rec)
         _W_SEND_BLOB = False
@@ -561,7 +569,8 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
                 index = _relocated(loaded, summarized, summary_dict, stats, lib_fp,
                                    tuple(libraries.search_path(settings.library_paths)))
             if index is None:
-                project = [summary_of(r) for _, r in summarized]
+                project = [built.pop(rel) if rel in built else summary_of(r) for rel, r in summarized]
+                built.clear()
                 libs = []
                 if settings.library_summaries:
                     t1 = time.perf_counter()
