@@ -545,6 +545,9 @@ class _Summarizer(semantics.StatementRules):
         self._ret_host: dict[str, bool] = {}  # functions: every return so far is host data
         self._local_jits: set[str] = set()  # jit-decorated defs of this module that may run locally
         self._host_closed: dict[str, bool] = {}
+        # name -> the first top-level def of that name (`_top_defs`), and the first top-level
+        # statement of that name (a def or a class)
+        self._top_defs_: tuple[dict[str, ast.AST], dict[str, ast.AST]] | None = None
         self._module_host_names: set[str] | None = None
         self._stores: dict[str, int] | None = None
         self._may_declare_global = "global" in source or not source  # (a `global` statement spells it)
@@ -1342,8 +1345,11 @@ class _Summarizer(semantics.StatementRules):
             self._gated_param_call_everywhere(name)
         if self.scope.is_module or not self.scope.facts.cond_calls:
             return
-        both = _called_funcs(body) & _called_funcs(orelse)
         first, last = node.lineno, getattr(node, "end_lineno", node.lineno) or node.lineno
+        if not any(id(e) in self._cond_call_at and first <= self._cond_call_at[id(e)][1] <= last
+                   for e in self.scope.facts.cond_calls):
+            return  # (none of them in this choice: the callees of its arms would remove none)
+        both = _called_funcs(body) & _called_funcs(orelse)
         self.scope.facts.cond_calls[:] = [e for e in self.scope.facts.cond_calls
                                           if not (id(e) in self._cond_call_at and self._cond_call_at[id(e)][0] in both
                                                   and first <= self._cond_call_at[id(e)][1] <= last)]
@@ -1608,8 +1614,7 @@ class _Summarizer(semantics.StatementRules):
         this module's other such defs and classes, and module-level names bound only to host data
         (a jitted function closing over a global array is cross-process work whatever its inputs)."""
         name = q[len(self.module) + 1:] if q.startswith(self.module + ".") else None
-        node = next((n for n in self.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                     and n.name == name), None) if name and "." not in name else None
+        node = self._top_defs()[0].get(name) if name and "." not in name else None
         if node is None:
             return False
         if q in self._host_closed:
@@ -1619,11 +1624,27 @@ class _Summarizer(semantics.StatementRules):
         self._host_closed[q] = ok
         return ok
 
+    def _top_defs(self) -> tuple[dict[str, ast.AST], dict[str, ast.AST]]:
+        """The module's first top-level function of each name, and its first top-level statement
+        of each name (function or class): read once, not scanned for at each question."""
+        if self._top_defs_ is None:
+            funcs: dict[str, ast.AST] = {}
+            named: dict[str, ast.AST] = {}
+            for n in self.tree.body:
+                name = getattr(n, "name", None)
+                if type(name) is not str:
+                    continue
+                named.setdefault(name, n)
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    funcs.setdefault(name, n)
+            self._top_defs_ = (funcs, named)
+        return self._top_defs_
+
     def _host_free_name(self, name: str) -> bool:
         if name in self.imports:
             return self.imports[name].split(".")[0] in semantics.LIBRARY_ROOTS
         if name in self.module_defs:
-            node = next(n for n in self.tree.body if getattr(n, "name", None) == name)
+            node = self._top_defs()[1][name]
             return isinstance(node, ast.ClassDef) or self._closes_over_host_only(self.module_defs[name])
         if self._stores is None:
             self._stores = _module_stores(self.tree, self._may_declare_global)
@@ -2724,17 +2745,7 @@ def _own_nodes(stmts: list) -> Iterator[ast.AST]:
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
         yield n
-        # (`ast.iter_child_nodes` less the context markers, which no caller looks at: see `_nodes`)
-        t = type(n)
-        fields = _CHILD_FIELDS.get(t)
-        if fields is None:
-            fields = _CHILD_FIELDS[t] = tuple(f for f in t._fields if f != "ctx")
-        for f in fields:
-            v = getattr(n, f, None)
-            if type(v) is list:
-                todo.extend([x for x in v if isinstance(x, ast.AST)])
-            elif isinstance(v, ast.AST):
-                todo.append(v)
+        _push_children(n, todo)  # (no caller looks at the context markers)
 
 
 def _called_funcs(stmts: list) -> set[str]:
@@ -2793,8 +2804,22 @@ def _sure_calls_of(node: ast.AST) -> set[str]:
         elif isinstance(n, ast.IfExp):
             todo.append(n.test)
         else:
-            todo.extend(ast.iter_child_nodes(n))
+            _push_children(n, todo)
     return out
+
+
+def _push_children(n: ast.AST, todo: list) -> None:
+    """`todo.extend(ast.iter_child_nodes(n))` less the context markers (see `_nodes`)."""
+    t = type(n)
+    fields = _CHILD_FIELDS.get(t)
+    if fields is None:
+        fields = _CHILD_FIELDS[t] = tuple(f for f in t._fields if f != "ctx")
+    for f in fields:
+        v = getattr(n, f, None)
+        if type(v) is list:
+            todo.extend([x for x in v if isinstance(x, ast.AST)])
+        elif isinstance(v, ast.AST):
+            todo.append(v)
 
 
 def _control(cond: Sym) -> Sym:

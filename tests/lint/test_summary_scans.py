@@ -69,3 +69,23 @@ def test_own_nodes_are_the_iter_child_nodes_walk_less_context_markers() -> None:
     body = ast.parse(src).body[0].body
     expected = [n for n in reference(body) if not isinstance(n, ast.expr_context)]
     assert list(_own_nodes(body)) == expected
+
+
+def test_push_children_is_iter_child_nodes_less_context_markers() -> None:
+    from mcjax_lint.analysis.summary import _push_children
+
+    tree = ast.parse("x = f(a, *b, k=g(c)[1:2], **d) if p and q(r) else [y for y in z]\n")
+    for node in ast.walk(tree):
+        got: list = []
+        _push_children(node, got)
+        assert got == [n for n in ast.iter_child_nodes(node) if not isinstance(n, ast.expr_context)]
+
+
+def test_top_defs_are_the_first_of_each_name() -> None:
+    from mcjax_lint.analysis.summary import _Summarizer
+
+    src = "class f:\n    pass\ndef f():\n    pass\nasync def f():\n    pass\ndef g():\n    pass\nh = 1\n"
+    tree = ast.parse(src)
+    funcs, named = _Summarizer("m.py", "m", tree, False, src)._top_defs()
+    assert funcs == {"f": tree.body[1], "g": tree.body[3]}
+    assert named == {"f": tree.body[0], "g": tree.body[3]}
