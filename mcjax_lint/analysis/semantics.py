@@ -2942,4 +2942,18 @@ def mesh_context_in(source: str) -> bool:
     low = source.lower()
     if "mesh" not in low and "me\u017fh" not in low:
         return False  # every match spells "mesh" (`ſ` matches `s` when case is ignored): most files, cheaply
-    return bool(_MESH_CONTEXT.search(source))
+    if "me\u017fh" in low or len(low) != len(source):
+        return bool(_MESH_CONTEXT.search(source))
+    # Every match lies within one line that spells "mesh": only those lines are searched (the
+    # pattern tried at every position of a long file was most of this). `low` has the source's
+    # offsets (no character lowered into several); `^` and `\b` see the line's neighbours.
+    i = low.find("mesh")
+    while i >= 0:
+        start = source.rfind("\n", 0, i) + 1
+        end = source.find("\n", i)
+        if end < 0:
+            end = len(source)
+        if _MESH_CONTEXT.search(source, start, end):
+            return True
+        i = low.find("mesh", end)
+    return False

@@ -89,3 +89,15 @@ def test_top_defs_are_the_first_of_each_name() -> None:
     funcs, named = _Summarizer("m.py", "m", tree, False, src)._top_defs()
     assert funcs == {"f": tree.body[1], "g": tree.body[3]}
     assert named == {"f": tree.body[0], "g": tree.body[3]}
+
+
+@pytest.mark.parametrize("src", [
+    "with mesh:\n    pass\n", "x = 1\nwith Mesh(devs, ('a',)):\n", "  async  with  foo(MESH)", "jax.set_mesh(m)",
+    "jax.sharding.use_mesh(m)\n", "xset_mesh(m)\n", "set_meshes(m)\n", "with f():\n    mesh = 1\n",
+    "# mesh\nwith x: pass\n", "with x: pass  # mesh\r\n", "\u0130\nwith mesh:\n", "with me\u017fh:\n",
+    "WITH\tmesh\rpass", "wit\nh mesh\n", "with_mesh = 1\n", "",
+])
+def test_mesh_context_searches_lines_as_the_whole_text(src: str) -> None:
+    from mcjax_lint.analysis import semantics
+
+    assert semantics.mesh_context_in(src) is bool(semantics._MESH_CONTEXT.search(src))
