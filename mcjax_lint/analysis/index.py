@@ -269,6 +269,9 @@ class ProjectIndex:
         self._wuc_memo: dict[tuple[str, str], tuple] = {}
         self._several_memo: dict[int, tuple] = {}
         self._elsewhere_memo: dict[tuple[str, bool], tuple] = {}
+        # (and, per callee name, its conditional calls that are not on one of several instances,
+        # each with the project functions it may call: what every attribute asks of that name)
+        self._named_calls_memo: dict[str, tuple] = {}
         self._checks: list[tuple[int, dict[str, bool]]] = []  # (`_round_memo`'s computations under way)
         for s in summaries:
             for q, f in s.functions.items():
@@ -391,7 +394,7 @@ class ProjectIndex:
 
     # ---------------------------------------------------------------- pickling
     _TRANSIENT = ("_memo", "_call_memo", "_coll_memo", "_static", "_attr_cache", "_global_cache", "_props_cache",
-                  "_wuc_memo", "_several_memo", "_elsewhere_memo")
+                  "_wuc_memo", "_several_memo", "_elsewhere_memo", "_named_calls_memo")
     # Tables stored by buckets of keys and unpickled when first read (lazy_table.LazyTable): a
     # one-file run that loads the cached index reads a few hundred of its facts (the prefilter of
     # one file, a re-solve of a few functions); unpickling all of it was most of its time.
@@ -469,6 +472,7 @@ class ProjectIndex:
         state.setdefault("_wuc_memo", {})
         state.setdefault("_several_memo", {})
         state.setdefault("_elsewhere_memo", {})
+        state.setdefault("_named_calls_memo", {})
         state.setdefault("_checks", [])
         self.__dict__.update(state)
 
@@ -735,10 +739,9 @@ class ProjectIndex:
         out = []
         related = set(self.mro(c))
         for short in self._writers.get(name, ()):
-            for e, path in self._cond_calls_by_name.get(short, ()):
-                if self._one_of_several_instances(e, path):
-                    continue
-                for target in self._call_targets(e, path):
+            for e, path, targets in self._round_memo(self._named_calls_memo, short, None,
+                                                     lambda: self._calls_named(short)):
+                for target in targets:
                     f = self.functions.get(target)
                     if f is None or f.cls is None or not (f.cls in related or c in set(self.mro(f.cls))):
                         continue
@@ -746,6 +749,16 @@ class ProjectIndex:
                     if name in f.writes or any(name in g.writes for g in self._self_callees(f)):
                         out.append((e["c"], path))
                         break
+        return out
+
+    def _calls_named(self, short: str) -> list[tuple[dict, str, list[str]]]:
+        """The conditional calls of callee name `short` (`_written_under_condition_once`) that are
+        not on one of several instances, each with its file and the functions it may call: the
+        same for every attribute a method of that name writes, so asked once per round."""
+        out = []
+        for e, path in self._cond_calls_by_name.get(short, ()):
+            if not self._one_of_several_instances(e, path):
+                out.append((e, path, self._call_targets(e, path)))
         return out
 
     def _one_of_several_instances(self, e: dict, path: str) -> bool:
@@ -1804,6 +1817,7 @@ class ProjectIndex:
         self._round, self._round_changes, self._since = 0, [], {}
         self._memo, self._call_memo, self._coll_memo = {}, {}, {}
         self._wuc_memo, self._several_memo, self._elsewhere_memo = {}, {}, {}
+        self._named_calls_memo = {}
         settled = False
         with self._logging_caps():
             for _ in range(MAX_ITERATIONS):
