@@ -459,6 +459,10 @@ THREAD_POOLS = frozenset({"concurrent.futures.ThreadPoolExecutor", "concurrent.f
 THREAD_POOL_MAP_METHODS = {"map": (0, "fn"), "imap": (0, "func"), "imap_unordered": (0, "func"),
                            "starmap": (0, "func"), "map_async": (0, "func")}
 
+# Calls that apply their first argument to the elements (leaves) of the others: `f(leaf, *rest)` for
+# each leaf of the first tree and the matching leaves of the rest (`map(f, xs, ys)` likewise).
+LEAF_MAPS = frozenset({"jax.tree.map", "jax.tree_util.tree_map", "jax.tree_map", "map"})
+
 
 # Collectives that take per-process data by design: when the argument is visibly process-local,
 # the order (or hash) of its content is as process-local as the content itself.

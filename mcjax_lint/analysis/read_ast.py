@@ -99,6 +99,17 @@ def read_comprehension(n) -> tuple:
     return gens, [n.key, n.value] if isinstance(n, ast.DictComp) else [n.elt]
 
 
+def read_lambda(n) -> tuple | None:
+    """A lambda as `semantics.StatementRules.leaf_map` reads it: ([positional parameter names],
+    [every parameter name], body); None for anything else."""
+    if type(n) is not ast.Lambda:
+        return None
+    a = n.args
+    positional = [p.arg for p in a.posonlyargs + a.args]
+    rest = [p.arg for p in a.kwonlyargs] + [p.arg for p in (a.vararg, a.kwarg) if p is not None]
+    return positional, positional + rest, n.body
+
+
 def name_parts(n) -> tuple | None:
     """A name as (None, id), an attribute as (value, attr), else None: cheaper than `read` where
     only dotted names matter (`StatementRules.qualify`)."""

@@ -129,6 +129,17 @@ def read_comprehension(n) -> tuple:
     return gens, [n.key, n.value] if isinstance(n, cst.DictComp) else [n.elt]
 
 
+def read_lambda(n) -> tuple | None:
+    """A lambda (see read_ast.read_lambda)."""
+    if type(n) is not cst.Lambda:
+        return None
+    ps = n.params
+    positional = [p.name.value for p in (*ps.posonly_params, *ps.params)]
+    rest = [p.name.value for p in ps.kwonly_params] + [p.name.value for p in (ps.star_arg, ps.star_kwarg)
+                                                        if isinstance(p, cst.Param)]
+    return positional, positional + rest, n.body
+
+
 def name_parts(n) -> tuple | None:
     """A name as (None, id), an attribute as (value, attr), else None (see read_ast.name_parts)."""
     t = type(n)

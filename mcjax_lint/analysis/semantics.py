@@ -1554,7 +1554,7 @@ class StatementRules:
     `is_host`, `as_host` (a value marked host data, `is_host_data`), `is_unordered`, `as_ordered`
     (a set's value, and the same value without its order), `module_scope`, `nothing` (a value
     that carries nothing), `join` (two values' join), `parts` (its reader module:
-    `read_try`, `read_with`, `read_while`, `read_for`, `read_match`, `read_assert`,
+    `read_try`, `read_with`, `read_while`, `read_for`, `read_match`, `read_assert`, `read_lambda`,
     `read_comprehension` give a statement's parts),
     `run_block` (a block of statements; None: no statement), what `branches` asks, `data` (what a value carries into an operator's result),
     `tracks_target` (an augmented assignment's target whose current value the pass knows),
@@ -2444,6 +2444,36 @@ class StatementRules:
         finally:
             self.leave_comp_scope(saved)
         return self.comp_result(acc, node)
+
+    def leaf_map(self, q: str, node, args: list) -> None:
+        """`jax.tree.map(lambda x, y: ..., xs, ys)`, `map(lambda x: ..., xs)` (`K.LEAF_MAPS`): the
+        call runs the lambda here, on each leaf of the first tree with the matching leaves of the
+        others, so its parameters hold those leaves (`element` of each tree given after it); the
+        rest of them (defaults, `*args`) nothing. Its body is evaluated in a scope of its own
+        (`enter_lambda_scope`): what it passes on (a leaf put on a replicated sharding, gathered)
+        and the work it does are this call's. `args`: the call's (key, value) pairs, as
+        `library_call` takes them."""
+        if q not in K.LEAF_MAPS:
+            return
+        call = self.read(node)
+        fn = self.parts.read_lambda(call[2][0]) if call[0] == "call" and call[2] else None
+        if fn is None:
+            return
+        positional, names, body = fn
+        trees = [v for k, v in args[1:] if isinstance(k, int)]
+        saved = self.enter_lambda_scope()
+        try:
+            for name in names:
+                self.scope.env[name] = self.nothing()
+            for name, tree in zip(positional, trees):
+                self.scope.env[name] = self.element(tree)
+            self.ev(body)
+        finally:
+            self.leave_comp_scope(saved)
+
+    def enter_lambda_scope(self):
+        """A lambda's own scope, left with `leave_comp_scope` (by default a comprehension's)."""
+        return self.enter_comp_scope()
 
     def ev_ListComp(self, node):
         return self.comprehension(node, "list")

@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 66
+SUMMARY_VERSION = 67
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -1099,6 +1099,7 @@ class _Summarizer(semantics.StatementRules):
         if facts is not None and not self.scope.is_module:
             self._forwards(node, q, kwargs)
         if q is not None:
+            self.leaf_map(q, node, _keyed(args, kwargs))  # (a lambda it runs on leaves: its calls are this function's)
             r = self._known_call(q, node, args, kwargs, argu)
             if r is not None:
                 return r

@@ -682,6 +682,12 @@ class FileAnalysis(semantics.StatementRules):
         self.scope = _Scope({}, saved, cls=saved.cls, qualname=saved.qualname)
         return saved
 
+    def enter_lambda_scope(self) -> _Scope:
+        # (as `ev_Lambda`'s: the lambda's reads are its own, not its enclosing function's)
+        saved = self.scope
+        self.scope = _Scope({}, saved, cls=saved.cls, qualname=saved.qualname + ".<lambda>")
+        return saved
+
     def leave_comp_scope(self, saved: _Scope) -> None:
         self.scope = saved
 
@@ -774,6 +780,7 @@ class FileAnalysis(semantics.StatementRules):
         bound = False  # (called through an instance: `self` is not among the arguments)
         if q is not None:
             info.name = q
+            self.leaf_map(q, node, args)
             result, coll = self._known_call(q, node, args, argu, info)
             if q == "iter" and result is not None and len(args) == 1 and args[0][1].cls:
                 # `iter(obj)` is `obj.__iter__()`: as process-dependent as what that iterates
