@@ -21,7 +21,7 @@ from dataclasses import replace
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis import values as _values
-from mcjax_lint.analysis.summary import ELEMENT_CALL, STAR, ClassFacts, FunctionFacts, ModuleSummary, Sym, star_exports
+from mcjax_lint.analysis.summary import ELEMENT_CALL, STAR, ClassFacts, FunctionFacts, ModuleSummary, SIZED_BY_CONTENT, Sym, star_exports
 from mcjax_lint.analysis.values import BOTTOM, Src, Val, applied, join_all, most_certain
 from mcjax_lint.settings import AnalysisSettings
 
@@ -152,6 +152,13 @@ def _env_params(f: FunctionFacts, sym: Sym) -> list:
 def _measures_params(sym: Sym) -> bool:
     """A returned value (or tuple element) with the length of a parameter's longest element."""
     return bool(sym.get("lmax")) or any(_measures_params(x) for x in sym.get("tup") or ())
+
+
+def _sized_by_content(sym: Sym) -> bool:
+    """Whether every "lmax" entry of a returned value says its length follows a parameter's
+    content (a mask of it, `np.nonzero` of it: `summary.SIZED_BY_CONTENT`)."""
+    entries = list(sym.get("lmax") or ()) + [e for x in sym.get("tup") or () for e in x.get("lmax") or ()]
+    return bool(entries) and all(e[0] == SIZED_BY_CONTENT for e in entries)
 
 
 _CALLS_CAP = 400  # call records a summary keeps per function (summary.ev_Call)
@@ -1522,9 +1529,15 @@ class ProjectIndex:
                     # Its result is that length or, usually, an array padded to it: a shape of
                     # this process's own.
                     short = os.path.basename(self.fn_path.get(q, ""))
-                    src = frozenset({Src(f.line, 0, f"a value sized by the longest of this process's elements, in `{short_name(q)}()`",
-                                         origin=f"{short}:{f.line}")})
-                    sized = Val(pd=src, shape=src)
+                    if lens == "sel":
+                        # (a selection by a mask of their content: its number of rows differs)
+                        src = Src(f.line, 0, f"the rows a mask of this process's values selects, in `{short_name(q)}()`",
+                                  origin=f"{short}:{f.line}")
+                        sized = Val(pd=frozenset({src}), shape=frozenset({replace(src, kind=kinds.ROWS)}))
+                    else:
+                        src = frozenset({Src(f.line, 0, f"a value sized by the longest of this process's elements, in `{short_name(q)}()`",
+                                             origin=f"{short}:{f.line}")})
+                        sized = Val(pd=src, shape=src)
                 # Arguments flow into the result (without their order if the function sorts them);
                 # as content only when it returns (or yields) their elements (`elem`).
                 items = res.items
@@ -1541,7 +1554,7 @@ class ProjectIndex:
                     flows = self.item_flow.get(q, ())
                     res = replace(res, items=tuple(
                         (x.join(argv if fl.startswith("order") else argv.without_order())
-                         .join(sized if fl.endswith("+len") else BOTTOM)) if fl else x
+                         .join(sized if fl.endswith(("+len", "+sel")) else BOTTOM)) if fl else x
                         for x, fl in zip(items, flows or ("order",) * len(items))))
                 else:
                     res = res.join(sized)
@@ -1864,7 +1877,9 @@ class ProjectIndex:
         if flow and f.returns.get("elem"):
             flow += ":elem"  # their elements only: content (see call_name)
         if flow and f.returns and _measures_params(f.returns):
-            flow += "+len"  # and the length of the arguments' longest element (see call_name)
+            # and the length of the arguments' longest element, or of a selection by their values
+            # (see call_name)
+            flow += "+sel" if _sized_by_content(f.returns) else "+len"
         if flow and self.param_flow.get(q) != flow:
             self.param_flow[q] = flow
             changed.add(q)
@@ -1877,7 +1892,7 @@ class ProjectIndex:
                 m: list = []
                 self.resolve(x, path, q, m)
                 fl = ("order" if any(m) else "data") if m else None
-                flows.append(fl + "+len" if fl and _measures_params(x) else fl)
+                flows.append(fl + ("+sel" if _sized_by_content(x) else "+len") if fl and _measures_params(x) else fl)
             if self.item_flow.get(q) != flows:
                 self.item_flow[q] = flows
                 changed.add(q)

@@ -28,7 +28,10 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 67
+SUMMARY_VERSION = 68
+# The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
+# selects rows, `np.nonzero` of it), not by the length of its longest element.
+SIZED_BY_CONTENT = "content"
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
 
@@ -776,7 +779,12 @@ class _Summarizer(semantics.StatementRules):
         """(semantics.StatementRules.selected) `x[mask]`: its length differs where the mask's
         content does (the precise pass says which sources, and whether by a guess)."""
         pdc = mask.get("pdc")
-        return sym_join(out, {"pd": pdc}) if pdc else out
+        out = sym_join(out, {"pd": pdc}) if pdc else out
+        if mask.get("params") and not by_name:
+            # a mask of a parameter's content: as many rows as it selects there, which the index
+            # decides at each call from what the call passes ("lmax", `ProjectIndex.call_name`)
+            out = dict(out, lmax=_merge_list(out.get("lmax") or [], [[SIZED_BY_CONTENT, node.lineno]]))
+        return out
 
     def any_member(self, attr: str, base: Sym, node: ast.Attribute) -> Sym:
         self._property_read(attr, node, {"r": _prune(base, 1)} if base and base.get("via") else {})
@@ -1101,6 +1109,10 @@ class _Summarizer(semantics.StatementRules):
         if q is not None:
             self.leaf_map(q, node, _keyed(args, kwargs))  # (a lambda it runs on leaves: its calls are this function's)
             r = self._known_call(q, node, args, kwargs, argu)
+            if r is not None and q in K.VALUE_SHAPED_FUNCTIONS and argu.get("params") \
+                    and not any(k.arg in ("size", "length") for k in node.keywords):
+                # (`np.nonzero(x > t)` of a parameter's content: sized by it, as a mask's selection)
+                r = dict(r, lmax=_merge_list(r.get("lmax") or [], [[SIZED_BY_CONTENT, node.lineno]]))
             if r is not None:
                 return r
             if q in self._local_jits and self._runs_locally(True, node):
@@ -1680,6 +1692,9 @@ class _Summarizer(semantics.StatementRules):
             elem = sym_element(value) if value.get("u") is None else value
             if value.get("pd"):
                 elem = dict(elem, pd=value["pd"])  # unpacking a process-dependent value
+            sized = [e for e in value.get("lmax") or () if e[0] == SIZED_BY_CONTENT]
+            if sized:
+                elem = dict(elem, lmax=sized)  # (`i, j = np.nonzero(m)`: each part as long as the selection)
             for e in target.elts:
                 self.bind(e.value if isinstance(e, ast.Starred) else e, elem)
         elif isinstance(target, ast.Attribute):
