@@ -226,9 +226,23 @@ SANITIZERS = {
     "jax.lax.psum_scatter",
 }
 
+# mpi4py's collectives that end with one value on every rank of the communicator: a broadcast
+# from one root, an all-reduce, an all-gather. By method name (a communicator is rarely seen made:
+# `comm = MPI.COMM_WORLD` at module level, passed in, an attribute); each rank must call them (a
+# rank that skips one leaves the others waiting in it, as in a JAX collective). The lower-case
+# (pickled object) forms return the value; the buffer forms write it into their receive buffer,
+# given here by (position, keyword). Not `reduce`/`gather` (the root alone gets the result, the
+# others None), `scatter`/`alltoall` (each rank gets its own part) nor the non-blocking `I...` forms
+# (the buffer is filled only at `Wait`).
+MPI_AGREEING_RESULT_METHODS = frozenset({"bcast", "allreduce", "allgather"})
+MPI_AGREEING_BUFFER_METHODS: dict[str, tuple[int, str]] = {
+    "Bcast": (0, "buf"), "Allreduce": (1, "recvbuf"), "Allgather": (1, "recvbuf"), "Allgatherv": (1, "recvbuf"),
+}
+
 # Methods whose result agrees across processes: the coordination service's blocking get returns
-# what one process set (the key-value "broadcast" orbax and others use).
-SANITIZER_METHODS = {"blocking_key_value_get", "blocking_key_value_get_bytes"}
+# what one process set (the key-value "broadcast" orbax and others use); mpi4py's agreeing
+# collectives.
+SANITIZER_METHODS = {"blocking_key_value_get", "blocking_key_value_get_bytes"} | MPI_AGREEING_RESULT_METHODS
 
 # --- Collective work. ------------------------------------------------------------------------------
 COLLECTIVE_CALLS: dict[str, str] = {

@@ -824,6 +824,19 @@ def may_drop_reduction(q: str | None, method: str | None, name_argument: bool) -
     return q is not None and q.removeprefix("builtins.") not in vars(builtins) and q.split(".")[0] not in LIBRARY_ROOTS
 
 
+def agreeing_buffer(node, meth: str, parts, read: Reader):
+    """The variable an mpi4py buffer collective (`comm.Allreduce(x, out)`, `comm.Bcast(buf,
+    root=0)`: `knowledge.MPI_AGREEING_BUFFER_METHODS`) writes its agreeing result into: the
+    receive buffer's name, or the name that leads a buffer specification (`[out, MPI.DOUBLE]`);
+    None for anything else (an element, an attribute: not followed)."""
+    arg = parts.argument(node, *K.MPI_AGREEING_BUFFER_METHODS[meth])
+    r = read(arg) if arg is not None else None
+    if r is not None and r[0] in ("seq", "tuple") and r[1]:
+        arg = r[1][0]
+        r = read(arg)
+    return arg if r is not None and r[0] == "name" else None
+
+
 def bound_within(scope, outer, name: str) -> bool:
     """Whether `name` is bound in `scope` or an enclosing scope up to `outer` (inclusive): read
     there it is no closure over a value from outside `outer`. Scopes have `env`, `outer`."""
@@ -2183,6 +2196,11 @@ class StatementRules:
             return self.nothing()
         if meth in K.SANITIZER_METHODS:
             return self.sanitized()
+        if meth in K.MPI_AGREEING_BUFFER_METHODS and not self.instance_class(recv):
+            buffer = agreeing_buffer(node, meth, self.parts, self.read)
+            if buffer is not None and self.name_value(self.read(buffer)[1]) is not None:
+                self.bind(buffer, self.sanitized())  # (every rank's buffer now holds one value)
+            return self.nothing()
         if not self.instance_class(recv) and (desc := thread_state_desc(meth, len(self.read(node)[3]))):
             return self.join(self.data(recv), self.source(desc, node, kinds.SCHEDULING))  # (whether a thread is done)
         if meth in K.FS_LISTING_METHODS:
