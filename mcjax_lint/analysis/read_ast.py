@@ -123,8 +123,23 @@ def name_parts(n) -> tuple | None:
 
 def read_match(n) -> tuple:
     """A `match` statement as `semantics.StatementRules.st_Match` reads it: (subject, [(guard or
-    None, body)])."""
-    return (n.subject, [(c.guard, c.body) for c in n.cases])
+    None, body, pattern)])."""
+    return (n.subject, [(c.guard, c.body, c.pattern) for c in n.cases])
+
+
+def read_pattern(p) -> tuple:
+    """A `case` pattern as `semantics.match_singletons` reads it: ("value", expression) for a
+    literal (`case 1:`), ("seq", [pattern]) for a sequence (`case (1, 0):`), ("or", [pattern])
+    for alternatives (`case 0 | 1:`), the pattern of `case P as name`, else ("other",)."""
+    if isinstance(p, ast.MatchValue):
+        return ("value", p.value)
+    if isinstance(p, ast.MatchSequence):
+        return ("seq", p.patterns)
+    if isinstance(p, ast.MatchOr):
+        return ("or", p.patterns)
+    if isinstance(p, ast.MatchAs) and p.pattern is not None:
+        return read_pattern(p.pattern)
+    return ("other",)
 
 
 def read_subscript(n: ast.Subscript) -> tuple:

@@ -152,7 +152,20 @@ def name_parts(n) -> tuple | None:
 
 def read_match(n) -> tuple:
     """A `match` statement (see read_ast.read_match)."""
-    return (n.subject, [(c.guard, c.body) for c in n.cases])
+    return (n.subject, [(c.guard, c.body, c.pattern) for c in n.cases])
+
+
+def read_pattern(p) -> tuple:
+    """A `case` pattern (see read_ast.read_pattern)."""
+    if isinstance(p, cst.MatchValue):
+        return ("value", p.value)
+    if isinstance(p, (cst.MatchList, cst.MatchTuple)):
+        return ("seq", [e.value if isinstance(e, cst.MatchSequenceElement) else e for e in p.patterns])
+    if isinstance(p, cst.MatchOr):
+        return ("or", [e.pattern for e in p.patterns])
+    if isinstance(p, cst.MatchAs) and p.pattern is not None:
+        return read_pattern(p.pattern)
+    return ("other",)
 
 
 def read_subscript(n: cst.Subscript) -> tuple:

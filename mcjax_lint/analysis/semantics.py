@@ -1512,6 +1512,29 @@ def singleton_test(test: object, read: Reader) -> tuple[str | None, bool]:
                             (_len_of_name(right, read), _small_int(right, read)))
 
 
+def match_singletons(subject: object, pattern: object, read: Reader, read_pattern: Callable[[object], tuple]) -> tuple[str, ...]:
+    """The sets a `case` pins to at most one element: `s` for `match len(s):` with `case 1:` (or
+    `case 0 | 1:`), each `len(...)` of a tuple subject whose element of a sequence pattern is
+    such a literal (`match (len(a), len(b)): case (1, 0):` pins both `a` and `b`)."""
+    r = read(subject)
+    if r[0] == "tuple":
+        p = read_pattern(pattern)
+        pairs = list(zip(r[1], p[1])) if p[0] == "seq" and len(p[1]) == len(r[1]) else []
+    else:
+        pairs = [(subject, pattern)]
+    return tuple(name for sub, pat in pairs
+                 if (name := _len_of_name(sub, read)) is not None and _pins_at_most_one(pat, read, read_pattern))
+
+
+def _pins_at_most_one(pattern: object, read: Reader, read_pattern: Callable[[object], tuple]) -> bool:
+    """Whether a `case` pattern matches only lengths of at most one (`1`, `0 | 1`)."""
+    p = read_pattern(pattern)
+    if p[0] == "value":
+        k = _small_int(p[1], read)
+        return k is not None and K.singleton_when("==", k) is True
+    return p[0] == "or" and bool(p[1]) and all(_pins_at_most_one(x, read, read_pattern) for x in p[1])
+
+
 _LEAVING_STATEMENTS = frozenset({"return", "raise", "break", "continue"})
 
 
@@ -1567,7 +1590,8 @@ class StatementRules:
     `is_host`, `as_host` (a value marked host data, `is_host_data`), `is_unordered`, `as_ordered`
     (a set's value, and the same value without its order), `module_scope`, `nothing` (a value
     that carries nothing), `join` (two values' join), `parts` (its reader module:
-    `read_try`, `read_with`, `read_while`, `read_for`, `read_match`, `read_assert`, `read_lambda`,
+    `read_try`, `read_with`, `read_while`, `read_for`, `read_match`, `read_pattern`, `read_assert`,
+    `read_lambda`,
     `read_comprehension` give a statement's parts),
     `run_block` (a block of statements; None: no statement), what `branches` asks, `data` (what a value carries into an operator's result),
     `tracks_target` (an augmented assignment's target whose current value the pass knows),
@@ -1906,7 +1930,7 @@ class StatementRules:
         name, when = singleton_test(node.test, self.read)
         token = self.arms_of_if(node, c)
         try:
-            self.branches(c, [node.body, node.orelse], node, (0 if when else 1, name) if name is not None else None)
+            self.branches(c, [node.body, node.orelse], node, {0 if when else 1: (name,)} if name is not None else None)
         finally:
             self.after_if(node, c, token)
         if name is not None and not when and not node.orelse and always_leaves(node.body, self.parts.last_statement):
@@ -2307,15 +2331,15 @@ class StatementRules:
         return out
 
     # ---- one of several blocks runs: `if`, loops (`loop_arms`), `match`, `try` handlers
-    def branches(self, cond, blocks: list, node=None, singleton: tuple[int, str] | None = None) -> None:
+    def branches(self, cond, blocks: list, node=None, singleton: dict[int, tuple[str, ...]] | None = None) -> None:
         """One of `blocks` runs (None: an empty block), chosen by the value `cond` (`nothing()`
         where no value chooses: a `try`'s handlers). Each block runs in its own layer over the
         scope (analysis/env.py), so the cost is what the blocks bind; then each name a block
         rebound holds the join of what the blocks left. Where the choice is the same on every
         process, a value made to agree on one side counts as agreed (`if multi_process: x =
         broadcast(x)`, else the single-process path); what the choice itself carries into what
-        the blocks bound is the pass's (`bound_under`). `singleton`: (block index, name) of a set
-        known to hold at most one element in that block. A pass supplies `arms_begin(cond)` (a
+        the blocks bound is the pass's (`bound_under`). `singleton`: block index -> names of the
+        sets known to hold at most one element in that block. A pass supplies `arms_begin(cond)` (a
         token), `run_arm(block, token)`, `arms_end(token)` (a context for `bound_under`),
         `divergent(cond)`, `agreed(value)` and `bound_under(value, name, vals, context)`."""
         before = self.scope.env
@@ -2323,11 +2347,13 @@ class StatementRules:
         token = self.arms_begin(cond)
         for i, b in enumerate(blocks):
             self.scope.env = before.child()
-            sname = singleton[1] if singleton is not None and singleton[0] == i and b is not None else None
-            n = self.singleton(sname)
-            enter_singleton(self.scope.env, sname, n)
+            snames = singleton.get(i, ()) if singleton is not None and b is not None else ()
+            narrowed = [(sname, self.singleton(sname)) for sname in snames]
+            for sname, n in narrowed:
+                enter_singleton(self.scope.env, sname, n)
             self.run_arm(b, token)
-            leave_singleton(self.scope.env, sname, n)
+            for sname, n in reversed(narrowed):
+                leave_singleton(self.scope.env, sname, n)
             results.append(self.scope.env)
         self.scope.env = before
         context = self.arms_end(cond, node, token)
@@ -2517,11 +2543,13 @@ class StatementRules:
         pattern matches) decide which case runs, or none (`match_arms`)."""
         subject, cases = self.parts.read_match(node)
         c = self.data(self.ev(subject))
-        for guard, _ in cases:
+        for guard, _, _ in cases:
             if guard is not None:
                 c = self.join(c, self.data(self.ev(guard)))
         self.decides(node, c)
-        self.branches(c, match_arms([body for _, body in cases]), node)
+        pinned = {i: names for i, (_, _, pattern) in enumerate(cases)
+                  if (names := match_singletons(subject, pattern, self.read, self.parts.read_pattern))}
+        self.branches(c, match_arms([body for _, body, _ in cases]), node, pinned or None)
 
     def st_Assert(self, node) -> None:
         """`assert test, msg`: a failing test leaves (the message is evaluated then); after
