@@ -10,7 +10,7 @@ from libcst.helpers import get_full_name_for_node
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis.summary import resolve_relative
 from mcjax_lint.analysis.taint import _always_exits
-from mcjax_lint.analysis.tree import walk
+from mcjax_lint.analysis.tree import walk, walk_own_scope
 from mcjax_lint.rules.base import Rule
 
 
@@ -30,17 +30,22 @@ class InitializeAfterDeviceAccess(Rule):
         self.scope_imports: list[list[str]] = [[]]  # every import a function's own body runs, per function
 
         self.all_imports: Counter[str] = Counter()  # every import statement of the file, per module named
+        self.module: cst.Module | None = None
+        self.defs: list[cst.FunctionDef] = []  # the functions around the node visited, outermost first
 
     def visit_Module(self, node: cst.Module) -> None:
         self.scope_imports[0] = [m for st in _body_statements(node.body) for m in self._imported(st)]
         self.all_imports = Counter(m for n in walk(node) for m in self._imported(n))
+        self.module = node
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.stack.append([])
         self.imports.append([])
         self.scope_imports.append([m for st in _body_statements(node.body.body) for m in self._imported(st)])
+        self.defs.append(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.defs.pop()
         self.stack.pop()
         self.imports.pop()
         self.scope_imports.pop()
@@ -124,7 +129,7 @@ class InitializeAfterDeviceAccess(Rule):
         # Every import of the module may have run before this call (one in another function may
         # run first: `_load(); initialize()`) except those known to run after it: the imports
         # below it in its own body (module body or function), none of which has run yet.
-        after = Counter(self.scope_imports[-1]) - Counter(self.imports[-1])
+        after = Counter(self.scope_imports[-1]) - Counter(self.imports[-1]) + self._below_module_calls()
         summary = fa.index.modules.get(fa.modname)
         for m in dict.fromkeys(summary.imported_modules if summary else ()):
             if after[m] and after[m] >= self.all_imports[m]:
@@ -134,6 +139,26 @@ class InitializeAfterDeviceAccess(Rule):
                 self.report(node, (f"`jax.distributed.initialize()` runs after importing `{m}`, which accesses "
                                    f"JAX devices at import time ({acc}); it must come first"))
                 return
+
+
+    def _below_module_calls(self) -> Counter[str]:
+        """The module-level imports that have not run when the function around this call runs,
+        where it is a module-level function called only from the module body (`def setup():
+        initialize()`, then `setup()`, then `import lib`): those below its last call there.
+        (A module body runs top to bottom; an `initialize()` runs once per process, so a later
+        call from elsewhere would fail on its own.) Empty for any other function, and for one
+        named anywhere else (passed, called from a function)."""
+        if len(self.defs) != 1 or self.module is None or self.defs[0] not in self.module.body:
+            return Counter()
+        fdef = self.defs[0]
+        name = fdef.name.value
+        calls = [n for st in self.module.body if st is not fdef for n in walk_own_scope(st)
+                 if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and n.func.value == name]
+        named = sum(1 for n in walk(self.module) if isinstance(n, cst.Name) and n.value == name)
+        if not calls or named != len(calls) + 1:  # (+1: the `def`'s own name)
+            return Counter()
+        last = max(self.line(c) for c in calls)
+        return Counter(m for st in _body_statements(self.module.body) if self.line(st) > last for m in self._imported(st))
 
 
 def _body_statements(body) -> list[cst.CSTNode]:
