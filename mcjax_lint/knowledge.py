@@ -244,6 +244,12 @@ MPI_AGREEING_BUFFER_METHODS: dict[str, tuple[int, str]] = {
 # collectives.
 SANITIZER_METHODS = {"blocking_key_value_get", "blocking_key_value_get_bytes"} | MPI_AGREEING_RESULT_METHODS
 
+# Conversions that keep what a value is on every process: of an agreed value (a sanitizer's
+# result), the converted value agrees too (`int(broadcast_one_to_all(x))`); so do a constant
+# element of it (`process_allgather(x)[0]`, `semantics.ev_Subscript`) and these methods of it.
+AGREED_CONVERSIONS = frozenset({"int", "float", "bool", "str", "numpy.asarray", "numpy.array", "jax.device_get"})
+AGREED_CONVERSION_METHODS = frozenset({"item", "tolist"})
+
 # --- Collective work. ------------------------------------------------------------------------------
 COLLECTIVE_CALLS: dict[str, str] = {
     "jax.experimental.multihost_utils.sync_global_devices": "`multihost_utils.sync_global_devices()`",

@@ -1760,6 +1760,8 @@ class StatementRules:
         if self.qualify(value) == "os.environ":
             return self.env_read(keys[0][1] if len(keys) == 1 and keys[0][0] == "index" else None, node)
         base = self.ev(value)
+        if self.agreed(base) and all(k[0] == "index" and self.read(k[1])[0] in ("number", "string") for k in keys):
+            return self.sanitized()  # (`process_allgather(x)[0]`: a constant element of an agreed value)
         if len(keys) == 1 and keys[0][0] == "index":
             picked = self.picked(base, keys[0][1])
             if picked is not None:
@@ -2058,6 +2060,9 @@ class StatementRules:
                 arg0 = it
         if q == K.INITIALIZE:
             return self.initialized(node)
+        if q in K.AGREED_CONVERSIONS and arg0 is not None and self.agreed(arg0) \
+                and len(self.parts.positional_arguments(node)) == 1:
+            return self.sanitized()  # (`int(broadcast_one_to_all(x))`: the same number everywhere)
         if q in K.LOCAL_REPLICATORS:
             return self.on_local_devices(arg0)
         if q == "range":
@@ -2219,6 +2224,8 @@ class StatementRules:
             self.work(f"`.{meth}()`", node, meth)
             return self.nothing()
         if meth in K.SANITIZER_METHODS:
+            return self.sanitized()
+        if meth in K.AGREED_CONVERSION_METHODS and self.agreed(recv):
             return self.sanitized()
         if meth in K.MPI_AGREEING_BUFFER_METHODS and not self.instance_class(recv):
             buffer = agreeing_buffer(node, meth, self.parts, self.read)
