@@ -1606,11 +1606,15 @@ class StatementRules:
         v = self.data(self.ev(node.value))
         cur = self.ev(node.target) if self.tracks_target(node.target) else self.nothing()
         self.bind(node.target, self.join(cur, v))
+        t = self.read(node.target)
+        if t[0] == "name":
+            self.scope.peeks.pop(t[1], None)  # (`first += x`: no longer what `next(it)` gave)
 
     def ev_NamedExpr(self, node):
         """`(x := v)`: x is bound to v's value, which is also the expression's."""
         v = self.ev(node.value)
         self.bind(node.target, v)
+        self.note_peek(node.value, [node.target])
         return v
 
     def st_Try(self, node) -> None:
@@ -2596,9 +2600,52 @@ class StatementRules:
             v = self.as_host(v)
         v = self.constant_binding(node.value, v)
         targets = self.assign_targets(node)
+        same = self.pushed_back(node.value)
         for t in targets:
+            if same is not None and self.read(t) == ("name", same):
+                continue  # (`it = chain([first], it)` after `first = next(it)`: the same elements)
             self.bind(t, v)
             note_string_binding(self.scope, t, node.value, self.read)
+        self.note_peek(node.value, targets)
+
+    # ---- peeking at an iterator and putting the element back (`first = next(it)`, then
+    # `it = itertools.chain([first], it)`) leaves it yielding the elements it yielded before
+    def note_peek(self, value, targets: list) -> None:
+        """After `name = value`: where value is `next(it)` (no default) of a name, remember it
+        with the object `it` is bound to now; any other value assigned to `name` forgets it.
+        (A store into the element, `first["k"] = v`, changes what the element holds, not
+        which element it is.)"""
+        peeks = self.scope.peeks
+        r = self.read(value)
+        it = None
+        if r[0] == "call" and self.qualify(r[1]) == "next" and len(r[2]) == 1 and len(r[3]) == 1:
+            a = self.read(r[2][0])
+            it = a[1] if a[0] == "name" else None
+        for t in targets:
+            n = self.read(t)
+            if n[0] != "name":
+                continue
+            if it is not None and n[1] != it:
+                peeks[n[1]] = (it, self.name_value(it))
+            else:
+                peeks.pop(n[1], None)
+
+    def pushed_back(self, value) -> str | None:
+        """`it` for `itertools.chain([first], it)` (or `(first,)`) where `first` was last assigned
+        `next(it)` and `it` is still the iterator it was taken from: the chain
+        yields exactly the elements `it` would have yielded had nothing been taken (a rule of
+        Python), so rebinding `it` to it changes nothing. None otherwise."""
+        r = self.read(value)
+        if r[0] != "call" or len(r[2]) != 2 or len(r[3]) != 2 or self.qualify(r[1]) != "itertools.chain":
+            return None
+        head, rest = self.read(r[2][0]), self.read(r[2][1])
+        if head[0] not in ("seq", "tuple") or len(head[1]) != 1 or rest[0] != "name":
+            return None
+        first = self.read(head[1][0])
+        seen = self.scope.peeks.get(first[1]) if first[0] == "name" else None
+        if seen is None or seen[0] != rest[1] or seen[1] is None:
+            return None
+        return rest[1] if self.name_value(rest[1]) is seen[1] else None
 
     def st_AnnAssign(self, node) -> None:
         if node.value is not None:  # (a bare annotation binds nothing)

@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 70
+SUMMARY_VERSION = 71
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -485,6 +485,7 @@ class _Scope:
         self.outer = outer
         self.is_module = is_module
         self.strings: dict[str, str | None] = {}  # names assigned to a str literal (semantics.note_string_binding)
+        self.peeks: dict = {}  # names assigned `next(it)` (semantics.StatementRules.note_peek)
         self.none_params: set[str] = set()  # parameters whose default is None
         self.param_pos: dict[str, int] = {}  # parameter -> position after self (-1: keyword-only)
 

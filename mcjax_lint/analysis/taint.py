@@ -79,6 +79,7 @@ class _Scope:
     qualname: str = ""
     params: frozenset = frozenset()  # a function's own parameters (in its scope only)
     strings: dict = field(default_factory=dict)  # names assigned to a str literal (semantics.note_string_binding)
+    peeks: dict = field(default_factory=dict)  # names assigned `next(it)` (semantics.StatementRules.note_peek)
     decided: dict = field(default_factory=dict)  # parameters constant at every call (index.decided), never reassigned
 
     def __post_init__(self) -> None:
