@@ -824,6 +824,16 @@ def may_drop_reduction(q: str | None, method: str | None, name_argument: bool) -
     return q is not None and q.removeprefix("builtins.") not in vars(builtins) and q.split(".")[0] not in LIBRARY_ROOTS
 
 
+def stored_attribute_key(name: str, attr: str) -> str:
+    """The scope binding that holds what `name.attr = v` stored (a pass that tracks such stores
+    keeps them beside the names; the dot keeps it apart from any name)."""
+    return f"{name}.{attr}"
+
+
+def is_stored_attribute_key(key: str) -> bool:
+    return "." in key
+
+
 def agreeing_buffer(node, meth: str, parts, read: Reader):
     """The variable an mpi4py buffer collective (`comm.Allreduce(x, out)`, `comm.Bcast(buf,
     root=0)`: `knowledge.MPI_AGREEING_BUFFER_METHODS`) writes its agreeing result into: the
@@ -1728,9 +1738,13 @@ class StatementRules:
         that global is (`global_value`; `jax.distributed`'s process numbers are per process);
         else what the receiver carries, joined with any attribute of that name in the project
         where the receiver's class is not known (`any_member`). A pass supplies those,
-        `class_of` (a value's project class), `source` (a per-process value read here) and
-        `attribute_of` (what else an attribute of that receiver carries)."""
+        `class_of` (a value's project class), `source` (a per-process value read here),
+        `attribute_of` (what else an attribute of that receiver carries) and `stored_attribute`
+        (what a store earlier in the function, `obj.attr = v`, left there, where it tracks one)."""
         _, value, attr = self.read(node)
+        stored = self.stored_attribute(value, attr)
+        if stored is not None:
+            return stored
         cls = self.self_class(value)
         if cls is not None:
             return self.member(cls, attr, node, True)
@@ -2372,6 +2386,11 @@ class StatementRules:
         for k, vals in branch_changes(before, results).items():
             present = [v for v in vals if v is not None]
             if not present:
+                before.set_or_delete(k, None)
+                continue
+            if len(present) < len(vals) and is_stored_attribute_key(k) \
+                    and not (uniform and any(self.agreed(v) for v in present)):
+                # (a block that stored no such attribute leaves it as the object holds it)
                 before.set_or_delete(k, None)
                 continue
             m = present[0]

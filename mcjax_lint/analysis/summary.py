@@ -1517,6 +1517,8 @@ class _Summarizer(semantics.StatementRules):
     def set_pop(self, node: ast.Call) -> Sym:
         return {"order": [self.src("`set.pop()`", node, kinds.SET_ORDER)]}
 
+    stored_attribute = staticmethod(lambda value, attr: None)  # (the precise pass alone keeps them)
+
     def name_value(self, name: str) -> Sym | None:
         cur = self._local(name)
         return cur if cur is not None else self.module_scope.env.get(name)

@@ -80,6 +80,7 @@ class _Scope:
     params: frozenset = frozenset()  # a function's own parameters (in its scope only)
     strings: dict = field(default_factory=dict)  # names assigned to a str literal (semantics.note_string_binding)
     peeks: dict = field(default_factory=dict)  # names assigned `next(it)` (semantics.StatementRules.note_peek)
+    attr_owner: dict = field(default_factory=dict)  # an agreed attribute store's object (`stored_attribute`)
     decided: dict = field(default_factory=dict)  # parameters constant at every call (index.decided), never reassigned
 
     def __post_init__(self) -> None:
@@ -243,6 +244,18 @@ class FileAnalysis(semantics.StatementRules):
     # ================================================================ names
     def local(self, name: str) -> Val | None:
         return semantics.lookup_local(self.scope, name)
+
+    def stored_attribute(self, value: cst.BaseExpression, attr: str) -> Val | None:
+        """`obj.attr` read back after `obj.attr = v` stored an agreed v on this very object (the
+        local name still bound to what it was then, in this function): v. (Only agreed values
+        are kept: an alias or a call given `obj` may store again, and silence is the safe side.)"""
+        if not isinstance(value, cst.Name):
+            return None
+        key = semantics.stored_attribute_key(value.value, attr)
+        v = self.scope.env.get(key)
+        if v is None or self.scope.attr_owner.get(key) is not self.local(value.value):
+            return None
+        return v
 
     # `qualify`: semantics.StatementRules; an unknown global may come from a star import.
     name_parts = staticmethod(read_cst.name_parts)
@@ -1949,6 +1962,16 @@ class FileAnalysis(semantics.StatementRules):
             self.bind(target.value, value)
         elif isinstance(target, cst.Attribute):
             self.ev(target.value)
+            if isinstance(target.value, cst.Name) and (owner := self.local(target.value.value)) is not None:
+                key = semantics.stored_attribute_key(target.value.value, target.attr.value)
+                if value.sanitized or (key in self.scope.env and not (value.divergent or value.shape or value.tree)):
+                    # `state.step = int(broadcast_one_to_all(step))`: read back from this object,
+                    # the attribute holds that agreed value (`stored_attribute`); so it does after
+                    # `state.step += 1`, computed from it and nothing that differs.
+                    self.scope.env[key] = value
+                    self.scope.attr_owner[key] = owner
+                else:
+                    self.scope.env.set_or_delete(key, None)
         elif isinstance(target, cst.Subscript):
             base = target.value
             key = BOTTOM
