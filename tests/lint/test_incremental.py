@@ -79,12 +79,13 @@ def test_line_moves_are_served_by_moving_the_cached_index(linted_project):
     # where an origin cannot be told apart (two `train.py` with a source on the same line) or a
     # module-level value reads a moved function (relocate.py's stated reason for a rebuild,
     # `Unrelocatable`). Most moves are served by moving it; a few by re-solving the
-    # moved functions. Which files the seeded draw hits changes whenever a fixture is added, so no
-    # count is pinned: what each edit did is checked against the rule.
+    # moved functions; a file whose summary quotes no line at all needs nothing (cached). Which
+    # files the seeded draw hits changes whenever a fixture is added, so no count is pinned: what
+    # each edit did is checked against the rule.
     edits = [n for n in notes if " insert_lines " in n]
-    assert all("-> moved" in n or "-> re-solved" in n or "is ambiguous" in n
+    assert all("-> moved" in n or "-> cached" in n or "-> re-solved" in n or "is ambiguous" in n
                or "a module-level value reads a changed function or import" in n for n in edits), edits
-    assert out["how"].get("moved", 0) >= out["edits"] // 2, edits
+    assert out["how"].get("moved", 0) + out["how"].get("cached", 0) >= out["edits"] // 2, edits
 
 
 _IMPORT_TIME_DEVICES = ("import jax\nimport numpy as np\nfrom jax.sharding import Mesh\n\n"
