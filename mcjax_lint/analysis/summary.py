@@ -2497,16 +2497,7 @@ def _nodes(root: ast.AST) -> list[ast.AST]:
     its order (breadth first, each node's children in field order: the markers have none)."""
     out = [root]
     for n in out:  # (grows while it is read)
-        t = type(n)
-        fields = _CHILD_FIELDS.get(t)
-        if fields is None:
-            fields = _CHILD_FIELDS[t] = tuple(f for f in t._fields if f != "ctx")
-        for f in fields:
-            v = getattr(n, f, None)
-            if type(v) is list:
-                out.extend([x for x in v if isinstance(x, ast.AST)])
-            elif isinstance(v, ast.AST):
-                out.append(v)
+        _push_children(n, out)
     return out
 
 
