@@ -557,8 +557,8 @@ class Divergence:
                 self.walk_body(orelse, ctx + [_with(here, "else", orelse, cond, s.body)])
             if cond.divergent and id(s) not in self._branch_done and not self._escaping_exits(s):
                 a, b = self.seq_block(s.body), self.seq_block(s.orelse)
-                paired = self._completed_by_pair(stmts, i)
-                if a != b and paired != "paired":
+                paired = self._completed_by_pair(stmts, i) if a != b else "paired"
+                if paired != "paired":
                     if paired == "around a yield":
                         cond = evidence.mark(cond, evidence.RESUMED_AT_YIELD, evidence.RESUMED_AT_YIELD_TEXT,
                                              fa.line(s))
@@ -698,11 +698,12 @@ class Divergence:
         where they pair only across a `yield` statement (`main_process_first()`: the caller's
         `with` body runs there, which may raise or do collective work on some processes: a guess,
         `evidence.RESUMED_AT_YIELD`); "" where they do not pair."""
-        for ok in (False, True):
+        code = self.fa.module.code_for_node
+        test = stmts[i].test
+        near = stmts[max(0, i - _PAIR_REACH):i + 1 + _PAIR_REACH]
+        for ok in ((False, True) if any(_bare_yield(t) for t in near) else (False,)):
             if self._pair_end(stmts, i, across_yield=ok) is not None:
                 return "around a yield" if ok else "paired"
-            code = self.fa.module.code_for_node
-            test = stmts[i].test
             if any(isinstance(stmts[lo], cst.If) and semantics.same_processes_arm(
                    test, 0, stmts[lo].test, read_cst.read, code) is not None
                    and (e := self._pair_end(stmts, lo, across_yield=ok)) is not None and e >= i
