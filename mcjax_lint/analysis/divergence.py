@@ -657,9 +657,20 @@ class Divergence:
         if isinstance(small, cst.Return):
             kind = "return"
         elif isinstance(small, cst.Raise):
-            if small.exc is None or any(f.kind == "handler" for f in ctx):
-                # A re-raise or a translation in an `except` handler: the exception already
-                # happened; whether it can happen on one process only is MCJ104's business.
+            h = next((k for k in range(len(ctx) - 1, -1, -1) if ctx[k].kind == "handler"), None)
+            if h is not None:
+                # A re-raise or a translation in an `except` handler fires where the `try` body
+                # failed. Whether that can happen on one process only is MCJ104's business,
+                # unless a process-dependent block encloses the `try` within this function
+                # (`if rank == 0: try: read() except OSError: raise ConfigError`): its body ran
+                # on some processes only, so only they can fail there. A guess: whether the
+                # body fails is never known.
+                f0 = next((k for k in range(h - 1, -1, -1) if ctx[k].kind == "func"), 0)
+                if not any(f.kind in _DECISIONS and f.cond.divergent for f in ctx[f0:h]):
+                    return
+                self._exit_point(small, "raise", ctx, line, evidence.HANDLED_FAILURE)
+                return
+            if small.exc is None:
                 return
             kind = "raise"
         elif isinstance(small, cst.Break):
@@ -754,7 +765,7 @@ class Divergence:
         calls = self.fa.calls
         return bool(_exits_in(s.body, s, calls) or (s.orelse is not None and _exits_in(s.orelse, s, calls)))
 
-    def _exit_point(self, small, kind: str, ctx: list[_Frame], line) -> None:
+    def _exit_point(self, small, kind: str, ctx: list[_Frame], line, failure: str = "") -> None:
         # Frames within the exit's reach: up to the function (return/raise/exit) or the loop.
         if kind in ("break", "continue"):
             j = next((k for k in range(len(ctx) - 1, -1, -1) if ctx[k].kind == "loop"), None)
@@ -774,7 +785,7 @@ class Divergence:
             return
         dframe = reach[d]
         fn = next((f.node for f in ctx if f.kind == "func"), None) if kind == "raise" else None
-        guess = _raise_guess(small, dframe, fn) if kind == "raise" else ""
+        guess = failure or _raise_guess(small, dframe, fn) if kind == "raise" else ""
         # A check that raises alike wherever it is evaluated, under a process-dependent block: one
         # process fails first and the others wait to be aborted (MCJ104), no one-process exit.
         uniform = kind == "raise" and _uniform_check(reach)
