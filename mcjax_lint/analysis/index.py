@@ -82,7 +82,8 @@ def _bind_guards(v: Val, q: str, f: FunctionFacts, given: tuple | None) -> Val:
     numbers drawn from them) are dropped when the call leaves that parameter to its default
     None, kept (unguarded) otherwise."""
     if not any(s.kind.startswith(kinds.GUARD_PREFIX) for s in (*v.pd, *v.pdc)) and not (
-            v.items and any(s.kind.startswith(kinds.GUARD_PREFIX) for x in v.items for s in (*x.pd, *x.pdc))):
+            v.items and any(s.kind.startswith(kinds.GUARD_PREFIX) for x in v.items for s in (*x.pd, *x.pdc))) and not (
+            v.keys and any(s.kind.startswith(kinds.GUARD_PREFIX) for _, x in v.keys for s in (*x.pd, *x.pdc))):
         return v
     supplied = None
     if given is not None:
@@ -99,7 +100,8 @@ def _bind_guards(v: Val, q: str, f: FunctionFacts, given: tuple | None) -> Val:
         return most_certain(out)  # (a guarded source and its unguarded twin: one, whatever the set's order)
 
     items = tuple(replace(x, pd=bind(x.pd), pdc=bind(x.pdc)) for x in v.items) if v.items else v.items
-    return replace(v, pd=bind(v.pd), pdc=bind(v.pdc), items=items)
+    keys = tuple((k, replace(x, pd=bind(x.pd), pdc=bind(x.pdc))) for k, x in v.keys) if v.keys else v.keys
+    return replace(v, pd=bind(v.pd), pdc=bind(v.pdc), items=items, keys=keys)
 
 
 # Methods that give a container's structure (its keys, its elements as they are), not something
@@ -945,6 +947,9 @@ class ProjectIndex:
         if sym.get("tup") is not None:
             # One level of tuple elements (nested tuples from recursive helpers would grow forever).
             out = replace(out, items=tuple(_flat(self.resolve(x, path)) for x in sym["tup"]))
+        if sym.get("keys") is not None and len(sym["keys"]) <= _values.MAX_KEYS:
+            # A dict built with constant keys: each key's value apart (`Val.keys`; one level).
+            out = replace(out, keys=tuple(sorted((str(k), _leaf(self.resolve(x, path))) for k, x in sym["keys"].items())))
         if sym.get("host") is True and not out.host:
             out = replace(out, host=True)  # (where it lives does not depend on what it was computed from)
         cnt = sym.get("cnt")
@@ -1540,7 +1545,7 @@ class ProjectIndex:
                         sized = Val(pd=src, shape=src)
                 # Arguments flow into the result (without their order if the function sorts them);
                 # as content only when it returns (or yields) their elements (`elem`).
-                items = res.items
+                items, keys = res.items, res.keys
                 if args is not None and given is not None and site is not None:
                     argv = self._returned_arguments(q, args, given, bool(site.get("bd")), argv)
                 if elem and (argv.pd or argv.shape):
@@ -1558,6 +1563,10 @@ class ProjectIndex:
                         for x, fl in zip(items, flows or ("order",) * len(items))))
                 else:
                     res = res.join(sized)
+                if keys is not None:
+                    # (a dict with constant keys: the arguments reach each key as they reach the whole)
+                    extra = argv if flow == "order" else argv.without_order()
+                    res = replace(res, keys=tuple((k, x.join(extra).join(sized)) for k, x in keys))
             if ret.host and (not res.host or res.glob):
                 # A helper returning host data on every path (`np.asarray(step(x))`): a host
                 # copy, never a global array, whatever it was computed from.
@@ -2203,6 +2212,12 @@ def _with_ext(v: Val) -> Val:
 
 def _flat(v: Val) -> Val:
     return replace(v, items=None) if v.items is not None else v
+
+
+def _leaf(v: Val) -> Val:
+    """A value kept under a dict's key: one level (a helper returning a dict of its own result
+    would nest deeper each round of the fixpoint)."""
+    return replace(v, items=None, keys=None) if v.items is not None or v.keys is not None else v
 
 
 def _chain(c: str, call: dict, f: FunctionFacts, short: str) -> str:

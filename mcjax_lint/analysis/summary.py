@@ -28,12 +28,13 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 71
+SUMMARY_VERSION = 72
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
 MAX_ITEMS = 4  # per list in a symbolic value: keeps summaries small and bounded
 MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b, ...` of a setup helper)
+MAX_KEYS = 32  # constant keys kept apart in a dict (`values.MAX_KEYS`, the precise pass's bound)
 
 
 # --- symbolic values ---------------------------------------------------------------------------------
@@ -42,6 +43,8 @@ MAX_TUPLE = 16  # elements kept apart in a returned/unpacked tuple (`return a, b
 #   u: True (unordered collection)   callable: desc   ckpt/sharding/glob: True   cls: qualname
 #   via: [call, ...]   results of calls (resolved by the index)
 #   params: [name, ...]   refs: [qualified name, ...] (globals, functions, `Cls.attr`, `.attr`)
+#   keys: {key: Sym, ...}  a dict built with constant str keys, each key's value apart (one level:
+#       a value's own "keys" are dropped); the Sym itself stays the join of all of them
 #   ip: ["Cls.__init__:position:param", ...]  (a class attribute `__init__` stores from its parameter:
 #       the index joins the arguments every construction site passes; position -1: keyword-only)
 # A call is {"n": qualname} | {"m": method, "r": receiver Sym} | {"v": callee Sym}, plus "a": the
@@ -75,7 +78,7 @@ def sym_join(a: Sym | None, b: Sym | None) -> Sym:
         return {k: v for k, v in a.items() if k not in ("host", "lp")}
     out = dict(a)
     for k, v in b.items():
-        if k in ("tup", "cnt"):
+        if k in ("tup", "cnt", "keys"):
             continue
         if k == "u" and k in out:
             out[k] = semantics.stronger_order(out[k], v)
@@ -97,6 +100,14 @@ def sym_join(a: Sym | None, b: Sym | None) -> Sym:
         out["tup"] = [sym_join(x, y) for x, y in zip(ta, tb)]
     else:
         out.pop("tup", None)
+    # A dict with constant keys on both sides: each key's values joined (a key one side lacks
+    # keeps the other's value: reading it on that path fails anyway); else the whole only.
+    out.pop("keys", None)
+    ka, kb = a.get("keys"), b.get("keys")
+    if ka is not None and kb is not None:
+        keys = _join_keys(ka, kb)
+        if keys is not None:
+            out["keys"] = keys
     if out.get("num") and not (a.get("num") and b.get("num")):
         del out["num"]
     if out.get("host") and not (a.get("host") and b.get("host")):
@@ -114,6 +125,31 @@ def sym_join(a: Sym | None, b: Sym | None) -> Sym:
     else:
         out.pop("hl", None)
     return out
+
+
+def _join_keys(ka: dict, kb: dict) -> dict | None:
+    if ka is kb or ka == kb:
+        return ka
+    out = dict(ka)
+    for k, v in kb.items():
+        out[k] = sym_join(out[k], v) if k in out else v
+    return out if len(out) <= MAX_KEYS else None
+
+
+def keyed(out: Sym, keys: dict | None) -> Sym:
+    """`out` (a dict's whole value) with its constant keys' values kept apart (`"keys"`)."""
+    if keys is None or len(keys) > MAX_KEYS:
+        return out
+    return dict(out, keys={k: {x: y for x, y in v.items() if x != "keys"} for k, v in keys.items()})
+
+
+def with_key(cur: Sym, k: str, v: Sym, whole: Sym) -> Sym:
+    """The dict `cur` after `d[k] = v` with a constant key: `k` holds `v` alone; `whole` is the
+    dict's value after the store (the fallback)."""
+    keys = cur.get("keys")
+    if keys is None or len(keys) >= MAX_KEYS and k not in keys:
+        return {x: y for x, y in whole.items() if x != "keys"}
+    return keyed(whole, dict(keys, **{k: v}))
 
 
 def sym_taint(a: Sym) -> Sym:
@@ -963,8 +999,17 @@ class _Summarizer(semantics.StatementRules):
     def ev_Dict(self, node: ast.Dict) -> Sym:
         """A dict display: its keys' and values' taint; without `**` and with constant keys, as
         many keys on every process."""
-        out = self.ev_children(node)
+        out: Sym = {}
+        values: dict[int, Sym] = {}
+        for child in ast.iter_child_nodes(node):  # (as `ev_children`, keeping each value apart)
+            if isinstance(child, ast.expr):
+                v = self.ev(child)
+                values[id(child)] = v
+                out = sym_join(out, sym_taint(v))
         fixed = all(k is not None and isinstance(k, ast.Constant) for k in node.keys)
+        keys = [semantics.constant_key(k, read) for k in node.keys]
+        if fixed and None not in keys and len(set(keys)) == len(keys):
+            out = keyed(out, {k: values[id(v)] for k, v in zip(keys, node.values)})
         return dict(out, cnt={}) if fixed else out
     element = staticmethod(sym_element)
 
@@ -1029,8 +1074,23 @@ class _Summarizer(semantics.StatementRules):
         return out
 
     def ev_Call(self, node: ast.Call) -> Sym:
+        if not node.args and node.keywords and all(k.arg is not None for k in node.keywords) \
+                and len(node.keywords) <= MAX_KEYS and isinstance(node.func, ast.Name) and node.func.id == "dict" \
+                and self.qualify(node.func) == "dict":
+            # `dict(a=x, b=y)`: a dict with constant keys (as a display, `ev_Dict`)
+            self._kwargs_of = node
+            out = self._ev_call(node)
+            kwargs, self._kwargs_of = self._kwargs_of, None
+            return keyed(out, kwargs) if isinstance(kwargs, dict) else out
+        return self._ev_call(node)
+
+    _kwargs_of: object = None  # (the `dict(k=v)` call whose keyword values `_ev_call` hands back)
+
+    def _ev_call(self, node: ast.Call) -> Sym:
         args = [self.ev(a.value if isinstance(a, ast.Starred) else a) for a in node.args]
         kwargs = {k.arg: self.ev(k.value) for k in node.keywords}
+        if self._kwargs_of is node:
+            self._kwargs_of = kwargs
         argu: Sym = {}
         for a in list(args) + list(kwargs.values()):
             argu = sym_join(argu, sym_taint(a))
@@ -1743,7 +1803,11 @@ class _Summarizer(semantics.StatementRules):
                         # keyed by an arbitrary iteration order: same mapping, insertion order only
                         self.bind(base, dict(_strip_order(sym_join(cur, sym_taint(value)), target.lineno), u=True))
                     else:
-                        self.bind(base, sym_join(cur, sym_element(sym_join(value, key))))
+                        whole = sym_join(cur, sym_element(sym_join(value, key)))
+                        ck = semantics.constant_key(target.slice, read)
+                        if ck is not None and cur.get("keys") is not None:
+                            whole = with_key(cur, ck, value, whole)  # `d["k"] = v`: that key holds v alone
+                        self.bind(base, whole)
 
     def _implicit_taint(self) -> Sym:
         """What the conditions carry under which an attribute assignment here runs (enclosing

@@ -220,7 +220,7 @@ class FileAnalysis(semantics.StatementRules):
         Every value that comes from the project index goes through here: its sources carry
         lines of other files (`Src.located` is false) until moved. `unlocated_only` keeps the
         sources already located in this file (a library call's arguments, a receiver's taint)."""
-        if not (v.pd or v.pdc or v.order or v.hash or v.items is not None):
+        if not (v.pd or v.pdc or v.order or v.hash or v.items is not None or v.keys):
             return v
         r = self.pos(node)
         name = f"`{via}()`" if call else f"`{via}`"
@@ -233,13 +233,14 @@ class FileAnalysis(semantics.StatementRules):
                                  x.kind, r[2], r[3], x.origin or f"line {x.line}", guess=x.guess) for x in s)
 
         items = tuple(self.anchor(x, node, via, call, unlocated_only) for x in v.items) if v.items is not None else None
+        keys = tuple((k, self.anchor(x, node, via, call, unlocated_only)) for k, x in v.keys) if v.keys else v.keys
         shape = v.shape
         if any(x.kind == kinds.LENGTH and not x.located for x in shape):
             # (what decides the count of a container a helper built: `ProjectIndex` "cnt")
             length = frozenset(x for x in shape if x.kind == kinds.LENGTH and not x.located)
             shape = _cap((shape - length) | move(length))
         return replace(v, pd=move(v.pd), pdc=move(v.pdc), order=move(v.order), hash=move(v.hash), items=items,
-                       shape=shape)
+                       shape=shape, keys=keys)
 
     # ================================================================ names
     def local(self, name: str) -> Val | None:
