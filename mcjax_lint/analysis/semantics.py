@@ -760,24 +760,68 @@ def constant_repr(node: object | None, read: Reader) -> str | None:
     return None
 
 
-def decide(test: object, read: Reader, constants: dict[str, str]) -> bool | None:
+# The number of processes of the job (the same on every process).
+PROCESS_COUNT_CALLS = frozenset({"jax.process_count", "jax.host_count"})
+
+
+def process_count_test(left: object, op: str, right: object, read: Reader,
+                       is_count: Callable[[object], bool]) -> bool | None:
+    """Which way `count <op> n` goes in a job of several processes, the only kind in which
+    processes can part ways: `process_count() == 1` / `<= 1` / `< 2` is False there, `> 1` /
+    `>= 2` / `!= 1` True (`is_count`: whether an expression is the process count); None for
+    anything else (`== 4` depends on the job)."""
+    flip = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "==": "==", "!=": "!="}
+    rn = read(right)
+    if rn[0] != "number" or rn[1] is None:
+        ln = read(left)
+        if ln[0] != "number" or ln[1] is None or op not in flip:
+            return None
+        left, right, op, rn = right, left, flip[op], ln
+    try:
+        n = int(rn[1])
+    except ValueError:
+        return None
+    if n > 2 or n < 0 or op not in flip or not is_count(left):
+        return None
+    # With count >= 2: the comparison with a number n <= 2 is decided unless it tests count == 2.
+    if op == "==":
+        return False if n < 2 else None
+    if op == "!=":
+        return True if n < 2 else None
+    if op == "<":
+        return False
+    if op == "<=":
+        return False if n < 2 else None
+    if op == ">":
+        return True if n < 2 else None
+    return True  # ">="
+
+
+def decide(test: object, read: Reader, constants: dict[str, str],
+           is_count: Callable[[object], bool] | None = None) -> bool | None:
     """Which way a condition goes when the parameters in `constants` (name -> `constant_repr`)
     hold those constants at every call: `flag`, `not flag`, `flag is None`, `mode == "host"`,
-    `and`/`or` of those; None when it depends on anything else."""
+    `and`/`or` of those; and, with `is_count`, a comparison of the process count with 1 as in a
+    job of several processes (`process_count_test`: a block that runs only in a one-process job
+    cannot part processes that do not exist); None when it depends on anything else."""
     r = read(test)
     if r[0] == "name":
         c = constants.get(r[1])
         return None if c is None else _truthy(c)
     if r[0] == "boolop":
-        vals = [decide(v, read, constants) for v in r[2]]
+        vals = [decide(v, read, constants, is_count) for v in r[2]]
         if r[1] == "and":
             return False if False in vals else (True if all(v is True for v in vals) else None)
         return True if True in vals else (False if all(v is False for v in vals) else None)
     if r[0] == "unary" and r[1] == "not":
-        v = decide(r[2], read, constants)
+        v = decide(r[2], read, constants, is_count)
         return None if v is None else not v
     if r[0] == "compare":
         left, op, right = r[1], r[2], r[3]
+        if is_count is not None:
+            v = process_count_test(left, op, right, read, is_count)
+            if v is not None:
+                return v
         a = constants.get(read(left)[1]) if read(left)[0] == "name" else None
         b = constant_repr(right, read)
         if a is None or b is None:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from mcjax_lint.analysis.tree import OWN_SCOPE, children, walk as _walk
+from mcjax_lint.analysis.tree import OWN_SCOPE, children, walk as _walk, walk_own_scope
 from mcjax_lint.analysis.positions import Range
 
 from mcjax_lint import knowledge as K
@@ -82,6 +82,7 @@ class _Scope:
     peeks: dict = field(default_factory=dict)  # names assigned `next(it)` (semantics.StatementRules.note_peek)
     attr_owner: dict = field(default_factory=dict)  # an agreed attribute store's object (`stored_attribute`)
     decided: dict = field(default_factory=dict)  # parameters constant at every call (index.decided), never reassigned
+    node: object = None  # the function (or module) whose body this scope runs (`_count_names`)
 
     def __post_init__(self) -> None:
         if not isinstance(self.env, Env):
@@ -137,7 +138,7 @@ class FileAnalysis(semantics.StatementRules):
         for stmt in module.body:
             if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
                 self.module_defs[stmt.name.value] = f"{modname}.{stmt.name.value}"
-        self.module_scope = _Scope({}, None, is_module=True, qualname=f"{modname}.<module>")
+        self.module_scope = _Scope({}, None, is_module=True, qualname=f"{modname}.<module>", node=module)
         self.scope = self.module_scope
         self.cls_stack: list[str] = []
         self.pending: list[tuple] = []
@@ -159,6 +160,7 @@ class FileAnalysis(semantics.StatementRules):
         self.keys_added: set[str] = set()  # containers a `d[k] = v` may have given a new key in the current branch
         self.grown: set[str] = set()  # containers a method (`xs.append(v)`) grew in the current branch
         self.decided_ifs: dict[cst.If, bool] = {}  # `if` on parameters constant at every call -> the arm taken
+        self._counts: dict[int, tuple[set[str], set[str]]] = {}  # `_count_names` of a scope's function or module
         self.seeded_modules: set[str] = set()
         self.seeded_per_process: set[str] = set()  # modules seeded with a process-dependent value
         self._full_positions = None
@@ -2202,15 +2204,37 @@ class FileAnalysis(semantics.StatementRules):
     # every call runs the arm taken; `if x is not None:` narrows x inside, `if x is None: return`
     # (or a placeholder filled) after it.
     def decided(self, node: cst.If) -> bool:
-        taken = semantics.decide(node.test, read, self.scope.decided) if self.scope.decided else None
+        taken = semantics.decide(node.test, read, self.scope.decided, self._is_process_count)
         if taken is None:
             return False
         # A branch on parameters that hold the same constant at every call (`cleanup(sync=
-        # False)`): only the arm taken runs; the other's collective work and exits never do.
+        # False)`): only the arm taken runs; the other's collective work and exits never do. So
+        # for a test of the process count (`if jax.process_count() == 1:`): processes can part
+        # ways only in a job of several, where the other arm runs.
         self.decided_ifs[node] = taken
         if taken or node.orelse is not None:
             self.block(node.body if taken else node.orelse)
         return True
+
+    def _is_process_count(self, e: cst.CSTNode) -> bool:
+        """`jax.process_count()`, or a name bound to it once and never again in its scope."""
+        if isinstance(e, cst.Call):
+            return not e.args and self.qualify(e.func) in semantics.PROCESS_COUNT_CALLS
+        if not isinstance(e, cst.Name):
+            return False
+        scope = self.scope
+        while scope is not None:
+            if scope.node is None:  # (a comprehension's or lambda's own names: its parameters)
+                if e.value in scope.env:
+                    return False
+            else:
+                counts = self._counts.get(id(scope.node))
+                if counts is None:
+                    counts = self._counts[id(scope.node)] = _count_names(scope.node, self.qualify)
+                if e.value in counts[0]:
+                    return e.value in counts[1]
+            scope = scope.outer
+        return False
 
     def arms_of_if(self, node: cst.If, cond: Val) -> None:
         name, is_none = semantics.none_test(node.test, read)
@@ -2438,7 +2462,7 @@ class FileAnalysis(semantics.StatementRules):
             assigned = _assigned_names(node)
             consts = {p: c for p, c in consts.items() if p not in assigned}
         self.scope = _Scope(env, outer, cls=cls, qualname=qual, params=frozenset(p.name.value for p in params),
-                            decided=consts or {})
+                            decided=consts or {}, node=node)
         self.cls_stack = [cls] if cls else []
         self._in_class_body = False
         self.loop_depth = 0
@@ -2882,6 +2906,37 @@ def _is_static(node: cst.FunctionDef) -> bool:
         if isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod":
             return True
     return False
+
+
+def _count_names(node: cst.CSTNode, qualify) -> tuple[set[str], set[str]]:
+    """(names a function or module binds in its own scope, those of them bound once there to
+    `jax.process_count()` and nowhere else: declared `global`/`nonlocal` in no nested function)."""
+    body = node if isinstance(node, cst.Module) else node.body
+    bound: dict[str, int] = {}
+    counts: set[str] = set()
+    targets = []
+    if isinstance(node, cst.FunctionDef):
+        targets += [p.name for p in _all_params(node.params)]
+    for n in walk_own_scope(body):
+        t = type(n)
+        if t is cst.Assign and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) \
+                and isinstance(n.value, cst.Call) and not n.value.args \
+                and qualify(n.value.func) in semantics.PROCESS_COUNT_CALLS:
+            counts.add(n.targets[0].target.value)
+        if t is cst.AssignTarget:
+            targets.append(n.target)
+        elif t in (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.CompFor):
+            targets.append(n.target)
+        elif t is cst.AsName:
+            targets.append(n.name)
+        elif t in (cst.Global, cst.Nonlocal, cst.Del):
+            targets.append(n)
+    for t in targets:
+        for x in _walk(t):
+            if type(x) is cst.Name:
+                bound[x.value] = bound.get(x.value, 0) + 1
+    declared = {x.name.value for n in _walk(body) if type(n) in (cst.Global, cst.Nonlocal) for x in n.names}
+    return set(bound), {c for c in counts if bound.get(c) == 1 and c not in declared}
 
 
 def _assigned_names(fdef: cst.FunctionDef) -> set[str]:
