@@ -757,7 +757,29 @@ def constant_repr(node: object | None, read: Reader) -> str | None:
         return r[1]
     if r[0] == "name" and r[1] in ("True", "False", "None"):
         return r[1]
+    if r[0] == "unary" and r[1] == "-":
+        n = read(r[2])
+        if n[0] == "number" and n[1] is not None and not n[1].startswith("-"):
+            return "-" + n[1]  # (`pad=-1`)
     return None
+
+
+# Types a literal constant's `constant_repr` tells (`isinstance(pad, str)` of a constant `pad`).
+_CONSTANT_TYPES = {"str": lambda c: c[:1] in ("'", '"'), "bool": lambda c: c in ("True", "False"),
+                   "int": lambda c: c in ("True", "False") or c.lstrip("-").isdigit(),
+                   "float": lambda c: False, "bytes": lambda c: False,
+                   "NoneType": lambda c: c == "None", "type(None)": lambda c: c == "None"}
+
+
+def _constant_isinstance(c: str, types: object, read: Reader) -> bool | None:
+    r = read(types)
+    if r[0] == "tuple":
+        vals = [_constant_isinstance(c, t, read) for t in r[1]]
+        return True if True in vals else (False if all(v is False for v in vals) else None)
+    name = r[1] if r[0] == "name" else ("type(None)" if r[0] == "call" and read(r[1]) == ("name", "type")
+                                        and len(r[3]) == 1 and read(r[3][0]) == ("name", "None") else None)
+    is_type = _CONSTANT_TYPES.get(name) if name else None
+    return is_type(c) if is_type is not None else None
 
 
 # The number of processes of the job (the same on every process).
@@ -816,6 +838,15 @@ def decide(test: object, read: Reader, constants: dict[str, str],
     if r[0] == "unary" and r[1] == "not":
         v = decide(r[2], read, constants, is_count)
         return None if v is None else not v
+    if r[0] == "call" and len(r[3]) == len(r[2]) and read(r[1])[0] == "name" and r[2] \
+            and read(r[2][0])[0] == "name" and (c := constants.get(read(r[2][0])[1])) is not None:
+        # `callable(pad)`, `isinstance(pad, str)` of a parameter holding a literal constant
+        fn = read(r[1])[1]
+        if fn == "callable" and len(r[2]) == 1:
+            return False
+        if fn == "isinstance" and len(r[2]) == 2:
+            return _constant_isinstance(c, r[2][1], read)
+        return None
     if r[0] == "compare":
         left, op, right = r[1], r[2], r[3]
         if is_count is not None:

@@ -18,6 +18,7 @@ file being analysed.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
@@ -83,6 +84,10 @@ class _Scope:
     attr_owner: dict = field(default_factory=dict)  # an agreed attribute store's object (`stored_attribute`)
     decided: dict = field(default_factory=dict)  # parameters constant at every call (index.decided), never reassigned
     node: object = None  # the function (or module) whose body this scope runs (`_count_names`)
+    # Parameters to which every call that handed this function divergent values passed a literal
+    # constant (`FileAnalysis.fn_consts`: the constants they passed), while not yet reassigned:
+    # analysed again for those calls, an `if` they all decide alike runs that arm (`decided`).
+    context: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.env, Env):
@@ -144,6 +149,9 @@ class FileAnalysis(semantics.StatementRules):
         self.pending: list[tuple] = []
         self.loop_depth = 0
         self.fn_params: dict[str, dict[str, Val]] = {}  # same-file function -> tainted params from callers
+        # same-file function -> the literal constants each parameter holds at the calls recorded in
+        # `fn_params` (`semantics.constant_repr`; None where a call passes something else)
+        self.fn_consts: dict[str, dict[str, frozenset[str] | None]] = {}
         self.fn_nodes: dict[str, tuple] = {}
         self._sink_keys: set = set()
         # A comprehension whose filter is process-dependent -> the filter's taint (which elements
@@ -1046,6 +1054,7 @@ class FileAnalysis(semantics.StatementRules):
             params = params[1:]
         cur = self.fn_params.setdefault(q, {})
         kwonly = {p.name.value for p in fdef.params.kwonly_params}
+        self._record_call_constants(q, fdef, params, node)
         facts = self.index.functions.get(q)
         # A jitted function's body runs at trace time: only its static parameters carry the
         # caller's host values into it.
@@ -1087,6 +1096,24 @@ class FileAnalysis(semantics.StatementRules):
                 if i < len(params) and (host is None or params[i] in host):
                     cur[params[i]] = cur[params[i]].join(val) if params[i] in cur else val
                 i += 1
+
+    def _record_call_constants(self, q: str, fdef: cst.FunctionDef, params: list[str], node: cst.Call) -> None:
+        """The literal constant each parameter of `q` takes at this call (its argument, or the
+        default it is left to), joined into `fn_consts[q]`: where every such call agrees, the
+        analysis of `q` for them runs the arm of an `if` those constants decide."""
+        here: dict[str, str | None] = {}
+        starred = any(a.star for a in node.args)  # (`f(*xs)`, `f(**kw)`: which value a parameter gets is not read)
+        for p in _all_params(fdef.params):
+            here[p.name.value] = None if starred or p.default is None else semantics.constant_repr(p.default, read)
+        for i, a in enumerate(x for x in node.args if x.keyword is None and not x.star):
+            if i < len(params) and not starred:
+                here[params[i]] = semantics.constant_repr(a.value, read)
+        for a in node.args:
+            if a.keyword is not None and a.keyword.value in here and not starred:
+                here[a.keyword.value] = semantics.constant_repr(a.value, read)
+        cur = self.fn_consts.get(q)
+        self.fn_consts[q] = {p: None if c is None or (cur is not None and cur.get(p) is None)
+                             else (frozenset({c}) if cur is None else cur[p] | {c}) for p, c in here.items()}
 
     def _bind_starred(self, a: cst.Arg, params: list[str], i: int | None, host, cur: dict, guess: str | None,
                       node: cst.Call) -> int | None:
@@ -1947,6 +1974,8 @@ class FileAnalysis(semantics.StatementRules):
     def bind(self, target: cst.BaseExpression, value: Val) -> None:
         if isinstance(target, cst.Name):
             self.scope.env[target.value] = value
+            if self.scope.context:
+                self.scope.context.pop(target.value, None)  # (reassigned: no longer the call's constant)
         elif isinstance(target, (cst.Tuple, cst.List)):
             if value.items is not None and len(value.items) == len(target.elements) \
                     and not any(isinstance(e, cst.StarredElement) for e in target.elements):
@@ -2205,6 +2234,15 @@ class FileAnalysis(semantics.StatementRules):
     # (or a placeholder filled) after it.
     def decided(self, node: cst.If) -> bool:
         taken = semantics.decide(node.test, read, self.scope.decided, self._is_process_count)
+        if taken is None and self.scope.context:
+            taken = self._decided_in_context(node.test)
+            if taken is None:
+                return False
+            # Decided by the constants of the calls this analysis is for (`_Scope.context`): only
+            # the arm they take runs here; other calls may take the other (not `decided_ifs`).
+            if taken or node.orelse is not None:
+                self.block(node.body if taken else node.orelse)
+            return True
         if taken is None:
             return False
         # A branch on parameters that hold the same constant at every call (`cleanup(sync=
@@ -2215,6 +2253,19 @@ class FileAnalysis(semantics.StatementRules):
         if taken or node.orelse is not None:
             self.block(node.body if taken else node.orelse)
         return True
+
+    def _decided_in_context(self, test: cst.BaseExpression) -> bool | None:
+        """Which way `test` goes at every call this analysis is for (`_Scope.context`): the same
+        way for each combination of the constants they pass, else None."""
+        names = {n.value for n in _walk(test) if type(n) is cst.Name}
+        params = sorted(p for p in self.scope.context if p in names)
+        if not params:
+            return None
+        combos = list(itertools.islice(itertools.product(*(sorted(self.scope.context[p]) for p in params)), 17))
+        if len(combos) > 16:
+            return None
+        seen = {semantics.decide(test, read, {**self.scope.decided, **dict(zip(params, c))}) for c in combos}
+        return seen.pop() if len(seen) == 1 else None
 
     def _is_process_count(self, e: cst.CSTNode) -> bool:
         """`jax.process_count()`, or a name bound to it once and never again in its scope."""
@@ -2426,7 +2477,7 @@ class FileAnalysis(semantics.StatementRules):
             self.scope = saved_scope
 
     def run_function(self, qual: str, node: cst.FunctionDef, defaults: dict[str, Val], outer: _Scope, cls: str | None,
-                     param_taint: dict[str, Val] | None = None) -> None:
+                     param_taint: dict[str, Val] | None = None, context: dict[str, str] | None = None) -> None:
         env: dict[str, Val] = {}
         params = _all_params(node.params)
         callbacks = self.index.callback_params.get(qual, ())
@@ -2462,7 +2513,7 @@ class FileAnalysis(semantics.StatementRules):
             assigned = _assigned_names(node)
             consts = {p: c for p, c in consts.items() if p not in assigned}
         self.scope = _Scope(env, outer, cls=cls, qualname=qual, params=frozenset(p.name.value for p in params),
-                            decided=consts or {}, node=node)
+                            decided=consts or {}, node=node, context=dict(context or {}))
         self.cls_stack = [cls] if cls else []
         self._in_class_body = False
         self.loop_depth = 0
@@ -2481,13 +2532,15 @@ class FileAnalysis(semantics.StatementRules):
         # Same-file callers that pass divergent values: analyse those functions again with them.
         for _ in range(3):
             todo = [(q, dict(p)) for q, p in self.fn_params.items() if p]
-            self.fn_params = {}
+            consts = self.fn_consts
+            self.fn_params, self.fn_consts = {}, {}
             if not todo:
                 break
             for q, taint in todo:
                 node, outer, cls = self.fn_nodes[q]
                 defaults = {p.name.value: self.ev(p.default).data() for p in _all_params(node.params) if p.default is not None}
-                self.run_function(q, node, defaults, outer, cls, taint)
+                context = {p: c for p, c in consts.get(q, {}).items() if c and len(c) <= 4}
+                self.run_function(q, node, defaults, outer, cls, taint, context)
                 while self.pending:
                     qual, n2, d2, o2, c2 = self.pending.pop(0)
                     if qual in done and not qual.startswith(q + "."):
