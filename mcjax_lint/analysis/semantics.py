@@ -1814,12 +1814,20 @@ class StatementRules:
         else what the receiver carries, joined with any attribute of that name in the project
         where the receiver's class is not known (`any_member`). A pass supplies those,
         `class_of` (a value's project class), `source` (a per-process value read here),
-        `attribute_of` (what else an attribute of that receiver carries) and `stored_attribute`
-        (what a store earlier in the function, `obj.attr = v`, left there, where it tracks one)."""
+        `attribute_of` (what else an attribute of that receiver carries), `stored_attribute`
+        (what a store earlier in the function, `obj.attr = v`, left there, where it tracks one)
+        and `stored_by_call` (what a method called earlier on it, `obj.update(loss)`, stored
+        there from its arguments, joined with the rest)."""
         _, value, attr = self.read(node)
         stored = self.stored_attribute(value, attr)
         if stored is not None:
             return stored
+        by_call = self.stored_by_call(value, attr)
+        if by_call is not None:
+            return self.join(self._attribute(node, value, attr), by_call)
+        return self._attribute(node, value, attr)
+
+    def _attribute(self, node, value, attr: str):
         cls = self.self_class(value)
         if cls is not None:
             return self.member(cls, attr, node, True)

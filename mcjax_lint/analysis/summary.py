@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 73
+SUMMARY_VERSION = 74
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -291,11 +291,17 @@ class FunctionFacts:
     # the callee writes of its object is then written on some processes only
     # (`ProjectIndex._written_under_condition`).
     cond_calls: list = field(default_factory=list)
+    # A method's attributes of its own object that it stores from its parameters, directly or
+    # under a condition on them (`self.stop = loss > self.best`, `if loss > self.best:
+    # self.stop = True`): attr -> those parameters. A call's arguments reach the receiver's
+    # attribute there (the precise pass: `stored_by_call`).
+    param_writes: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"name": self.name, "line": self.line}
         for k in ("params", "cls", "returns", "collective", "jit", "calls", "called_params", "device_access", "flags", "refs",
-                  "prop", "statics", "defaults", "param_jits", "host_defaults", "glob_ops", "prop_reads", "gated", "decos", "forwards", "writes", "cond_calls"):
+                  "prop", "statics", "defaults", "param_jits", "host_defaults", "glob_ops", "prop_reads", "gated", "decos", "forwards", "writes", "cond_calls",
+                  "param_writes"):
             v = getattr(self, k)
             if v:
                 d[k] = v
@@ -310,7 +316,7 @@ class FunctionFacts:
             list(d.get("statics", [])), dict(d.get("defaults", {})), list(d.get("param_jits", [])),
             list(d.get("host_defaults", [])), list(d.get("glob_ops", [])), list(d.get("prop_reads", [])),
             dict(d.get("gated", {})), list(d.get("decos", [])), list(d.get("forwards", [])),
-            list(d.get("writes", [])), list(d.get("cond_calls", [])),
+            list(d.get("writes", [])), list(d.get("cond_calls", [])), dict(d.get("param_writes", {})),
         )
 
 
@@ -570,6 +576,7 @@ class _Summarizer(semantics.StatementRules):
         # What the conditions an attribute assignment runs under carry (`_implicit_taint`): as
         # `_ret_taints`, parameters' conditions included (their other sources still reach).
         self._attr_taints: list[Sym] = []
+        self._attr_params: list[Sym] = []  # the parameters the enclosing conditions read (`_param_write`)
         self._cond_call_at: dict[int, tuple[str, int]] = {}  # a `cond_calls` entry -> (callee's code, line)
         self._exit_counts: list[Sym] = []  # conditions of early exits so far: how often later yields run
         # Inside a loop that never ends (`while True:` left by no `break` or `return`): the counts
@@ -1578,6 +1585,7 @@ class _Summarizer(semantics.StatementRules):
         return {"order": [self.src("`set.pop()`", node, kinds.SET_ORDER)]}
 
     stored_attribute = staticmethod(lambda value, attr: None)  # (the precise pass alone keeps them)
+    stored_by_call = staticmethod(lambda value, attr: None)  # (likewise)
 
     def name_value(self, name: str) -> Sym | None:
         cur = self._local(name)
@@ -1767,6 +1775,7 @@ class _Summarizer(semantics.StatementRules):
                 cf.attrs[target.attr] = sym_join(cf.attrs.get(target.attr), self._init_params(value))
                 if implicit:
                     cf.cond_attrs[target.attr] = sym_join(cf.cond_attrs.get(target.attr), implicit)
+                self._param_write(target.attr, value)
             else:
                 self.ev(target.value)
                 base = target.value
@@ -1817,6 +1826,25 @@ class _Summarizer(semantics.StatementRules):
         for t in self._attr_taints:
             out = sym_join(out, t)
         return out
+
+    def _param_write(self, attr: str, value: Sym) -> None:
+        """`FunctionFacts.param_writes`: a method other than `__init__` (whose parameters are
+        its constructions', `_init_params`) storing into its own attribute what its parameters
+        give, or under a condition on them."""
+        sc = self.scope
+        if sc.is_module or sc.facts.name == f"{self.class_stack[-1].name}.__init__" or not sc.param_pos:
+            return
+        names = (_sym_params(value) | _sym_params(self._attr_params)) & sc.param_pos.keys()
+        pw = sc.facts.param_writes
+        if pw:
+            # (`self.done = self.bad > self.patience` after this method stored `self.bad` from
+            # its parameters: `done` holds them too)
+            own = f"{self.class_stack[-1].name}."
+            for r in _sym_refs(value):
+                if r.startswith(own) and r[len(own):] in pw:
+                    names.update(pw[r[len(own):]])
+        if names:
+            pw[attr] = sorted(names.union(pw.get(attr, ())))
 
     def _init_params(self, value: Sym) -> Sym:
         """A value `__init__` stores in an attribute: its parameters become references to the
@@ -1935,21 +1963,26 @@ class _Summarizer(semantics.StatementRules):
         # A loop's iterations carry nothing into the attributes its body assigns (a store in a loop
         # over local data is not a store under a condition: that flooded codebases with warnings).
         in_loop, self._loop_arms = self._loop_arms, False
-        return _control(cond), ({} if in_loop else _implicit(cond))
+        params = {} if in_loop or not cond.get("params") and not cond.get("via") else {"params": sorted(_sym_params(cond))}
+        return _control(cond), ({} if in_loop else _implicit(cond)), params
 
-    def run_arm(self, block, token: tuple[Sym, Sym]) -> None:
-        control, implicit = token
+    def run_arm(self, block, token: tuple[Sym, Sym, Sym]) -> None:
+        control, implicit, params = token
         if control:
             self._ret_taints.append(control)
         depth = len(self._attr_taints)  # (an early exit inside the block counts in it alone)
+        pdepth = len(self._attr_params)
         if implicit:
             self._attr_taints.append(implicit)
+        if params.get("params"):
+            self._attr_params.append(params)  # (`_param_write`: parameters a condition reads)
         try:
             self.run_block(block)
         finally:
             if control:
                 self._ret_taints.pop()
             del self._attr_taints[depth:]
+            del self._attr_params[pdepth:]
 
     @staticmethod
     def arms_end(cond: Sym, node, token: tuple[Sym, Sym]) -> Sym:
@@ -2003,6 +2036,8 @@ class _Summarizer(semantics.StatementRules):
                 self._ret_taints.append(control)  # the rest of the function runs on one side only
             if _implicit(cond):
                 self._attr_taints.append(_implicit(cond))
+            if cond.get("params") or cond.get("via"):
+                self._attr_params.append({"params": sorted(_sym_params(cond))})
             self._exit_counts.append(self._count_of_test(cond, node.test))
 
     def entered(self, expr: ast.expr, value: Sym) -> None:
@@ -2255,8 +2290,8 @@ class _Summarizer(semantics.StatementRules):
         if facts.cls and params and params[0] in ("self", "cls"):
             env[params[0]] = {"cls": facts.cls}
         saved = (self.scope, self.class_stack, self._in_class_body, self._loop_taints, self._ret_taints, self._exit_counts,
-                 self._attr_taints)
-        self._ret_taints, self._exit_counts, self._attr_taints = [], [], []
+                 self._attr_taints, self._attr_params)
+        self._ret_taints, self._exit_counts, self._attr_taints, self._attr_params = [], [], [], []
         self.scope = _Scope(facts, env, outer)
         a = node.args
         pos = a.posonlyargs + a.args
@@ -2274,7 +2309,7 @@ class _Summarizer(semantics.StatementRules):
             self.run_block(node.body)
         finally:
             (self.scope, self.class_stack, self._in_class_body, self._loop_taints, self._ret_taints, self._exit_counts,
-             self._attr_taints) = saved
+             self._attr_taints, self._attr_params) = saved
 
     def _signal_handlers(self) -> frozenset[str]:
         """Names of the functions and methods this module installs as signal handlers."""
@@ -2784,6 +2819,40 @@ def _on_self(node: ast.expr, scope) -> bool:
     """`node` is the method's own object (its first parameter, `self`)."""
     return isinstance(node, ast.Name) and not scope.is_module and bool(scope.facts.params) \
         and node.id == scope.facts.params[0] == "self"
+
+
+def _sym_refs(sym: Sym) -> set[str]:
+    """Every project reference a Sym names, at any depth."""
+    out: set[str] = set()
+    stack: list = [sym]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if k == "refs":
+                    out.update(v)
+                else:
+                    stack.append(v)
+        elif isinstance(x, list):
+            stack.extend(x)
+    return out
+
+
+def _sym_params(sym: Sym) -> set[str]:
+    """Every parameter a Sym names, at any depth (the calls it was computed through included)."""
+    out: set[str] = set()
+    stack: list = [sym]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if k == "params":
+                    out.update(p.removesuffix("!o") for p in v)
+                else:
+                    stack.append(v)
+        elif isinstance(x, list):
+            stack.extend(x)
+    return out
 
 
 def _self_writes(stmts: list, me: str) -> list[str]:

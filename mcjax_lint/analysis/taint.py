@@ -268,6 +268,53 @@ class FileAnalysis(semantics.StatementRules):
             return None
         return v
 
+    def stored_by_call(self, value: cst.BaseExpression, attr: str) -> Val | None:
+        """`obj.attr` read after `obj.update(loss)` called a method that stores into that
+        attribute from its parameters (`FunctionFacts.param_writes`), on this very object (the
+        local name still bound to what it was then, in this function): what the call passed
+        for them (`_method_stores`), to be joined with what the attribute holds otherwise."""
+        if not isinstance(value, cst.Name):
+            return None
+        key = _call_stored_key(value.value, attr)
+        v = self.scope.env.get(key)
+        if v is None or self.scope.attr_owner.get(key) is not self.local(value.value):
+            return None
+        return v
+
+    def _method_stores(self, func: cst.BaseExpression, q: str | None, args, node: cst.Call) -> None:
+        """`obj.update(loss)` of a project method that stores into attributes of its object from
+        its parameters (`self.stop = loss > self.best`, or under a condition on them): those
+        attributes of `obj` now hold what this call passed (`stored_by_call`). A guess
+        (`evidence.METHOD_STORE`): the method's other inputs, and whether the store runs, are
+        not followed."""
+        f = self.index.functions.get(q) if q else None
+        if f is None or not f.param_writes or not isinstance(func, cst.Attribute) \
+                or not isinstance(func.value, cst.Name):
+            return
+        name = func.value.value
+        owner = self.local(name)
+        if owner is None:
+            return
+        offset = 1 if f.params and f.params[0] in ("self", "cls") else 0
+        given: dict[str, Val] = {}
+        for k, v in args:
+            if k == "*":
+                return  # (which parameter gets what is not known)
+            p = k if isinstance(k, str) else (f.params[offset + k] if offset + k < len(f.params) else None)
+            if p is not None:
+                given[p] = v
+        for attr, params in f.param_writes.items():
+            v = join_all(given[p].data() for p in params if p in given)
+            if not v.divergent:
+                continue
+            v = evidence.mark(v, evidence.METHOD_STORE, f"`.{func.attr.value}()`", self.line(node))
+            key = _call_stored_key(name, attr)
+            if self.scope.attr_owner.get(key) is owner and key in self.scope.env:
+                v = self.scope.env[key].join(v)
+            self.scope.env[key] = v
+            self.scope.attr_owner[key] = owner
+            self.scope.env.set_or_delete(semantics.stored_attribute_key(name, attr), None)
+
     # `qualify`: semantics.StatementRules; an unknown global may come from a star import.
     name_parts = staticmethod(read_cst.name_parts)
 
@@ -911,6 +958,8 @@ class FileAnalysis(semantics.StatementRules):
             self._check_collective_args(info, coll)
         if info.name or info.callee:
             self._gated_callback(info, node, bound)
+            if bound:
+                self._method_stores(func, info.callee or info.name, args, node)
         return result
 
     def _gated_callback(self, info: CallInfo, node: cst.Call, bound: bool) -> None:
@@ -2004,6 +2053,8 @@ class FileAnalysis(semantics.StatementRules):
                     self.scope.attr_owner[key] = owner
                 else:
                     self.scope.env.set_or_delete(key, None)
+                # (a store of its own replaces what a method's call stored there)
+                self.scope.env.set_or_delete(_call_stored_key(target.value.value, target.attr.value), None)
         elif isinstance(target, cst.Subscript):
             base = target.value
             key = BOTTOM
@@ -3033,3 +3084,10 @@ def _walk_calls(node: cst.CSTNode, reads: bool = False):
 def _keywords(call: cst.Call) -> list[str]:
     """The keyword names a call passes."""
     return [a.keyword.value for a in call.args if a.keyword is not None]
+
+
+def _call_stored_key(name: str, attr: str) -> str:
+    """The scope binding that holds what a method called on `name` stored into `attr`
+    (`FileAnalysis.stored_by_call`); the colon keeps it apart from names and from
+    `semantics.stored_attribute_key`, so that an arm that made no such call keeps it (joined)."""
+    return f"{name}:{attr}"
