@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 74
+SUMMARY_VERSION = 75
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -590,6 +590,8 @@ class _Summarizer(semantics.StatementRules):
         self._mesh_context = semantics.mesh_context_in(source)
         self._local_call_nodes: set[int] = set()
         self._ret_host: dict[str, bool] = {}  # functions: every return so far is host data
+        self._none_returns: dict[str, list] = {}  # functions: sources of conditions they return None under
+        self._value_returns: set[str] = set()  # functions that return something other than None
         self._local_jits: set[str] = set()  # jit-decorated defs of this module that may run locally
         self._host_closed: dict[str, bool] = {}
         # name -> the first top-level def of that name (`_top_defs`), and the first top-level
@@ -1908,6 +1910,8 @@ class _Summarizer(semantics.StatementRules):
             f.flags += "d"  # a call as a statement that may drop a reduction's result (MCJ305)
 
     def st_Return(self, node: ast.Return):
+        if not self.scope.is_module:
+            self._note_none_return(node.value)
         if node.value is not None and not self.scope.is_module:
             f = self.scope.facts
             v = self.ev(node.value)
@@ -1934,6 +1938,29 @@ class _Summarizer(semantics.StatementRules):
                 f.returns["host"] = True
             else:
                 f.returns.pop("host", None)
+
+    def _note_none_return(self, value: ast.expr | None) -> None:
+        """Whether this function returns None under a condition that may differ between
+        processes (`if jax.process_index() != 0: return None`), and whether it returns anything
+        else: where both, its result's None-ness (its structure, "tr") is that condition's
+        (`_none_structure`, at the function's end). Whether it is None is what a caller's
+        `x is None` asks, which content taint does not answer."""
+        name = self.scope.facts.name
+        if value is None or isinstance(value, ast.Constant) and value.value is None:
+            srcs: list = []
+            for t in self._ret_taints:
+                if "_p" not in t:
+                    srcs = _merge_list(srcs, _merge_list(t.get("pd", []), t.get("pdc", [])))
+            if srcs:
+                self._none_returns[name] = _merge_list(self._none_returns.get(name, []), srcs)
+        else:
+            self._value_returns.add(name)
+
+    def _none_structure(self, f: FunctionFacts) -> None:
+        srcs = self._none_returns.pop(f.name, None)
+        if srcs and f.name in self._value_returns:
+            f.returns = dict(f.returns, tr=_merge_list(f.returns.get("tr", []), srcs))
+        self._value_returns.discard(f.name)
 
     def _chooses(self, e: ast.expr) -> bool:
         """A constant, or a module-level name (a function, a global), as a returned choice."""
@@ -2307,6 +2334,13 @@ class _Summarizer(semantics.StatementRules):
             self._attr_taints.append({"pd": [[semantics.SIGNAL_HANDLER_DESC, node.lineno, kinds.SIGNAL]]})
         try:
             self.run_block(node.body)
+            if not _always_exits(node.body):
+                self._note_none_return(None)  # (falling off the end returns None)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    and not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node.body)):
+                self._none_structure(facts)  # (a generator returns a generator either way)
+            else:
+                self._none_returns.pop(facts.name, None)
         finally:
             (self.scope, self.class_stack, self._in_class_body, self._loop_taints, self._ret_taints, self._exit_counts,
              self._attr_taints, self._attr_params) = saved
