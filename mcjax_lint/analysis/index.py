@@ -449,7 +449,8 @@ class ProjectIndex:
             state["_mentions"] = mentions_by_module(self.modules)
         state["functions"] = {q: FunctionFacts(f.name, f.line, list(f.params), f.cls, jit=f.jit, flags=f.flags, prop=f.prop,
                                            statics=list(f.statics), host_defaults=list(f.host_defaults),
-                                           param_writes=dict(f.param_writes))  # (`FileAnalysis._method_stores`)
+                                           param_writes=dict(f.param_writes),  # (`FileAnalysis._method_stores`)
+                                           arg_writes=dict(f.arg_writes))
                               for q, f in self.functions.items()}
         state["classes"] = {q: ClassFacts(c.name, c.line, list(c.bases), dict.fromkeys(c.attrs, {}), list(c.methods))
                             for q, c in self.classes.items()}

@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 75
+SUMMARY_VERSION = 76
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -296,12 +296,16 @@ class FunctionFacts:
     # self.stop = True`): attr -> those parameters. A call's arguments reach the receiver's
     # attribute there (the precise pass: `stored_by_call`).
     param_writes: dict = field(default_factory=dict)
+    # Its parameters' objects it stores into (`control["stop"] = True`, `state.done = x`) from its
+    # other parameters, directly or under a condition on them: param -> those parameters. The
+    # object a call passes there then holds what the call passed for them (`FileAnalysis._method_stores`).
+    arg_writes: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"name": self.name, "line": self.line}
         for k in ("params", "cls", "returns", "collective", "jit", "calls", "called_params", "device_access", "flags", "refs",
                   "prop", "statics", "defaults", "param_jits", "host_defaults", "glob_ops", "prop_reads", "gated", "decos", "forwards", "writes", "cond_calls",
-                  "param_writes"):
+                  "param_writes", "arg_writes"):
             v = getattr(self, k)
             if v:
                 d[k] = v
@@ -317,6 +321,7 @@ class FunctionFacts:
             list(d.get("host_defaults", [])), list(d.get("glob_ops", [])), list(d.get("prop_reads", [])),
             dict(d.get("gated", {})), list(d.get("decos", [])), list(d.get("forwards", [])),
             list(d.get("writes", [])), list(d.get("cond_calls", [])), dict(d.get("param_writes", {})),
+            dict(d.get("arg_writes", {})),
         )
 
 
@@ -1781,6 +1786,8 @@ class _Summarizer(semantics.StatementRules):
             else:
                 self.ev(target.value)
                 base = target.value
+                if isinstance(base, ast.Name) and not self.scope.is_module:
+                    self._arg_write(base.id, value)
                 if isinstance(base, ast.Name) and not self.scope.is_module and base.id in self.scope.facts.params \
                         and (cur := self.scope.env.get(base.id)) is not None:
                     # `state.steps = len(items)` on a parameter's object: what it holds now holds the
@@ -1807,6 +1814,8 @@ class _Summarizer(semantics.StatementRules):
                 stored = {"via": [{"l": target.lineno, "n": evidence.STORED_ELEMENT_CALL, "a": _prune(stored, 1)}]}
                 cf.attrs[base.attr] = sym_join(cf.attrs.get(base.attr), stored)
             elif isinstance(base, ast.Name):
+                if not self.scope.is_module:
+                    self._arg_write(base.id, sym_join(value, self.ev(target.slice)))
                 cur = self.scope.env.get(base.id)
                 if cur is not None:
                     key = self.ev(target.slice)
@@ -1836,17 +1845,35 @@ class _Summarizer(semantics.StatementRules):
         sc = self.scope
         if sc.is_module or sc.facts.name == f"{self.class_stack[-1].name}.__init__" or not sc.param_pos:
             return
+        names = self._written_from(value)
+        if names:
+            pw = sc.facts.param_writes
+            pw[attr] = sorted(names.union(pw.get(attr, ())))
+
+    def _arg_write(self, param: str, value: Sym) -> None:
+        """`FunctionFacts.arg_writes`: storing into a parameter's object (`control["stop"] =
+        True`, `state.done = flag`) what the other parameters give, or under a condition on them."""
+        sc = self.scope
+        if sc.is_module or param not in sc.param_pos:
+            return
+        names = self._written_from(value) - {param}
+        if names:
+            aw = sc.facts.arg_writes
+            aw[param] = sorted(names.union(aw.get(param, ())))
+
+    def _written_from(self, value: Sym) -> set[str]:
+        """The parameters a store of `value` here follows: those it is computed from and those
+        the enclosing conditions read, directly or through an attribute of its own object this
+        method stored from them earlier (`self.done = self.bad > self.patience`)."""
+        sc = self.scope
         names = (_sym_params(value) | _sym_params(self._attr_params)) & sc.param_pos.keys()
         pw = sc.facts.param_writes
-        if pw:
-            # (`self.done = self.bad > self.patience` after this method stored `self.bad` from
-            # its parameters: `done` holds them too)
+        if pw and self.class_stack:
             own = f"{self.class_stack[-1].name}."
-            for r in _sym_refs(value):
+            for r in _sym_refs(value) | _sym_refs(self._attr_params):
                 if r.startswith(own) and r[len(own):] in pw:
                     names.update(pw[r[len(own):]])
-        if names:
-            pw[attr] = sorted(names.union(pw.get(attr, ())))
+        return names & sc.param_pos.keys()
 
     def _init_params(self, value: Sym) -> Sym:
         """A value `__init__` stores in an attribute: its parameters become references to the
@@ -1990,7 +2017,8 @@ class _Summarizer(semantics.StatementRules):
         # A loop's iterations carry nothing into the attributes its body assigns (a store in a loop
         # over local data is not a store under a condition: that flooded codebases with warnings).
         in_loop, self._loop_arms = self._loop_arms, False
-        params = {} if in_loop or not cond.get("params") and not cond.get("via") else {"params": sorted(_sym_params(cond))}
+        params = {} if in_loop or not (cond.get("params") or cond.get("via") or cond.get("refs")) \
+            else {"params": sorted(_sym_params(cond)), "refs": sorted(_sym_refs(cond))}
         return _control(cond), ({} if in_loop else _implicit(cond)), params
 
     def run_arm(self, block, token: tuple[Sym, Sym, Sym]) -> None:
@@ -2001,8 +2029,8 @@ class _Summarizer(semantics.StatementRules):
         pdepth = len(self._attr_params)
         if implicit:
             self._attr_taints.append(implicit)
-        if params.get("params"):
-            self._attr_params.append(params)  # (`_param_write`: parameters a condition reads)
+        if params.get("params") or params.get("refs"):
+            self._attr_params.append(params)  # (`_param_write`: parameters and attributes a condition reads)
         try:
             self.run_block(block)
         finally:
@@ -2063,8 +2091,8 @@ class _Summarizer(semantics.StatementRules):
                 self._ret_taints.append(control)  # the rest of the function runs on one side only
             if _implicit(cond):
                 self._attr_taints.append(_implicit(cond))
-            if cond.get("params") or cond.get("via"):
-                self._attr_params.append({"params": sorted(_sym_params(cond))})
+            if cond.get("params") or cond.get("via") or cond.get("refs"):
+                self._attr_params.append({"params": sorted(_sym_params(cond)), "refs": sorted(_sym_refs(cond))})
             self._exit_counts.append(self._count_of_test(cond, node.test))
 
     def entered(self, expr: ast.expr, value: Sym) -> None:

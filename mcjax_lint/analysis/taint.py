@@ -281,28 +281,39 @@ class FileAnalysis(semantics.StatementRules):
             return None
         return v
 
-    def _method_stores(self, func: cst.BaseExpression, q: str | None, args, node: cst.Call) -> None:
+    def _method_stores(self, func: cst.BaseExpression, q: str | None, args, node: cst.Call, bound: bool) -> None:
         """`obj.update(loss)` of a project method that stores into attributes of its object from
         its parameters (`self.stop = loss > self.best`, or under a condition on them): those
         attributes of `obj` now hold what this call passed (`stored_by_call`). A guess
         (`evidence.METHOD_STORE`): the method's other inputs, and whether the store runs, are
         not followed."""
         f = self.index.functions.get(q) if q else None
-        if f is None or not f.param_writes or not isinstance(func, cst.Attribute) \
+        if f is None or not (f.param_writes or f.arg_writes):
+            return
+        offset = 1 if bound and f.params and f.params[0] in ("self", "cls") else 0
+        given: dict[str, Val] = {}
+        passed: dict[str, cst.BaseExpression] = {}
+        for (k, v), a in zip(args, node.args):
+            if k == "*":
+                return  # (which parameter gets what is not known)
+            p = k if isinstance(k, str) else (f.params[offset + k] if offset + k < len(f.params) else None)
+            if p is not None:
+                given[p], passed[p] = v, a.value
+        for p, params in f.arg_writes.items():
+            # `callback.on_evaluate(control, metrics)` storing into `control` under a test of
+            # `metrics`: the caller's `control` now holds what `metrics` carries.
+            target = passed.get(p)
+            v = join_all(given[x].data() for x in params if x in given)
+            if isinstance(target, cst.Name) and v.divergent and (cur := self.local(target.value)) is not None:
+                v = evidence.mark(v, evidence.METHOD_STORE, f"`{short_name(q)}()`", self.line(node))
+                self.scope.env[target.value] = replace(cur.join(v), keys=None)
+        if not f.param_writes or not bound or not isinstance(func, cst.Attribute) \
                 or not isinstance(func.value, cst.Name):
             return
         name = func.value.value
         owner = self.local(name)
         if owner is None:
             return
-        offset = 1 if f.params and f.params[0] in ("self", "cls") else 0
-        given: dict[str, Val] = {}
-        for k, v in args:
-            if k == "*":
-                return  # (which parameter gets what is not known)
-            p = k if isinstance(k, str) else (f.params[offset + k] if offset + k < len(f.params) else None)
-            if p is not None:
-                given[p] = v
         for attr, params in f.param_writes.items():
             v = join_all(given[p].data() for p in params if p in given)
             if not v.divergent:
@@ -958,8 +969,7 @@ class FileAnalysis(semantics.StatementRules):
             self._check_collective_args(info, coll)
         if info.name or info.callee:
             self._gated_callback(info, node, bound)
-            if bound:
-                self._method_stores(func, info.callee or info.name, args, node)
+            self._method_stores(func, info.callee or info.name, args, node, bound)
         return result
 
     def _gated_callback(self, info: CallInfo, node: cst.Call, bound: bool) -> None:
