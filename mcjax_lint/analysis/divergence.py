@@ -123,7 +123,7 @@ class _Frame:
 # on the work per `if`: pairs in real code are a few statements apart).
 _PAIR_REACH = 40
 _COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
-_LOG_NAMES = ("log", "print", "info", "debug", "warn", "error", "exception", "critical", "write_scalars", "flush")
+_LOG_NAMES = semantics.LOG_NAMES
 
 
 @dataclass
@@ -1333,11 +1333,7 @@ def _swallows(h: cst.ExceptHandler) -> bool:
     return not _exits_in(h.body, h)
 
 
-def _is_logging(name: str | None) -> bool:
-    if not name:
-        return False
-    last = name.rsplit(".", 1)[-1].lower()
-    return name.startswith(("logging.", "absl.logging")) or any(w in last for w in _LOG_NAMES)
+_is_logging = semantics.is_logging_call
 
 
 def _call_name(n: cst.Call) -> str:

@@ -60,6 +60,8 @@ THREAD_STATE = ("another thread's progress read by a method's name (`.is_alive()
 FILE_FAILURE = ("a file operation assumed able to fail on one process only (its local file missing, cut short or "
                 "unreadable there)")
 FILE_FAILURE_DESC = "a file operation that can fail on one process only"
+FAILS_WHERE_RUN = ("a step of a `try` body run under a process-dependent condition, taken as able to fail there (then the "
+                   "handler runs on those processes only; whether it fails is never known)")
 METHOD_STORE = ("a method's store into an attribute of its object from its arguments (or under a condition on "
                 "them), taken as made by this call (its other inputs, and whether the store runs, are not followed)")
 HANDLED_FAILURE = ("an `except` handler that raises, in a block only some processes run: taken as raising where the "

@@ -173,6 +173,17 @@ def enumerate_position(iterable: object, target: object, read: Reader) -> object
     return tg[1][0]
 
 
+# Calls that only report (logging, printing, writing scalars): they are taken not to fail.
+LOG_NAMES = ("log", "print", "info", "debug", "warn", "error", "exception", "critical", "write_scalars", "flush")
+
+
+def is_logging_call(name: str | None) -> bool:
+    if not name:
+        return False
+    last = name.rsplit(".", 1)[-1].lower()
+    return name.startswith(("logging.", "absl.logging")) or any(w in last for w in LOG_NAMES)
+
+
 def is_numeric(node: object, read: Reader, num_name: NumName, bound: Collection[str] = frozenset()) -> bool:
     """A syntactic guess that `node` is a number: literals, `len()` and the like, arithmetic,
     array sizes, names the pass has seen bound to numbers (`num_name`) or bound by `range()`
@@ -1719,7 +1730,10 @@ class StatementRules:
                 self.ev(typ)
             if name is not None:
                 self.scope.env[name] = self.nothing()  # (the exception: the same on every process that raised it)
-        self.alternatives([*(h for _, _, h in handlers), orelse])
+        # Which of them runs is decided by whether the body raised: where a step of the body that
+        # can fail runs on some processes only (`if rank == 0: write(path)`), that is what decides
+        # (`raised_where`; nothing where no pass knows).
+        self.branches(self.raised_where(body), [*(h for _, _, h in handlers), orelse])
         for k in list(inner.written()):
             before.set_or_delete(k, inner.get(k))
         self.scope.env = before
@@ -2678,9 +2692,10 @@ class StatementRules:
     def decides(self, node, cond) -> None:
         """The statement `node` chooses what runs by the value `cond` (nothing by default)."""
 
-    def alternatives(self, blocks: list) -> None:
-        """Blocks of which one runs, chosen by no value (a `try`'s handlers and its `else`)."""
-        self.branches(self.nothing(), blocks)
+    def raised_where(self, body):
+        """What decides whether the `try` body `body` raises, where it can raise on some processes
+        only (a pass that knows; else nothing)."""
+        return self.nothing()
 
     def stmt(self, node) -> None:
         m = getattr(self, "st_" + type(node).__name__, None)

@@ -326,6 +326,40 @@ class FileAnalysis(semantics.StatementRules):
             self.scope.attr_owner[key] = owner
             self.scope.env.set_or_delete(semantics.stored_attribute_key(name, attr), None)
 
+    def raised_where(self, body) -> Val:
+        """Whether a `try` body raises, where a step of it that can fail runs under a
+        process-dependent condition inside it (`try: if rank == 0: write(path)`, then `except
+        OSError: failed = True`): that condition's sources, so what the handlers bind differs
+        between processes. A guess (`evidence.FAILS_WHERE_RUN`): whether the step fails is never
+        known. A step that can fail: a `raise`, or a call that is not collective work, logging,
+        or known not to raise."""
+        out = BOTTOM
+        stack = [body]
+        while stack:
+            n = stack.pop()
+            if type(n) in OWN_SCOPE:
+                continue
+            if isinstance(n, cst.If):
+                c = self.conds.get(n, BOTTOM)
+                if c.divergent and self._can_fail(n):
+                    out = out.join(evidence.mark(c.data(), evidence.FAILS_WHERE_RUN, f"`if` at line {self.line(n)}",
+                                                 self.line(n)))
+                    continue
+            stack.extend(children(n))
+        return out
+
+    def _can_fail(self, block: cst.CSTNode) -> bool:
+        for n in _walk(block):
+            if isinstance(n, cst.Raise):
+                return True
+            if isinstance(n, cst.Call):
+                info = self.calls.get(n)
+                name = (info.name if info is not None else None) or _code(self.module, n.func)
+                if (info is None or not info.collective) and not semantics.is_logging_call(name) \
+                        and name not in K.NON_RAISING_CALLS:
+                    return True
+        return False
+
     # `qualify`: semantics.StatementRules; an unknown global may come from a star import.
     name_parts = staticmethod(read_cst.name_parts)
 
