@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 76
+SUMMARY_VERSION = 77
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -973,6 +973,8 @@ class _Summarizer(semantics.StatementRules):
         # How many elements: as many as the iterables have (as `Val.count_sources` counts them:
         # not what they hold), and `range(n)` runs n steps, even where n is read from local data.
         count = {k: v for k, v in it.items() if k in ("pd", "via", "params", "refs")}
+        if _count_of(it) is not None:
+            count = _count_of(it)  # (a container whose count is known: what decides it, not what it holds)
         if it.get("pdc") and semantics.is_range(iterable, read):
             count = sym_join(count, {"pd": it["pdc"]})
         acc["cnt"] = sym_join(acc["cnt"], count)
@@ -1092,11 +1094,26 @@ class _Summarizer(semantics.StatementRules):
                 and len(node.keywords) <= MAX_KEYS and isinstance(node.func, ast.Name) and node.func.id == "dict" \
                 and self.qualify(node.func) == "dict":
             # `dict(a=x, b=y)`: a dict with constant keys (as a display, `ev_Dict`)
-            self._kwargs_of = node
+            prev, self._kwargs_of = self._kwargs_of, node
             out = self._ev_call(node)
-            kwargs, self._kwargs_of = self._kwargs_of, None
+            kwargs, self._kwargs_of = self._kwargs_of, prev  # (a call nested in an argument saved its own)
             return keyed(out, kwargs) if isinstance(kwargs, dict) else out
+        if node.args and not node.keywords and isinstance(node.func, ast.Name) and node.func.id in _COUNT_KEEPING \
+                and not any(isinstance(a, ast.Starred) for a in node.args) and self.qualify(node.func) == node.func.id:
+            # `zip(a, b)`, `enumerate(a)` of containers whose counts are known: as many elements
+            # as the shortest, decided by what decides theirs ("cnt")
+            prev, self._args_of = self._args_of, node
+            out = self._ev_call(node)
+            args, self._args_of = self._args_of, prev
+            if isinstance(args, list) and args and all(_count_of(a) is not None for a in args) and "cnt" not in out:
+                cnt: Sym = {}
+                for a in args:
+                    cnt = sym_join(cnt, _count_of(a))
+                out = dict(out, cnt=cnt)
+            return out
         return self._ev_call(node)
+
+    _args_of: object = None  # (the `zip(...)` call whose positional values `_ev_call` hands back)
 
     _kwargs_of: object = None  # (the `dict(k=v)` call whose keyword values `_ev_call` hands back)
 
@@ -1105,6 +1122,8 @@ class _Summarizer(semantics.StatementRules):
         kwargs = {k.arg: self.ev(k.value) for k in node.keywords}
         if self._kwargs_of is node:
             self._kwargs_of = kwargs
+        if self._args_of is node:
+            self._args_of = args
         argu: Sym = {}
         for a in list(args) + list(kwargs.values()):
             argu = sym_join(argu, sym_taint(a))
@@ -1404,6 +1423,12 @@ class _Summarizer(semantics.StatementRules):
         other structures (`None` or not: `semantics.structures_differ`) chosen by a
         process-dependent test, the structure ("tr") is the test's sources."""
         srcs = _merge_list(cond.get("pd", []), cond.get("pdc", []))
+        n = _display_length(node.body)
+        ca, cb = _count_of(a), _count_of(b)
+        if "cnt" not in out and ca is not None and cb is not None and n is not None \
+                and n == _display_length(node.orelse):
+            # `[1.0, 0.5] if rank == 0 else [0.4, 0.3]`: other elements, as many whichever is chosen
+            out = dict(out, cnt=sym_join(ca, cb))
         if srcs and semantics.structures_differ(semantics.literal_structure(node.body, read),
                                                 semantics.literal_structure(node.orelse, read)):
             return dict(out, tr=_merge_list(out.get("tr", []), srcs))
@@ -2797,6 +2822,23 @@ def _none_guard(test: ast.expr, scope: _Scope) -> tuple[str, str] | None:
     if scope.is_module or name not in scope.none_params or scope.env.get(name, {}).get("params") != [name]:
         return None
     return scope.facts.name, name
+
+
+_COUNT_KEEPING = frozenset({"zip", "enumerate"})  # builtins as long as their (shortest) argument
+
+
+def _count_of(v: Sym) -> Sym | None:
+    """What decides how many elements a container has, where its count is known ("cnt"; a tuple
+    display's elements, "tup": decided by nothing); None where it is not."""
+    c = v.get("cnt")
+    return c if c is not None else ({} if v.get("tup") is not None else None)
+
+
+def _display_length(e: ast.expr) -> int | None:
+    """How many elements a list or tuple display holds, None for anything else (or a `*x` in it)."""
+    if isinstance(e, (ast.List, ast.Tuple)) and not any(isinstance(x, ast.Starred) for x in e.elts):
+        return len(e.elts)
+    return None
 
 
 def _as_tuple(v: Sym, n: int) -> Sym:
