@@ -28,6 +28,7 @@ worker gets (path, module) and returns small JSON-ready data.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -297,10 +298,19 @@ def _analyze_task(task: tuple[str, str, str, str]) -> tuple[str, str | None, lis
         return rel, None, None, str(e), time.perf_counter() - t0
     if digest != expected:  # changed since it was summarised: analyse it, but never cache that
         digest = None
+    # No collection while one file is analysed: its libcst tree (millions of objects on a large
+    # file) lives until the file is done, and each pass over the young objects would walk what of
+    # it is new. Then reference counting frees the tree (`driver.analyze_source`); the collector,
+    # on again, finds the file's few cycles on a later pass.
+    enabled = gc.isenabled()
+    gc.disable()
     try:
         findings = engine.analyze(text, rel, module, _W_INDEX, _W_SETTINGS)
     except AnalysisError as e:
         return rel, digest, [], describe_error(e), time.perf_counter() - t0
+    finally:
+        if enabled:
+            gc.enable()
     return rel, digest, [f.to_dict() for f in findings], None, time.perf_counter() - t0
 
 
@@ -386,8 +396,6 @@ def lint_files(
     index (in `LintResult.index`) even when no target needs it; `reference` computes it and every
     target's findings from scratch (summaries still come from the cache, which is left as it was
     apart from them)."""
-    import gc
-
     # Summaries and the index are millions of small long-lived objects and no cyclic garbage:
     # the collector only walks them over and over (with the default thresholds it took ~65% of
     # the index build; with raised ones still ~20%). It is off until the libcst pass, which
@@ -408,8 +416,6 @@ def _collect_again() -> None:
     """Before the libcst pass: what exists now lives as long as the run, so it leaves the
     collector's reach (and forked workers do not copy every shared page when they collect);
     the collector comes back on for the cyclic garbage of the libcst trees."""
-    import gc
-
     gc.freeze()
     gc.enable()
 
