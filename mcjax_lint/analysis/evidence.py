@@ -16,11 +16,10 @@ certain, otherwise at most `warning`, and the message says "possible".
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import kinds, semantics
-from mcjax_lint.analysis.values import Src, Val, rekinded
+from mcjax_lint.analysis.values import Src, Val, rekinded, replace
 
 # Why a step is a guess (the texts users read in the chain).
 METHOD_BY_NAME = "a method resolved by its name only (the receiver's type is unknown)"

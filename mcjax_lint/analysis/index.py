@@ -16,13 +16,12 @@ import os
 from collections.abc import Callable, Collection, Iterable, Sequence
 from contextlib import contextmanager
 from typing import Any
-from dataclasses import replace
 
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis import values as _values
 from mcjax_lint.analysis.summary import ELEMENT_CALL, STAR, ClassFacts, FunctionFacts, ModuleSummary, SIZED_BY_CONTENT, Sym, star_exports
-from mcjax_lint.analysis.values import BOTTOM, Src, Val, applied, join_all, most_certain
+from mcjax_lint.analysis.values import BOTTOM, Src, Val, applied, join_all, most_certain, replace
 from mcjax_lint.settings import AnalysisSettings
 
 MAX_ITERATIONS = 32

@@ -19,7 +19,7 @@ file being analysed.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import libcst as cst
 
@@ -34,7 +34,7 @@ from mcjax_lint.analysis import read_cst
 from mcjax_lint.analysis.read_cst import last_statement, read
 from mcjax_lint.analysis.summary import FunctionFacts, jit_statics
 from mcjax_lint.analysis.values import (BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, applied, join_all, least_certain,
-                                        rekinded, union_sources)
+                                        rekinded, replace, union_sources)
 from mcjax_lint.model import Edit, Fix
 from mcjax_lint.settings import AnalysisSettings
 

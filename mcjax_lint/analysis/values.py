@@ -19,7 +19,7 @@ Taint kinds:
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace as _dataclass_replace
 
 from mcjax_lint.analysis import semantics
 from mcjax_lint.analysis.kinds import ARRAY_SHAPE, COUNTS, ELEMENTS
@@ -327,6 +327,31 @@ def _join_keys(a: tuple | None, b: tuple | None) -> tuple | None:
 
 
 BOTTOM = Val()
+
+
+def _val_replace_function() -> Callable[..., Val]:
+    """`dataclasses.replace` for a `Val`, compiled for its fields: the same object (every field
+    passed to `Val` in order, a changed one from the keywords), without the generic version's
+    loop over the fields' metadata on every call (the analysis replaces ~100k values a run)."""
+    names = [f.name for f in fields(Val)]
+    src = ("def val_replace(v, /, **changes):\n"
+           f"    new = Val({', '.join(f'changes.pop({n!r}, v.{n})' for n in names)})\n"
+           "    if changes:\n"
+           "        raise TypeError(f'Val has no field {sorted(changes)[0]!r}')\n"
+           "    return new\n")
+    ns: dict = {"Val": Val}
+    exec(compile(src, "<Val replace>", "exec"), ns)
+    return ns["val_replace"]
+
+
+_val_replace = _val_replace_function()
+
+
+def replace(obj, /, **changes):
+    """`dataclasses.replace`, faster for a `Val` (`_val_replace_function`)."""
+    if type(obj) is Val:
+        return _val_replace(obj, **changes)
+    return _dataclass_replace(obj, **changes)
 
 
 def _is_bottom(v: Val) -> bool:
