@@ -537,6 +537,19 @@ class _Scope:
         self.param_pos: dict[str, int] = {}  # parameter -> position after self (-1: keyword-only)
 
 
+def _unparse(node: ast.AST) -> str:
+    """`ast.unparse(node)`; a name or a dotted name (`self.book.mark`: most callees, many
+    conditions) without building an unparser, which writes exactly these parts for them."""
+    n, parts = node, []
+    while type(n) is ast.Attribute:
+        parts.append(n.attr)
+        n = n.value
+    if type(n) is ast.Name:
+        parts.append(n.id)
+        return ".".join(reversed(parts))
+    return ast.unparse(node)
+
+
 class _Summarizer(semantics.StatementRules):
     def __init__(self, path: str, module: str, tree: ast.Module, is_package: bool, source: str = ""):
         # Per function: (name, depth) of each parameter called on every path through an arm that
@@ -1078,7 +1091,7 @@ class _Summarizer(semantics.StatementRules):
             self._ret_host[self.scope.facts.name] = False  # (a generator: not followed as host data)
         return {}
 
-    code = staticmethod(ast.unparse)  # (an expression's text: `ev_IfExp`)
+    code = staticmethod(_unparse)  # (an expression's text: `ev_IfExp`)
 
     def ev_BinOp(self, node: ast.BinOp) -> Sym:
         a, b = self.ev(node.left), self.ev(node.right)
@@ -1298,7 +1311,7 @@ class _Summarizer(semantics.StatementRules):
                 spec = {k: call[k] for k in ("n", "m", "r", "bd") if k in call}
                 entry = dict(spec, c=_prune(implicit, 1))
                 facts.cond_calls.append(entry)
-                self._cond_call_at[id(entry)] = (ast.unparse(func), node.lineno)  # (`_called_in_both_arms`)
+                self._cond_call_at[id(entry)] = (_unparse(func), node.lineno)  # (`_called_in_both_arms`)
         out: Sym = {"via": [call]}
         return out
 
@@ -2322,7 +2335,7 @@ class _Summarizer(semantics.StatementRules):
         for s in node.body:
             if not (isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)):
                 continue
-            ann = ast.unparse(s.annotation)
+            ann = _unparse(s.annotation)
             if ann.endswith("KW_ONLY"):
                 kw_only = True
                 continue
@@ -2997,7 +3010,7 @@ def _own_nodes(stmts: list) -> Iterator[ast.AST]:
 
 def _called_funcs(stmts: list) -> set[str]:
     """The code of every callee called in `stmts` (`self.book.mark`), nested scopes left out."""
-    return {ast.unparse(n.func) for n in _own_nodes(stmts) if isinstance(n, ast.Call)}
+    return {_unparse(n.func) for n in _own_nodes(stmts) if isinstance(n, ast.Call)}
 
 
 def _surely_called_names(stmts: list) -> set[str]:
