@@ -10,7 +10,7 @@ Eleven sets: `--set sealed` (the first one, the default; opened), `--set sealed2
 opened), `--set sealed3` (the third, opened), `--set sealed4` (the fourth, opened), `--set sealed5`
 (the fifth, opened), `--set sealed6` (the sixth, opened), `--set sealed7` (the seventh, opened),
 `--set sealed8` (the eighth, opened), `--set sealed9` (the ninth, opened), `--set sealed10` (the tenth,
-opened) and `--set sealed11` (the eleventh; benchmarks/sealed11/README.md).
+opened) and `--set sealed11` (the eleventh, opened; benchmarks/sealed11/README.md).
 
 Programs (benchmarks/<set>/programs/<id>/): each hazard.py and correct.py is linted alone, as a
 project of one file with the default configuration.
