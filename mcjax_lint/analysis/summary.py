@@ -2938,15 +2938,16 @@ def _on_self(node: ast.expr, scope) -> bool:
         and node.id == scope.facts.params[0] == "self"
 
 
-def _sym_refs(sym: Sym) -> set[str]:
-    """Every project reference a Sym names, at any depth."""
+def _sym_names(sym: Sym, key: str) -> set[str]:
+    """Every name a Sym lists under `key` ("refs", "params"), at any depth (the calls it was
+    computed through included)."""
     out: set[str] = set()
     stack: list = [sym]
     while stack:
         x = stack.pop()
         if isinstance(x, dict):
             for k, v in x.items():
-                if k == "refs":
+                if k == key:
                     out.update(v)
                 else:
                     stack.append(v)
@@ -2955,21 +2956,14 @@ def _sym_refs(sym: Sym) -> set[str]:
     return out
 
 
+def _sym_refs(sym: Sym) -> set[str]:
+    """Every project reference a Sym names, at any depth."""
+    return _sym_names(sym, "refs")
+
+
 def _sym_params(sym: Sym) -> set[str]:
-    """Every parameter a Sym names, at any depth (the calls it was computed through included)."""
-    out: set[str] = set()
-    stack: list = [sym]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, dict):
-            for k, v in x.items():
-                if k == "params":
-                    out.update(p.removesuffix("!o") for p in v)
-                else:
-                    stack.append(v)
-        elif isinstance(x, list):
-            stack.extend(x)
-    return out
+    """Every parameter a Sym names, at any depth (order-free ones too)."""
+    return {p.removesuffix("!o") for p in _sym_names(sym, "params")}
 
 
 def _self_writes(stmts: list, me: str) -> list[str]:
