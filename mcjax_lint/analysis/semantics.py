@@ -173,6 +173,16 @@ def enumerate_position(iterable: object, target: object, read: Reader) -> object
     return tg[1][0]
 
 
+def none_tested(node: object, read: Reader) -> object | None:
+    """`x is None` / `x is not None`: x. Such a test depends on whether x is None (its structure),
+    not on its content: it differs between processes only where x's structure does. None for any
+    other expression."""
+    r = read(node)
+    if r[0] == "compare" and r[2] in ("is", "is not") and read(r[3]) == ("name", "None"):
+        return r[1]
+    return None
+
+
 # Calls that only report (logging, printing, writing scalars): they are taken not to fail.
 LOG_NAMES = ("log", "print", "info", "debug", "warn", "error", "exception", "critical", "write_scalars", "flush")
 

@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 77
+SUMMARY_VERSION = 78
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -939,10 +939,10 @@ class _Summarizer(semantics.StatementRules):
         return out
 
     def ev_Compare(self, node: ast.Compare) -> Sym:
-        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)) and \
-                isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
-            self.ev(node.left)
-            return {}  # None-ness, not content (structure differences are the precise pass's job)
+        tested = semantics.none_tested(node, read)
+        if tested is not None:
+            v = self.ev(tested)
+            return {"pd": v["tr"]} if v.get("tr") else {}  # (its structure's sources, not its content)
         out = sym_taint(self.ev(node.left))
         for op, c in zip(node.ops, node.comparators):
             v = sym_taint(self.ev(c))

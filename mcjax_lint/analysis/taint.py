@@ -727,11 +727,8 @@ class FileAnalysis(semantics.StatementRules):
     def ev_Comparison(self, node: cst.Comparison) -> Val:
         left = self.ev(node.left)
         ops = [t.operator for t in node.comparisons]
-        if len(node.comparisons) == 1 and isinstance(ops[0], (cst.Is, cst.IsNot)) \
-                and _is_none(node.comparisons[0].comparator):
-            # `x is None` depends on whether x is None, not on x's content: it differs between
-            # processes only where x's structure does (None on some processes).
-            return Val(pd=left.tree)
+        if semantics.none_tested(node, read) is not None:
+            return Val(pd=left.tree)  # (whether it is None: its structure, not its content)
         out = left.data()
         sides = [(left.pd, left.pdc)]
         for t in node.comparisons:
