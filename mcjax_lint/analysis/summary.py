@@ -1911,7 +1911,7 @@ class _Summarizer(semantics.StatementRules):
             for r in _sym_refs(value) | _sym_refs(self._attr_params):
                 if r.startswith(own) and r[len(own):] in pw:
                     names.update(pw[r[len(own):]])
-        return names & sc.param_pos.keys()
+        return names
 
     def _init_params(self, value: Sym) -> Sym:
         """A value `__init__` stores in an attribute: its parameters become references to the
@@ -2055,9 +2055,7 @@ class _Summarizer(semantics.StatementRules):
         # A loop's iterations carry nothing into the attributes its body assigns (a store in a loop
         # over local data is not a store under a condition: that flooded codebases with warnings).
         in_loop, self._loop_arms = self._loop_arms, False
-        params = {} if in_loop or not (cond.get("params") or cond.get("via") or cond.get("refs")) \
-            else {"params": sorted(_sym_params(cond)), "refs": sorted(_sym_refs(cond))}
-        return _control(cond), ({} if in_loop else _implicit(cond)), params
+        return _control(cond), ({} if in_loop else _implicit(cond)), ({} if in_loop else _read_names(cond))
 
     def run_arm(self, block, token: tuple[Sym, Sym, Sym]) -> None:
         control, implicit, params = token
@@ -2129,8 +2127,8 @@ class _Summarizer(semantics.StatementRules):
                 self._ret_taints.append(control)  # the rest of the function runs on one side only
             if _implicit(cond):
                 self._attr_taints.append(_implicit(cond))
-            if cond.get("params") or cond.get("via") or cond.get("refs"):
-                self._attr_params.append({"params": sorted(_sym_params(cond)), "refs": sorted(_sym_refs(cond))})
+            if read_names := _read_names(cond):
+                self._attr_params.append(read_names)
             self._exit_counts.append(self._count_of_test(cond, node.test))
 
     def entered(self, expr: ast.expr, value: Sym) -> None:
@@ -2954,6 +2952,13 @@ def _sym_names(sym: Sym, key: str) -> set[str]:
         elif isinstance(x, list):
             stack.extend(x)
     return out
+
+
+def _read_names(cond: Sym) -> Sym:
+    """The parameters and project references a condition reads (`_written_from`), {} if none."""
+    if not (cond.get("params") or cond.get("via") or cond.get("refs")):
+        return {}
+    return {"params": sorted(_sym_params(cond)), "refs": sorted(_sym_refs(cond))}
 
 
 def _sym_refs(sym: Sym) -> set[str]:
