@@ -6,7 +6,7 @@ the two halves' figures measures how much the rules were tuned to what was looke
 with a sha256 of the sealed half's files, is in benchmarks/<set>/split.json (and in
 docs/benchmarks.md, "Sealed evaluation"). This script refuses the sealed half unless `--unseal`.
 
-Eleven sets: `--set sealed` (the first one, the default; opened), `--set sealed2` (the second one;
+Twelve sets: `--set sealed` (the first one, the default; opened), `--set sealed2` (the second one;
 opened), `--set sealed3` (the third, opened), `--set sealed4` (the fourth, opened), `--set sealed5`
 (the fifth, opened), `--set sealed6` (the sixth, opened), `--set sealed7` (the seventh, opened),
 `--set sealed8` (the eighth, opened), `--set sealed9` (the ninth, opened), `--set sealed10` (the tenth,
@@ -43,7 +43,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SETS = ("sealed", "sealed2", "sealed3", "sealed4", "sealed5", "sealed6", "sealed7", "sealed8", "sealed9",
-        "sealed10", "sealed11")
+        "sealed10", "sealed11", "sealed12")
 SEALED = HERE / "sealed"
 PROGRAMS = SEALED / "programs"
 SPLIT = SEALED / "split.json"
@@ -177,7 +177,7 @@ def score_codebases(repos: list[str], prepared: Path, jobs: int | None) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", dest="eval_set", choices=SETS, default="sealed",
-                    help="which evaluation set: sealed (the first, default), sealed2, sealed3, sealed4, sealed5, sealed6, sealed7, sealed8, sealed9, sealed10 or sealed11")
+                    help="which evaluation set: sealed (the first, default), sealed2, sealed3, sealed4, sealed5, sealed6, sealed7, sealed8, sealed9, sealed10, sealed11 or sealed12")
     ap.add_argument("--half", choices=("open", "sealed"))
     ap.add_argument("--unseal", action="store_true", help="allow --half sealed (only once the work is done)")
     ap.add_argument("--verify", action="store_true", help="check the sealed half's hash; lints nothing")
