@@ -885,8 +885,8 @@ class Divergence:
                         if info.raise_guess:
                             v = evidence.mark(v, evidence.ENDS_ITERATION, info.raise_guess, self.fa.line(n))
                         return v, n
-                    if cond.divergent and not info.collective and not _is_logging(info.name or _call_name(n)) \
-                            and info.name not in K.NON_RAISING_CALLS and catches(n) \
+                    if cond.divergent and semantics.can_fail_call(info.name or _call_name(n), info.collective) \
+                            and catches(n) \
                             and not any(self._catches_raised(h, n, only=True) for h in guarded):
                         return cond, n
             for child in reversed(children(n)):
@@ -1331,9 +1331,6 @@ def _swallows(h: cst.ExceptHandler) -> bool:
         if isinstance(x, cst.SimpleStatementLine) and any(isinstance(y, cst.Raise) for y in x.body):
             return False
     return not _exits_in(h.body, h)
-
-
-_is_logging = semantics.is_logging_call
 
 
 def _call_name(n: cst.Call) -> str:

@@ -194,6 +194,13 @@ def is_logging_call(name: str | None) -> bool:
     return name.startswith(("logging.", "absl.logging")) or any(w in last for w in LOG_NAMES)
 
 
+def can_fail_call(name: str | None, collective: bool) -> bool:
+    """Whether a call named `name` is a step that can fail on one process (then a `try` around
+    it ends differently there): anything but collective work (which fails everywhere or hangs),
+    logging, and the calls known not to raise on the values programs give them."""
+    return not collective and not is_logging_call(name) and name not in K.NON_RAISING_CALLS
+
+
 def is_numeric(node: object, read: Reader, num_name: NumName, bound: Collection[str] = frozenset()) -> bool:
     """A syntactic guess that `node` is a number: literals, `len()` and the like, arithmetic,
     array sizes, names the pass has seen bound to numbers (`num_name`) or bound by `range()`

@@ -355,8 +355,7 @@ class FileAnalysis(semantics.StatementRules):
             if isinstance(n, cst.Call):
                 info = self.calls.get(n)
                 name = (info.name if info is not None else None) or _code(self.module, n.func)
-                if (info is None or not info.collective) and not semantics.is_logging_call(name) \
-                        and name not in K.NON_RAISING_CALLS:
+                if semantics.can_fail_call(name, info is not None and info.collective):
                     return True
         return False
 
