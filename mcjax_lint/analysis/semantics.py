@@ -2734,10 +2734,12 @@ class StatementRules:
             v = self.as_host(v)
         v = self.constant_binding(node.value, v)
         targets = self.assign_targets(node)
-        same = self.pushed_back(node.value)
+        same = self.pushed_back(node.value) or self.rewrapped(node.value)
         for t in targets:
             if same is not None and self.read(t) == ("name", same):
-                continue  # (`it = chain([first], it)` after `first = next(it)`: the same elements)
+                # (`it = chain([first], it)` after `first = next(it)`; `steps = tqdm(steps)`: the
+                # same elements)
+                continue
             self.bind(t, v)
             note_string_binding(self.scope, t, node.value, self.read)
         self.note_peek(node.value, targets)
@@ -2780,6 +2782,25 @@ class StatementRules:
         if seen is None or seen[0] != rest[1] or seen[1] is None:
             return None
         return rest[1] if self.name_value(rest[1]) is seen[1] else None
+
+    def rewrapped(self, value) -> str | None:
+        """`steps` for `tqdm(steps, ...)` (`K.SAME_ELEMENTS_WRAPPERS`, nested too): the wrapper
+        yields the elements of the name it wraps, in its order (a rule of those callables), so
+        rebinding the name to it leaves what a loop over it runs the same. `if jax.process_index()
+        == 0: steps = tqdm(steps)` then gives every process the same steps: only the progress bar
+        differs. None otherwise."""
+        n = value
+        for _ in range(4):
+            r = self.read(n)
+            if r[0] != "call" or not r[2] or self.qualify(r[1]) not in K.SAME_ELEMENTS_WRAPPERS:
+                break
+            n = r[2][0]
+        else:
+            return None
+        if n is value:
+            return None
+        r = self.read(n)
+        return r[1] if r[0] == "name" else None
 
     def st_AnnAssign(self, node) -> None:
         if node.value is not None:  # (a bare annotation binds nothing)
