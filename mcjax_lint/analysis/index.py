@@ -942,6 +942,11 @@ class ProjectIndex:
                 mark_params.append(False)
         for ip in sym.get("ip", ()):
             extra = extra.join(self._constructor_args(ip))
+        if sym.get("trs"):
+            # None or a value, chosen by a condition resolved here (summary `_none_structure`).
+            t = self._resolve(sym["trs"], path)
+            if t.pd or t.pdc:
+                extra = extra.join(replace(BOTTOM, tree=t.pd | t.pdc))
         if sym.get("elem") and extra.pd:
             extra = Val(frozenset(), extra.pd | extra.pdc, extra.order, extra.hash)
         out = v.join(extra)

@@ -80,6 +80,9 @@ def sym_join(a: Sym | None, b: Sym | None) -> Sym:
     for k, v in b.items():
         if k in ("tup", "cnt", "keys"):
             continue
+        if k == "trs" and k in out:
+            out[k] = sym_join(out[k], v)
+            continue
         if k == "u" and k in out:
             out[k] = semantics.stronger_order(out[k], v)
         elif k not in out:
@@ -609,6 +612,7 @@ class _Summarizer(semantics.StatementRules):
         self._local_call_nodes: set[int] = set()
         self._ret_host: dict[str, bool] = {}  # functions: every return so far is host data
         self._none_returns: dict[str, list] = {}  # functions: sources of conditions they return None under
+        self._none_later: dict[str, Sym] = {}  # functions: conditions of those the index resolves
         self._value_returns: set[str] = set()  # functions that return something other than None
         self._local_jits: set[str] = set()  # jit-decorated defs of this module that may run locally
         self._host_closed: dict[str, bool] = {}
@@ -2013,18 +2017,27 @@ class _Summarizer(semantics.StatementRules):
         name = self.scope.facts.name
         if value is None or isinstance(value, ast.Constant) and value.value is None:
             srcs: list = []
+            later: Sym = {}  # (conditions the index resolves: `if is_master():`, a project helper)
             for t in self._ret_taints:
                 if "_p" not in t:
                     srcs = _merge_list(srcs, _merge_list(t.get("pd", []), t.get("pdc", [])))
+                    later = sym_join(later, {k: v for k, v in t.items() if k in ("via", "refs")})
             if srcs:
                 self._none_returns[name] = _merge_list(self._none_returns.get(name, []), srcs)
+            if later:
+                self._none_later[name] = _prune(sym_join(self._none_later.get(name, {}), later), 1)
         else:
             self._value_returns.add(name)
 
     def _none_structure(self, f: FunctionFacts) -> None:
         srcs = self._none_returns.pop(f.name, None)
+        later = self._none_later.pop(f.name, None)
         if srcs and f.name in self._value_returns:
             f.returns = dict(f.returns, tr=_merge_list(f.returns.get("tr", []), srcs))
+        if later and f.name in self._value_returns:
+            # The structure decided by a condition the index resolves ("trs": its sources are
+            # the structure's, `ProjectIndex._resolve`).
+            f.returns = dict(f.returns, trs=later)
         self._value_returns.discard(f.name)
 
     def _chooses(self, e: ast.expr) -> bool:
