@@ -575,13 +575,16 @@ class _Summarizer(semantics.StatementRules):
         self.class_stack: list[ClassFacts] = []
         self.summary.seeded_rngs = _seeded_rngs(source, self.imports) if ".seed(" in source else []
         # (`_device_scope` walks only a module whose text may name a device set)
-        self._names_devices = not source or _DEVICE_WORDS.search(source) is not None
+        self._names_devices = not source or any(w in source for w in _DEVICE_WORDS)
         # (`pytest_plugins` can be bound only where the text spells it: an ASCII source's names
         # are its text; a non-ASCII one's are normalised, NFKC, so it is walked)
         self._names_plugins = not source or "pytest_plugins" in source or not source.isascii()
         # (likewise `raise StopIteration`: `_raises_stop_iteration` is asked only where the text
         # may name it, which most modules do not)
         self._names_stop = not source or "StopIteration" in source or not source.isascii()
+        # (and a generator's `yield`, a keyword: a function of a module whose text never spells
+        # it has none, so its body is not walked to find one)
+        self._names_yield = not source or "yield" in source or not source.isascii()
         self.seeded_per_process: set[str] = set()  # modules seeded with a process-dependent value
         self.mod_facts = FunctionFacts(f"{module}.<module>", 1)
         self.summary.functions[self.mod_facts.name] = self.mod_facts
@@ -651,7 +654,7 @@ class _Summarizer(semantics.StatementRules):
             out = m(node)
         else:
             out = {}
-            for child in ast.iter_child_nodes(node):
+            for child in _children(node):
                 if isinstance(child, ast.expr):
                     out = sym_join(out, sym_taint(self.ev(child)))
         if out:
@@ -697,7 +700,7 @@ class _Summarizer(semantics.StatementRules):
 
     def ev_children(self, node) -> Sym:
         out: Sym = {}
-        for child in ast.iter_child_nodes(node):
+        for child in _children(node):
             if isinstance(child, ast.expr):
                 out = sym_join(out, sym_taint(self.ev(child)))
         return out
@@ -1034,7 +1037,7 @@ class _Summarizer(semantics.StatementRules):
         many keys on every process."""
         out: Sym = {}
         values: dict[int, Sym] = {}
-        for child in ast.iter_child_nodes(node):  # (as `ev_children`, keeping each value apart)
+        for child in _children(node):  # (as `ev_children`, keeping each value apart)
             if isinstance(child, ast.expr):
                 v = self.ev(child)
                 values[id(child)] = v
@@ -1965,7 +1968,7 @@ class _Summarizer(semantics.StatementRules):
     read = staticmethod(read)
 
     def st_other(self, node: ast.stmt) -> None:
-        for child in ast.iter_child_nodes(node):
+        for child in _children(node):
             if isinstance(child, ast.expr):
                 self.ev(child)
 
@@ -2413,8 +2416,8 @@ class _Summarizer(semantics.StatementRules):
             self.run_block(node.body)
             if not _always_exits(node.body):
                 self._note_none_return(None)  # (falling off the end returns None)
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                    and not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node.body)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not (
+                    self._names_yield and any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node.body))):
                 self._none_structure(facts)  # (a generator returns a generator either way)
             else:
                 self._none_returns.pop(facts.name, None)
@@ -2537,10 +2540,12 @@ def _collective_name(q: str) -> bool:
 
 # Every name `_device_scope` reads contains one of these (an alias too: `from jax import devices as d`)
 # but `jax.distributed`, whose `initialize()` the index checks on its own.
-_DEVICE_WORDS = re.compile("|".join(sorted(
+# (Plain substrings, each looked for on its own: a regular expression of their alternation tried
+# at every position of a file cost twice as much.)
+_DEVICE_WORDS = tuple(sorted(
     {"devices", "device_count", "device_mesh", "make_mesh", "Mesh", "pmap", "xmap", "make_array_from", "orbax",
      "multihost_utils", *K.COLLECTIVE_METHOD_NAMES}
-    | {q.rsplit(".", 1)[-1] for q in K.COLLECTIVE_CALLS if not q.startswith("jax.lax.")})))
+    | {q.rsplit(".", 1)[-1] for q in K.COLLECTIVE_CALLS if not q.startswith("jax.lax.")}))
 
 
 def _device_scope(nodes: list[ast.AST], imports: dict[str, str]) -> str:
@@ -3077,6 +3082,14 @@ def _sure_calls_of(node: ast.AST) -> set[str]:
             todo.append(n.test)
         else:
             _push_children(n, todo)
+    return out
+
+
+def _children(n: ast.AST) -> list[ast.AST]:
+    """`list(ast.iter_child_nodes(n))` less the context markers (no expression), in its order,
+    without its two generators."""
+    out: list[ast.AST] = []
+    _push_children(n, out)
     return out
 
 
