@@ -56,6 +56,10 @@ CALLBACK_NOT_KNOWN = ("a helper collective only through the callable it is given
 THREAD_STATE = ("another thread's progress read by a method's name (`.is_alive()`, `.is_set()`, `.done()`): it "
                 "differs between processes, each scheduling its own threads, if the receiver is a thread, event, "
                 "future or queue")
+FILE_CONTENT = ("a file read (or whether it exists) at a path that differs between processes, taken as differing "
+                "too: files at per-process paths often hold the same content (a copy of one config, a run "
+                "folder's saved settings)")
+FILE_CONTENT_CALL = "<file content>"  # (as EQUAL_PIECES_CALL, for `file_content`)
 FILE_FAILURE = ("a file operation assumed able to fail on one process only (its local file missing, cut short or "
                 "unreadable there)")
 FILE_FAILURE_DESC = "a file operation that can fail on one process only"
@@ -231,6 +235,16 @@ def bounded_count(v: Val, line: int = 0) -> Val:
     length), as a guess (`BOUNDED_COUNT`)."""
     counts = Val(pd=v.pd, shape=rekinded((s for s in v.shape if s.kind != kinds.ELEMENTS), kinds.LENGTH))
     return mark(counts, BOUNDED_COUNT, BOUNDED_COUNT_TEXT, line)
+
+
+def file_content(v: Val, text: str = "a file read", line: int = 0) -> Val:
+    """What a file read at a path carrying `v` holds (`semantics.FILE_READ_CALLS`): what `v`
+    carries, as a guess (`FILE_CONTENT`: the files at different paths may hold the same). An
+    order the paths come in stays certain: one listing's files, read in another order on each
+    process, are other files at each position."""
+    d = v.data()
+    return replace(mark(replace(d, order=frozenset(), hash=frozenset()), FILE_CONTENT, text, line),
+                   order=d.order, hash=d.hash)
 
 
 def stored_attribute(v: Val, line: int = 0) -> Val:

@@ -108,6 +108,13 @@ def _bind_guards(v: Val, q: str, f: FunctionFacts, given: tuple | None) -> Val:
 _STRUCTURE_METHODS = frozenset({"keys", "values", "items", "__len__", "__iter__", "copy"})
 
 
+def _reads_file_at_params(sym: Sym) -> bool:
+    """Whether `sym` holds a file read at a path a parameter gives (the summary's
+    `evidence.FILE_CONTENT_CALL` on a parameter: `open(path)`)."""
+    return any(call.get("n") == evidence.FILE_CONTENT_CALL and (call.get("a") or {}).get("params")
+               for call in sym.get("via", ()))
+
+
 def _method_reads_params(sym: Sym | None, depth: int = 3) -> bool:
     """Whether `sym` (an order-free wrapper's argument, not `len`'s: a length of what a method
     gives is not its content) holds a call of a content method on, or with, a parameter
@@ -935,6 +942,13 @@ class ProjectIndex:
                 for part in (call.get("r"), call.get("a")):
                     if part and part.get("params"):
                         mark_params.append(any(not p.endswith("!o") for p in part["params"]))
+                    elif part and _reads_file_at_params(part):
+                        mark_params.append(None)  # (`open(path).read()`: as below)
+            elif mark_params is not None and _reads_file_at_params({"via": [call]}):
+                # `return open(path)`: a file read at a parameter's path holds what that path
+                # carries, as a guess (`evidence.file_content`): None, a flow without order
+                # that `_solve_one` marks as read from a file where it is the only one.
+                mark_params.append(None)
             elif mark_params is not None and call.get("n") in K.ORDER_INSENSITIVE and call.get("n") != "len" \
                     and not res.sanitized and _method_reads_params(call.get("a")):
                 # `return bool(grads.all())`: the order-free wrapper (summary._strip_order) of a
@@ -1505,6 +1519,8 @@ class ProjectIndex:
             return argv.element(), None  # the summary's yielded element (`_Summarizer._yield_count`)
         if q == evidence.EQUAL_PIECES_CALL:
             return evidence.equal_pieces(argv), None  # the summary's piece of equal ones (`x[i::n]`)
+        if q == evidence.FILE_CONTENT_CALL:
+            return evidence.file_content(argv), None  # the summary's file read at a path
         if q == evidence.STORED_ATTRIBUTE_CALL:
             return evidence.stored_attribute(argv), None  # the summary's `param.attr = value`
         if q == evidence.STORED_ELEMENT_CALL:
@@ -1534,6 +1550,7 @@ class ProjectIndex:
             if flow:
                 flow, _, lens = flow.partition("+")
                 flow, _, elem = flow.partition(":")
+                flow, _, read = flow.partition("~")
                 sized = BOTTOM
                 if lens and (argv.pd or argv.pdc or argv.length_sources):
                     # `max(len(s) for s in xs)` over this call's process-local argument.
@@ -1558,6 +1575,8 @@ class ProjectIndex:
                     # (how many it yields is not theirs either: their lengths count for nothing)
                     argv = replace(argv, pd=frozenset(), pdc=argv.pd | argv.pdc,
                                    shape=frozenset(s for s in argv.shape if s.kind not in kinds.COUNTS))
+                if read:  # (read from a file at a path they name: `evidence.file_content`)
+                    argv = evidence.file_content(argv, f"`{short_name(q)}()`")
                 res = res.join(argv if flow == "order" else argv.without_order())
                 if items is not None:
                     # Multiple return values: only those computed from parameters get the
@@ -1889,6 +1908,8 @@ class ProjectIndex:
             self.env_params[q] = envs
             changed.add(q)
         flow = ("order" if any(marks) else "data") if marks else None
+        if flow and all(m is None for m in marks):
+            flow += "~file"  # (every parameter reaches the result through a file read: see call_name)
         if flow and f.returns.get("elem"):
             flow += ":elem"  # their elements only: content (see call_name)
         if flow and f.returns and _measures_params(f.returns):

@@ -654,6 +654,19 @@ TYPE_PREDICATES = frozenset({"isinstance", "issubclass", "type", "callable", "ha
 # `all`, order-free ones: `order_free_call`).
 SCALAR_CONVERSIONS = frozenset({"int", "float", "complex"})
 # Builtins whose result carries what their arguments do (numbers and containers made from them).
+# Calls that read a file, or ask whether one exists, at the path they are given (a file object
+# made from a path reads that path). Where the path differs between processes, what they read
+# differs only where the files do: a guess (`evidence.FILE_CONTENT`, `file_content`).
+FILE_READ_CALLS = frozenset({
+    "open", "io.open", "numpy.load", "numpy.loadtxt", "numpy.genfromtxt",
+    "numpy.fromfile", "os.path.exists", "os.path.isfile", "os.path.isdir", "os.path.getsize", "os.stat",
+    "tensorflow.io.gfile.GFile", "tensorflow.io.gfile.exists", "tensorflow.io.gfile.isdir",
+    "tensorflow.gfile.GFile", "tensorflow.gfile.Exists", "pandas.read_csv", "pandas.read_json",
+    "pandas.read_parquet", "h5py.File", "torch.load"})
+# The same on a path or filesystem object (pathlib, etils.epath, fsspec: `Path(p).read_text()`,
+# `fs.open(p)`, `fs.exists(p)`), of a receiver not of a project class.
+FILE_READ_METHODS = frozenset({"open", "read_text", "read_bytes", "exists", "is_file", "is_dir", "isfile",
+                               "isdir"})
 PASSTHROUGH_BUILTINS = frozenset({"len", "int", "float", "str", "bool", "abs", "round", "repr", "format", "divmod",
                                   "pow", "list", "tuple", "dict", "range", "reversed", "enumerate", "zip", "map",
                                   "filter", "iter", "next", "bytes", "ord", "chr", "slice", "type"})
@@ -2160,6 +2173,8 @@ class StatementRules:
           its `__iter__` (`iterated`);
         - `jax.distributed.initialize()` makes nothing (`initialized` records where);
         - a replication on this process's devices is the object, here (`on_local_devices`);
+        - what a file read at a path holds (or whether it exists) differs where the path does
+          only by a guess: the files may hold the same (`file_content`, `FILE_READ_CALLS`);
         - a source (`source_call`); a seeded generator carries its seed (`seed_given`);
         - a type predicate reads its argument's type, not its content (`type_of`);
         - `concurrent.futures.wait`: two sets of futures (`done_sets`);
@@ -2197,6 +2212,8 @@ class StatementRules:
             return self.sanitized()  # (`int(broadcast_one_to_all(x))`: the same number everywhere)
         if q in K.LOCAL_REPLICATORS:
             return self.on_local_devices(arg0)
+        if q in FILE_READ_CALLS:
+            return self.file_content(argu, node, f"`{q.rsplit('.', 1)[-1]}()`")
         if q == "range":
             made = self.range_call(node, [v for k, v in args if isinstance(k, int)])
             if made is not None:
@@ -2319,7 +2336,8 @@ class StatementRules:
         - a method of an object configured for a subset of processes stays so (`of_subgroup`);
         - a checkpointer's save/restore (or a call given orbax's argument objects) and a barrier
           method are collective work (`work`); a key-value store's blocking get agrees;
-        - a listing method lists in filesystem order (`listing_method`);
+        - a listing method lists in filesystem order (`listing_method`); a path's read
+          (`Path(p).read_text()`, `fs.open(p)`) is `file_content`, as a library's;
         - a set's methods make sets of its order, `pop` takes an arbitrary element; a dict of a
           set's order keeps it in `keys()`/`values()`/`items()` (`keep_set`, `set_pop`);
         - a mutator puts what it is given into its container (`put_in`; into an element of a
@@ -2368,6 +2386,8 @@ class StatementRules:
             return self.join(self.data(recv), self.source(desc, node, kinds.SCHEDULING))  # (whether a thread is done)
         if meth in K.FS_LISTING_METHODS:
             return self.join(self.data(recv), self.listing_method(meth, node))
+        if meth in FILE_READ_METHODS and not self.instance_class(recv):
+            return self.file_content(self.join(self.data(recv), argu), node, f"`.{meth}()`")
         if self.is_unordered(recv):
             if meth in K.SET_METHODS:
                 return self.keep_set(self.data(self.join(recv, argu)), recv)

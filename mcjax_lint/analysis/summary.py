@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 79
+SUMMARY_VERSION = 80
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -902,6 +902,15 @@ class _Summarizer(semantics.StatementRules):
         if not any(k in v for k in ("pd", "pdc", "via", "params", "refs")):
             return v
         return {"via": [{"l": node.lineno, "n": evidence.EQUAL_PIECES_CALL, "a": _prune(v)}]}
+
+    @staticmethod
+    def file_content(v: Sym, node: ast.Call, text: str) -> Sym:
+        """What a file read at a path carrying `v` holds (`semantics.FILE_READ_CALLS`): resolved
+        by the index as `evidence.file_content` (a guess)."""
+        v = sym_taint(v)
+        if not any(k in v for k in ("pd", "pdc", "order", "hash", "via", "params", "refs")):
+            return v
+        return {"via": [{"l": node.lineno, "n": evidence.FILE_CONTENT_CALL, "a": _prune(v)}]}
 
     # (anything not yet resolved, `via`/`params`/`refs`, may still differ: not agreed here)
     carries_nothing = staticmethod(lambda v: not sym_taint(v))

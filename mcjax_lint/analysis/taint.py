@@ -565,6 +565,10 @@ class FileAnalysis(semantics.StatementRules):
             length = evidence.bounded_count(length, self.line(node))
         return self.endless(out).join(length)
 
+    def file_content(self, v: Val, node: cst.Call, text: str) -> Val:
+        """What a file read at a path carrying `v` holds: `v`, as a guess (`evidence.file_content`)."""
+        return evidence.file_content(v, text, self.line(node))
+
     def endless_unless_empty(self, whole: Val, node: cst.CSTNode) -> Val:
         """`itertools.cycle(xs)`, `ds.repeat()`: endless, but empty where xs is: of a list built
         here (`struct`) only its count says so (`[train, extra]` holds two elements whatever
@@ -902,7 +906,7 @@ class FileAnalysis(semantics.StatementRules):
                 result = Val(host=True)  # a jit-decorated function on host data: this process's work
             elif result is None:
                 result, coll = self._project_call(q, argu, node)
-                if result.ext and result.divergent:  # an unresolved call's guess is taken here
+                if result.divergent:  # an unresolved call's guess (or a helper's file read) is taken here
                     result = evidence.locate(result, f"`{short_name(q)}()`", self.line(node))
         elif isinstance(func, cst.Attribute):
             meth = func.attr.value

@@ -24,6 +24,7 @@ PAIRS = [
     ("evidence_known_call.py", "evidence_unresolved_call.py", "MCJ103", evidence.UNRESOLVED_CALL),
     ("evidence_direct_call.py", "evidence_callback.py", "MCJ101", evidence.STORED_CALLABLE),
     ("evidence_file_offset_check.py", "evidence_shard_offset_check.py", "MCJ102", evidence.LAYOUT_CHECK),
+    ("evidence_path_value.py", "evidence_file_at_path.py", "MCJ103", evidence.FILE_CONTENT),
 ]
 
 
@@ -48,15 +49,43 @@ def test_a_guess_in_the_chain_makes_the_finding_a_possible_warning(certain, gues
     assert all(s.line > 0 for s in g.chain)
 
 
+def test_a_helper_reading_a_file_at_its_argument_is_a_guess_at_the_call():
+    # The summary pass: a helper of another module returns what a file at the path it is given
+    # holds; at a call with a per-process path, that is a guess placed at the call.
+    files = {
+        "settings.py": "def read_rounds(path):\n    with open(path) as f:\n        return int(f.read())\n",
+        "train.py": (
+            "import jax\nimport jax.numpy as jnp\nfrom settings import read_rounds\n\n"
+            "step = jax.jit(lambda x: x + 1)\n\n"
+            "def run(x):\n"
+            "    x = jax.device_put(x, jax.sharding.NamedSharding(jax.sharding.Mesh(jax.devices(), ('d',)),"
+            " jax.sharding.PartitionSpec()))\n"
+            "    rounds = read_rounds(f'/runs/host_{jax.process_index()}/rounds.txt')\n"
+            "    for _ in range(rounds):\n"
+            "        x = step(x)\n"),
+    }
+    findings, errors = analyze_project(files)
+    assert errors == []
+    [f] = findings
+    assert (f.code, f.severity, f.confidence) == ("MCJ103", Severity.WARNING, "guess")
+    assert [(s.line, s.why) for s in f.chain if not s.certain] == [(9, evidence.FILE_CONTENT)]
+    # A path agreed on every process reads the same file everywhere: nothing.
+    files["train.py"] = files["train.py"].replace("host_{jax.process_index()}", "shared")
+    assert analyze_project(files)[0] == []
+
+
 def test_an_unmatched_exception_type_is_a_guess():
     [f] = _findings("handler_emergency_checkpoint.py")
     assert f.code == "MCJ104" and f.severity == Severity.WARNING and f.confidence == "guess"
-    assert [s.why for s in f.chain if not s.certain] == [evidence.UNMATCHED_EXCEPTION]
+    # (and the shard's content, read at a path named by the process index: `FILE_CONTENT`)
+    assert [s.why for s in f.chain if not s.certain] == [evidence.FILE_CONTENT, evidence.UNMATCHED_EXCEPTION]
 
 
 def test_a_handler_naming_the_raised_class_is_certain():
     src = HAZARDS.joinpath("handler_emergency_checkpoint.py").read_text(encoding="utf-8")
     src = src.replace("except (OSError, ValueError):", "except StopIteration:")
+    # (records this process holds for certain, not a file's read at its own path: FILE_CONTENT)
+    src = src.replace('open(f"/data/train-{jax.process_index():05d}.jsonl")', "range(100 + jax.process_index())")
     [f] = analyze_project({"m.py": src})[0]
     assert f.code == "MCJ104" and f.confidence == "certain"
     assert f.severity == Severity.WARNING  # the rule's own severity: whether it raises is never known
