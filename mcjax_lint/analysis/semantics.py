@@ -1592,6 +1592,31 @@ def window_length(lower: object | None, upper: object | None, read: Reader, same
     return None
 
 
+def equal_length_rows(node: object, read: Reader) -> bool:
+    """Whether `node` is a display (a dict, list or tuple) of two or more list or tuple displays
+    of constants that each hold the same number of them (`{0: [12, 8, 8], 1: [44, 8, 8]}`):
+    whichever row an index picks, it holds that many elements. (A set display's duplicates count
+    once, a starred element holds any number: neither makes such a row.)"""
+    r = read(node)
+    if r[0] not in ("dict", "seq", "tuple") or len(r[1]) < 2:
+        return False
+    n = None
+    for row in r[1]:
+        if type(row).__name__ not in ("List", "Tuple"):  # (`ast` and libcst name their displays alike)
+            return False
+        elems = read(row)[1]
+        for e in elems:
+            x = read(e)
+            if x[0] == "unary" and x[1] == "-":
+                x = read(x[2])
+            if x[0] not in ("number", "string"):
+                return False
+        if n is not None and len(elems) != n:
+            return False
+        n = len(elems)
+    return True
+
+
 def strided_piece(lower: object | None, upper: object | None, step: object | None, read: Reader) -> bool:
     """`x[i::n]`: every n-th element from the i-th, the i-th of n interleaved pieces
     (`piece_of_equal_ones`)."""
@@ -1898,6 +1923,8 @@ class StatementRules:
         the result is a part of x along that axis: x's own data, its length as x's; a slice whose
         length is written out (`[:n]`, `[a:a + n]`) with n the same everywhere has the same
         length everywhere (other content on each process, assuming len(x) >= n: `same_length`).
+        An index into a display of rows of one length (`equal_length_rows`) picks a row of that
+        length everywhere, other content per process (`same_length`).
         A pass supplies `varies` (the value itself, not only its content, differs between
         processes), `same_length`, and records through `indexed`, `element_at` and `slice_of`
         (each given the result, returning it or more)."""
@@ -1911,6 +1938,12 @@ class StatementRules:
             picked = self.picked(base, keys[0][1])
             if picked is not None:
                 return picked
+            if equal_length_rows(value, self.read):
+                # `{0: [12, 8], 1: [44, 9]}[rank]`: whichever row the key picks, it holds as many
+                # elements: which ones follow the key (content), how many do not (`same_length`)
+                idx = self.data(self.ev(keys[0][1]))
+                self.indexed(node, base, idx, False)
+                return self.same_length(self.join(self.element(base), idx))
         idx = length = pieces = rest = self.nothing()
         slicing = False
         counted = True  # every key is a slice whose length is written out
