@@ -20,7 +20,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis import values as _values
-from mcjax_lint.analysis.summary import ELEMENT_CALL, STAR, ClassFacts, FunctionFacts, ModuleSummary, SIZED_BY_CONTENT, Sym, star_exports
+from mcjax_lint.analysis.summary import ELEMENT_CALL, SAME_LENGTH_CALL, STAR, ClassFacts, FunctionFacts, ModuleSummary, SIZED_BY_CONTENT, Sym, star_exports
 from mcjax_lint.analysis.values import BOTTOM, Src, Val, applied, join_all, most_certain, replace
 from mcjax_lint.settings import AnalysisSettings
 
@@ -1373,7 +1373,16 @@ class ProjectIndex:
         res, coll = BOTTOM, None
         np_ = call.get("np", 0)
         given = None if np_ == -1 else (np_, tuple(call.get("kw", ())))
-        if "n" in call:
+        if call.get("n") == SAME_LENGTH_CALL:
+            # the summary's window `x[:n]` (`_Summarizer.window`): where n (its "b") is the same
+            # everywhere, as long everywhere (its content differs); else as long as n says
+            bound = self.resolve(call["b"], path).taint() if call.get("b") else BOTTOM
+            if bound.pd or bound.shape:
+                res = argv.join(Val(pd=bound.pd))
+            else:
+                res = replace(argv, pd=frozenset(), pdc=_values._cap(argv.pd | argv.pdc),
+                              shape=frozenset(x for x in argv.shape if x.kind not in kinds.COUNTS))
+        elif "n" in call:
             res, coll = self.call_name(call["n"], argv, given, call)
             if call.get("ks"):
                 res = res.join(self.env_read_by(call["n"], lambda p, pos: call["ks"].get(p) or call["ks"].get(str(pos))))

@@ -1987,7 +1987,7 @@ class StatementRules:
         out = self.join(self.data(base), idx)
         if counted and not self.varies(length):
             bound = keys[-1][2] if len(keys) == 1 and keys[0][1] is None else None
-            out = self.window(out, node, bound)
+            out = self.window(out, node, bound, length)
         return self.slice_of(out, length, node)
 
     def _scalar(self, node) -> bool:

@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 81
+SUMMARY_VERSION = 82
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -59,6 +59,9 @@ Sym = dict
 # The call record of what a yielded element reads from calls and attributes: resolved by the
 # index as that value's content (`ProjectIndex.call_name`).
 ELEMENT_CALL = "<element>"
+# A window `x[:n]` of what parameters, calls or attributes give, n agreed (`_Summarizer.window`):
+# resolved by the index as that value with one length everywhere (content differs).
+SAME_LENGTH_CALL = "<same length>"
 
 
 def _merge_list(a: list, b: list) -> list:
@@ -942,8 +945,25 @@ class _Summarizer(semantics.StatementRules):
             return out
         return sym_join(out, {"via": [{"l": node.lineno, "n": evidence.POSSIBLY_EMPTY_CALL, "a": _prune(counts)}]})
 
-    def window(self, v: Sym, node: ast.AST, bound: ast.expr | None = None) -> Sym:
-        return self.same_length(v)  # (`x[:n]`: shapes are not summarized)
+    def window(self, v: Sym, node: ast.AST, bound: ast.expr | None = None, length: Sym | None = None) -> Sym:
+        """`x[:n]`, n the same everywhere: as long everywhere, as the precise pass's `window`
+        (shapes are not summarized). What x reads from parameters, calls and attributes is
+        resolved later: a `SAME_LENGTH_CALL` record keeps it as content of one length where
+        what n reads (its record's "b") is then the same everywhere. A constant bound (`x[:K]`,
+        a global) says nothing of x's length, which the precise pass keeps as a guess
+        (`evidence.SHORT_WINDOW`): what x reads flows on as it is."""
+        out = self.same_length(v)
+        if bound is None or semantics.is_constant(bound, read, lambda n: n not in self.scope.env, self.qualify,
+                                                  lambda q: False):
+            return out
+        inner = {k: out.pop(k) for k in ("params", "via", "refs") if k in out}
+        if not inner:
+            return out
+        rec = {"l": node.lineno, "n": SAME_LENGTH_CALL, "a": _prune(inner)}
+        n = _count_taint(sym_taint(length or {}))
+        if n:
+            rec["b"] = _prune(n)
+        return sym_join(out, {"via": [rec]})
     endless = property(lambda self: self.same_length)  # (an endless iterator: no count; shapes are not summarized)
 
     @staticmethod
