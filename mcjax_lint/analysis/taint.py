@@ -2168,8 +2168,14 @@ class FileAnalysis(semantics.StatementRules):
                 break  # (what follows never runs)
 
     def ends_block(self, s: cst.CSTNode) -> bool:
-        """An `if` decided by constant arguments whose arm taken always leaves the block: the
-        statements after it never run."""
+        """A statement after which the rest of its block never runs: one that always leaves it
+        (`return`, `raise`, `break`, `continue`, a call that exits the process: `sys.exit(0)`,
+        `exit()`, `os._exit(1)`, known once the statement was analysed), or an `if` decided by
+        constant arguments whose arm taken always leaves the block."""
+        if isinstance(s, cst.SimpleStatementLine):
+            return any(isinstance(x, (cst.Return, cst.Raise, cst.Break, cst.Continue)) or (
+                isinstance(x, cst.Expr) and isinstance(x.value, cst.Call)
+                and getattr(self.calls.get(x.value), "exits", False)) for x in s.body)
         taken = self.decided_ifs.get(s) if isinstance(s, cst.If) else None
         if taken is None:
             return False
