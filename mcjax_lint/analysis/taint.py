@@ -181,6 +181,10 @@ class FileAnalysis(semantics.StatementRules):
         # wrapper) -> how they are traced (a guess where the wrapper may run them on host data
         # alone): their bodies run once per process, at trace time.
         self.traced: dict[str, str] = {}
+        # Functions defined in an arm of an `if` whose test differs between processes: they exist
+        # only on the processes that took that arm (`_trace_constant`); how deep such arms nest here.
+        self.defined_per_process: set[str] = set()
+        self._per_process_arms = 0
         # Collective work called as an expression statement (its result dropped) -> the scope's
         # body it is in (a FunctionDef or the module).
         self.discarded: dict[cst.Call, cst.CSTNode] = {}
@@ -2021,7 +2025,13 @@ class FileAnalysis(semantics.StatementRules):
 
     def _trace_constant(self, sources, node: cst.CSTNode, traced: tuple[_Scope, str]) -> None:
         """Process-dependent values read while a traced function's body runs: each is baked into
-        the program as a constant, so every process compiles a different program."""
+        the program as a constant, so every process compiles a different program. But for a
+        function defined in an arm of an `if` whose test differs between processes
+        (`defined_per_process`): it exists only on the processes that took the arm, so it is no
+        computation every process runs (one process alone traces a rank-0 block's jit; applied
+        to global arrays there, the `if` is the finding, MCJ101)."""
+        if traced[0].qualname in self.defined_per_process:
+            return
         for s in sorted(sources):
             if kinds.unguarded(s.kind) in semantics.TRACE_TIME_KINDS:
                 self._add_sink(Sink(kinds.TRACE_CONSTANT, kinds.VALUE, s, node, traced[1]))
@@ -2243,6 +2253,14 @@ class FileAnalysis(semantics.StatementRules):
         outer = self.key_writes, self.keys_added, self.grown
         self.key_writes, self.keys_added, self.grown = set(), set(), set()
         return outer
+
+    def branches(self, cond, blocks: list, node=None, singleton=None) -> None:
+        per_process = isinstance(node, cst.If) and cond.divergent
+        self._per_process_arms += per_process
+        try:
+            super().branches(cond, blocks, node, singleton)
+        finally:
+            self._per_process_arms -= per_process
 
     def run_arm(self, block, token) -> None:
         if block is not None:
@@ -2542,6 +2560,10 @@ class FileAnalysis(semantics.StatementRules):
         value = Val(callable=f"`{node.name.value}` ({jit})", fn=qual, hostable=self._local_jit(qual)) if jit else Val(fn=qual)
         if jit:
             self._traced_def(qual, f"`{node.name.value}` ({jit})", self._local_jit(qual) or jit in semantics.LOCAL_RESULT_KINDS)
+        if self._per_process_arms:
+            self.defined_per_process.add(qual)
+        else:
+            self.defined_per_process.discard(qual)
         if not in_class:
             self.scope.env[node.name.value] = value
             self._def_values[qual] = value
