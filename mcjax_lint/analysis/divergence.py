@@ -136,6 +136,8 @@ class Divergence:
 
     def __post_init__(self):
         self._seq_cache: dict[int, tuple] = {}
+        self._callee_raise_memo: dict[str, tuple | None] = {}
+        self._plain_raise_memo: dict[str, tuple] = {}
         self._branch_done: set[int] = set()
         self._call_sites: dict[cst.Call, tuple] = {}  # call -> (statement, frames)
         self._pending_raises: list[tuple] = []
@@ -381,6 +383,18 @@ class Divergence:
                 fails[q] = (where, val, tok)
         if not fails:
             return
+        # A failing call of a same-file function that fails so itself (`run_point` calling
+        # `initial_state`, whose rank-0 `pack` can fail before its broadcast): the failure and
+        # the collective it skips are that function's, reported where it fails.
+        for _ in range(len(fails)):
+            moved = False
+            for q, (where, _, _) in list(fails.items()):
+                inner = self._callee(where)
+                if inner is not None and inner != q and inner in fails and fails[inner] != fails[q]:
+                    fails[q] = fails[inner]
+                    moved = True
+            if not moved:
+                break
         self._fails_through_callers(fails)
         for t in self._tries:
             for call in _walk_calls(t.body):
@@ -885,6 +899,15 @@ class Divergence:
                         if info.raise_guess:
                             v = evidence.mark(v, evidence.ENDS_ITERATION, info.raise_guess, self.fa.line(n))
                         return v, n
+                    q = self._callee(n)
+                    r = self.callee_raise(q) if q is not None else None
+                    if r is not None and catches(r[1]) \
+                            and not any(self._may_catch(self._caught(h), r[1]) for h in guarded):
+                        v = r[0]
+                        if handler is not None and not self._surely_catches(caught, r[1]):
+                            v = evidence.mark(v, evidence.UNMATCHED_EXCEPTION,
+                                              f"`except` at line {self.fa.line(handler)}", self.fa.line(n))
+                        return v, n
                     if cond.divergent and semantics.can_fail_call(info.name or _call_name(n), info.collective) \
                             and catches(n) \
                             and not any(self._catches_raised(h, n, only=True) for h in guarded):
@@ -892,6 +915,137 @@ class Divergence:
             for child in reversed(children(n)):
                 stack.append((child, cond, guarded))
         return out, where
+
+    def callee_raise(self, q: str) -> tuple[Val, cst.Raise] | None:
+        """Where the same-file function `q` raises on one process only, as an exception leaving
+        it: the value that decides it and the `raise`. Python runs a `raise` only where control
+        reaches it, so it is one process's where (a) a process-dependent `if` encloses it, (b) it
+        follows, in the function's own body, a statement that returns under a process-dependent
+        condition (`if rank != 0: return`, a loop that returns once this process's data
+        converge: only the processes that did not return get there), or (c) it is in a
+        same-file function called where (a) or (b) holds, or one that raises so itself. A
+        `raise` inside a `try` of its own function whose handler can catch it does not leave
+        it. A check of the function's own arguments or one its author says cannot fail is
+        marked as a guess (`evidence.ARGUMENT_CHECK`, `INVARIANT_CHECK`)."""
+        memo = self._callee_raise_memo
+        if q in memo:
+            return memo[q]
+        memo[q] = None  # (a recursive call raises no more than the function itself)
+        fdef = self.fa.fn_nodes.get(q, (None,))[0]
+        if not isinstance(fdef, cst.FunctionDef):
+            return None
+        cond, out = BOTTOM, None
+        for st in self._block_stmts(fdef.body):
+            out = self._raise_in(st, cond, q, fdef)
+            if out is not None:
+                break
+            if not isinstance(st, cst.SimpleStatementLine):
+                cond = cond.join(self._returns_under(st))
+        memo[q] = out
+        return out
+
+    def _raise_in(self, st, cond: Val, q: str, fdef: cst.FunctionDef) -> tuple[Val, cst.Raise] | None:
+        """`callee_raise` for one statement of `q`'s body, reached under `cond`."""
+        stack = [(st, cond, (), None)]
+        while stack:
+            n, c, guarded, gate = stack.pop()
+            t = type(n)
+            if t in OWN_SCOPE:
+                continue
+            if t is cst.Try:
+                for child in reversed(children(n)):
+                    stack.append((child, c, guarded + tuple(n.handlers) if child is n.body else guarded, gate))
+                continue
+            if t is cst.If:
+                ic = self.fa.conds.get(n, BOTTOM)
+                inner = c.join(ic) if ic.divergent else c
+                for child in reversed(children(n)):
+                    stack.append((child, c if child is n.test else inner, guarded,
+                                  gate if child is n.test or not ic.divergent else n))
+                continue
+            if t is cst.Raise and n.exc is not None and c.divergent \
+                    and not any(self._may_catch(self._caught(h), n) for h in guarded):
+                return self._raise_evidence(c, n, gate, fdef), n
+            if t is cst.Call:
+                callee = self._callee(n)
+                if callee is not None and callee != q:
+                    r = self.callee_raise(callee)
+                    if r is None and c.divergent:
+                        r = next(((c, x) for x in self._plain_raises(callee)), None)
+                    if r is not None and not any(self._may_catch(self._caught(h), r[1]) for h in guarded):
+                        return r
+            for child in reversed(children(n)):
+                stack.append((child, c, guarded, gate))
+        return None
+
+    def _raise_evidence(self, cond: Val, raise_node: cst.Raise, gate, fdef: cst.FunctionDef) -> Val:
+        if _asserts_invariant(raise_node):
+            return evidence.mark(cond, evidence.INVARIANT_CHECK, "`raise`", self.fa.line(raise_node))
+        if isinstance(gate, cst.If) and not cond.pd and _checks_arguments(gate, fdef):
+            return evidence.mark(cond, evidence.ARGUMENT_CHECK, "`raise`", self.fa.line(raise_node))
+        return cond
+
+    def _returns_under(self, st) -> Val:
+        """The process-dependent conditions under which the compound statement `st` returns
+        (BOTTOM where it never does so)."""
+        out = BOTTOM
+        stack = [(st, BOTTOM)]
+        while stack:
+            n, c = stack.pop()
+            t = type(n)
+            if t in OWN_SCOPE:
+                continue
+            if t is cst.Return:
+                if c.divergent:
+                    out = out.join(c)
+                continue
+            if t is cst.If:
+                ic = self.fa.conds.get(n, BOTTOM)
+                inner = c.join(ic) if ic.divergent else c
+                for child in children(n):
+                    stack.append((child, c if child is n.test else inner))
+                continue
+            for child in children(n):
+                stack.append((child, c))
+        return out
+
+    def _plain_raises(self, q: str) -> tuple:
+        """The `raise X` statements that can leave the same-file function `q` (not inside a
+        `try` of its own whose handler can catch them), its own and those of the same-file
+        functions it calls outside such a `try` (up to 20 functions)."""
+        memo = self._plain_raise_memo
+        if q in memo:
+            return memo[q]
+        memo[q] = ()
+        out: list = []
+        seen, todo = {q}, [q]
+        while todo:
+            fdef = self.fa.fn_nodes[todo.pop()][0]
+            if not isinstance(fdef, cst.FunctionDef):
+                continue
+            stack = [(s, ()) for s in self._block_stmts(fdef.body)]
+            while stack:
+                n, guarded = stack.pop()
+                t = type(n)
+                if t in OWN_SCOPE:
+                    continue
+                if t is cst.Try:
+                    for child in children(n):
+                        stack.append((child, guarded + tuple(n.handlers) if child is n.body else guarded))
+                    continue
+                if t is cst.Raise and n.exc is not None:
+                    if not any(self._may_catch(self._caught(h), n) for h in guarded):
+                        out.append(n)
+                    continue
+                if t is cst.Call and not guarded:
+                    r = self._callee(n)
+                    if r is not None and r not in seen and len(seen) < 20:
+                        seen.add(r)
+                        todo.append(r)
+                for child in children(n):
+                    stack.append((child, guarded))
+        memo[q] = tuple(out)
+        return memo[q]
 
     def _caught(self, h: cst.ExceptHandler) -> list[str | None] | None:
         """The qualified names of the types an `except` names (None: a bare `except`)."""
