@@ -1064,19 +1064,24 @@ def truth_of_whole(test: object, read: Reader) -> bool:
     return r[0] in ("name", "attr")
 
 
+def unwrapped_elements(n: object, read: Reader, qualify: Qualify) -> object:
+    """The expression whose elements `n` yields, in their order, through calls that pass their
+    first argument's elements through (`K.SAME_ELEMENTS_WRAPPERS`, up to 4 deep: `list(tqdm(xs))`
+    is xs); `n` itself where it is no such call."""
+    for _ in range(4):
+        r = read(n)
+        if r[0] != "call" or not r[2] or qualify(r[1]) not in K.SAME_ELEMENTS_WRAPPERS:
+            break
+        n = r[2][0]
+    return n
+
+
 def same_elements(a: object, b: object, read: Reader, qualify: Qualify, text: Callable[[object], str]) -> bool:
     """Whether two expressions give the same elements in the same order: the same expression,
     each maybe wrapped in calls that pass their first argument's elements through
-    (`K.SAME_ELEMENTS_WRAPPERS`: `tqdm(range(n)) if jax.process_index() == 0 else range(n)` is
+    (`unwrapped_elements`: `tqdm(range(n)) if jax.process_index() == 0 else range(n)` is
     `range(n)` on every process; only the progress bar differs). `text`: an expression's code."""
-    def inner(n: object) -> object:
-        for _ in range(4):
-            r = read(n)
-            if r[0] != "call" or not r[2] or qualify(r[1]) not in K.SAME_ELEMENTS_WRAPPERS:
-                break
-            n = r[2][0]
-        return n
-    return text(inner(a)).strip() == text(inner(b)).strip()
+    return text(unwrapped_elements(a, read, qualify)).strip() == text(unwrapped_elements(b, read, qualify)).strip()
 
 
 _NEGATED_COMPARISONS = {"==": "!=", "!=": "==", "<": ">=", ">=": "<", ">": "<=", "<=": ">", "is": "is not",
@@ -2842,14 +2847,7 @@ class StatementRules:
         rebinding the name to it leaves what a loop over it runs the same. `if jax.process_index()
         == 0: steps = tqdm(steps)` then gives every process the same steps: only the progress bar
         differs. None otherwise."""
-        n = value
-        for _ in range(4):
-            r = self.read(n)
-            if r[0] != "call" or not r[2] or self.qualify(r[1]) not in K.SAME_ELEMENTS_WRAPPERS:
-                break
-            n = r[2][0]
-        else:
-            return None
+        n = unwrapped_elements(value, self.read, self.qualify)
         if n is value:
             return None
         r = self.read(n)
