@@ -901,19 +901,14 @@ class _Summarizer(semantics.StatementRules):
         """What a piece of equal ones takes from its start (`semantics.StatementRules.ev_Subscript`):
         resolved by the index as `evidence.equal_pieces` (the start's value may come from calls,
         parameters or attributes known only then)."""
-        v = sym_taint(v)
-        if not any(k in v for k in ("pd", "pdc", "via", "params", "refs")):
-            return v
-        return {"via": [{"l": node.lineno, "n": evidence.EQUAL_PIECES_CALL, "a": _prune(v)}]}
+        return _resolved_later(sym_taint(v), node.lineno, evidence.EQUAL_PIECES_CALL, ("pd", "pdc", "via", "params", "refs"))
 
     @staticmethod
     def file_content(v: Sym, node: ast.Call, text: str) -> Sym:
         """What a file read at a path carrying `v` holds (`semantics.FILE_READ_CALLS`): resolved
         by the index as `evidence.file_content` (a guess)."""
-        v = sym_taint(v)
-        if not any(k in v for k in ("pd", "pdc", "order", "hash", "via", "params", "refs")):
-            return v
-        return {"via": [{"l": node.lineno, "n": evidence.FILE_CONTENT_CALL, "a": _prune(v)}]}
+        return _resolved_later(sym_taint(v), node.lineno, evidence.FILE_CONTENT_CALL,
+                               ("pd", "pdc", "order", "hash", "via", "params", "refs"))
 
     # (anything not yet resolved, `via`/`params`/`refs`, may still differ: not agreed here)
     carries_nothing = staticmethod(lambda v: not sym_taint(v))
@@ -2883,6 +2878,14 @@ def _none_guard(test: ast.expr, scope: _Scope) -> tuple[str, str] | None:
 
 
 _COUNT_KEEPING = frozenset({"zip", "enumerate"})  # builtins as long as their (shortest) argument
+
+
+def _resolved_later(v: Sym, line: int, name: str, keys: tuple[str, ...]) -> Sym:
+    """`v` as the argument of the pseudo-call `name` (an `evidence.*_CALL`) the index resolves by
+    the evidence rule of that name; `v` itself where it holds none of `keys` (nothing to grade)."""
+    if not any(k in v for k in keys):
+        return v
+    return {"via": [{"l": line, "n": name, "a": _prune(v)}]}
 
 
 def _count_of(v: Sym) -> Sym | None:
