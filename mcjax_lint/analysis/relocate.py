@@ -118,6 +118,8 @@ def quoting_table(index: Any) -> dict[str, list[tuple[str, str]]]:
                 hit.update(x.origin.rpartition(":")[0] for x in srcs if x.origin)
             for x in v.items or ():
                 hit |= of_val(x)
+            for _, x in v.keys or ():
+                hit |= of_val(x)
             memo[id(v)] = hit
         return hit
 
@@ -203,10 +205,13 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
         shape, tree = fix_srcs(v.shape), fix_srcs(v.tree)
         callable_ = fix_text(v.callable)
         items = tuple(fix_val(x) for x in v.items) if v.items else v.items
+        keys = tuple((k, fix_val(x)) for k, x in v.keys) if v.keys else v.keys  # (each key's value apart)
         if (pd is v.pd and pdc is v.pdc and order is v.order and hsh is v.hash and shape is v.shape
-                and tree is v.tree and callable_ == v.callable and (items is v.items or items == v.items)):
+                and tree is v.tree and callable_ == v.callable and (items is v.items or items == v.items)
+                and (keys is v.keys or keys == v.keys)):
             return v
-        return replace(v, pd=pd, pdc=pdc, order=order, hash=hsh, shape=shape, tree=tree, callable=callable_, items=items)
+        return replace(v, pd=pd, pdc=pdc, order=order, hash=hsh, shape=shape, tree=tree, callable=callable_, items=items,
+                       keys=keys)
 
     quoting = index.__dict__.get("_quoting")
     if quoting is None:  # an index built in this process: look at every fact

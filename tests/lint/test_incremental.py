@@ -112,6 +112,25 @@ def test_an_edit_below_import_time_device_access_is_re_solved_in_place(tmp_path)
     assert _diff_with_rebuild(inc, ref) == []
 
 
+_KEYED_REPORT = ("import time\n\n\ndef report(n):\n"
+                 "    return {\"created\": time.time(), \"n\": n}\n")
+
+
+def test_a_line_move_moves_the_sources_kept_per_key(tmp_path):
+    """A dict display keeps each constant key's value apart (`Val.keys`): a line move above it
+    moves the sources inside those values too, so the moved index equals a rebuild."""
+    root = _pkg_project(tmp_path)
+    mod = root / "pkg" / "report.py"
+    mod.write_text(_KEYED_REPORT)
+    (root / "pkg" / "use.py").write_text("from pkg.report import report\n\n\ndef main():\n    return report(1)\n")
+    chk.lint(root, None)
+    mod.write_text("# three lines\n# move the\n# report\n" + _KEYED_REPORT)
+    inc = chk.lint(root, [mod], need_index=True)
+    ref = chk.lint(root, [mod], need_index=True, reference=True)
+    assert not inc[2].stats.index_built, inc[2].stats.relocation_refused
+    assert _diff_with_rebuild(inc, ref) == []
+
+
 def test_a_comment_line_on_top_changes_no_fixture_summary_but_its_lines():
     """Every position a summary holds is one `relocate.position_free` knows: a comment line put
     on top of any fixture leaves the position-free summary as it was, so a line move is served
