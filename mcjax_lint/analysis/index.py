@@ -991,34 +991,44 @@ class ProjectIndex:
         returned = self.returned_params.get(q)
         if returned is None or any(k == "*" for k, _ in args):
             return argv
-        names, defaulted = returned
+        names, defaulted, pieces = returned
         keys = self._param_keys(q, names, given[0], given[1], bound)
         if any(key is None and p not in defaulted for p, key in keys.items()):
             return argv  # (a parameter gathering arguments: `*args`, `**kwargs`)
-        return join_all(v.data() for k, v in args if str(k) in keys.values())
+        by_key = {key: p for p, key in keys.items() if key is not None}
+        # (an argument reaching the result only as the start of a piece of equal ones, `x[i::n]`:
+        # how many elements by it is a guess, as where the piece is taken in the caller)
+        return join_all(evidence.equal_pieces(v.data()) if by_key[str(k)] in pieces else v.data()
+                        for k, v in args if str(k) in by_key)
 
     @staticmethod
-    def _returned_params(f: FunctionFacts) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    def _returned_params(f: FunctionFacts) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
         """The parameters of `f` its returned value is computed from (every "params" its return
-        summary names, at any depth), and those of them that have a default; None when one is
-        not its own (a closure's) or unknown."""
+        summary names, at any depth), those of them that have a default, and those it names
+        only as the start of a piece of equal ones (inside an `evidence.EQUAL_PIECES_CALL`
+        record: `x[rank::world]`); None when one is not its own (a closure's) or unknown."""
         names: set[str] = set()
-        stack: list = [f.returns]
+        pieces: set[str] = set()
+        stack: list = [(f.returns, False)]
         while stack:
-            x = stack.pop()
+            x, in_piece = stack.pop()
             if isinstance(x, dict):
+                in_piece = in_piece or x.get("n") == evidence.EQUAL_PIECES_CALL
                 for k, v in x.items():
                     if k == "params":
-                        names.update(p.removesuffix("!o") for p in v)
+                        (pieces if in_piece else names).update(p.removesuffix("!o") for p in v)
                     elif k == "ip":
                         return None
                     else:
-                        stack.append(v)
+                        stack.append((v, in_piece))
             elif isinstance(x, list):
-                stack.extend(x)
+                stack.extend((y, in_piece) for y in x)
+        pieces -= names
+        names |= pieces
         if not names <= set(f.params):
             return None
-        return tuple(sorted(names)), tuple(sorted(p for p in names if p in f.defaults or p in f.host_defaults))
+        return (tuple(sorted(names)), tuple(sorted(p for p in names if p in f.defaults or p in f.host_defaults)),
+                tuple(sorted(pieces)))
 
     _return_changes: dict[str, int] | None = None  # per function, while `_solve` widens (see WIDEN_RETURNS_AFTER)
     _ctor_depth = 0  # constructions being followed (dataclasses nest deep: a bound keeps the stack)
