@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 82
+SUMMARY_VERSION = 83
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -2789,6 +2789,15 @@ _EXTERNAL_ROOTS = ("jax.", "numpy.", "os.", "sys.", "typing.", "collections.", "
 def _container_root(e):
     return semantics.container_root(e, read)
 VIA_DEPTH = 2  # nested call records kept inside a call record's arguments/receiver
+# Call records the index resolves by a rule of their own, not by passing their arguments' taint
+# through: order-free builtins (`sorted`, `len`: no order) and the pseudo-calls that grade a
+# value (a piece of equal ones, a file's content, an element...). `_prune` keeps them at its
+# depth bound, arguments flattened, so the bound never turns `sorted(listing)` back into the
+# listing's order or a guess into a certain step.
+_KEPT_AT_BOUND = frozenset(K.ORDER_INSENSITIVE) | {
+    ELEMENT_CALL, SAME_LENGTH_CALL, evidence.FILE_CONTENT_CALL, evidence.EQUAL_PIECES_CALL,
+    evidence.STORED_ATTRIBUTE_CALL, evidence.STORED_ELEMENT_CALL, evidence.POSSIBLY_EMPTY_CALL,
+    evidence.BOUNDED_COUNT_CALL}
 
 
 def _keyed(args: list[Sym], kwargs: dict[str | None, Sym]) -> list[tuple[int | str, Sym]]:
@@ -2845,13 +2854,13 @@ def _prune(sym: Sym, depth: int = VIA_DEPTH) -> Sym:
     for call in vias:
         if "ga" in call:
             kept.append(call)  # (an attribute's attribute: a leaf, its receiver only references)
-        elif depth > 0:
+        elif depth > 0 or call.get("n") in _KEPT_AT_BOUND:
             c = dict(call)
             c.pop("pa", None)  # read only from the function's own call list
             c.pop("pk", None)
             for key in ("a", "r", "v"):
                 if key in c:
-                    c[key] = _prune(c[key], depth - 1)
+                    c[key] = _prune(c[key], max(depth - 1, 0))
             kept.append(c)
         else:
             for key in ("a", "r"):
