@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 83
+SUMMARY_VERSION = 84
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -620,6 +620,8 @@ class _Summarizer(semantics.StatementRules):
         self._none_returns: dict[str, list] = {}  # functions: sources of conditions they return None under
         self._none_later: dict[str, Sym] = {}  # functions: conditions of those the index resolves
         self._value_returns: set[str] = set()  # functions that return something other than None
+        self._empty_returns: dict[str, list] = {}  # functions: sources of conditions they return `{}`/`[]` under
+        self._filled_returns: set[str] = set()  # functions that return something else (None aside)
         self._local_jits: set[str] = set()  # jit-decorated defs of this module that may run locally
         self._host_closed: dict[str, bool] = {}
         # name -> the first top-level def of that name (`_top_defs`), and the first top-level
@@ -2055,6 +2057,20 @@ class _Summarizer(semantics.StatementRules):
                 self._none_later[name] = _prune(sym_join(self._none_later.get(name, {}), later), 1)
         else:
             self._value_returns.add(name)
+            if _empty_display(value):
+                srcs = self._return_control()
+                if srcs:
+                    self._empty_returns[name] = _merge_list(self._empty_returns.get(name, []), srcs)
+            else:
+                self._filled_returns.add(name)
+
+    def _return_control(self) -> list:
+        """The sources of the process-dependent conditions under which a `return` here runs."""
+        srcs: list = []
+        for t in self._ret_taints:
+            if "_p" not in t:
+                srcs = _merge_list(srcs, _merge_list(t.get("pd", []), t.get("pdc", [])))
+        return srcs
 
     def _none_structure(self, f: FunctionFacts) -> None:
         srcs = self._none_returns.pop(f.name, None)
@@ -2066,6 +2082,13 @@ class _Summarizer(semantics.StatementRules):
             # the structure's, `ProjectIndex._resolve`).
             f.returns = dict(f.returns, trs=later)
         self._value_returns.discard(f.name)
+        # An empty container returned under a process-dependent condition (`if
+        # jax.process_index() != 0: return {}`) and another one otherwise: how many elements
+        # (keys) the result has is decided by that condition ("cnt"), whatever each holds.
+        srcs = self._empty_returns.pop(f.name, None)
+        if srcs and f.name in self._filled_returns:
+            f.returns = dict(f.returns, cnt=sym_join(f.returns.get("cnt") or {"pd": []}, {"pd": srcs}))
+        self._filled_returns.discard(f.name)
 
     def _chooses(self, e: ast.expr) -> bool:
         """A constant, or a module-level name (a function, a global), as a returned choice."""
@@ -2445,6 +2468,8 @@ class _Summarizer(semantics.StatementRules):
                 self._none_structure(facts)  # (a generator returns a generator either way)
             else:
                 self._none_returns.pop(facts.name, None)
+                self._empty_returns.pop(facts.name, None)
+                self._filled_returns.discard(facts.name)
         finally:
             (self.scope, self.class_stack, self._in_class_body, self._loop_taints, self._ret_taints, self._exit_counts,
              self._attr_taints, self._attr_params) = saved
@@ -2884,6 +2909,16 @@ def _none_guard(test: ast.expr, scope: _Scope) -> tuple[str, str] | None:
     if scope.is_module or name not in scope.none_params or scope.env.get(name, {}).get("params") != [name]:
         return None
     return scope.facts.name, name
+
+
+def _empty_display(e: ast.expr) -> bool:
+    """`{}`, `[]`, `()`, `dict()`, `list()`, `tuple()`: a container with no elements."""
+    if isinstance(e, ast.Dict):
+        return not e.keys
+    if isinstance(e, (ast.List, ast.Tuple)):
+        return not e.elts
+    return isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("dict", "list", "tuple") \
+        and not e.args and not e.keywords
 
 
 _COUNT_KEEPING = frozenset({"zip", "enumerate"})  # builtins as long as their (shortest) argument

@@ -1066,8 +1066,10 @@ class FileAnalysis(semantics.StatementRules):
             info = self.calls.get(node)
             # (`info.args` are this call's arguments from an earlier pass; on the first, the
             # union of the arguments says whether one of them is collective work)
+            # (a container whose element count alone differs by process, `{}` on some: its
+            # iteration in the callee runs a different number of times)
             if argu.divergent or self._callable_desc(argu) or (info and any(self._callable_desc(v) for _, v in info.args)) \
-                    or any(self.ev_cached(a.value).unordered for a in node.args):
+                    or any(self.ev_cached(a.value).unordered for a in node.args) or argu.length_sources:
                 self._record_param_taint(target, node)
         return res, coll
 
@@ -1841,7 +1843,7 @@ class FileAnalysis(semantics.StatementRules):
                     coll = f"{name} → {coll}"
         target = self.index.method(recv.cls, meth) if recv.cls else None
         info.callee = target
-        if target in self.fn_nodes and (argu.divergent or self._callable_desc(argu)):
+        if target in self.fn_nodes and (argu.divergent or self._callable_desc(argu) or argu.length_sources):
             # A method of a known class in this file, given divergent arguments: analysed again
             # with them, as a function called by name is (`_project_call`); a guess (which
             # instance's method runs, and what the other calls pass, are not followed).
