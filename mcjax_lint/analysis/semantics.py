@@ -657,6 +657,13 @@ SCALAR_CONVERSIONS = frozenset({"int", "float", "complex"})
 # Calls that read a file, or ask whether one exists, at the path they are given (a file object
 # made from a path reads that path). Where the path differs between processes, what they read
 # differs only where the files do: a guess (`evidence.FILE_CONTENT`, `file_content`).
+# A copy of an object with some of its fields set anew: `dataclasses.replace(obj, seed=s)`,
+# `copy.replace` (3.13), a namedtuple's `obj._replace(seed=s)`, a flax/chex struct's
+# `obj.replace(seed=s)` (keywords only). Its other fields are obj's: a per-process value given for
+# one field is not every field's (`with_fields`: as a store into one attribute, a guess).
+COPY_WITH_FIELDS_CALLS = frozenset({"dataclasses.replace", "copy.replace"})
+COPY_WITH_FIELDS_METHODS = frozenset({"replace", "_replace"})
+
 FILE_READ_CALLS = frozenset({
     "open", "io.open", "numpy.load", "numpy.loadtxt", "numpy.genfromtxt",
     "numpy.fromfile", "os.path.exists", "os.path.isfile", "os.path.isdir", "os.path.getsize", "os.stat",
@@ -2252,6 +2259,8 @@ class StatementRules:
             return self.on_local_devices(arg0)
         if q in FILE_READ_CALLS:
             return self.file_content(argu, node, f"`{q.rsplit('.', 1)[-1]}()`")
+        if q in COPY_WITH_FIELDS_CALLS and arg0 is not None:
+            return self.with_fields(arg0, self._keywords_joined(args), node)
         if q == "range":
             made = self.range_call(node, [v for k, v in args if isinstance(k, int)])
             if made is not None:
@@ -2365,6 +2374,14 @@ class StatementRules:
         pass that resolves calls on the elements later says so for them too)."""
         return self.without_order(v)
 
+    def _keywords_joined(self, args: list):
+        """What the keyword arguments (and `**kwargs`) of a call carry together; None if none."""
+        out = None
+        for k, v in args:
+            if isinstance(k, str) and k != "*":
+                out = v if out is None else self.join(out, v)
+        return out
+
     def method_call(self, meth: str, recv, node, args: list, argu):
         """What a call of the method `meth` of `recv` (a value not of a known project class's
         own method) makes; None for a call the index resolves (`call_method`). In this order:
@@ -2426,6 +2443,10 @@ class StatementRules:
             return self.join(self.data(recv), self.listing_method(meth, node))
         if meth in FILE_READ_METHODS and not self.instance_class(recv):
             return self.file_content(self.join(self.data(recv), argu), node, f"`.{meth}()`")
+        if meth in COPY_WITH_FIELDS_METHODS and not self.instance_class(recv) and args \
+                and all(isinstance(k, str) for k, _ in args):
+            # (keywords only: `str.replace(old, new)` takes two positional arguments)
+            return self.with_fields(recv, self._keywords_joined(args), node)
         if self.is_unordered(recv):
             if meth in K.SET_METHODS:
                 return self.keep_set(self.data(self.join(recv, argu)), recv)

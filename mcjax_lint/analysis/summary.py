@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 84
+SUMMARY_VERSION = 85
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -904,6 +904,16 @@ class _Summarizer(semantics.StatementRules):
         resolved by the index as `evidence.equal_pieces` (the start's value may come from calls,
         parameters or attributes known only then)."""
         return _resolved_later(sym_taint(v), node.lineno, evidence.EQUAL_PIECES_CALL, ("pd", "pdc", "via", "params", "refs"))
+
+    @staticmethod
+    def with_fields(obj: Sym, fields: Sym | None, node: ast.Call) -> Sym:
+        """A copy of `obj` with some fields set anew (`semantics.COPY_WITH_FIELDS_CALLS`): obj, and
+        what the new fields carry as a store into one of its attributes, resolved by the index
+        as `evidence.stored_attribute` (a guess), as `param.attr = value` is."""
+        stored = sym_element(fields) if fields else None
+        if not stored:
+            return obj
+        return sym_join(obj, {"via": [{"l": node.lineno, "n": evidence.STORED_ATTRIBUTE_CALL, "a": _prune(stored)}]})
 
     @staticmethod
     def file_content(v: Sym, node: ast.Call, text: str) -> Sym:

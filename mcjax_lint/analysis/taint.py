@@ -569,6 +569,14 @@ class FileAnalysis(semantics.StatementRules):
             length = evidence.bounded_count(length, self.line(node))
         return self.endless(out).join(length)
 
+    def with_fields(self, obj: Val, fields: Val | None, node: cst.Call) -> Val:
+        """A copy of `obj` with some fields set anew from `fields` (`semantics.COPY_WITH_FIELDS_CALLS`):
+        obj (its class kept), and what the new fields carry as a store into one attribute of it
+        (`evidence.stored_attribute`, a guess: a read of another field does not see it)."""
+        if fields is None:
+            return obj
+        return obj.join(evidence.stored_attribute(fields.element(), self.line(node)))
+
     def file_content(self, v: Val, node: cst.Call, text: str) -> Val:
         """What a file read at a path carrying `v` holds: `v`, as a guess (`evidence.file_content`)."""
         return evidence.file_content(v, text, self.line(node))

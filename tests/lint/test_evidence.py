@@ -25,6 +25,7 @@ PAIRS = [
     ("evidence_direct_call.py", "evidence_callback.py", "MCJ101", evidence.STORED_CALLABLE),
     ("evidence_file_offset_check.py", "evidence_shard_offset_check.py", "MCJ102", evidence.LAYOUT_CHECK),
     ("evidence_path_value.py", "evidence_file_at_path.py", "MCJ103", evidence.FILE_CONTENT),
+    ("evidence_field_given.py", "evidence_replaced_field.py", "MCJ101", evidence.STORED_ATTRIBUTE),
 ]
 
 
@@ -72,6 +73,28 @@ def test_a_helper_reading_a_file_at_its_argument_is_a_guess_at_the_call():
     # A path agreed on every process reads the same file everywhere: nothing.
     files["train.py"] = files["train.py"].replace("host_{jax.process_index()}", "shared")
     assert analyze_project(files)[0] == []
+
+
+def test_a_copy_with_one_field_per_process_is_a_guess_for_its_other_fields():
+    # A helper returns `dataclasses.replace(cfg, seed=... + jax.process_index())` (a
+    # namedtuple's `_replace`, a struct's keyword-only `.replace` alike): a branch of the caller on
+    # another field of the copy is at most a possible finding, in either pass.
+    helper = ("import dataclasses\nimport jax\n\n"
+              "@dataclasses.dataclass(frozen=True)\nclass Hyper:\n    gan: bool = False\n    seed: int = 0\n\n"
+              "def setup():\n    h = Hyper()\n    return {copy}\n")
+    caller = ("from jax.experimental import multihost_utils\nfrom hps import setup\n\n"
+              "def main():\n    h = setup()\n    if h.gan:\n        multihost_utils.sync_global_devices('gan')\n")
+    for copy in ("dataclasses.replace(h, seed=h.seed + jax.process_index())",
+                 "h._replace(seed=h.seed + jax.process_index())",
+                 "h.replace(seed=h.seed + jax.process_index())"):
+        findings, errors = analyze_project({"hps.py": helper.format(copy=copy), "train.py": caller})
+        assert errors == []
+        assert [(f.code, f.severity) for f in findings] == [("MCJ101", Severity.WARNING)], copy
+        assert [s.why for s in findings[0].chain if not s.certain] == [evidence.STORED_ATTRIBUTE]
+    # `str.replace(old, new)` is not a copy with fields: the whole value flows, as before.
+    findings, _ = analyze_project({"hps.py": "import jax\n\ndef setup():\n    return f'h{jax.process_index()}'.replace('h', 'g')\n",
+                                   "train.py": caller.replace("h.gan", "h")})
+    assert [(f.code, f.severity) for f in findings] == [("MCJ101", Severity.ERROR)]
 
 
 def test_an_unmatched_exception_type_is_a_guess():
