@@ -824,6 +824,7 @@ class FileAnalysis(semantics.StatementRules):
 
     def comp_iteration(self, acc: _Comprehension, it: Val, order: frozenset, iterable: cst.BaseExpression,
                        at: cst.CompFor) -> None:
+        it = self._counted(it, iterable)  # (`range(n)` runs n steps, as in a `for` statement)
         self.iters[at] = self.iters.get(at, BOTTOM).join(it)
         if order and order - it.order:  # (a set's iteration order)
             acc.out = replace(acc.out, order=_cap(acc.out.order | (order - it.order)))
@@ -2498,6 +2499,13 @@ class FileAnalysis(semantics.StatementRules):
         self._bind_loop_target(target, iterable, self._iteration_element(iterable, elem))
 
     def iteration_count(self, it: Val, iterable: cst.BaseExpression, node: cst.For) -> Val:
+        it = self._counted(it, iterable)
+        self.iters[node] = self.iters.get(node, BOTTOM).join(it)
+        return Val(pd=it.count_sources)
+
+    def _counted(self, it: Val, iterable: cst.BaseExpression) -> Val:
+        """The iterable `it` with what decides how many steps it runs: a `for` statement's and a
+        comprehension's alike (as the summary pass's `comp_iteration` counts them)."""
         if _is_range(iterable) and it.pdc:
             # `range(n)` has n steps: process-local content used as the count (a step read from a
             # per-host file) makes the number of iterations differ, not only the data; not the
@@ -2512,8 +2520,7 @@ class FileAnalysis(semantics.StatementRules):
                     start = self.data(self.ev(iterable.args[0].value))
                     counts |= start.pdc - start.pd
             it = replace(it, pd=_cap(it.pd | counts))
-        self.iters[node] = self.iters.get(node, BOTTOM).join(it)
-        return Val(pd=it.count_sources)
+        return it
 
     def order_free(self, n: str, order: frozenset, node: cst.For) -> None:
         v = self.scope.env[n] if n in self.scope.env else None
