@@ -1815,6 +1815,14 @@ class ProjectIndex:
                 for r in rets:
                     out = out.join(r)
                 return res.join(evidence.mark(out, evidence.METHOD_BY_NAME, f"`.{meth}()`")), None
+        elif not cands and meth not in K.GENERIC_METHOD_NAMES and meth not in K.GENERIC_ATTRIBUTE_NAMES \
+                and not recv.ext and (keys := self.attrs_by_name.get(meth)) and len(keys) <= 6:
+            # No project method of that name, but attributes of it holding a callable: calling
+            # `obj.name(...)` calls what the attribute holds (`self._fwd = jax.jit(f)` in
+            # `__init__`, then `model._fwd(x)` elsewhere), by name as a method is (a guess).
+            held = [self.attr(k.rsplit(".", 1)[0], meth) for k in keys]
+            if all(v is not None and v.callable for v in held):
+                return applied(held[0].callable), f"`.{meth}()` {evidence.BY_NAME_NOTE} → {held[0].callable}"
         if self.settings.assume_unknown_calls_collective:
             return res, f"`.{meth}()` (unknown call assumed collective)"
         return res, None
