@@ -1193,16 +1193,23 @@ class FileAnalysis(semantics.StatementRules):
                 # a list built by a comprehension: the callee's `if not xs:` tests its length alone
                 # (`emptiness`), as long where only its elements' content differs
                 val = replace(val, struct="list")
+            if orig.cls and not orig.ext and not desc and not val.divergent:
+                # an instance of a project class: the callee's parameter is that object, and its
+                # methods are that class's (`scaler.step(opt, grads)`, then `optimizer.step()`).
+                # (Not for a process-dependent one: its class would derive again, from its
+                # construction, what the value carries already with this call's caveats.)
+                val = replace(val, cls=orig.cls)
             if guess is not None:
                 val = evidence.mark(val, evidence.METHOD_ARGUMENT, guess, self.line(node))
-            # (process-local data at every such call stays so in the callee: `Val.join`)
+            # (process-local data at every such call stays so in the callee: `Val.join`; an
+            # object's class only where every such call passes one of the same class)
             if a.keyword is not None:
                 name = a.keyword.value
                 if (name in params or name in kwonly) and (host is None or name in host):
-                    cur[name] = cur[name].join(val) if name in cur else val
+                    cur[name] = _joined_arg(cur[name], val) if name in cur else val
             elif not a.star and i is not None:
                 if i < len(params) and (host is None or params[i] in host):
-                    cur[params[i]] = cur[params[i]].join(val) if params[i] in cur else val
+                    cur[params[i]] = _joined_arg(cur[params[i]], val) if params[i] in cur else val
                 i += 1
 
     def _record_call_constants(self, q: str, fdef: cst.FunctionDef, params: list[str], node: cst.Call) -> None:
@@ -2710,6 +2717,13 @@ class FileAnalysis(semantics.StatementRules):
         self.sinks = [k for k in self.sinks if k.place != kinds.TRACE_CONSTANT or not inside(k.node)]
 
 
+
+
+def _joined_arg(old: Val, new: Val) -> Val:
+    """What a parameter holds after one more call passing `new`: both calls' values, and an
+    object's class only where both pass the same one."""
+    out = old.join(new)
+    return replace(out, cls=None) if out.cls and old.cls != new.cls else out
 
 
 class _ReportOnly(cst.CSTVisitor):
