@@ -520,6 +520,32 @@ class Divergence:
                 rest = stmts[i + 1:]
                 self.walk_body(rest, ctx + [_with(_Frame("if", s, stmts, i), "else", rest, cond, s.body)])
                 break
+    def _walk_try_body(self, s, body: list, ctx: list[_Frame]) -> None:
+        """A `try` body: the statements after one that can raise on one process only, and that a
+        handler of this `try` surely catches, run only where it did not raise (Python leaves the body at
+        the raise, for the handler); where they leave the loop or the function (`accumulate();
+        break`, with the handler retrying), that exit is decided by the failure, as the handler
+        is (`_exit_point`: the handler's work is the other arm)."""
+        for i, st in enumerate(body):
+            self.visit(st, ctx, body, i)
+            if self.fa.ends_block(st):
+                return
+            rest = body[i + 1:]
+            if not rest or not _leaves_in(rest):
+                continue
+            for h in s.handlers:
+                cond, where = self.pd_raise([st], h)
+                if cond.divergent and self._surely_catches(self._caught(h), self._raise_of(where)):
+                    self.walk_body(rest, ctx + [_Frame("else", s, rest, 0, cond, h.body)])
+                    return
+
+    def _raise_of(self, where):
+        """The `raise` a failing call (`pd_raise`'s point) reaches in a same-file function, else
+        the point itself."""
+        q = self._callee(where) if isinstance(where, cst.Call) else None
+        r = self.callee_raise(q) if q is not None else None
+        return r[1] if r is not None else where
+
     def _block_stmts(self, body) -> list:
         if body is None:
             return []
@@ -589,7 +615,7 @@ class Divergence:
         if isinstance(s, (cst.Try, cst.TryStar)):
             self._tries.append(s)
             body = self._block_stmts(s.body)
-            self.walk_body(body, ctx + [_Frame("try", s, body, 0)])
+            self._walk_try_body(s, body, ctx + [_Frame("try", s, body, 0)])
             raise_val, raise_node = self.pd_raise(s.body)
             for h in s.handlers:
                 hb = self._block_stmts(h.body)
@@ -1361,6 +1387,22 @@ def _exits_in(body, owner, calls: dict | None = None) -> list:
         for c in children(n):
             stack.append((c, loop if c is not getattr(n, "orelse", None) else in_loop))
     return out
+
+
+def _leaves_in(stmts: list) -> bool:
+    """Whether a `break`, `continue` or `return` among `stmts` (outside nested loops for the
+    first two, and outside nested scopes) leaves their block."""
+    stack = [(st, False) for st in stmts]
+    while stack:
+        n, in_loop = stack.pop()
+        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(n, cst.Return) or isinstance(n, (cst.Break, cst.Continue)) and not in_loop:
+            return True
+        loop = in_loop or isinstance(n, (cst.For, cst.While))
+        for c in children(n):
+            stack.append((c, loop if c is not getattr(n, "orelse", None) else in_loop))
+    return False
 
 
 def _tries_in(body) -> list:
