@@ -336,7 +336,8 @@ class FileAnalysis(semantics.StatementRules):
         OSError: failed = True`): that condition's sources, so what the handlers bind differs
         between processes. A guess (`evidence.FAILS_WHERE_RUN`): whether the step fails is never
         known. A step that can fail: a `raise`, or a call that is not collective work, logging,
-        or known not to raise."""
+        or known not to raise. Also where a step raises on some processes only (`next(it)` of
+        this process's own iterator: `except StopIteration: has_batch = 0`): what decides it."""
         out = BOTTOM
         stack = [body]
         while stack:
@@ -349,6 +350,15 @@ class FileAnalysis(semantics.StatementRules):
                     out = out.join(evidence.mark(c.data(), evidence.FAILS_WHERE_RUN, f"`if` at line {self.line(n)}",
                                                  self.line(n)))
                     continue
+            elif isinstance(n, cst.Call):
+                info = self.calls.get(n)
+                if info is not None and info.may_raise_pd and info.args:
+                    # `next(it)` of this process's own iterator: StopIteration where its data
+                    # runs out, a value on the others (what `divergence.pd_raise` reads there)
+                    v = Val(pdc=_cap(info.args[0][1].pd | info.args[0][1].pdc))
+                    if info.raise_guess:
+                        v = evidence.mark(v, evidence.ENDS_ITERATION, info.raise_guess, self.line(n))
+                    out = out.join(v)
             stack.extend(children(n))
         return out
 
