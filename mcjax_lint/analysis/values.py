@@ -281,11 +281,12 @@ class Val:
     def count_sources(self) -> frozenset[Src]:
         """Why iterating this value can take a different number of steps on different processes.
 
-        A literal or comprehension has a known length (its `struct`): only explicit length
-        sources count. For an opaque process-dependent value (a dataset shard, a local
-        iterator) the length is as process-dependent as the value.
+        A literal or comprehension has a known length (its `struct`), and so has a tuple whose
+        elements are known (`items`: a helper's `return a, b`, kept through calls where `struct`
+        is not): only explicit length sources count. For an opaque process-dependent value (a
+        dataset shard, a local iterator) the length is as process-dependent as the value.
         """
-        if self.struct is None:
+        if self.struct is None and self.items is None:
             return _cap(self.pd | self.length_sources)
         return self.length_sources
 
