@@ -944,6 +944,12 @@ class ProjectIndex:
                         mark_params.append(any(not p.endswith("!o") for p in part["params"]))
                     elif part and _reads_file_at_params(part):
                         mark_params.append(None)  # (`open(path).read()`: as below)
+            elif mark_params is not None and call.get("n") == SAME_LENGTH_CALL:
+                # `return xs[:n]` / `xs[i * n:(i + 1) * n]`: n long, so a parameter n reads
+                # decides the result's length (`_returned_params` passes on only those).
+                b = (call.get("b") or {}).get("params")
+                if b:
+                    mark_params.append(any(not p.endswith("!o") for p in b))
             elif mark_params is not None and _reads_file_at_params({"via": [call]}):
                 # `return open(path)`: a file read at a parameter's path holds what that path
                 # carries, as a guess (`evidence.file_content`): None, a flow without order
@@ -1004,9 +1010,11 @@ class ProjectIndex:
     @staticmethod
     def _returned_params(f: FunctionFacts) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
         """The parameters of `f` its returned value is computed from (every "params" its return
-        summary names, at any depth), those of them that have a default, and those it names
-        only as the start of a piece of equal ones (inside an `evidence.EQUAL_PIECES_CALL`
-        record: `x[rank::world]`); None when one is not its own (a closure's) or unknown."""
+        summary names, at any depth, but those a window of one length reads only as the sliced
+        value, `xs[:n]`'s xs: not its length, resolved in `_call`), those of them that have a
+        default, and those it names only as the start of a piece of equal ones (inside an
+        `evidence.EQUAL_PIECES_CALL` record: `x[rank::world]`); None when one is not its own (a
+        closure's) or unknown."""
         names: set[str] = set()
         pieces: set[str] = set()
         stack: list = [(f.returns, False)]
@@ -1014,12 +1022,13 @@ class ProjectIndex:
             x, in_piece = stack.pop()
             if isinstance(x, dict):
                 in_piece = in_piece or x.get("n") == evidence.EQUAL_PIECES_CALL
+                window = x.get("n") == SAME_LENGTH_CALL
                 for k, v in x.items():
                     if k == "params":
                         (pieces if in_piece else names).update(p.removesuffix("!o") for p in v)
                     elif k == "ip":
                         return None
-                    else:
+                    elif not (window and k == "a"):
                         stack.append((v, in_piece))
             elif isinstance(x, list):
                 stack.extend((y, in_piece) for y in x)

@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 85
+SUMMARY_VERSION = 86
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -953,15 +953,21 @@ class _Summarizer(semantics.StatementRules):
         return sym_join(out, {"via": [{"l": node.lineno, "n": evidence.POSSIBLY_EMPTY_CALL, "a": _prune(counts)}]})
 
     def window(self, v: Sym, node: ast.AST, bound: ast.expr | None = None, length: Sym | None = None) -> Sym:
-        """`x[:n]`, n the same everywhere: as long everywhere, as the precise pass's `window`
-        (shapes are not summarized). What x reads from parameters, calls and attributes is
+        """`x[:n]` (or `x[a:a + n]`, `x[a * n:(a + 1) * n]`: `bound` None), n the same
+        everywhere: as long everywhere, as the precise pass's `window` (shapes are not
+        summarized). What x reads from parameters, calls and attributes is
         resolved later: a `SAME_LENGTH_CALL` record keeps it as content of one length where
         what n reads (its record's "b") is then the same everywhere. A constant bound (`x[:K]`,
         a global) says nothing of x's length, which the precise pass keeps as a guess
         (`evidence.SHORT_WINDOW`): what x reads flows on as it is."""
         out = self.same_length(v)
-        if bound is None or semantics.is_constant(bound, read, lambda n: n not in self.scope.env, self.qualify,
-                                                  lambda q: False):
+        if bound is None and isinstance(node, ast.Subscript):
+            _, keys = self.parts.read_subscript(node)
+            if len(keys) == 1 and keys[0][0] == "slice":
+                # (`x[a:a + n]`: its n, which says no more of x's length when constant than `x[:K]`)
+                bound = semantics.window_length(keys[0][1], keys[0][2], read, self.parts.same)
+        if bound is not None and semantics.is_constant(bound, read, lambda n: n not in self.scope.env, self.qualify,
+                                                       lambda q: False):
             return out
         inner = {k: out.pop(k) for k in ("params", "via", "refs") if k in out}
         if not inner:
