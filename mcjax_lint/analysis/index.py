@@ -1007,10 +1007,10 @@ class ProjectIndex:
         return join_all(evidence.equal_pieces(v.data()) if by_key[str(k)] in pieces else v.data()
                         for k, v in args if str(k) in by_key)
 
-    @staticmethod
-    def _returned_params(f: FunctionFacts) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
+    def _returned_params(self, f: FunctionFacts) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
         """The parameters of `f` its returned value is computed from (every "params" its return
-        summary names, at any depth, but those a window of one length reads only as the sliced
+        summary names, at any depth, but the arguments of a call whose result carries none of
+        them, `_drops_arguments`, and those a window of one length reads only as the sliced
         value, `xs[:n]`'s xs: not its length, resolved in `_call`), those of them that have a
         default, and those it names only as the start of a piece of equal ones (inside an
         `evidence.EQUAL_PIECES_CALL` record: `x[rank::world]`); None when one is not its own (a
@@ -1022,13 +1022,13 @@ class ProjectIndex:
             x, in_piece = stack.pop()
             if isinstance(x, dict):
                 in_piece = in_piece or x.get("n") == evidence.EQUAL_PIECES_CALL
-                window = x.get("n") == SAME_LENGTH_CALL
+                skip_args = x.get("n") == SAME_LENGTH_CALL or self._drops_arguments(x)
                 for k, v in x.items():
                     if k == "params":
                         (pieces if in_piece else names).update(p.removesuffix("!o") for p in v)
                     elif k == "ip":
                         return None
-                    elif not (window and k == "a"):
+                    elif not (skip_args and k == "a"):
                         stack.append((v, in_piece))
             elif isinstance(x, list):
                 stack.extend((y, in_piece) for y in x)
@@ -1038,6 +1038,21 @@ class ProjectIndex:
             return None
         return (tuple(sorted(names)), tuple(sorted(p for p in names if p in f.defaults or p in f.host_defaults)),
                 tuple(sorted(pieces)))
+
+    def _drops_arguments(self, call: dict) -> bool:
+        """Whether `call` (a summary's call record) names a project function whose result carries
+        none of its arguments (no `param_flow`: `def gmax(v): return float(np.max(
+        process_allgather(v)))`, a value agreed by a collective), so that the parameters its
+        arguments read do not reach a result computed from it."""
+        name = call.get("n")
+        if not isinstance(name, str) or "m" in call or "v" in call or name.startswith("<"):
+            return False
+        q = self._follow_reexport(name)
+        g = self.functions.get(q)
+        if g is None or g.jit or self._declared(q) is not None:
+            return False
+        self._dep(q)
+        return q not in self.param_flow
 
     _return_changes: dict[str, int] | None = None  # per function, while `_solve` widens (see WIDEN_RETURNS_AFTER)
     _ctor_depth = 0  # constructions being followed (dataclasses nest deep: a bound keeps the stack)
@@ -1783,11 +1798,12 @@ class ProjectIndex:
         return None, False
 
     def call_method(self, meth: str, recv: Val, argv: Val = BOTTOM, given: tuple | None = None,
-                    site: dict | None = None) -> tuple[Val, str | None]:
+                    site: dict | None = None, args: Sequence[tuple[object, Val]] | None = None) -> tuple[Val, str | None]:
+        """`args`: each argument apart, as `call_name` takes them, when known."""
         if recv.cls:
             m = self.method(recv.cls, meth)
             if m is not None:
-                return self.call_name(m, argv, given, dict(site, bd=1) if site is not None else None)
+                return self.call_name(m, argv, given, dict(site, bd=1) if site is not None else None, args)
             v = self.attr(recv.cls, meth)
             if v is not None and v.callable:
                 return applied(v.callable), v.callable

@@ -1853,7 +1853,8 @@ class FileAnalysis(semantics.StatementRules):
             self._info, self._work = saved
         if out is not None:
             return out, work
-        res, coll = self.index.call_method(meth, recv, argu, _given(node), self._site(node, True))
+        res, coll = self.index.call_method(meth, recv, argu, _given(node), self._site(node, True),
+                                           info.args if info is not None else None)
         if coll and recv.cls:
             target = self.index.method(recv.cls, meth)
             info.name = target or info.name
