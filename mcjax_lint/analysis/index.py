@@ -1635,6 +1635,11 @@ class ProjectIndex:
                     # (a dict with constant keys: the arguments reach each key as they reach the whole)
                     extra = argv if flow == "order" else argv.without_order()
                     res = replace(res, keys=tuple((k, x.join(extra).join(sized)) for k, x in keys))
+                    if ret.struct is not None:
+                        # A display of constant keys (summary "cnt" decided by nothing): the
+                        # arguments reach its values (their shapes are its elements'), never
+                        # how many keys it has.
+                        res = replace(res, struct=ret.struct, shape=_values.rekinded(res.shape, kinds.ELEMENTS))
             if ret.host and (not res.host or res.glob):
                 # A helper returning host data on every path (`np.asarray(step(x))`): a host
                 # copy, never a global array, whatever it was computed from.

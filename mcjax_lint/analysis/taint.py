@@ -684,7 +684,7 @@ class FileAnalysis(semantics.StatementRules):
                     kept[ck] = values[-1]
                 else:
                     kept = None
-                out = out.join(values[-1].data())
+                out = out.join(values[-1].data().as_elements())  # (a value's shape is its own, not the dict's length)
                 if k.pd:
                     out = replace(out, tree=_cap(out.tree | frozenset({evidence.derived(self.src(e.key, f"a dict key from {_why(k.pd)}"), k.pd)})))
                 keys.append(_const_str(e.key) or "?")
