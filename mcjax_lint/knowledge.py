@@ -543,6 +543,9 @@ EXIT_CALLS = {"sys.exit", "os._exit", "os.abort", "exit", "quit"}
 # "jax_platforms", "cpu")`) and never calls `jax.distributed.initialize()` runs as one process.
 PLATFORM_ENV_KEYS = {"JAX_PLATFORMS", "JAX_PLATFORM_NAME"}
 PLATFORM_CONFIG_KEYS = {"jax_platforms", "jax_platform_name"}
+# The TPU runtime's topology of the slice a process joins: all ones ("1,1,1") is a slice of this
+# host alone, so every process so configured is a job of its own (independent per-host workers).
+ONE_HOST_ENV_KEYS = {"TPU_HOST_BOUNDS", "TPU_PROCESS_BOUNDS"}
 # A pytest module is run by one pytest process unless something starts it in several: a plugin's
 # marker or fixture, or its own use of the multi-process API. A test module that names none of
 # these (names, attributes, parameters, imported names; strings: environment keys) and reaches

@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 86
+SUMMARY_VERSION = 87
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -2552,10 +2552,12 @@ class _Summarizer(semantics.StatementRules):
         return sorted(out)
 
     def _pins_cpu(self) -> bool:
-        """Whether the module, run as a script, pins JAX to the CPU backend unconditionally: an
-        assignment `os.environ["JAX_PLATFORMS"] = "cpu"`, `os.environ.setdefault("JAX_PLATFORMS",
-        "cpu")` or a `jax.config.update("jax_platforms", "cpu")` among its top-level statements
-        (those of its `__main__` guard included)."""
+        """Whether the module, run as a script, confines JAX to devices of its own process
+        unconditionally: pins it to the CPU backend, an assignment `os.environ["JAX_PLATFORMS"] =
+        "cpu"`, `os.environ.setdefault("JAX_PLATFORMS", "cpu")` or a
+        `jax.config.update("jax_platforms", "cpu")`, or confines the TPU runtime to a slice of
+        its own host, `os.environ["TPU_HOST_BOUNDS"] = "1,1,1"` (`_one_host_bounds`), among its
+        top-level statements (those of its `__main__` guard included)."""
         stmts = list(self.tree.body)
         for st in self.tree.body:
             if isinstance(st, ast.If) and _is_main_guard(st.test):
@@ -2563,20 +2565,29 @@ class _Summarizer(semantics.StatementRules):
         for st in stmts:
             if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Subscript):
                 t = st.targets[0]
-                if self.qualify(t.value) == "os.environ" and _const(t.slice) in K.PLATFORM_ENV_KEYS \
-                        and _const(st.value) == "cpu":
+                if self.qualify(t.value) == "os.environ" and _pinned(_const(t.slice), _const(st.value)):
                     return True
             if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and len(st.value.args) == 2:
                 c = st.value
                 # `os.environ.setdefault("JAX_PLATFORMS", "cpu")`: the script's own choice, unless
                 # the caller's environment names another platform
-                if self.qualify(c.func) == "os.environ.setdefault" and _const(c.args[0]) in K.PLATFORM_ENV_KEYS \
-                        and _const(c.args[1]) == "cpu":
+                if self.qualify(c.func) == "os.environ.setdefault" and _pinned(_const(c.args[0]), _const(c.args[1])):
                     return True
                 if self.qualify(c.func) == "jax.config.update" and _const(c.args[0]) in K.PLATFORM_CONFIG_KEYS \
                         and _const(c.args[1]) == "cpu":
                     return True
         return False
+
+
+def _pinned(key: object, value: object) -> bool:
+    """Whether setting environment variable `key` to `value` confines JAX to this process's own
+    devices: the CPU platform (`knowledge.PLATFORM_ENV_KEYS`), or a TPU slice of this host alone
+    (`knowledge.ONE_HOST_ENV_KEYS` all ones, `"1,1,1"`: each process so launched is a job of its
+    own, whatever `TPU_WORKER_ID` the launcher gives it)."""
+    if key in K.PLATFORM_ENV_KEYS:
+        return value == "cpu"
+    return key in K.ONE_HOST_ENV_KEYS and isinstance(value, str) \
+        and all(p.strip() == "1" for p in value.split(","))
 
 
 def _names_processes(nodes: list[ast.AST]) -> bool:
