@@ -98,7 +98,9 @@ class InitializeAfterDeviceAccess(Rule):
             return
         name = info.name or ""
         if name == K.INITIALIZE:
+            self._current_call = node
             self._check(node)
+            self._current_call = None
             return
         desc = None
         if K.is_device_access(name):
@@ -129,7 +131,8 @@ class InitializeAfterDeviceAccess(Rule):
         # Every import of the module may have run before this call (one in another function may
         # run first: `_load(); initialize()`) except those known to run after it: the imports
         # below it in its own body (module body or function), none of which has run yet.
-        after = Counter(self.scope_imports[-1]) - Counter(self.imports[-1]) + self._below_module_calls()
+        after = Counter(self.scope_imports[-1]) - Counter(self.imports[-1]) + self._below_module_calls() \
+            + self._in_functions_not_yet_called()
         summary = fa.index.modules.get(fa.modname)
         for m in dict.fromkeys(summary.imported_modules if summary else ()):
             if after[m] and after[m] >= self.all_imports[m]:
@@ -140,6 +143,31 @@ class InitializeAfterDeviceAccess(Rule):
                                    f"JAX devices at import time ({acc}); it must come first"))
                 return
 
+
+    def _in_functions_not_yet_called(self) -> Counter[str]:
+        """For an `initialize()` the module body runs itself (not inside a function): the imports
+        inside the module's functions, which run only when a function is called, where no
+        statement of the module body before this call calls anything (a call above it may run a
+        function that imports: then none is known to come later). Empty for an `initialize()`
+        inside a function (see `_below_module_calls`)."""
+        if self.defs or self.module is None or not self.stack or len(self.stack) != 1:
+            return Counter()
+        here = self.line(self._current_call) if self._current_call is not None else 0
+        for st in self.module.body:
+            if self.line(st) >= here:
+                break
+            if any(isinstance(n, cst.Call) and not self._harmless_call(n) for n in walk_own_scope(st)):
+                return Counter()
+        return self.all_imports - Counter(self.scope_imports[0])
+
+    def _harmless_call(self, node: cst.Call) -> bool:
+        """A call that runs no function of this module: a library call the analysis resolved
+        (`os.environ.get(...)`, `int(...)`), not one of a name the module defines."""
+        info = self.ctx.fa.calls.get(node)
+        name = (info.name if info is not None else None) or ""
+        return bool(name) and not name.startswith(self.ctx.fa.modname + ".") and name.split(".")[0] != self.ctx.fa.modname
+
+    _current_call: cst.Call | None = None
 
     def _below_module_calls(self) -> Counter[str]:
         """The module-level imports that have not run when the function around this call runs,
