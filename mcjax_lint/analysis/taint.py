@@ -473,8 +473,15 @@ class FileAnalysis(semantics.StatementRules):
         if attr in semantics.SHAPE_ATTRIBUTES:
             # a draw's shape is the size it was given (semantics.shape_keeps)
             out = replace(out, pdc=frozenset(s for s in out.pdc if semantics.shape_keeps(s.kind)))
-            if base.shape:
-                out = replace(out, pd=_cap(out.pd | base.shape))
+            shape = base.shape
+            if attr == "dtype" and shape:
+                # How many rows or elements an array has is not its dtype: a count's sources
+                # (`x[mask]`, a slice of this process's length) leave `x.dtype` alone.
+                counts = {(s.line, s.column, s.desc) for s in shape if s.kind in kinds.COUNTS}
+                shape = frozenset(s for s in shape if s.kind not in kinds.COUNTS)
+                out = replace(out, pd=frozenset(s for s in out.pd if (s.line, s.column, s.desc) not in counts))
+            if shape:
+                out = replace(out, pd=_cap(out.pd | shape))
         if attr in semantics.NUMERIC_ATTRIBUTES and (out.shape or out.tree):
             # `x.size`, `x.ndim`: one Python int, of one shape everywhere (its value differs
             # where x's shape does: `pd` above), as `len(x)` is.
