@@ -1505,7 +1505,24 @@ def note_string_binding(scope, target: object, value: object, read: Reader) -> N
     t = read(target)
     if t[0] != "name":
         return
-    _bind_strings(scope, t[1], _strings(value, read))
+    known = _strings(value, read)
+    if known is None and equal_length_rows(value, read):
+        known = EqualRows(len(read(read(value)[1][0])[1]))  # (`STEPS = {0: [96, 200], 1: [128, 120]}`)
+    _bind_strings(scope, t[1], known)
+
+
+class EqualRows(int):
+    """What a name assigned once to a display of rows of one length holds (`equal_length_rows`:
+    `STEPS = {0: [96, 200], 1: [128, 120]}`, a module's table): that many elements in whichever
+    row an index picks. Assigned again (to anything else), nothing known (`_bind_strings`)."""
+
+
+def bound_equal_rows(node: object, read: Reader, scope, declared_global: Callable[[str], bool]) -> bool:
+    """Whether `node` is a name that holds a display of rows of one length (`EqualRows`) in the
+    innermost scope that binds it, the module's included, and that no function declares `global`
+    (`declared_global`: it may bind the name again to anything, when it runs)."""
+    r = read(node)
+    return r[0] == "name" and type(_bound_strings(r[1], scope)) is EqualRows and not declared_global(r[1])
 
 
 class OneOf(tuple):
@@ -1950,7 +1967,8 @@ class StatementRules:
             picked = self.picked(base, keys[0][1])
             if picked is not None:
                 return picked
-            if equal_length_rows(value, self.read):
+            if equal_length_rows(value, self.read) or bound_equal_rows(value, self.read, self.scope,
+                                                                         self.declared_global):
                 # `{0: [12, 8], 1: [44, 9]}[rank]`: whichever row the key picks, it holds as many
                 # elements: which ones follow the key (content), how many do not (`same_length`)
                 idx = self.data(self.ev(keys[0][1]))
@@ -2009,6 +2027,11 @@ class StatementRules:
         if r[0] == "call" and (self.qualify(r[1]) or "").rpartition(".")[2] in _SCALAR_CALLS:
             return True
         return self.is_numeric(node)
+
+    def declared_global(self, name: str) -> bool:
+        """Whether a function of the module declares `name` `global` (and so may bind the
+        module's name again when it runs). A pass supplies it; by default, yes."""
+        return True
 
     def selected(self, out, mask, node, by_name: bool):
         """The rows of an array a boolean mask selects (`x[mask]`, `out` its data and the mask's):

@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 87
+SUMMARY_VERSION = 88
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -2441,6 +2441,12 @@ class _Summarizer(semantics.StatementRules):
 
     def st_Global(self, node):
         pass
+
+    def declared_global(self, name: str) -> bool:
+        # (semantics.StatementRules.declared_global)
+        if self._stores is None:
+            self._stores = _module_stores(self.tree, self._may_declare_global)
+        return self._stores.get(name) == -1
 
     st_Nonlocal = st_Global
 

@@ -116,6 +116,7 @@ class FileAnalysis(semantics.StatementRules):
                  settings: AnalysisSettings, imports: dict[str, str], source: str | None = None):
         self.module = module
         self._text = source  # the file's text when the caller has it (else regenerated from `module`)
+        self._globals_declared: frozenset[str] | None = None  # (`declared_global`)
         self.positions = positions
         self.path = path
         self.modname = modname
@@ -2387,6 +2388,14 @@ class FileAnalysis(semantics.StatementRules):
     # `st_If` (semantics.StatementRules): an `if` on parameters that hold the same constant at
     # every call runs the arm taken; `if x is not None:` narrows x inside, `if x is None: return`
     # (or a placeholder filled) after it.
+    def declared_global(self, name: str) -> bool:
+        # (semantics.StatementRules.declared_global) the names the module's functions declare
+        # `global`, found once, where asked (rarely: a module's table of rows indexed)
+        if self._globals_declared is None:
+            self._globals_declared = frozenset(x.name.value for n in _walk(self.module) if type(n) is cst.Global
+                                               for x in n.names)
+        return name in self._globals_declared
+
     def decided(self, node: cst.If) -> bool:
         taken = semantics.decide(node.test, read, self.scope.decided, self._is_process_count)
         if taken is None and self.scope.context:
