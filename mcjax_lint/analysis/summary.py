@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 88
+SUMMARY_VERSION = 89
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -630,6 +630,7 @@ class _Summarizer(semantics.StatementRules):
         self._module_host_names: set[str] | None = None
         self._stores: dict[str, int] | None = None
         self._may_declare_global = "global" in source or not source  # (a `global` statement spells it)
+        self._left_here: set[ast.stmt] = set()  # decided `if`s whose arm taken always leaves (`decided`)
         self._handlers: frozenset[str] | None = None  # (see _signal_handlers)
         self.imports_text = " ".join(self.imports.values())
 
@@ -1995,6 +1996,8 @@ class _Summarizer(semantics.StatementRules):
             return
         for s in stmts or ():
             self.stmt(s)
+            if s in self._left_here:
+                break  # (a decided `if` whose arm taken always leaves: what follows never runs)
 
     # `stmt`, `st_Expr`, `st_Assign`, `st_AnnAssign`: semantics.StatementRules, told how this
     # pass marks a number and where an assignment's targets are; other statements: their expressions.
@@ -2175,6 +2178,26 @@ class _Summarizer(semantics.StatementRules):
     # `st_If` (semantics.StatementRules): the `__main__` block runs only as a script; a yield under
     # an `if` runs as often as it holds; where one arm always leaves, the rest of the function
     # runs on the other side only (its returns take the test's control taint).
+    def decided(self, node: ast.If) -> bool:
+        """(semantics.StatementRules.decided) A test of the process count with 1 (`if
+        jax.process_count() > 1:`) goes one way in every job of several processes, the only
+        kind in which processes can part ways (`semantics.process_count_test`): only that arm
+        runs there, and where it always leaves, nothing after the `if` does (as the precise
+        pass's `decided` and `ends_block`)."""
+        taken = semantics.decide(node.test, read, {}, self._is_process_count)
+        if taken is None:
+            return False
+        arm = node.body if taken else node.orelse
+        self.run_block(arm)
+        if arm and semantics.always_leaves(arm, last_statement):
+            self._left_here.add(node)
+        return True
+
+    def _is_process_count(self, e: ast.expr) -> bool:
+        """`jax.process_count()` (`semantics.PROCESS_COUNT_CALLS`), called with no arguments."""
+        return isinstance(e, ast.Call) and not e.args and not e.keywords \
+            and self.qualify(e.func) in semantics.PROCESS_COUNT_CALLS
+
     def script_only(self, node: ast.If) -> bool:
         if not (self.scope.is_module and _is_main_guard(node.test)):
             return False
