@@ -1648,8 +1648,10 @@ def equal_length_rows(node: object, read: Reader) -> bool:
 
 def strided_piece(lower: object | None, upper: object | None, step: object | None, read: Reader) -> bool:
     """`x[i::n]`: every n-th element from the i-th, the i-th of n interleaved pieces
-    (`piece_of_equal_ones`)."""
-    return upper is None and piece_of_equal_ones(lower, step, read)
+    (`piece_of_equal_ones`); `x[i:stop:n]` too, the i-th of n pieces of `x[:stop]`, as
+    `range(i, stop, n)` is of `range(stop)` (`range_counts`): the stop counts (the caller's to
+    read), the start only by a guess. (`upper` is not read: any stop makes such a piece.)"""
+    return piece_of_equal_ones(lower, step, read)
 
 
 # What a piece's start may be read as: a process's index or rank itself (a name, an attribute, a
@@ -1987,7 +1989,8 @@ class StatementRules:
             slicing = True
             lo, up, st = self.data(self.ev(lower)), self.data(self.ev(upper)), self.data(self.ev(step))
             idx = self.join(self.join(self.join(idx, lo), up), st)
-            strided = strided_piece(lower, upper, step, self.read) and not self.varies(st)
+            strided = strided_piece(lower, upper, step, self.read) and not self.varies(st) \
+                and not self.varies(up)  # (`x[i:stop:n]` with stop per process: every bound counts)
             if not strided:
                 rest = self.join(self.join(self.join(rest, lo), up), st)
             n = window_length(lower, upper, self.read, self.parts.same)
@@ -1996,8 +1999,8 @@ class StatementRules:
                 counted = counted and step is None
             elif strided:
                 pieces = self.join(pieces, lo)  # (its length a guess: `equal_pieces`)
-                rest = self.join(rest, st)
-                length = self.join(length, st)
+                rest = self.join(self.join(rest, st), up)
+                length = self.join(self.join(length, st), up)
                 counted = False
                 continue
             else:
