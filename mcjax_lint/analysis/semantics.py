@@ -1969,6 +1969,16 @@ class StatementRules:
             picked = self.picked(base, keys[0][1])
             if picked is not None:
                 return picked
+            split = self._split_call(value)
+            if split is not None:
+                # `np.array_split(x, n)[i]`: piece i of n whose lengths differ by at most one, and
+                # only where len(x) is no multiple of n: which rows by i (content), how many by i
+                # only by a guess (`equal_pieces`), as `x[i::n]`; `np.split(x, n)[i]`: pieces of
+                # one length (it raises otherwise). What x and n carry flows on as it is.
+                idx = self.data(self.ev(keys[0][1]))
+                self.indexed(node, base, idx, False)
+                piece = self.equal_pieces(idx, node) if split == "array_split" else self.same_length(idx)
+                return self.join(self.data(base), piece)
             if equal_length_rows(value, self.read) or bound_equal_rows(value, self.read, self.scope,
                                                                          self.declared_global):
                 # `{0: [12, 8], 1: [44, 9]}[rank]`: whichever row the key picks, it holds as many
@@ -2022,6 +2032,19 @@ class StatementRules:
             bound = keys[-1][2] if len(keys) == 1 and keys[0][1] is None else None
             out = self.window(out, node, bound, length)
         return self.slice_of(out, length, node)
+
+    def _split_call(self, node) -> str | None:
+        """"array_split" for `np.array_split(x, n)` (jax.numpy's too), "split" for `np.split(x,
+        n)`, with n a number (`_scalar`: not a list of split points, which sets each piece's
+        length), else None."""
+        r = self.read(node)
+        if r[0] != "call" or len(r[2]) < 2 or len(r[2]) != len(r[3]):
+            return None
+        q = self.qualify(r[1]) or ""
+        root, _, last = q.rpartition(".")
+        if root not in ("numpy", "jax.numpy") or last not in ("array_split", "split"):
+            return None
+        return last if self._scalar(r[2][1]) else None
 
     def _scalar(self, node) -> bool:
         """A number, not an array: what a pass takes for a number (`is_numeric`), or a process's
