@@ -374,6 +374,7 @@ class ProjectIndex:
             self._solve()
         self._module_device_access = self._import_device_access()
         self.decided = _decided_params(summaries, self.functions, self._follow_reexport)
+        self.param_classes = self._param_classes(summaries)
         # Functions a branch could be decided in (a constant default, or a literal argument at
         # some call): an edit of their calls makes the cached index refuse to relocate.
         self.decision_callees = {q for q, f in self.functions.items() if f.defaults and not f.cls} | {
@@ -406,6 +407,84 @@ class ProjectIndex:
                     self._capped_paths.update(p for p in set(self.fn_path.values()) if os.path.basename(p) == short)
                 else:
                     self._capped_paths.update(owner if isinstance(owner, tuple) else (owner,))
+
+    def _param_classes(self, summaries: list[ModuleSummary]) -> dict[str, dict[str, str]]:
+        """Module-level functions' parameters that hold an instance of one project class at every
+        call in the project (`run(engine)` where each call passes `DdpEngine(...)`, or a parameter
+        of its caller that is one): function -> {parameter: class}. A parameter holds what its
+        callers pass, so its methods are that class's (`engine.load()`, a name too generic to
+        resolve by name alone). Nothing for a function never called by name, used as a value
+        (its callers are not seen), a method, or jitted; nor where a call unpacks `*args`, leaves
+        the parameter to its default, or passes anything else; nor when some function's call
+        records were cut short."""
+        follow = self._follow_reexport
+        sites: dict[str, list[tuple[str, dict]]] = {}
+        indirect: set[str] = set()
+        for s in summaries:
+            indirect.update(follow(q) for q in s.value_refs)
+            for caller, f in s.functions.items():
+                if len(f.calls) >= _CALLS_CAP:
+                    return {}
+                for call in f.calls:
+                    n = call.get("n")
+                    if n is not None:
+                        sites.setdefault(follow(n), []).append((caller, call))
+                    for cb in call.get("cb", ()):
+                        indirect.add(follow(cb))
+        module_level = {q for s in summaries for q in s.functions if q.rpartition(".")[0] == s.module}
+        memo: dict[tuple[str, str], str | None] = {}
+
+        def forwarded(caller: str, q: str, key: str) -> str | None:
+            # the caller's parameter handed on as it is at `key` by every call of `q` it makes
+            f = self.functions.get(caller)
+            if f is None:
+                return None
+            fws = [fw["fw"].get(key) for fw in f.forwards if "n" in fw and follow(fw["n"]) == q]
+            ncalls = sum(1 for c in f.calls if c.get("n") is not None and follow(c["n"]) == q)
+            return fws[0] if fws and len(fws) == ncalls and len(set(fws)) == 1 else None
+
+        def cls_of(q: str, p: str) -> str | None:
+            key = (q, p)
+            if key in memo:
+                return memo[key]
+            memo[key] = None  # (a cycle of calls: nothing)
+            f = self.functions.get(q)
+            calls = sites.get(q)
+            if f is None or not calls or q not in module_level or q in indirect or f.cls or f.jit or p not in f.params:
+                return None
+            i = f.params.index(p)
+            seen: set[str] = set()
+            for caller, call in calls:
+                npos = call.get("np", 0)
+                if npos == -1:
+                    return None
+                k = str(i) if i < npos else p if p in call.get("kw", ()) else None
+                if k is None:
+                    return None
+                c = None
+                v = call.get("gv", {}).get(k)
+                if v is not None:
+                    c = self.resolve(v, self.fn_path.get(caller, "")).cls
+                elif (fp := forwarded(caller, q, k)) is not None:
+                    c = cls_of(caller, fp)
+                if not c or c not in self.classes:
+                    return None
+                seen.add(c)
+                if len(seen) > 1:
+                    return None
+            memo[key] = seen.pop() if seen else None
+            return memo[key]
+
+        out: dict[str, dict[str, str]] = {}
+        for q in sorted(sites):
+            f = self.functions.get(q)
+            if f is None or q not in module_level or f.cls:
+                continue
+            for p in f.params:
+                c = cls_of(q, p)
+                if c is not None:
+                    out.setdefault(q, {})[p] = c
+        return out
 
     # ---------------------------------------------------------------- pickling
     _TRANSIENT = ("_memo", "_call_memo", "_coll_memo", "_static", "_attr_cache", "_global_cache", "_props_cache",

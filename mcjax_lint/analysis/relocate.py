@@ -421,6 +421,7 @@ def _constant_arguments(functions: dict, index: Any) -> list:
     supplied parameters and literal arguments of each call that has literal arguments or names a
     function that could be decided (`index.decision_callees`); callbacks passed to one."""
     callees = getattr(index, "decision_callees", set())
+    typed = getattr(index, "param_classes", {})
     follow = index._follow_reexport
 
     def counts(c: dict) -> bool:
@@ -433,8 +434,14 @@ def _constant_arguments(functions: dict, index: Any) -> list:
     for q, d in functions.items():
         entry = (sorted((d.get("defaults") or {}).items()) if not d.get("cls") else [],  # (methods are not decided)
                  sorted(str([c.get("n"), c.get("np"), c.get("kw"), sorted((c.get("kc") or {}).items()), c.get("cb")])
-                        for c in d.get("calls", ()) if counts(c)))
-        if entry[0] or entry[1]:
+                        for c in d.get("calls", ()) if counts(c)),
+                 # (and the classes of its arguments, by call: `index.param_classes`)
+                 sorted(str([c.get("n"), c.get("np"), c.get("kw"),
+                             sorted((k, [x.get("n") for x in v.get("via", ())]) for k, v in (c.get("gv") or {}).items())])
+                        for c in d.get("calls", ()) if "n" in c and (c.get("gv") or follow(c["n"]) in typed)),
+                 sorted(str([fw.get("n"), sorted(fw.get("fw", {}).items())]) for fw in d.get("forwards", ())
+                        if "n" in fw and follow(fw["n"]) in typed))
+        if entry[0] or entry[1] or entry[2]:
             out.append((q, entry))
     return sorted(out)
 

@@ -2677,6 +2677,9 @@ class FileAnalysis(semantics.StatementRules):
                 aq = self.index.resolve_class_name(aq) if aq else None
                 if aq in self.index.classes:
                     v = replace(v, cls=aq)
+            if not v.cls and (pc := self.index.param_classes.get(qual, {}).get(name)) is not None:
+                # every call in the project passes an instance of one project class here
+                v = replace(v, cls=pc)
             env[name] = v
         for star in (node.params.star_arg, node.params.star_kwarg):
             if isinstance(star, cst.Param):
