@@ -653,17 +653,15 @@ TYPE_PREDICATES = frozenset({"isinstance", "issubclass", "type", "callable", "ha
 # Builtins that make one number of their argument: a scalar, whatever its shape (and `bool`, `any`,
 # `all`, order-free ones: `order_free_call`).
 SCALAR_CONVERSIONS = frozenset({"int", "float", "complex"})
-# Builtins whose result carries what their arguments do (numbers and containers made from them).
-# Calls that read a file, or ask whether one exists, at the path they are given (a file object
-# made from a path reads that path). Where the path differs between processes, what they read
-# differs only where the files do: a guess (`evidence.FILE_CONTENT`, `file_content`).
 # A copy of an object with some of its fields set anew: `dataclasses.replace(obj, seed=s)`,
 # `copy.replace` (3.13), a namedtuple's `obj._replace(seed=s)`, a flax/chex struct's
 # `obj.replace(seed=s)` (keywords only). Its other fields are obj's: a per-process value given for
 # one field is not every field's (`with_fields`: as a store into one attribute, a guess).
 COPY_WITH_FIELDS_CALLS = frozenset({"dataclasses.replace", "copy.replace"})
 COPY_WITH_FIELDS_METHODS = frozenset({"replace", "_replace"})
-
+# Calls that read a file, or ask whether one exists, at the path they are given (a file object
+# made from a path reads that path). Where the path differs between processes, what they read
+# differs only where the files do: a guess (`evidence.FILE_CONTENT`, `file_content`).
 FILE_READ_CALLS = frozenset({
     "open", "io.open", "numpy.load", "numpy.loadtxt", "numpy.genfromtxt",
     "numpy.fromfile", "os.path.exists", "os.path.isfile", "os.path.isdir", "os.path.getsize", "os.stat",
@@ -674,6 +672,7 @@ FILE_READ_CALLS = frozenset({
 # `fs.open(p)`, `fs.exists(p)`), of a receiver not of a project class.
 FILE_READ_METHODS = frozenset({"open", "read_text", "read_bytes", "exists", "is_file", "is_dir", "isfile",
                                "isdir"})
+# Builtins whose result carries what their arguments do (numbers and containers made from them).
 PASSTHROUGH_BUILTINS = frozenset({"len", "int", "float", "str", "bool", "abs", "round", "repr", "format", "divmod",
                                   "pow", "list", "tuple", "dict", "range", "reversed", "enumerate", "zip", "map",
                                   "filter", "iter", "next", "bytes", "ord", "chr", "slice", "type"})
