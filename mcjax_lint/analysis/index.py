@@ -1493,8 +1493,7 @@ class ProjectIndex:
             if bound.pd or bound.shape:
                 res = argv.join(Val(pd=bound.pd))
             else:
-                res = replace(argv, pd=frozenset(), pdc=_values._cap(argv.pd | argv.pdc),
-                              shape=frozenset(x for x in argv.shape if x.kind not in kinds.COUNTS))
+                res = argv.same_length()  # (as the precise pass's window: `Val.same_length`)
         elif "n" in call:
             res, coll = self.call_name(call["n"], argv, given, call)
             if call.get("ks"):

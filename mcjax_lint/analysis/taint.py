@@ -544,8 +544,7 @@ class FileAnalysis(semantics.StatementRules):
 
     def equal_pieces(self, v: Val, node: cst.CSTNode) -> Val:
         return evidence.equal_pieces(v, self.line(node))
-    same_length = staticmethod(lambda v: replace(v, pd=frozenset(), pdc=_cap(v.pd | v.pdc),
-                                                 shape=frozenset(x for x in v.shape if x.kind not in kinds.COUNTS)))
+    same_length = staticmethod(lambda v: v.same_length())
     def window(self, v: Val, node: cst.CSTNode, bound: cst.BaseExpression | None = None, length: Val = BOTTOM) -> Val:
         """A window `x[:n]` holds min(len(x), n) elements: of an array's rows whose count differs,
         that count stays (`np.asarray(kept)[:K]`); of a container whose length differs, n

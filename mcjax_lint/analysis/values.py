@@ -264,6 +264,12 @@ class Val:
             return self
         return replace(self, keys=tuple((n, x.join(imp) if n in written else x) for n, x in self.keys))
 
+    def same_length(self) -> Val:
+        """This value with one length everywhere (a window `x[:n]` of agreed n): what made it
+        differ becomes content (`pdc`), its count sources go, its elements' shapes stay."""
+        return replace(self, pd=frozenset(), pdc=_cap(self.pd | self.pdc),
+                       shape=frozenset(x for x in self.shape if x.kind not in COUNTS))
+
     def without_order(self) -> Val:
         if not self.order and self.unordered is False:
             return self  # (nothing to drop: the same value)
