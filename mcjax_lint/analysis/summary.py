@@ -911,10 +911,7 @@ class _Summarizer(semantics.StatementRules):
         """A copy of `obj` with some fields set anew (`semantics.COPY_WITH_FIELDS_CALLS`): obj, and
         what the new fields carry as a store into one of its attributes, resolved by the index
         as `evidence.stored_attribute` (a guess), as `param.attr = value` is."""
-        stored = sym_element(fields) if fields else None
-        if not stored:
-            return obj
-        return sym_join(obj, {"via": [{"l": node.lineno, "n": evidence.STORED_ATTRIBUTE_CALL, "a": _prune(stored)}]})
+        return _with_stored_attribute(obj, fields, node.lineno) if fields else obj
 
     @staticmethod
     def file_content(v: Sym, node: ast.Call, text: str) -> Sym:
@@ -1882,10 +1879,9 @@ class _Summarizer(semantics.StatementRules):
                     # value (returning `state` returns what `items` gave it); attributes are not
                     # told apart, so a read of another one (`state.num_steps`) sees it only by a
                     # guess (`evidence.stored_attribute`)
-                    stored = sym_element(value)
-                    if stored:
-                        self.bind(base, sym_join(cur, {"via": [{"l": target.lineno, "n": evidence.STORED_ATTRIBUTE_CALL,
-                                                                "a": _prune(stored)}]}))
+                    new = _with_stored_attribute(cur, value, target.lineno)
+                    if new is not cur:
+                        self.bind(base, new)
                 # (only the conditions: a value stored through another reference, in a script or a
                 # test, would otherwise reach every instance of every class with that attribute)
                 stored = implicit
@@ -2978,6 +2974,17 @@ def _empty_display(e: ast.expr) -> bool:
 
 
 _COUNT_KEEPING = frozenset({"zip", "enumerate"})  # builtins as long as their (shortest) argument
+
+
+def _with_stored_attribute(obj: Sym, value: Sym, line: int) -> Sym:
+    """`obj` after `value` was stored into one of its attributes (`param.attr = value`, a copy
+    with a field replaced): what the value holds, resolved by the index as
+    `evidence.stored_attribute` (a guess: a read of another attribute sees it too); `obj` itself
+    where the value holds nothing."""
+    stored = sym_element(value)
+    if not stored:
+        return obj
+    return sym_join(obj, {"via": [{"l": line, "n": evidence.STORED_ATTRIBUTE_CALL, "a": _prune(stored)}]})
 
 
 def _resolved_later(v: Sym, line: int, name: str, keys: tuple[str, ...]) -> Sym:
