@@ -105,7 +105,7 @@ class ExceptionPoint:
     raise_node: cst.CSTNode = field(repr=False)
     val: Val
     collective: Tok
-    kind: str  # "swallowed", "handler", "finally", "exit", "caught", "raise", "fallback"
+    kind: str  # "swallowed", "handler", "finally", "exit", "caught", "raise", "fallback", "absent"
     guess: str = ""  # why raising and being caught here is a guess (evidence.py), "" if certain
 
 
@@ -141,6 +141,7 @@ class Divergence:
         self._branch_done: set[int] = set()
         self._call_sites: dict[cst.Call, tuple] = {}  # call -> (statement, frames)
         self._pending_raises: list[tuple] = []
+        self._pending_absent: list[tuple] = []  # (`_absent_reads` left to the callers)
         self._tries: list[cst.Try] = []
         self._work: dict[str, str | None] = {}
 
@@ -319,6 +320,7 @@ class Divergence:
         for call, (cond, arg, work) in self.fa.gated_calls.items():
             self.branches.append(BranchPoint(call, cond, Tok("gated:" + work, arg, work), gated=True))
         self._raises_into_callers()
+        self._absent_into_callers()
         self._caught_in_callers()
         return self
 
@@ -335,6 +337,66 @@ class Divergence:
                 rest += self.seq_block(f.stmts)
             child = f.node
         return rest
+
+    def _absent_reads(self, small, line, ctx: list[_Frame]) -> None:
+        """A read of an attribute an object has only where a process-dependent condition held
+        (`fa.absent_reads`: `if jax.process_index() == 0: self.client = Client()`) raises
+        AttributeError on the other processes, while the process that has it goes on to the
+        collective work after it (MCJ104, the read's line). Nothing where the read may run
+        only where the attribute was bound: under a process-dependent decision, after a
+        process-dependent early exit, in a `try`; nor in a function some same-file caller calls
+        under such a decision (`_absent_into_callers`)."""
+        j = next((k for k in range(len(ctx) - 1, -1, -1) if ctx[k].kind == "func"), 0)
+        reach = ctx[j:]
+        if any(f.kind in ("try", "handler", "finally") or (f.kind in _DECISIONS and f.cond.divergent) for f in reach):
+            return
+        calls = self.fa.calls
+        child = line
+        for f in reversed(reach):
+            k = _index_of_containing(f.stmts, child)
+            for st in f.stmts[:k]:
+                if isinstance(st, cst.If) and self.fa.conds.get(st, BOTTOM).divergent and self._escaping_exits(st):
+                    return  # `if rank != 0: return` before it: only the others read it
+            child = f.node
+        stack = [small]
+        while stack:
+            n = stack.pop()
+            if type(n) in OWN_SCOPE:
+                continue
+            val = self.fa.absent_reads.get(n) if type(n) is cst.Attribute else None
+            if val is not None:
+                t = first_tok(self._rest_after(reach, line, "raise"))
+                if t is not None:
+                    self.exceptions.append(ExceptionPoint(n, n, val, t, "absent"))
+                elif reach and reach[0].kind == "func":
+                    self._pending_absent.append((n, val, reach[0].node))
+                return
+            stack.extend(children(n))
+
+    def _absent_into_callers(self) -> None:
+        """An attribute read that fails on some processes (`_absent_reads`) with no collective
+        work after it in its function: the callers' next collective work, where every same-file
+        call of that function runs on every process (no process-dependent decision, no `try`
+        around it)."""
+        if not self._pending_absent:
+            return
+        by_node = {id(v[0]): q for q, v in self.fa.fn_nodes.items()}
+        for node, val, fn_node in self._pending_absent:
+            qual = by_node.get(id(fn_node))
+            if qual is None:
+                continue
+            sites = [(stmt, frames) for call, (stmt, frames) in self._call_sites.items()
+                     if (info := self.fa.calls.get(call)) is not None and (info.callee or info.name) is not None
+                     and self.fa.index._follow_reexport(info.callee or info.name) == qual]
+            if not sites or any(f.kind in ("try", "handler", "finally") or (f.kind in _DECISIONS and f.cond.divergent)
+                                for _, frames in sites for f in frames):
+                continue
+            for stmt, frames in sorted(sites, key=lambda x: self.fa.line(x[0])):
+                j = next((k for k in range(len(frames) - 1, -1, -1) if frames[k].kind == "func"), 0)
+                t = first_tok(self._rest_after(frames[j:], stmt, "raise"))
+                if t is not None:
+                    self.exceptions.append(ExceptionPoint(node, node, val, t, "absent"))
+                    break
 
     def _raises_into_callers(self) -> None:
         """A raise/exit on one process also skips what its callers do next (same-file callers)."""
@@ -563,6 +625,8 @@ class Divergence:
                 self.visit_exprs(small)
                 for c in _walk_calls(small):
                     self._call_sites[c] = (s, ctx)
+                if fa.absent_reads:
+                    self._absent_reads(small, s, ctx)
             return
         if isinstance(s, cst.FunctionDef):
             body = self._block_stmts(s.body)

@@ -537,7 +537,9 @@ class ProjectIndex:
                                            param_writes=dict(f.param_writes),  # (`FileAnalysis._method_stores`)
                                            arg_writes=dict(f.arg_writes))
                               for q, f in self.functions.items()}
-        state["classes"] = {q: ClassFacts(c.name, c.line, list(c.bases), dict.fromkeys(c.attrs, {}), list(c.methods))
+        state["classes"] = {q: ClassFacts(c.name, c.line, list(c.bases), dict.fromkeys(c.attrs, {}), list(c.methods),
+                                          dict(c.cond_attrs), list(c.sure_attrs),
+                                          dict(c.absent_conds))  # (`absent_unless`)
                             for q, c in self.classes.items()}
         state["globals"] = dict.fromkeys(self.globals, {})
         state["modules"] = {m: ModuleSummary(s.path, s.module, dict(s.imports), imported_modules=list(s.imported_modules),
@@ -744,6 +746,40 @@ class ProjectIndex:
                         v = v.join(evidence.mark(Val(pd=drawn.pd), evidence.ADVANCED_GENERATOR, f"`.{name}`"))
                 return v
         return None
+
+    def absent_unless(self, cls: str, name: str) -> Val | None:
+        """The process-dependent conditions without which an object of class `cls` has no
+        attribute `name` (reading it raises AttributeError): every binding of it in the class
+        and its bases is under such a condition (`if jax.process_index() == 0: self.client =
+        Client()`), none in a class body nor in a method's straight line (`ClassFacts.
+        sure_attrs`), none through another reference (`obj.client = ...`), no `__getattr__`,
+        and every base a project class. None where the attribute may be there everywhere.
+        (A shipped index keeps each class's `absent_conds` and `sure_attrs` for it.)"""
+        if not any(name in self.classes[c].absent_conds for c in self.mro(cls)):
+            return None
+        return self._absent_unless_now(cls, name)
+
+    def _absent_unless_now(self, cls: str, name: str) -> Val | None:
+        if name in self.attr_stores or name.startswith("__"):
+            return None
+        out, bound = BOTTOM, False
+        for c in self.mro(cls):
+            cf = self.classes.get(c)
+            if cf is None or name in cf.sure_attrs or name in cf.methods \
+                    or {"__getattr__", "__getattribute__", "__setattr__"} & set(cf.methods):
+                return None
+            if any(self.resolve_class_name(b) not in self.classes for b in cf.bases if b != "object"):
+                return None  # (a library base may define it, or `__getattr__`)
+            if name in cf.attrs:
+                bound = True
+                cond = cf.absent_conds.get(name)
+                if not cond:
+                    return None
+                v = self.resolve(cond, self.fn_path.get(c, ""))
+                if not v.pd:
+                    return None
+                out = out.join(Val(pd=v.pd))
+        return out if bound and out.pd else None
 
     def _draws_from(self, c: str, name: str) -> list[tuple[Sym, str]]:
         """What the draws from the generator in attribute `name` of class `c` carry

@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 91
+SUMMARY_VERSION = 92
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -341,17 +341,29 @@ class ClassFacts:
     # attr -> what the conditions carry under which a method (not `__init__`'s straight line)
     # assigns it (`ProjectIndex.attr` joins it as `evidence.IMPLICIT_ATTRIBUTE`): read elsewhere, a guess.
     cond_attrs: dict[str, Sym] = field(default_factory=dict)
+    # Attributes bound somewhere with no condition around the binding: in the class body (a
+    # class attribute, a dataclass field), or `self.attr = v` in a method's straight line. One
+    # bound only under conditions may be missing from an object (`ProjectIndex.absent_unless`).
+    sure_attrs: list[str] = field(default_factory=list)
+    # attr -> what the conditions carry without which a binding of it does not run: enclosing
+    # branches and earlier early returns, not an earlier `raise` outside a `try` (`_attr_fatal`:
+    # where that raised there is no object). `ProjectIndex.absent_unless` reads it.
+    absent_conds: dict[str, Sym] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         d = {"name": self.name, "line": self.line, "bases": self.bases, "attrs": self.attrs, "methods": self.methods}
         if self.cond_attrs:
             d["cond_attrs"] = self.cond_attrs
+        if self.sure_attrs:
+            d["sure_attrs"] = self.sure_attrs
+        if self.absent_conds:
+            d["absent_conds"] = self.absent_conds
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> ClassFacts:
         return cls(d["name"], d["line"], list(d.get("bases", [])), dict(d.get("attrs", {})), list(d.get("methods", [])),
-                   dict(d.get("cond_attrs", {})))
+                   dict(d.get("cond_attrs", {})), list(d.get("sure_attrs", [])), dict(d.get("absent_conds", {})))
 
 
 @dataclass
@@ -603,6 +615,11 @@ class _Summarizer(semantics.StatementRules):
         # What the conditions an attribute assignment runs under carry (`_implicit_taint`): as
         # `_ret_taints`, parameters' conditions included (their other sources still reach).
         self._attr_taints: list[Sym] = []
+        # Per `_attr_taints` entry: whether it is an earlier `if` whose exiting side only raises,
+        # outside any `try` (`if bad: raise ...`). Where it raised the object is never built, so a
+        # binding after it is there on every process that has the object (`ClassFacts.sure_attrs`).
+        self._attr_fatal: list[bool] = []
+        self._try_depth = 0
         self._attr_params: list[Sym] = []  # the parameters the enclosing conditions read (`_param_write`)
         self._cond_call_at: dict[int, tuple[str, int]] = {}  # a `cond_calls` entry -> (callee's code, line)
         self._exit_counts: list[Sym] = []  # conditions of early exits so far: how often later yields run
@@ -1867,6 +1884,14 @@ class _Summarizer(semantics.StatementRules):
                 cf.attrs[target.attr] = sym_join(cf.attrs.get(target.attr), self._init_params(value))
                 if implicit:
                     cf.cond_attrs[target.attr] = sym_join(cf.cond_attrs.get(target.attr), implicit)
+                absent: Sym = {}
+                for t, fatal in zip(self._attr_taints, self._attr_fatal):
+                    if not fatal:
+                        absent = sym_join(absent, t)
+                if absent:
+                    cf.absent_conds[target.attr] = sym_join(cf.absent_conds.get(target.attr), absent)
+                elif target.attr not in cf.sure_attrs:
+                    cf.sure_attrs.append(target.attr)
                 self._param_write(target.attr, value)
             else:
                 self.ev(target.value)
@@ -2143,6 +2168,7 @@ class _Summarizer(semantics.StatementRules):
         pdepth = len(self._attr_params)
         if implicit:
             self._attr_taints.append(implicit)
+            self._attr_fatal.append(False)
         if params.get("params") or params.get("refs"):
             self._attr_params.append(params)  # (`_param_write`: parameters and attributes a condition reads)
         try:
@@ -2151,6 +2177,7 @@ class _Summarizer(semantics.StatementRules):
             if control:
                 self._ret_taints.pop()
             del self._attr_taints[depth:]
+            del self._attr_fatal[depth:]
             del self._attr_params[pdepth:]
 
     @staticmethod
@@ -2225,6 +2252,9 @@ class _Summarizer(semantics.StatementRules):
                 self._ret_taints.append(control)  # the rest of the function runs on one side only
             if _implicit(cond):
                 self._attr_taints.append(_implicit(cond))
+                leaving = node.body if _always_exits(node.body) else node.orelse
+                self._attr_fatal.append(self._try_depth == 0 and last_statement(leaving) == "raise"
+                                        and not _returns_in(leaving))
             if read_names := _read_names(cond):
                 self._attr_params.append(read_names)
             self._exit_counts.append(self._count_of_test(cond, node.test))
@@ -2393,6 +2423,10 @@ class _Summarizer(semantics.StatementRules):
         self._in_class_body = True
         # Class bodies: assignments become class attributes.
         for s in node.body:
+            for t in (s.targets if isinstance(s, ast.Assign) else [s.target] if isinstance(s, ast.AnnAssign) else []):
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name) and n.id not in cf.sure_attrs:
+                        cf.sure_attrs.append(n.id)
             if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.stmt(s)
             elif isinstance(s, ast.Assign):
@@ -2449,7 +2483,11 @@ class _Summarizer(semantics.StatementRules):
             cf.methods.append("__init__")
 
     def st_Try(self, node) -> None:
-        super().st_Try(node)
+        self._try_depth += 1  # (a `raise` in here may be caught: `_attr_fatal`)
+        try:
+            super().st_Try(node)
+        finally:
+            self._try_depth -= 1
         # A body that returns and a handler that goes on (a local read with a shared fallback after
         # the `try`): a failure on one process sends it alone on (MCJ104's "fallback", for the prefilter).
         if not self.scope.is_module and "r" not in self.scope.facts.flags and _returns_in(node.body) \
@@ -2485,8 +2523,9 @@ class _Summarizer(semantics.StatementRules):
         if facts.cls and params and params[0] in ("self", "cls"):
             env[params[0]] = {"cls": facts.cls}
         saved = (self.scope, self.class_stack, self._in_class_body, self._loop_taints, self._ret_taints, self._exit_counts,
-                 self._attr_taints, self._attr_params)
-        self._ret_taints, self._exit_counts, self._attr_taints, self._attr_params = [], [], [], []
+                 self._attr_taints, self._attr_fatal, self._try_depth, self._attr_params)
+        self._ret_taints, self._exit_counts, self._attr_taints, self._attr_fatal, self._attr_params = [], [], [], [], []
+        self._try_depth = 0
         self.scope = _Scope(facts, env, outer)
         a = node.args
         pos = a.posonlyargs + a.args
@@ -2500,6 +2539,7 @@ class _Summarizer(semantics.StatementRules):
         if node.name in self._signal_handlers():
             # A signal handler's body runs on the processes the signal reached (semantics.SIGNAL_HANDLER_DESC).
             self._attr_taints.append({"pd": [[semantics.SIGNAL_HANDLER_DESC, node.lineno, kinds.SIGNAL]]})
+            self._attr_fatal.append(False)
         try:
             self.run_block(node.body)
             if not _always_exits(node.body):
@@ -2513,7 +2553,7 @@ class _Summarizer(semantics.StatementRules):
                 self._filled_returns.discard(facts.name)
         finally:
             (self.scope, self.class_stack, self._in_class_body, self._loop_taints, self._ret_taints, self._exit_counts,
-             self._attr_taints, self._attr_params) = saved
+             self._attr_taints, self._attr_fatal, self._try_depth, self._attr_params) = saved
 
     def _signal_handlers(self) -> frozenset[str]:
         """Names of the functions and methods this module installs as signal handlers."""

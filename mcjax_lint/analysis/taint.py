@@ -124,6 +124,9 @@ class FileAnalysis(semantics.StatementRules):
         self.settings = settings
         self.imports = imports
         self.conds: dict[cst.CSTNode, Val] = {}
+        # attribute reads of an object that has the attribute only where a process-dependent
+        # condition held (`ProjectIndex.absent_unless`): the read raises on the other processes
+        self.absent_reads: dict[cst.Attribute, Val] = {}
         # A conditional expression on a process-dependent value that chose between functions ->
         # the first call that runs the chosen one as collective work.
         self.chosen_calls: dict[cst.IfExp, cst.Call] = {}
@@ -420,6 +423,9 @@ class FileAnalysis(semantics.StatementRules):
 
     def member(self, cls: str, attr: str, node: cst.Attribute, through_self: bool) -> Val:
         self._property_read(cls, attr, node)
+        absent = self.index.absent_unless(cls, attr)
+        if absent is not None:
+            self.absent_reads[node] = self.anchor(absent, node, f".{attr}", call=False)
         label = f"self.{attr}" if through_self else attr
         v = self.index.attr(cls, attr)
         if v is not None:

@@ -8,7 +8,7 @@ from mcjax_lint.model import Step
 from mcjax_lint.rules.base import Rule, visits, describe_source, process_sources, related_source
 
 
-@visits("ExceptHandler", "Finally", "With", "ExceptStarHandler", "Raise", "Call")
+@visits("ExceptHandler", "Finally", "With", "ExceptStarHandler", "Raise", "Call", "Attribute")
 class OneProcessException(Rule):
     CODE = "MCJ104"
     NAME = "one-process-exception"
@@ -43,6 +43,10 @@ class OneProcessException(Rule):
                 msg = (f"the `try` body returns unless line {raise_line} fails; where it fails on one process only "
                        f"(a local file missing or cut short there), this handler sends that process on to "
                        f"{self.tok_text(p.collective)} after the `try`, which the processes that returned never join")
+            elif p.kind == "absent":
+                msg = (f"`.{p.raise_node.attr.value}` is set only under a process-dependent condition{cause}: reading "
+                       f"it here raises AttributeError on the processes where it was not set, while the others go "
+                       f"on to {self.tok_text(p.collective)} and wait there until the coordination service aborts them")
             elif p.kind == "raise":
                 msg = (f"raised under a process-dependent condition{cause}: this process fails while the others go "
                        f"on to {self.tok_text(p.collective)} and wait there until the coordination service "
