@@ -1705,6 +1705,7 @@ class ProjectIndex:
                 res = replace(res, subgroup=True)
             flow = self.param_flow.get(q)
             if flow:
+                flow, *marks = flow.split("#")  # (what `_solve_one` noted of its result: "one")
                 flow, _, lens = flow.partition("+")
                 flow, _, elem = flow.partition(":")
                 flow, _, read = flow.partition("~")
@@ -1735,16 +1736,24 @@ class ProjectIndex:
                 if read:  # (read from a file at a path they name: `evidence.file_content`)
                     argv = evidence.file_content(argv, f"`{short_name(q)}()`")
                 res = res.join(argv if flow == "order" else argv.without_order())
+                # (a returned number made of them, `int(x)`, `len(x)`: what their lengths decide is
+                # its value, never its shape: `values.one_number`, as where it is made in the caller;
+                # "#one" in its flow, `_solve_one`)
                 if items is not None:
                     # Multiple return values: only those computed from parameters get the
                     # arguments, and only those sized by the longest element that size.
                     flows = self.item_flow.get(q, ())
                     res = replace(res, items=tuple(
-                        (x.join(argv if fl.startswith("order") else argv.without_order())
-                         .join(sized if fl.endswith(("+len", "+sel")) else BOTTOM)) if fl else x
-                        for x, fl in zip(items, flows or ("order",) * len(items))))
+                        _values.one_number(y) if fl and fl.endswith("#one") else y
+                        for y, fl in zip(
+                            ((x.join(argv if fl.startswith("order") else argv.without_order())
+                              .join(sized if fl.partition("#")[0].endswith(("+len", "+sel")) else BOTTOM)) if fl else x
+                             for x, fl in zip(items, flows or ("order",) * len(items))),
+                            flows or (None,) * len(items))))
                 else:
                     res = res.join(sized)
+                    if "one" in marks:
+                        res = _values.one_number(res)
                 if keys is not None:
                     # (a dict with constant keys: the arguments reach each key as they reach the whole)
                     extra = argv if flow == "order" else argv.without_order()
@@ -2087,6 +2096,9 @@ class ProjectIndex:
             # and the length of the arguments' longest element, or of a selection by their values
             # (see call_name)
             flow += "+sel" if _sized_by_content(f.returns) else "+len"
+        if flow and f.returns.get("one"):
+            flow += "#one"  # (one number made of them: see call_name; kept here, as the cached
+            # index keeps no summary of the function)
         if flow and self.param_flow.get(q) != flow:
             self.param_flow[q] = flow
             changed.add(q)
@@ -2099,7 +2111,8 @@ class ProjectIndex:
                 m: list = []
                 self.resolve(x, path, q, m)
                 fl = ("order" if any(m) else "data") if m else None
-                flows.append(fl + ("+sel" if _sized_by_content(x) else "+len") if fl and _measures_params(x) else fl)
+                fl = fl + ("+sel" if _sized_by_content(x) else "+len") if fl and _measures_params(x) else fl
+                flows.append(fl + "#one" if fl and x.get("one") else fl)
             if self.item_flow.get(q) != flows:
                 self.item_flow[q] = flows
                 changed.add(q)

@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 92
+SUMMARY_VERSION = 93
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -116,6 +116,8 @@ def sym_join(a: Sym | None, b: Sym | None) -> Sym:
             out["keys"] = keys
     if out.get("num") and not (a.get("num") and b.get("num")):
         del out["num"]
+    if out.get("one") and not (a.get("one") and b.get("one")):
+        del out["one"]
     if out.get("host") and not (a.get("host") and b.get("host")):
         del out["host"]
     # "lp": process-local when these parameters are; host data on the other side keeps it.
@@ -995,6 +997,13 @@ class _Summarizer(semantics.StatementRules):
     endless = property(lambda self: self.same_length)  # (an endless iterator: no count; shapes are not summarized)
 
     @staticmethod
+    def scalar_of(v: Sym) -> Sym:
+        """(semantics.StatementRules.scalar_of) One number made of `v` (`int(x)`, `float(x)`):
+        "one", so that the index gives it what its arguments' lengths decide as its value, not as
+        a shape (`ProjectIndex`, `values.one_number`)."""
+        return dict(v, one=True)
+
+    @staticmethod
     def same_length(v: Sym) -> Sym:
         out = dict(v)
         pdc = _merge_list(out.pop("pd", []), out.get("pdc", []))
@@ -1500,6 +1509,9 @@ class _Summarizer(semantics.StatementRules):
         other structures (`None` or not: `semantics.structures_differ`) chosen by a
         process-dependent test, the structure ("tr") is the test's sources."""
         srcs = _merge_list(cond.get("pd", []), cond.get("pdc", []))
+        if (a.get("one") or b.get("one")) and all(x.get("one") or not x for x in (a, b)):
+            # `int(c.max()) if len(c) else 0`: one number whichever arm (the test picks which)
+            out = dict(out, one=True)
         n = _display_length(node.body)
         ca, cb = _count_of(a), _count_of(b)
         if "cnt" not in out and ca is not None and cb is not None and n is not None \
@@ -1551,6 +1563,8 @@ class _Summarizer(semantics.StatementRules):
 
     def order_free_call(self, q: str, node: ast.Call, argu: Sym, a0: Sym | None) -> Sym:
         out = _strip_order(sym_taint(argu), node.lineno)
+        if q in ("len", "bool", "any", "all"):
+            out["one"] = True  # (one number or truth value, whatever the argument's length: `scalar_of`)
         if q == "len" and out.get("pdc"):
             out = self.attribute_of(out, argu, "shape")  # (a draw's length is its size, as its shape)
         if q in ("max", "min") and (it := _measured_iterable(node)) is not None:

@@ -34,7 +34,7 @@ from mcjax_lint.analysis import read_cst
 from mcjax_lint.analysis.read_cst import last_statement, read
 from mcjax_lint.analysis.summary import FunctionFacts, jit_statics
 from mcjax_lint.analysis.values import (BOTTOM, MAX_KEYS, SANITIZED, Src, Val, _cap, applied, join_all, least_certain,
-                                        rekinded, replace, union_sources)
+                                        one_number, rekinded, replace, union_sources)
 from mcjax_lint.model import Edit, Fix
 from mcjax_lint.settings import AnalysisSettings
 
@@ -1500,11 +1500,7 @@ class FileAnalysis(semantics.StatementRules):
     @staticmethod
     def scalar_of(v: Val) -> Val:
         # (`bool(xs)` is whether xs is empty: its length, a value now; its own shape is fixed)
-        v = v.data()
-        if not v.shape and not v.tree:
-            return v
-        return replace(v, pd=union_sources(v.pd, rekinded(v.length_sources, kinds.DERIVED)), shape=frozenset(),
-                       tree=frozenset())
+        return one_number(v.data())
 
     def order_free_call(self, q: str, node: cst.Call, argu: Val, arg0: Val | None) -> Val:
         out = argu.without_order()

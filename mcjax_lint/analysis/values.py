@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field, fields, replace as _dataclass_replace
 
 from mcjax_lint.analysis import semantics
-from mcjax_lint.analysis.kinds import ARRAY_SHAPE, COUNTS, ELEMENTS
+from mcjax_lint.analysis.kinds import ARRAY_SHAPE, COUNTS, DERIVED, ELEMENTS
 from mcjax_lint.model import Fix
 
 MAX_SOURCES = 3  # per kind; enough for a message, bounded for speed
@@ -394,3 +394,11 @@ def with_binding(env: dict, name: str, value, old, thunk):
                 del env[name]
             else:
                 env[name] = old
+
+
+def one_number(v: Val) -> Val:
+    """One number made of `v` (`int(x)`, `len(x)`, `bool(x)`): why v's length differs between
+    processes is part of the number's value now; the number itself has no shape, no structure."""
+    if not v.shape and not v.tree:
+        return v
+    return replace(v, pd=union_sources(v.pd, rekinded(v.length_sources, DERIVED)), shape=frozenset(), tree=frozenset())
