@@ -1502,11 +1502,18 @@ def note_string_binding(scope, target: object, value: object, read: Reader) -> N
     literal, holds that string; to a tuple, list or set display of str literals (`FLAGS =
     ("XLA_FLAGS", "RANK")`), those strings; assigned again, it holds no known string."""
     t = read(target)
+    if t[0] in ("tuple", "seq"):
+        for e in t[1]:  # (`a, b = ...`: whatever each held before, nothing known now)
+            if read(e)[0] == "name":
+                _bind_strings(scope, read(e)[1], None)
+        return
     if t[0] != "name":
         return
     known = _strings(value, read)
     if known is None and equal_length_rows(value, read):
         known = EqualRows(len(read(read(value)[1][0])[1]))  # (`STEPS = {0: [96, 200], 1: [128, 120]}`)
+    if known is None and read(value)[0] == "binop":
+        known = Arithmetic((value,))  # (`start = rank * total // world`: `bound_arithmetic`)
     _bind_strings(scope, t[1], known)
 
 
@@ -1522,6 +1529,59 @@ def bound_equal_rows(node: object, read: Reader, scope, declared_global: Callabl
     (`declared_global`: it may bind the name again to anything, when it runs)."""
     r = read(node)
     return r[0] == "name" and type(_bound_strings(r[1], scope)) is EqualRows and not declared_global(r[1])
+
+
+class Arithmetic(tuple):
+    """What a name assigned once to arithmetic holds (`start = rank * total // world`): that
+    expression, as written (its one element), for the forms read through names
+    (`even_split_window`). Assigned again, nothing known (`_bind_strings`)."""
+
+
+def bound_arithmetic(node: object, read: Reader, scope) -> object:
+    """The arithmetic a name holds where it is read (`Arithmetic`), else `node` itself."""
+    r = read(node)
+    if r[0] == "name":
+        known = _bound_strings(r[1], scope)
+        if type(known) is Arithmetic:
+            return known[0]
+    return node
+
+
+def even_split_window(lower: object | None, upper: object | None, read: Reader,
+                      same: Callable[[object, object], bool]) -> tuple | None:
+    """(a, m, n) where `lower:upper` is `a * m // n:(a + 1) * m // n` (either factor order, `1 + a`
+    too): the a-th of n consecutive pieces of m elements cut at floor(k * m / n), whose lengths
+    are floor(m / n) or one more, and differ only where m is no multiple of n (a process's piece
+    of `np.array_split`, `equal_pieces`). None otherwise."""
+    if lower is None or upper is None:
+        return None
+    lo, up = read(lower), read(upper)
+    if lo[0] != "binop" or up[0] != "binop" or lo[1] != "//" or up[1] != "//" or not same(lo[3], up[3]):
+        return None
+    lp, upp = read(lo[2]), read(up[2])
+    if lp[0] != "binop" or upp[0] != "binop" or lp[1] != "*" or upp[1] != "*":
+        return None
+    for a, m in ((lp[2], lp[3]), (lp[3], lp[2])):
+        for a1, m1 in ((upp[2], upp[3]), (upp[3], upp[2])):
+            s = read(a1)
+            if same(m1, m) and s[0] == "binop" and s[1] == "+" and (
+                    same(s[2], a) and _small_int(s[3], read) == 1 or same(s[3], a) and _small_int(s[2], read) == 1):
+                return a, m, lo[3]
+    return None
+
+
+def plain_operand(node: object, read: Reader, qualify: Callable[[object], str | None], depth: int = 0) -> bool:
+    """Whether `node` can be read again where another expression uses it, with nothing done: a
+    number, a name, an attribute or element of one, or a call that gives one process the same
+    value each time (`K.STABLE_CALLS`: `len(xs)`, `jax.process_count()`) of such operands."""
+    r = read(node)
+    if r[0] in ("number", "name"):
+        return True
+    if r[0] in ("attr", "subscript"):  # (`self.total`, `rows.shape[0]`)
+        return depth < 4 and plain_operand(r[1], read, qualify, depth + 1)
+    if r[0] == "call" and depth < 4 and len(r[2]) == len(r[3]) and qualify(r[1]) in K.STABLE_CALLS:
+        return all(plain_operand(x, read, qualify, depth + 1) for x in r[2])
+    return False
 
 
 class OneOf(tuple):
@@ -1790,6 +1850,7 @@ class StatementRules:
         t = self.read(node.target)
         if t[0] == "name":
             self.scope.peeks.pop(t[1], None)  # (`first += x`: no longer what `next(it)` gave)
+            _bind_strings(self.scope, t[1], None)  # (nor the string or arithmetic it was bound to)
 
     def ev_NamedExpr(self, node):
         """`(x := v)`: x is bound to v's value, which is also the expression's."""
@@ -2000,9 +2061,19 @@ class StatementRules:
             idx = self.join(self.join(self.join(idx, lo), up), st)
             strided = strided_piece(lower, upper, step, self.read) and not self.varies(st) \
                 and not self.varies(up)  # (`x[i:stop:n]` with stop per process: every bound counts)
-            if not strided:
-                rest = self.join(self.join(self.join(rest, lo), up), st)
             n = window_length(lower, upper, self.read, self.parts.same)
+            even = self._even_split(lower, upper) if n is None and step is None and not strided else None
+            if not strided and even is None:
+                rest = self.join(self.join(self.join(rest, lo), up), st)
+            if even is not None:
+                # `x[a * m // n:(a + 1) * m // n]`, m and n the same everywhere: piece a of n whose
+                # lengths differ by at most one (`even_split_window`): which elements by a
+                # (content), how many by a only by a guess (`equal_pieces`), as `x[a::n]`
+                pieces = self.join(self.join(pieces, lo), up)
+                rest = self.join(rest, even)
+                length = self.join(length, even)
+                counted = False
+                continue
             if n is not None:
                 length = self.join(length, self.data(self.ev(n)))  # `a[start:start + n]`: n long
                 counted = counted and step is None
@@ -2031,6 +2102,20 @@ class StatementRules:
             bound = keys[-1][2] if len(keys) == 1 and keys[0][1] is None else None
             out = self.window(out, node, bound, length)
         return self.slice_of(out, length, node)
+
+    def _even_split(self, lower, upper):
+        """What m and n carry where the slice `lower:upper` is piece a of n even pieces of m
+        elements (`even_split_window`, either bound a name assigned once to its arithmetic:
+        `bound_arithmetic`), both plain operands (`plain_operand`) the same on every process;
+        None otherwise (every bound then counts as it is)."""
+        if lower is None or upper is None:
+            return None
+        form = even_split_window(bound_arithmetic(lower, self.read, self.scope),
+                                 bound_arithmetic(upper, self.read, self.scope), self.read, self.parts.same)
+        if form is None or not all(plain_operand(x, self.read, self.qualify) for x in form[1:]):
+            return None
+        agreed = self.join(self.data(self.ev(form[1])), self.data(self.ev(form[2])))
+        return None if self.varies(agreed) else agreed
 
     def _split_call(self, node) -> str | None:
         """"array_split" for `np.array_split(x, n)` (jax.numpy's too), "split" for `np.split(x,
