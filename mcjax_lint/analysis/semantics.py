@@ -574,14 +574,22 @@ def order_free_accumulators(target: object, body: object, rd: Statements, num_na
             for n in _receivers(r[1], read):
                 assigned.setdefault(n, []).append((("mutated",), tests))
 
-    def free(node) -> bool:
-        return all(n in derived or n not in assigned for n in rd.names_in(node))
+    # (names computed from the element alone under tests of it alone, read only after that and
+    # under them: the element's own where read, yet what they hold after the loop is the last
+    # such element's, unless they accumulate: `found = True` is a flag)
+    own: set[str] = set()
 
-    for r, tests in flat:
-        if r[0] == "assign" and not tests and len(r[1]) == 1 and read(r[1][0])[0] == "name":
+    def free(node) -> bool:
+        return all(n in derived or n in own or n not in assigned for n in rd.names_in(node))
+
+    for i, (r, tests) in enumerate(flat):
+        if r[0] == "assign" and len(r[1]) == 1 and read(r[1][0])[0] == "name":
             n = read(r[1][0])[1]
             if len(assigned.get(n, ())) == 1 and free(r[2]):
-                derived.add(n)
+                if not tests:
+                    derived.add(n)
+                elif all(free(t) for t in tests) and _read_only_after(n, i, tests, flat, rd):
+                    own.add(n)
     has_break = False
     for r, tests in flat:
         if r[0] in ("break", "continue"):
@@ -597,6 +605,30 @@ def order_free_accumulators(target: object, body: object, rd: Statements, num_na
             continue
         out.add(n)
     return frozenset(out)
+
+
+def _read_only_after(n: str, at: int, tests: list, flat: list, rd: Statements) -> bool:
+    """Whether the body reads `n`, assigned at `flat[at]` under `tests`, only after it and under
+    those same tests (`if m: k = f(m)` then `if k > best:` inside that `if`): each read then sees
+    this iteration's value, computed from the element alone. A read elsewhere may see an earlier
+    iteration's (the loop carries it)."""
+    for j, (r, inner) in enumerate(flat):
+        if j == at or not any(n in rd.names_in(x) for x in _entry_nodes(r)):
+            continue
+        if j < at or len(inner) < len(tests) or any(a is not b for a, b in zip(inner, tests)):
+            return False
+    return True
+
+
+def _entry_nodes(r: tuple) -> list:
+    """The expressions of one statement of a body `order_free_accumulators` reads."""
+    out: list = []
+    for x in r[1:]:
+        if isinstance(x, list):
+            out.extend(x)
+        elif x is not None and not isinstance(x, str):
+            out.append(x)
+    return out
 
 
 def _receivers(expr: object, read: Reader) -> list[str]:
