@@ -29,7 +29,8 @@ CACHED_PROPERTY = "a cached property, whose getter runs at an instance's first r
 UNRESOLVED_CALL = "an unresolved call assumed to return something computed from its arguments"
 UNMATCHED_EXCEPTION = "an exception whose type was not matched against the handler"
 IMPLICIT_ATTRIBUTE = ("an attribute assigned elsewhere (another method, another reference to the object, a signal "
-                      "handler) under a process-dependent condition, taken as assigned before this read")
+                      "handler) under a process-dependent condition or from a process-dependent argument of its own "
+                      "method, taken as assigned before this read")
 ADVANCED_GENERATOR = ("a random generator held in an attribute, drawn from elsewhere by a process-dependent amount "
                       "(a size, or a draw under a per-process condition or loop), taken as drawn before this read")
 METHOD_ARGUMENT = ("a method analysed with what one call passes it (the instance it runs on and the other calls "

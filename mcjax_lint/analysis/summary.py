@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 95
+SUMMARY_VERSION = 96
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -590,6 +590,9 @@ class _Summarizer(semantics.StatementRules):
         # Classes this module defines at its top level, whatever their names' case (`class tqdm:`).
         self.module_classes = frozenset(f"{module}.{n.name}" for n in tree.body if isinstance(n, ast.ClassDef))
         self.class_stack: list[ClassFacts] = []
+        # `self.m(args)` calls of a method of the enclosing class: (class, method, positional
+        # argument Syms, keyword argument Syms), for `_stores_by_own_calls`.
+        self._self_calls: list[tuple[ClassFacts, str, list[Sym], dict[str, Sym]]] = []
         self.summary.seeded_rngs = _seeded_rngs(source, self.imports) if ".seed(" in source else []
         # (`_device_scope` walks only a module whose text may name a device set)
         self._names_devices = not source or any(w in source for w in _DEVICE_WORDS)
@@ -1302,6 +1305,10 @@ class _Summarizer(semantics.StatementRules):
             if isinstance(func.value, ast.Name) and func.value.id == "self" and self.class_stack and self._local("self") is not None:
                 call["n"] = f"{self.class_stack[-1].name}.{func.attr}"
                 call["bd"] = 1  # called through an instance: `self` is bound
+                if call.get("np") != -1 and argu:
+                    self._self_calls.append((self.class_stack[-1], call["n"],
+                                             [self._init_params(sym_taint(a)) for a in args],
+                                             {k: self._init_params(sym_taint(v)) for k, v in kwargs.items()}))
             else:
                 recv = self.ev(func.value)
                 r = self._method_call(func.attr, recv, node, args, kwargs, argu)
@@ -2569,6 +2576,26 @@ class _Summarizer(semantics.StatementRules):
             (self.scope, self.class_stack, self._in_class_body, self._loop_taints, self._ret_taints, self._exit_counts,
              self._attr_taints, self._attr_fatal, self._try_depth, self._attr_params) = saved
 
+    def _stores_by_own_calls(self) -> None:
+        """A method storing its parameter into an attribute of its object (`def allocate(self, n):
+        self.num_blocks = n`, `FunctionFacts.param_writes`) stores there what each call passes:
+        where it is called on `self` in its own class (`self.allocate(local_budget)`), the
+        attribute may hold that argument afterwards. Joined into `ClassFacts.cond_attrs`: a
+        guess (`ProjectIndex.attr`), as which store a later read sees is not followed."""
+        for cf, q, args, kwargs in self._self_calls:
+            f = self.summary.functions.get(q)
+            if f is None or not f.param_writes or f.cls != cf.name:
+                continue
+            offset = 1 if f.params and f.params[0] in ("self", "cls") else 0
+            given = {f.params[offset + i]: a for i, a in enumerate(args) if offset + i < len(f.params)}
+            given.update((k, v) for k, v in kwargs.items() if k in f.params)
+            for attr, params in f.param_writes.items():
+                v: Sym = {}
+                for p in params:
+                    v = sym_join(v, given.get(p))
+                if v:
+                    cf.cond_attrs[attr] = _prune(sym_join(cf.cond_attrs.get(attr), v))
+
     def _signal_handlers(self) -> frozenset[str]:
         """Names of the functions and methods this module installs as signal handlers."""
         if self._handlers is None:
@@ -2587,6 +2614,7 @@ class _Summarizer(semantics.StatementRules):
         while self.pending:
             node, facts, params, defaults, outer, classes = self.pending.pop(0)
             self.run_function(node, facts, params, defaults, outer, classes)
+        self._stores_by_own_calls()
         self.summary.refs_used = sorted(r for r in self._refs if r.startswith(".") or not r.startswith(_EXTERNAL_ROOTS))
         self.summary.pins_cpu = self._pins_cpu()
         # The module-wide scans below share one list of the module's nodes (`ast.walk`'s order):
