@@ -1059,6 +1059,13 @@ class ProjectIndex:
                         mark_params.append(any(not p.endswith("!o") for p in part["params"]))
                     elif part and _reads_file_at_params(part):
                         mark_params.append(None)  # (`open(path).read()`: as below)
+            elif mark_params is not None and call.get("n") == evidence.EQUAL_PIECES_CALL:
+                # `return xs[offset::n]` / `range(offset, stop, n)`: a piece of equal ones taken
+                # from a parameter's start holds as many elements as that start leaves
+                # (`_returned_params` passes the argument on as such a piece, a guess).
+                a = (call.get("a") or {}).get("params")
+                if a:
+                    mark_params.append(any(not p.endswith("!o") for p in a))
             elif mark_params is not None and call.get("n") == SAME_LENGTH_CALL:
                 # `return xs[:n]` / `xs[i * n:(i + 1) * n]`: n long, so a parameter n reads
                 # decides the result's length (`_returned_params` passes on only those).
