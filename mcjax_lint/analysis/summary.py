@@ -651,7 +651,7 @@ class _Summarizer(semantics.StatementRules):
         self._top_defs_: tuple[dict[str, ast.AST], dict[str, ast.AST]] | None = None
         self._module_host_names: set[str] | None = None
         self._stores: dict[str, int] | None = None
-        self._may_declare_global = "global" in source or not source  # (a `global` statement spells it)
+        self._text = source  # (read by `_may_declare_global`, where a question needs it)
         self._left_here: set[ast.stmt] = set()  # decided `if`s whose arm taken always leaves (`decided`)
         self._handlers: frozenset[str] | None = None  # (see _signal_handlers)
         self.imports_text = " ".join(self.imports.values())
@@ -1861,7 +1861,7 @@ class _Summarizer(semantics.StatementRules):
             node = self._top_defs()[1][name]
             return isinstance(node, ast.ClassDef) or self._closes_over_host_only(self.module_defs[name])
         if self._stores is None:
-            self._stores = _module_stores(self.tree, self._may_declare_global)
+            self._stores = _module_stores(self.tree, self._may_declare_global())
         if self._module_host_names is None:
             self._module_host_names = _module_host_names(self.tree, lambda n, known: semantics.is_host_data(
                 n, read, known.__contains__, self._module_qualify), self._stores)
@@ -2520,10 +2520,14 @@ class _Summarizer(semantics.StatementRules):
     def st_Global(self, node):
         pass
 
+    def _may_declare_global(self) -> bool:
+        """Whether the file may hold a `global` statement (`semantics.may_declare`)."""
+        return not self._text or semantics.may_declare(self._text)
+
     def declared_global(self, name: str) -> bool:
         # (semantics.StatementRules.declared_global)
         if self._stores is None:
-            self._stores = _module_stores(self.tree, self._may_declare_global)
+            self._stores = _module_stores(self.tree, self._may_declare_global())
         return self._stores.get(name) == -1
 
     st_Nonlocal = st_Global

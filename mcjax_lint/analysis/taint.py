@@ -117,6 +117,9 @@ class FileAnalysis(semantics.StatementRules):
         self.module = module
         self._text = source  # the file's text when the caller has it (else regenerated from `module`)
         self._globals_declared: frozenset[str] | None = None  # (`declared_global`)
+        # Whether a `global`/`nonlocal` statement may be in the file (`may_declare`, read when a
+        # question needs it): where none is, the walks that look for them are not needed.
+        self._may_declare_: bool | None = None
         self.positions = positions
         self.path = path
         self.modname = modname
@@ -2389,12 +2392,17 @@ class FileAnalysis(semantics.StatementRules):
     # `st_If` (semantics.StatementRules): an `if` on parameters that hold the same constant at
     # every call runs the arm taken; `if x is not None:` narrows x inside, `if x is None: return`
     # (or a placeholder filled) after it.
+    def may_declare(self) -> bool:
+        if self._may_declare_ is None:
+            self._may_declare_ = self._text is None or semantics.may_declare(self._text)
+        return self._may_declare_
+
     def declared_global(self, name: str) -> bool:
         # (semantics.StatementRules.declared_global) the names the module's functions declare
         # `global`, found once, where asked (rarely: a module's table of rows indexed)
         if self._globals_declared is None:
             self._globals_declared = frozenset(x.name.value for n in _walk(self.module) if type(n) is cst.Global
-                                               for x in n.names)
+                                               for x in n.names) if self.may_declare() else frozenset()
         return name in self._globals_declared
 
     def decided(self, node: cst.If) -> bool:
@@ -2446,7 +2454,7 @@ class FileAnalysis(semantics.StatementRules):
             else:
                 counts = self._counts.get(id(scope.node))
                 if counts is None:
-                    counts = self._counts[id(scope.node)] = _count_names(scope.node, self.qualify)
+                    counts = self._counts[id(scope.node)] = _count_names(scope.node, self.qualify, self.may_declare())
                 if e.value in counts[0]:
                     return e.value in counts[1]
             scope = scope.outer
@@ -3146,9 +3154,10 @@ def _is_static(node: cst.FunctionDef) -> bool:
     return False
 
 
-def _count_names(node: cst.CSTNode, qualify) -> tuple[set[str], set[str]]:
+def _count_names(node: cst.CSTNode, qualify, may_declare: bool = True) -> tuple[set[str], set[str]]:
     """(names a function or module binds in its own scope, those of them bound once there to
-    `jax.process_count()` and nowhere else: declared `global`/`nonlocal` in no nested function)."""
+    `jax.process_count()` and nowhere else: declared `global`/`nonlocal` in no nested function).
+    `may_declare` False: the file has no `global`/`nonlocal` statement (no walk for them)."""
     body = node if isinstance(node, cst.Module) else node.body
     bound: dict[str, int] = {}
     counts: set[str] = set()
@@ -3173,7 +3182,8 @@ def _count_names(node: cst.CSTNode, qualify) -> tuple[set[str], set[str]]:
         for x in _walk(t):
             if type(x) is cst.Name:
                 bound[x.value] = bound.get(x.value, 0) + 1
-    declared = {x.name.value for n in _walk(body) if type(n) in (cst.Global, cst.Nonlocal) for x in n.names}
+    declared = {x.name.value for n in _walk(body) if type(n) in (cst.Global, cst.Nonlocal) for x in n.names} \
+        if may_declare else set()
     return set(bound), {c for c in counts if bound.get(c) == 1 and c not in declared}
 
 
