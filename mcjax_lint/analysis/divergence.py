@@ -1423,9 +1423,12 @@ def _first_difference(a: tuple, b: tuple) -> Tok | None:
 
 
 def _terminates(s) -> bool:
-    if isinstance(s, cst.SimpleStatementLine):
-        return any(isinstance(x, (cst.Return, cst.Raise, cst.Break, cst.Continue)) for x in s.body)
+    if type(s) is cst.SimpleStatementLine:
+        return any(type(x) in _LEAVING for x in s.body)
     return False
+
+
+_LEAVING = frozenset({cst.Return, cst.Raise, cst.Break, cst.Continue})  # (exact types: see tree.OWN_SCOPE)
 
 
 def _has_wildcard(m: cst.Match) -> bool:
@@ -1439,15 +1442,16 @@ def _exits_in(body, owner, calls: dict | None = None) -> list:
     stack = [(body, False)]
     while stack:
         n, in_loop = stack.pop()
-        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        t = type(n)  # (exact types: see tree.OWN_SCOPE)
+        if t in OWN_SCOPE:
             continue
-        if isinstance(n, (cst.Return, cst.Raise)):
+        if t is cst.Return or t is cst.Raise:
             out.append(n)
-        elif calls is not None and _exit_call(n, calls):
+        elif calls is not None and t is cst.Expr and _exit_call(n, calls):
             out.append(n)
-        elif isinstance(n, (cst.Break, cst.Continue)) and not in_loop:
+        elif (t is cst.Break or t is cst.Continue) and not in_loop:
             out.append(n)
-        loop = in_loop or isinstance(n, (cst.For, cst.While))
+        loop = in_loop or t is cst.For or t is cst.While
         for c in children(n):
             stack.append((c, loop if c is not getattr(n, "orelse", None) else in_loop))
     return out
@@ -1459,11 +1463,12 @@ def _leaves_in(stmts: list) -> bool:
     stack = [(st, False) for st in stmts]
     while stack:
         n, in_loop = stack.pop()
-        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        t = type(n)  # (exact types: see tree.OWN_SCOPE)
+        if t in OWN_SCOPE:
             continue
-        if isinstance(n, cst.Return) or isinstance(n, (cst.Break, cst.Continue)) and not in_loop:
+        if t is cst.Return or (t is cst.Break or t is cst.Continue) and not in_loop:
             return True
-        loop = in_loop or isinstance(n, (cst.For, cst.While))
+        loop = in_loop or t is cst.For or t is cst.While
         for c in children(n):
             stack.append((c, loop if c is not getattr(n, "orelse", None) else in_loop))
     return False
@@ -1493,9 +1498,10 @@ def _yields(node) -> bool:
     stack = [node]
     while stack:
         n = stack.pop()
-        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and n is not node:
+        t = type(n)  # (exact types: see tree.OWN_SCOPE)
+        if t in OWN_SCOPE and n is not node:
             continue
-        if isinstance(n, cst.Yield):
+        if t is cst.Yield:
             return True
         stack.extend(children(n))
     return False

@@ -64,18 +64,20 @@ class _Syntactic:
     def __exit__(self, *exc):
         spans = self.state.spans
         s = self.start
-        if self.start_node is not None and self.start_node in spans:
-            s = spans[self.start_node][0]
+        if self.start_node is not None and id(self.start_node) in spans:
+            s = spans[id(self.start_node)][0]
         e = len(self.state.tokens)
-        if self.end_node is not None and self.end_node in spans:
-            e = spans[self.end_node][1]
-        spans[self.node] = (s, e)
+        if self.end_node is not None and id(self.end_node) in spans:
+            e = spans[id(self.end_node)][1]
+        spans[id(self.node)] = (s, e, self.node)
         return False
 
 
 class _State(CodegenState):
     """Code generation that notes, per node, the token indices it starts and ends at: nothing per
-    token (no line/column bookkeeping), and (line, column) only for the nodes asked about."""
+    token (no line/column bookkeeping), and (line, column) only for the nodes asked about. Spans
+    are keyed by `id(node)` (libcst's `CSTNode.__hash__` is a Python function: a third of the
+    bookkeeping's cost) and hold the node itself, so no id is reused while they exist."""
 
     __slots__ = ("spans", "_stack")
 
@@ -89,8 +91,8 @@ class _State(CodegenState):
 
     def after_codegen(self, node: cst.CSTNode) -> None:
         start = self._stack.pop()
-        if start is not None and node not in self.spans:
-            self.spans[node] = (start, len(self.tokens))
+        if start is not None and id(node) not in self.spans:
+            self.spans[id(node)] = (start, len(self.tokens), node)
 
     def record_syntactic_position(self, node, *, start_node=None, end_node=None):
         return _Syntactic(self, node, start_node, end_node)
@@ -134,7 +136,7 @@ class Positions:
         return line, off - self._line_starts[line - 1]
 
     def get(self, node: cst.CSTNode, default=None) -> Range | None:
-        span = self._spans.get(node)
+        span = self._spans.get(id(node))
         if span is None:
             return default
         return Range(self._at(span[0]) + self._at(span[1]))
@@ -146,7 +148,7 @@ class Positions:
         return r
 
     def __contains__(self, node: object) -> bool:
-        return node in self._spans
+        return id(node) in self._spans
 
     def __len__(self) -> int:
         return len(self._spans)
@@ -163,5 +165,5 @@ class LeanPositionProvider(BaseMetadataProvider[Range]):
 
     def _gen_impl(self, module: cst.Module) -> None:
         pos = lean_positions(module)
-        for node in pos._spans:
+        for _, _, node in pos._spans.values():
             self.set_metadata(node, pos[node])

@@ -2223,11 +2223,12 @@ class FileAnalysis(semantics.StatementRules):
         (`return`, `raise`, `break`, `continue`, a call that exits the process: `sys.exit(0)`,
         `exit()`, `os._exit(1)`, known once the statement was analysed), or an `if` decided by
         constant arguments whose arm taken always leaves the block."""
-        if isinstance(s, cst.SimpleStatementLine):
-            return any(isinstance(x, (cst.Return, cst.Raise, cst.Break, cst.Continue)) or (
-                isinstance(x, cst.Expr) and isinstance(x.value, cst.Call)
+        t = type(s)  # (exact types: see tree.OWN_SCOPE)
+        if t is cst.SimpleStatementLine:
+            return any(type(x) in _LEAVING or (
+                type(x) is cst.Expr and type(x.value) is cst.Call
                 and getattr(self.calls.get(x.value), "exits", False)) for x in s.body)
-        taken = self.decided_ifs.get(s) if isinstance(s, cst.If) else None
+        taken = self.decided_ifs.get(s) if t is cst.If else None
         if taken is None:
             return False
         arm = s.body if taken else s.orelse
@@ -3152,6 +3153,9 @@ def _is_static(node: cst.FunctionDef) -> bool:
         if isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod":
             return True
     return False
+
+
+_LEAVING = frozenset({cst.Return, cst.Raise, cst.Break, cst.Continue})  # statements that leave a block
 
 
 def _count_names(node: cst.CSTNode, qualify, may_declare: bool = True) -> tuple[set[str], set[str]]:
