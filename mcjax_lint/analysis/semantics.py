@@ -729,6 +729,16 @@ def struct_fixes_count(struct: str | None) -> bool:
     return bool(struct) and (struct.startswith("dict:") or struct.startswith("seq:"))
 
 
+def joined_struct(a: str | None, b: str | None) -> str | None:
+    """The structure (`Val.struct`) of a value that is one of two values of structures `a` and
+    `b` that differ: a list either way (a list grown by `append`, "list", or the display `[]` it
+    is reset to, "seq:N") is a list, whose count is its length sources alone; else not known."""
+    if a == "list" and (b == "list" or (b or "").startswith("seq:")) \
+            or b == "list" and (a or "").startswith("seq:"):
+        return "list"
+    return None
+
+
 def may_add_dict_key(struct: str | None, key: str | None, indexed: bool) -> bool:
     """Whether `d[key] = v` may give a dict (`struct`, `Val.struct`) a key it did not hold: a
     known dict (not an array or list, whose item stores change values), by one index (not a
@@ -2659,6 +2669,8 @@ class StatementRules:
                 if meth in SET_ADDING_METHODS:
                     added = self.join(added, self.data(argu))  # (a set dedupes: which values coincide is its size)
                 new = self.join(cur, self.data(added))
+                if meth in ELEMENT_ADDERS and meth not in SET_ADDING_METHODS:
+                    new = self.one_more_element(new, cur)
                 if meth in SET_ADDING_METHODS and (self.is_unordered(cur) or self.is_set(cur)):
                     added_order = set_order_added(meth, self.parts.positional_arguments(node), self.read, self._num)
                     new = self.as_set(new, stronger_order(self.order_of(cur), added_order))
@@ -2698,6 +2710,13 @@ class StatementRules:
         if meth in DICT_VIEWS and not args and not self.instance_class(recv):
             return self.view_of(recv)  # (None where the pass knows no more than the whole)
         return None
+
+    @staticmethod
+    def one_more_element(new, cur):
+        """The list `cur` after a method put one element in it (`xs.append(v)`, `insert`), `new`
+        its joined data: still the list it was, one element longer, whatever the element holds (a
+        pass that tracks a container's structure keeps `cur`'s; a list stays a list)."""
+        return new
 
     def mutated(self, name, v):
         """What the container named `name` holds after a method changed it in place (`xs.append(v)`):

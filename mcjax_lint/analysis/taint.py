@@ -755,7 +755,7 @@ class FileAnalysis(semantics.StatementRules):
         """Whether a list built here (a literal, a comprehension: `struct`) is empty is whether a
         loop over it runs at all: its count alone (`Val.count_sources`), not its elements'
         content (`[cfg(p) for p in ps]` is as long as `ps` whatever `cfg` puts in each)."""
-        if whole.struct == "list" or (whole.struct or "").startswith("seq:"):
+        if _built_here(whole):
             return Val(pd=whole.count_sources)
         return super().emptiness(whole)
 
@@ -1507,7 +1507,13 @@ class FileAnalysis(semantics.StatementRules):
 
     def order_free_call(self, q: str, node: cst.Call, argu: Val, arg0: Val | None) -> Val:
         out = argu.without_order()
-        if q == "len":
+        if q == "len" and arg0 is not None and _built_here(arg0):
+            # A list built here (a display, a comprehension, one grown by `append`) holds as
+            # many elements as were put in it: its count alone (`Val.count_sources`), whatever
+            # those elements hold, as whether it is empty (`emptiness`) is.
+            out = Val(order=out.order, hash=out.hash,
+                      pd=rekinded(arg0.count_sources, kinds.DERIVED)).without_order()
+        elif q == "len":
             out = evidence.length_only(out)  # (how many elements a piece holds: a guess)
             out = self.attribute_of(out, BOTTOM, "shape")  # (a draw's length is its size, as its shape)
             # The length of a pd-shaped thing is a pd value.
@@ -2317,6 +2323,12 @@ class FileAnalysis(semantics.StatementRules):
     divergent = staticmethod(lambda cond: cond.divergent)
     agreed = staticmethod(lambda v: v.sanitized)
 
+    @staticmethod
+    def one_more_element(new: Val, cur: Val) -> Val:
+        # (the element's own structure is not the list's: `buf.append(row)` leaves a list, whose
+        # count is its length sources alone, `_built_here`)
+        return replace(new, struct=cur.struct) if _built_here(cur) and new.struct != cur.struct else new
+
     def mutated(self, name: cst.BaseExpression, v: Val) -> Val:
         # (a display's element count, `[]` as "seq:0", no longer holds once a method grew it;
         # the block that grew it is noted for `bound_under`)
@@ -2343,6 +2355,10 @@ class FileAnalysis(semantics.StatementRules):
                 new = replace(new, keys=m.taint_keys({key for n, key in written if n == k}, imp).keys)
             before = self.scope.env
             structs = {v.struct if v is not None else before.get(k, BOTTOM).struct for v in vals}
+            if "list" in structs:
+                # (a list grown in one arm, the display it was in the other: one list, whose
+                # length the arms' appends decide, "grown" below, not another structure)
+                structs = {"list" if (x or "").startswith("seq:") else x for x in structs}
             if len(structs) > 1 and cond.process_dependent and node is not None and _array_shapes_differ(*structs):
                 new = replace(new, shape=_cap(new.shape | frozenset({evidence.derived(self.src(node, f"`{k}` (its shape/dtype depends on {_why(cond.pd | cond.pdc)})"), cond.pd | cond.pdc)})))
             elif len(structs) > 1 and (("none" in structs) or None not in structs) and cond.process_dependent and node is not None:
@@ -2375,7 +2391,13 @@ class FileAnalysis(semantics.StatementRules):
         if isinstance(node, cst.If) and m.tree and k in self._placeholders:
             m = self._placeholder_filled(k, node, vals, m)
         if len({(v.struct if v is not None else None) for v in vals}) > 1:
-            m = replace(m, struct=None)
+            # (arms that each leave a list, one reset to `[]`, one grown, leave a list where the
+            # condition agrees: `semantics.joined_struct`)
+            arms = [v.struct if v is not None else self.scope.env.get(k, BOTTOM).struct for v in vals]
+            joined = arms[0] if not cond.divergent else None
+            for s in arms[1:]:
+                joined = joined if joined == s else semantics.joined_struct(joined, s)
+            m = replace(m, struct=joined)
         return m
 
     def _placeholder_filled(self, k: str, node: cst.If, vals: list, m: Val) -> Val:
@@ -2847,6 +2869,12 @@ def _alternation(e: cst.BaseExpression) -> bool:
 
 # Builtins whose result has one element per element of their first argument (`enumerate(xs)`).
 _SAME_COUNT_BUILTINS = frozenset({"enumerate", "list", "tuple"})
+
+
+def _built_here(v: Val) -> bool:
+    """A list built in the analysed code (a display "seq:N", a comprehension or a display grown by
+    `append`, "list"): how many elements it holds is its count sources alone."""
+    return v.struct == "list" or (v.struct or "").startswith("seq:")
 
 
 def _plain_first_argument(node: cst.Call) -> bool:

@@ -197,7 +197,7 @@ class Val:
             self.glob or other.glob,
             self.cls if self.cls == other.cls else (self.cls or other.cls),
             self.fn or other.fn,
-            self.struct if self.struct == other.struct else None,
+            self.struct if self.struct == other.struct else semantics.joined_struct(self.struct, other.struct),
             self.numeric and other.numeric,
             tuple(a.join(b) for a, b in zip(self.items, other.items))
             if self.items is not None and other.items is not None and len(self.items) == len(other.items) else None,
