@@ -2213,6 +2213,22 @@ class StatementRules:
         index is a mask by its name only (a guess). By default, `out`."""
         return out
 
+    def islice_window(self, node, args: list, arg0):
+        """`itertools.islice(it, n)` is the iterator's window `x[:n]` (its first n elements, fewer
+        where it runs out first): with n the same on every process (`carries_nothing`: a constant,
+        an agreed value), the same count
+        where every process holds n or more, what the iterator yields as content (`window`, as
+        for a slice, with a constant n as its bound). None for other forms (a start, a step, a
+        bound of None, keywords, `*args`), which carry their arguments as before."""
+        r = self.read(node)
+        if len(r[2]) != 2 or len(r[3]) != 2 or self.read(r[2][1]) == ("name", "None"):
+            return None
+        n = next((v for k, v in args if k == 1), None)
+        if n is None or not self.carries_nothing(self.data(n)):
+            return None  # (a count of this process's own content, `len(local) // b`, counts)
+        whole = self.data(self.iterated(arg0, r[2][0]))
+        return self.window(self.join(whole, self.data(n)), node, r[2][1], self.data(n))
+
     def bounded_by_agreed_range(self, node, args: list) -> bool:
         """`zip(..., range(n), ...)` with n the same on every process (`carries_nothing`: its value
         carries nothing that differs, nor anything not yet known): at most n tuples on every process.
@@ -2460,6 +2476,10 @@ class StatementRules:
             return self.with_fields(arg0, self._keywords_joined(args), node)
         if q == "range":
             made = self.range_call(node, [v for k, v in args if isinstance(k, int)])
+            if made is not None:
+                return made
+        if q == "itertools.islice" and arg0 is not None:
+            made = self.islice_window(node, args, arg0)
             if made is not None:
                 return made
         endless = endless_call(q, self.read(node)[2], self.read(node)[3])
