@@ -1770,6 +1770,11 @@ class ProjectIndex:
                         # arguments reach its values (their shapes are its elements'), never
                         # how many keys it has.
                         res = replace(res, struct=ret.struct, shape=_values.rekinded(res.shape, kinds.ELEMENTS))
+                elif ret.struct == "list" and "ln" in marks:
+                    # Every return a list display of one length (summary "ln"): as many elements
+                    # on every process; the arguments reach its elements (their shapes are its
+                    # elements'), never its length.
+                    res = replace(res, struct=ret.struct, shape=_values.rekinded(res.shape, kinds.ELEMENTS))
             if ret.host and (not res.host or res.glob):
                 # A helper returning host data on every path (`np.asarray(step(x))`): a host
                 # copy, never a global array, whatever it was computed from.
@@ -2106,6 +2111,8 @@ class ProjectIndex:
         if flow and f.returns.get("one"):
             flow += "#one"  # (one number made of them: see call_name; kept here, as the cached
             # index keeps no summary of the function)
+        if flow and f.returns.get("ln"):
+            flow += "#ln"  # (a list display of one length on every path: see call_name)
         if flow and self.param_flow.get(q) != flow:
             self.param_flow[q] = flow
             changed.add(q)

@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 96
+SUMMARY_VERSION = 97
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -118,6 +118,8 @@ def sym_join(a: Sym | None, b: Sym | None) -> Sym:
         del out["num"]
     if out.get("one") and not (a.get("one") and b.get("one")):
         del out["one"]
+    if out.get("ln") and not (a.get("ln") and b.get("ln")):
+        del out["ln"]
     if out.get("host") and not (a.get("host") and b.get("host")):
         del out["host"]
     # "lp": process-local when these parameters are; host data on the other side keeps it.
@@ -644,6 +646,9 @@ class _Summarizer(semantics.StatementRules):
         self._value_returns: set[str] = set()  # functions that return something other than None
         self._empty_returns: dict[str, list] = {}  # functions: sources of conditions they return `{}`/`[]` under
         self._filled_returns: set[str] = set()  # functions that return something else (None aside)
+        # functions: the number of elements of each list display they return (None: another value),
+        # with the sources of the process-dependent conditions each is returned under
+        self._display_returns: dict[str, dict] = {}
         self._local_jits: set[str] = set()  # jit-decorated defs of this module that may run locally
         self._host_closed: dict[str, bool] = {}
         # name -> the first top-level def of that name (`_top_defs`), and the first top-level
@@ -2105,6 +2110,9 @@ class _Summarizer(semantics.StatementRules):
         (`_none_structure`, at the function's end). Whether it is None is what a caller's
         `x is None` asks, which content taint does not answer."""
         name = self.scope.facts.name
+        n = len(value.elts) if isinstance(value, ast.List) and not any(isinstance(e, ast.Starred) for e in value.elts) \
+            else None
+        self._display_returns.setdefault(name, {}).setdefault(n, []).extend(self._return_control() if n else ())
         if value is None or isinstance(value, ast.Constant) and value.value is None:
             srcs: list = []
             later: Sym = {}  # (conditions the index resolves: `if is_master():`, a project helper)
@@ -2150,6 +2158,17 @@ class _Summarizer(semantics.StatementRules):
         if srcs and f.name in self._filled_returns:
             f.returns = dict(f.returns, cnt=sym_join(f.returns.get("cnt") or {"pd": []}, {"pd": srcs}))
         self._filled_returns.discard(f.name)
+        # Every `return` a list display of one number of elements (`return [a, b]`): as many on
+        # every process, whatever they hold ("ln": the index keeps that count through the call).
+        # Displays of other lengths returned under process-dependent conditions: how many
+        # elements is decided by those conditions ("cnt"), as for an empty one (above).
+        lengths = self._display_returns.pop(f.name, {})
+        if len(lengths) == 1 and None not in lengths and f.returns and f.returns.get("cnt") == {}:
+            f.returns = dict(f.returns, ln=True)
+        elif len(lengths) > 1 and None not in lengths and f.returns is not None:
+            srcs = _merge_list([], [x for xs in lengths.values() for x in xs])
+            if srcs:
+                f.returns = dict(f.returns, cnt=sym_join(f.returns.get("cnt") or {"pd": []}, {"pd": srcs}))
 
     def _chooses(self, e: ast.expr) -> bool:
         """A constant, or a module-level name (a function, a global), as a returned choice."""
@@ -2576,6 +2595,7 @@ class _Summarizer(semantics.StatementRules):
                 self._none_returns.pop(facts.name, None)
                 self._empty_returns.pop(facts.name, None)
                 self._filled_returns.discard(facts.name)
+                self._display_returns.pop(facts.name, None)
         finally:
             (self.scope, self.class_stack, self._in_class_body, self._loop_taints, self._ret_taints, self._exit_counts,
              self._attr_taints, self._attr_fatal, self._try_depth, self._attr_params) = saved
