@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 98
+SUMMARY_VERSION = 99
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -1530,9 +1530,16 @@ class _Summarizer(semantics.StatementRules):
                 and n == _display_length(node.orelse):
             # `[1.0, 0.5] if rank == 0 else [0.4, 0.3]`: other elements, as many whichever is chosen
             out = dict(out, cnt=sym_join(ca, cb))
-        if srcs and semantics.structures_differ(semantics.literal_structure(node.body, read),
-                                                semantics.literal_structure(node.orelse, read)):
-            return dict(out, tr=_merge_list(out.get("tr", []), srcs))
+        if not semantics.structures_differ(semantics.literal_structure(node.body, read),
+                                           semantics.literal_structure(node.orelse, read)):
+            return out
+        if srcs:
+            out = dict(out, tr=_merge_list(out.get("tr", []), srcs))
+        later = {k: v for k, v in cond.items() if k in ("via", "refs", "params")}
+        if later:
+            # (a test the index resolves: a project helper, a constructor's argument stored in
+            # `__init__`, `self.x = arr if dom_id == 0 else None`: "trs", as `_none_structure`)
+            out = dict(out, trs=_prune(sym_join(out.get("trs", {}), later), 1))
         return out
 
     def choice_arms_begin(self, cond: Sym) -> bool:
@@ -2024,9 +2031,11 @@ class _Summarizer(semantics.StatementRules):
         # 3))` with `rows` from a parameter is as process-dependent as what the constructions pass)
         sc = self.scope
         vias = value.get("via") if depth > 0 else None
-        if not value.get("params") and not vias:
+        if not value.get("params") and not vias and not value.get("trs"):
             return value
         out = {k: v for k, v in value.items() if k != "params"}
+        if value.get("trs"):
+            out["trs"] = self._as_init_refs(value["trs"], depth)  # (the structure's test, `either`)
         ip = [f"{sc.facts.name}:{sc.param_pos[p.removesuffix('!o')]}:{p}" for p in value.get("params", ())
               if p.removesuffix("!o") in sc.param_pos]
         if ip:
