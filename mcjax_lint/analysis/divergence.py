@@ -984,8 +984,6 @@ class Divergence:
             if t is cst.Call:
                 info = self.fa.calls.get(n)
                 if info is not None:
-                    if info.own_file and catches(n):
-                        return self._own_file_failure(info, n), n
                     if info.may_raise_pd and catches(n):
                         v = Val(pdc=_val_sources(info.args[0][1]) if info.args else frozenset())
                         if info.raise_guess:
@@ -1059,9 +1057,6 @@ class Divergence:
                     and not any(self._may_catch(self._caught(h), n) for h in guarded):
                 return self._raise_evidence(c, n, gate, fdef), n
             if t is cst.Call:
-                info = self.fa.calls.get(n)
-                if info is not None and info.own_file and not any(self._may_catch(self._caught(h), n) for h in guarded):
-                    return self._own_file_failure(info, n), n
                 callee = self._callee(n)
                 if callee is not None and callee != q:
                     r = self.callee_raise(callee)
@@ -1072,12 +1067,6 @@ class Divergence:
             for child in reversed(children(n)):
                 stack.append((child, c, guarded, gate))
         return None
-
-    def _own_file_failure(self, info, n: cst.Call) -> Val:
-        """What decides that a read of this process's own file (`CallInfo.own_file`) fails: the
-        path's sources, through a guess (`evidence.FILE_FAILURE`: whether it fails is never known)."""
-        return evidence.mark(Val(pd=info.own_file), evidence.FILE_FAILURE, "a read of this process's own file",
-                             self.fa.line(n))
 
     def _raise_evidence(self, cond: Val, raise_node: cst.Raise, gate, fdef: cst.FunctionDef) -> Val:
         if _asserts_invariant(raise_node):

@@ -1409,24 +1409,6 @@ def raised_by_call(name: str | None, next_on_local_data: bool) -> Raised | None:
     return None
 
 
-# File calls that read a file already there: a file missing or cut short fails them. (`open` and
-# `GFile` only in a reading mode, `reads_a_file`.)
-_FILE_READ_NAMES = frozenset({"open", "load", "loadtxt", "read", "read_text", "read_bytes", "GFile"})
-
-
-def reads_a_file(name: str | None, mode: object, read: Reader) -> bool:
-    """Whether a call named `name` (its last name decides: `np.load`, `path.read_text`) reads a
-    file that must exist; `mode`: the node of an `open`/`GFile` mode argument, None if not given
-    (a literal writing mode, "w", "a", "x", makes it a write)."""
-    last = (name or "").rsplit(".", 1)[-1]
-    if last not in _FILE_READ_NAMES:
-        return False
-    if last in ("open", "GFile") and mode is not None:
-        m = read(mode)
-        return m[0] == "string" and not set(str(m[1])) & set("wax")
-    return True
-
-
 def fails_with_io_error(name: str | None) -> bool:
     """Whether a call can fail with an OSError, a missing or unwritable file (by the call's last
     name: `ckpt.save(...)`, `np.load(...)`, `os.makedirs(...)`)."""

@@ -56,9 +56,6 @@ class CallInfo:
     enter_collective: str | None = None  # for context managers: collective work in __enter__
     callee: str | None = None  # the project method a call on a known class runs (collective or not)
     via_project: bool = False  # collective through a project function (not a primitive)
-    # A read of a file at a path that differs by process (`np.load(f"shard{rank}.npy")`): the
-    # path's sources. It fails where that process's file is missing (`semantics.reads_a_file`).
-    own_file: frozenset = frozenset()
 
 
 @dataclass
@@ -1046,32 +1043,10 @@ class FileAnalysis(semantics.StatementRules):
         info.result = info.result.join(result) if info.result != BOTTOM else result
         if info.collective:
             self._check_collective_args(info, coll)
-        if not info.collective and not info.via_project and not info.callee:
-            self._reads_own_file(info, node, q, args)
         if info.name or info.callee:
             self._gated_callback(info, node, bound)
             self._method_stores(func, info.callee or info.name, args, node, bound)
         return result
-
-    def _reads_own_file(self, info: CallInfo, node: cst.Call, q: str | None, args) -> None:
-        """A library call reading a file at a path that differs by process (its first argument, or
-        the receiver of `path.read_text()`): that process's file alone may be missing or cut short,
-        so the call can fail there alone (`CallInfo.own_file`; whether it fails is a guess)."""
-        name = q or (node.func.attr.value if isinstance(node.func, cst.Attribute) else None)
-        if not name or name in self.index.functions or name in self.index.classes:
-            return
-        last = name.rsplit(".", 1)[-1]
-        mode = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "mode"), None)
-        if mode is None and last in ("open", "GFile"):
-            mode = node.args[1].value if len(node.args) > 1 and node.args[1].keyword is None and not node.args[1].star else None
-        if not semantics.reads_a_file(name, mode, read):
-            return
-        if q is None and isinstance(node.func, cst.Attribute):
-            path = self.ev_cached(node.func.value) if last in ("read_text", "read_bytes", "open") else BOTTOM
-        else:
-            path = next((v for k, v in args if k == 0), BOTTOM)
-        if path.pd:
-            info.own_file = path.pd
 
     def _gated_callback(self, info: CallInfo, node: cst.Call, bound: bool) -> None:
         """Collective work handed to a project function that hands it on to one calling it only
