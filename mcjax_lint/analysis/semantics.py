@@ -708,10 +708,6 @@ FILE_READ_METHODS = frozenset({"open", "read_text", "read_bytes", "exists", "is_
 PASSTHROUGH_BUILTINS = frozenset({"len", "int", "float", "str", "bool", "abs", "round", "repr", "format", "divmod",
                                   "pow", "list", "tuple", "dict", "range", "reversed", "enumerate", "zip", "map",
                                   "filter", "iter", "next", "bytes", "ord", "chr", "slice", "type"})
-# Functions that compute a path from their arguments' text alone (no file is read): the result
-# carries what its parts do, as `os.path.join(root, f"host{rank}")` differs where `rank` does.
-PATH_FUNCTIONS = frozenset({f"{m}.{f}" for m in ("os.path", "posixpath") for f in (
-    "join", "dirname", "basename", "normpath", "split", "splitext", "relpath", "expanduser")})
 
 
 # A dict's views: one element per key.
@@ -2457,8 +2453,7 @@ class StatementRules:
           (`drawn_content`), and runs where its key lives;
         - an array op on a global array is collective work and makes one (else `array_op`
           records its operands: read from elsewhere, they may be global arrays);
-        - numpy, math, the builtins and path functions carry their arguments (`PASSTHROUGH_BUILTINS`,
-          `PATH_FUNCTIONS`).
+        - numpy, math and the builtins carry their arguments (`PASSTHROUGH_BUILTINS`).
         A pass also supplies `global_array` (a global array), `is_global`, `is_unordered`,
         `without_order`, `taint`; what it knows more it asks before (`_known_call`)."""
         arg0 = next((v for k, v in args if k == 0), None)
@@ -2587,7 +2582,7 @@ class StatementRules:
                 return self.global_array(argu)
             self.array_op(q, node, [(k, v) for k, v in args if isinstance(k, int)])  # (operands, not dtypes)
             return argu
-        if q.split(".")[0] in ("numpy", "math", "builtins") or q in PASSTHROUGH_BUILTINS or q in PATH_FUNCTIONS:
+        if q.split(".")[0] in ("numpy", "math", "builtins") or q in PASSTHROUGH_BUILTINS:
             return argu
         return None
 
