@@ -3432,16 +3432,6 @@ def jitted_work(desc: str, global_input: bool) -> tuple[str, bool]:
     return f"{desc} {UNKNOWN_INPUTS_NOTE}", False
 
 
-def replicates_host_arguments(desc: str) -> bool:
-    """Whether applying the jitted callable `desc` ("`step` (jit, sharded)"), known to span every
-    process's devices, puts its host arguments (numpy values, Python numbers) on a replicated
-    sharding: a `jit` does (JAX takes each process's copy as the same value and does not compare
-    them; a non-replicated sharding for one is an error). A `pmap` splits them over this
-    process's own devices, and a helper's work ("`f()` → ...") is judged inside the helper."""
-    kind = callable_kind(desc)
-    return " → " not in desc and kind is not None and kind.removesuffix(SHARDED) in LOCAL_JIT_KINDS
-
-
 def known_global_inputs(desc: str) -> str:
     """The work `desc` of a helper whose jitted work runs on a parameter, at a call passing a global
     array for it: certain."""

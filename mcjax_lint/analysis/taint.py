@@ -161,7 +161,6 @@ class FileAnalysis(semantics.StatementRules):
         self.fn_consts: dict[str, dict[str, frozenset[str] | None]] = {}
         self.fn_nodes: dict[str, tuple] = {}
         self._sink_keys: set = set()
-        self._static_hits: dict[int, set] = {}  # id(call) -> keys of its arguments a jit makes static
         # A comprehension whose filter is process-dependent -> the filter's taint (which elements
         # it keeps differs by process).
         self.comp_filters: dict[cst.CSTNode, Val] = {}
@@ -1031,9 +1030,7 @@ class FileAnalysis(semantics.StatementRules):
             if semantics.UNKNOWN_INPUTS_NOTE in coll and given is not None and self.index.global_at(
                     info.name, gkeys, given[0], given[1], bound):
                 coll = semantics.known_global_inputs(coll)
-            work, certain = semantics.jitted_work(coll, bool(gkeys))
-            if certain and not info.via_project and semantics.replicates_host_arguments(coll):
-                self._host_arguments_replicated(coll, node, args)
+            work, _ = semantics.jitted_work(coll, bool(gkeys))
             coll = work  # (its result stays a possible global array: what is computed from it is judged by its own chain)
         if coll and not info.collective:
             info.collective = coll
@@ -1136,19 +1133,6 @@ class FileAnalysis(semantics.StatementRules):
         if v is not None and v.callable and v.statics:
             self._check_statics(v.statics, v.callable, node)
 
-    def _host_arguments_replicated(self, label: str, node: cst.Call, args) -> None:
-        """A jitted computation that spans every process's devices takes a host argument (a numpy
-        value, a Python number) as one replicated value: each process supplies its own copy and
-        JAX does not compare them (`semantics.replicates_host_arguments`). One computed from a
-        process-dependent value is host data that must be the same on every process (MCJ303).
-        A static argument picks the program instead (MCJ301)."""
-        statics = self._static_hits.get(id(node), ())
-        for (k, v), a in zip(args, node.args):
-            if k == "*" or k in statics or not (v.pd or v.pdc) or not self.is_host(a.value):
-                continue
-            name = f"`{k}`" if isinstance(k, str) else f"at position {k}"
-            self._same_data_sink(v, node, f"{label} as its host argument {name}, taken as one value replicated on every process")
-
     def _check_statics(self, statics: tuple, label: str, node: cst.Call) -> None:
         """A process-dependent value passed as a static argument of a jitted function: every value
         compiles another program, so the processes run different computations (MCJ301).
@@ -1162,7 +1146,6 @@ class FileAnalysis(semantics.StatementRules):
             hit = next((st for st in statics if (st[0] == k if isinstance(k, int) else st[1] == k)), None)
             if hit is None:
                 continue
-            self._static_hits.setdefault(id(node), set()).add(k)
             name = f"`{hit[1]}`" if hit[1] else f"at position {hit[0]}"
             for s in sorted(v.pd):
                 self._add_sink(Sink(kinds.STATIC_ARGUMENT, kinds.VALUE, s, node, f"static argument {name} of {label}"))

@@ -15,8 +15,7 @@ class ProcessDependentGlobalData(Rule):
     NAME = "process-dependent-global-data"
     SEVERITY = "error"
     SUMMARY = ("Host data that must be the same on every process (`device_put` to a sharding, a replicated "
-               "global array, a host argument of a jit over every process's devices, a barrier's name) is "
-               "computed from a process-dependent value.")
+               "global array, a barrier's name) is computed from a process-dependent value.")
     FAMILY = "process-dependent shapes and pytrees"
 
     def reports_sink(self, sink: Sink) -> bool:
