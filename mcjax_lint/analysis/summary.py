@@ -624,7 +624,7 @@ class _Summarizer(semantics.StatementRules):
         self._attr_taints: list[Sym] = []
         # Per `_attr_taints` entry: whether it is an earlier `if` whose exiting side only raises,
         # outside any `try` (`if bad: raise ...`). Where it raised the object is never built, so a
-        # binding after it is there on every process that has the object (`ClassFacts.sure_attrs`).
+        # binding after it is there on every process that has the object (`ClassFacts.absent_conds`).
         self._attr_fatal: list[bool] = []
         self._try_depth = 0
         self._attr_params: list[Sym] = []  # the parameters the enclosing conditions read (`_param_write`)
