@@ -285,6 +285,12 @@ def _liveness(states: dict[int, dict], tracker: Tracker, expected: int, now: flo
                 # GIL, a debugger), not dead. If the others end up waiting for it, the hang
                 # threshold reports it, stacks included.
                 continue
+            if seen is None and states[p].get("sup"):
+                # Its supervisor would say whether it runs, but has never reached process 0's
+                # host (the address comes through the process itself, which may have frozen
+                # first): frozen and dead look alike, and `died` stops the job. The hang
+                # threshold reports it if the others wait for it; its supervisor reports a death.
+                continue
             return Finding("died", states[p].get("seq", 0) + 1, [p],
                            f"process {p} stopped sending heartbeats {stale:.1f} s ago (killed, crashed or "
                            f"frozen) after dispatch #{states[p].get('seq', 0)}")

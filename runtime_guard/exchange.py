@@ -67,6 +67,7 @@ CTL_BUDGET = 2000.0
 # is rewritten at most this often while only the dispatch count moves: each write is ~0.4 ms of
 # file system calls. A change of status or of a strict-mode wait is written at once.
 LOCAL_STATE_EVERY = 1.0
+COLLECTOR_EAGER = 30.0  # s of trying every round for the stack collector's address
 # A record made before its call ran may still be taken back (the call turned out to run on this
 # process only, over a subset, or inside a trace): it is published once its call returned, its
 # executable was seen, or it has been in flight this long outside compilation (a dispatch that
@@ -165,7 +166,8 @@ class Exchange:
         self._collector_published = False
         self._collector_fetched = self.p == 0
         self._collector_tried = -1.0
-        self._collector_every = 1.0  # seconds between tries, growing
+        self._collector_every = 0.0  # seconds between tries: every round at first, then growing
+        self._collector_start = 0.0
         self._last_pub = (-1, None, None, 0.0)
         self._publish_lock = threading.Lock()
         self._last_local = (None, None, -LOCAL_STATE_EVERY)  # status, pending, time of the last local write
@@ -244,7 +246,7 @@ class Exchange:
                 "status": self.status, "exit": self.exit_info, "compiling": self.compiling > 0,
                 "pending": list(self.pending) if self.pending else None, "recent": recent,
                 "fine": [list(x) for x in fine[-CHECKPOINTS:]], "coarse": [list(x) for x in coarse[-CHECKPOINTS:]],
-                "t": time.time(),
+                "t": time.time(), "sup": self._state_dir is not None,
                 "settled": self.recorder.settled,
                 "threads": self._overlap_state(),
                 "subsets": {compare.subset_name(sub): self._stream_state(rec) for sub, rec in self.streams.items()}}
@@ -317,8 +319,13 @@ class Exchange:
             self._relay_collector()
             if not self._collector_fetched and now - self._collector_tried >= self._collector_every:
                 # (with -n there is no collector: tries thin out, each costs ~0.4 ms of CPU)
+                # Every round while the job starts (the supervisor needs the address before this
+                # process can freeze in a long C call), then thinning out.
+                if self._collector_tried < 0:
+                    self._collector_start = now
                 self._collector_tried = now
-                self._collector_every = min(8.0, self._collector_every * 1.25)
+                if now - self._collector_start > COLLECTOR_EAGER:
+                    self._collector_every = min(8.0, max(1.0, self._collector_every * 1.25))
                 self._fetch_collector()
         items, sigs = self.registry.take()
         for key, value in items:

@@ -38,6 +38,23 @@ def test_silent_process_its_supervisor_sees_running_is_frozen_not_dead():
     assert "process 1 is frozen" in f.summary and f.detail["frozen"] == [1], f.summary
 
 
+def test_silent_supervised_process_whose_supervisor_never_reported_is_not_called_dead():
+    """Its supervisor learns where to report through the process itself: a process that froze
+    before that is silent and unreported, like a dead one. `died` would stop a healthy job."""
+    t = _tracker_after_silence(5.0)
+    states = _states(2, 1)
+    states[1]["sup"] = True
+    assert liveness(states, t, 2, now=105.0, alive={0: 0.2}) is None
+    assert liveness(states, t, 2, now=105.0) is None
+    # Once its supervisor has reported, its silence counts again.
+    f = liveness(states, t, 2, now=105.0, alive={0: 0.2, 1: 6.0})
+    assert f is not None and f.kind == "died" and f.culprits == [1], f
+    # The others still wait for it: the hang threshold names it.
+    t = _tracker_after_silence(25.0)
+    f = liveness(states, t, 2, now=125.0, alive={0: 0.2})
+    assert f is not None and f.kind == "missing" and f.culprits == [1], f
+
+
 def test_every_process_gone_after_unequal_work_is_reported():
     from runtime_guard import compare
 

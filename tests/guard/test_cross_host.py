@@ -66,7 +66,7 @@ FROZEN = textwrap.dedent('''
     x = jax.make_array_from_process_local_data(NamedSharding(mesh, P("d")), np.ones((1,), np.float32))
     f = jax.jit(lambda a: a.sum())
     for step in range(16):
-        if step == 10 and jax.process_index() == 1:
+        if step == int(sys.argv[2]) and jax.process_index() == 1:
             ctypes.PyDLL(None).sleep(int(sys.argv[1]))  # PyDLL: the GIL stays held during the call
         float(f(x))
         time.sleep(0.25)
@@ -79,7 +79,19 @@ def test_a_process_holding_the_gil_is_not_called_dead(tmp_path):
     not dead. Before, this stopped a healthy job with a `died` report."""
     program = tmp_path / "frozen.py"
     program.write_text(FROZEN)
-    codes, errs = _hosts(program, tmp_path, "--died-after", "4", args=("7",))  # (the default, named)
+    codes, errs = _hosts(program, tmp_path, "--died-after", "4", args=("7", "10"))  # (the default, named)
+    assert codes == [0, 0], [e[-3000:] for e in errs]
+    assert not (tmp_path / "host0").exists() and not (tmp_path / "host1").exists(), errs[0][-3000:]
+
+
+def test_a_process_frozen_before_its_supervisor_could_report_is_not_called_dead(tmp_path):
+    """Frozen right after initialize: its supervisor has not yet learned (through the process)
+    where process 0's host collects liveness, so nothing says the process runs. Silence alone is
+    not death: the job goes on (before, it was stopped with a `died` report; and on a loaded
+    machine the same happened to a process frozen at step 10)."""
+    program = tmp_path / "frozen.py"
+    program.write_text(FROZEN)
+    codes, errs = _hosts(program, tmp_path, "--died-after", "4", args=("7", "0"))
     assert codes == [0, 0], [e[-3000:] for e in errs]
     assert not (tmp_path / "host0").exists() and not (tmp_path / "host1").exists(), errs[0][-3000:]
 
@@ -87,7 +99,7 @@ def test_a_process_holding_the_gil_is_not_called_dead(tmp_path):
 def test_a_process_that_stays_frozen_is_reported_as_frozen_by_the_hang_threshold(tmp_path):
     program = tmp_path / "frozen.py"
     program.write_text(FROZEN)
-    codes, errs = _hosts(program, tmp_path, "--timeout", "4", args=("300",))  # frozen far beyond the test
+    codes, errs = _hosts(program, tmp_path, "--timeout", "4", args=("300", "10"))  # frozen far beyond the test
     assert codes == [EXIT_DETECTED, EXIT_DETECTED], [e[-3000:] for e in errs]
     report = json.loads((tmp_path / "host0" / "report.json").read_text())
     assert report["kind"] == "missing", report["summary"]
