@@ -1107,6 +1107,10 @@ class ProjectIndex:
             count = self.resolve(cnt, path) if cnt else BOTTOM
             out = replace(out, struct="list", shape=_values._cap(
                 _values.rekinded(out.shape, kinds.ELEMENTS) | _values.rekinded(count.count_sources, kinds.LENGTH)))
+        if sym.get("one"):
+            # (one number or truth value made of what it reads, `len(self.xs)`, `any(self.xs)`:
+            # what their lengths decide is its value, never its shape: `values.one_number`)
+            out = _values.one_number(out)
         return out
 
     def _returned_arguments(self, q: str, args: Sequence[tuple[object, Val]], given: tuple, bound: bool,

@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 100
+SUMMARY_VERSION = 101
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -2031,11 +2031,14 @@ class _Summarizer(semantics.StatementRules):
         # 3))` with `rows` from a parameter is as process-dependent as what the constructions pass)
         sc = self.scope
         vias = value.get("via") if depth > 0 else None
-        if not value.get("params") and not vias and not value.get("trs"):
+        if not value.get("params") and not vias and not value.get("trs") \
+                and not value.get("cnt"):
             return value
         out = {k: v for k, v in value.items() if k != "params"}
         if value.get("trs"):
             out["trs"] = self._as_init_refs(value["trs"], depth)  # (the structure's test, `either`)
+        if value.get("cnt"):
+            out["cnt"] = self._as_init_refs(value["cnt"], depth)  # (what decides a built list's count)
         ip = [f"{sc.facts.name}:{sc.param_pos[p.removesuffix('!o')]}:{p}" for p in value.get("params", ())
               if p.removesuffix("!o") in sc.param_pos]
         if ip:
