@@ -2673,6 +2673,12 @@ class StatementRules:
                 return self.keep_set(self.data(recv), recv)
         if meth in K.RNG_DRAW_METHODS and receiver is not None and self.is_generator(recv):
             self.generator_advanced(receiver, recv, self.draw_amount(meth, args, node), node)
+        if meth == "seek" and args and receiver is not None and self.read(receiver)[0] == "name" \
+                and not self.instance_class(recv) and (cur := self.name_value(self.read(receiver)[1])) is not None:
+            # (a file's later reads return what lies at the position sought: what decides the
+            # position decides what they read, as a file read at a path carrying it)
+            self.bind(receiver, self.join(cur, self.file_content(self.data(argu), node, "`.seek()`")))
+            return self.nothing()
         if meth in MUTATORS and args and receiver is not None and not self.own_method(recv, meth):
             root = container_root(receiver, self.read)
             name = self.read(root)[1] if self.read(root)[0] == "name" else None
