@@ -105,7 +105,7 @@ class ExceptionPoint:
     raise_node: cst.CSTNode = field(repr=False)
     val: Val
     collective: Tok
-    kind: str  # "swallowed", "handler", "finally", "exit", "caught", "raise", "fallback", "absent"
+    kind: str  # "swallowed", "handler", "finally", "exit", "caught", "raise", "fallback", "absent", "none"
     guess: str = ""  # why raising and being caught here is a guess (evidence.py), "" if certain
 
 
@@ -358,9 +358,10 @@ class Divergence:
                 if isinstance(st, cst.If) and self.fa.conds.get(st, BOTTOM).divergent and self._escaping_exits(st):
                     return  # `if rank != 0: return` before it: only the others read it
             child = f.node
-        stack = [small]
+        stack = [(small, False)]
+        none_done = not self.fa.none_uses
         while stack:
-            n = stack.pop()
+            n, guarded = stack.pop()
             if type(n) in OWN_SCOPE:
                 continue
             val = self.fa.absent_reads.get(n) if type(n) is cst.Attribute else None
@@ -371,7 +372,24 @@ class Divergence:
                 elif reach and reach[0].kind == "func":
                     self._pending_absent.append((n, val, reach[0].node))
                 return
-            stack.extend(children(n))
+            none = None if none_done or guarded else (
+                info.none_use if type(n) is cst.Call and (info := calls.get(n)) is not None else
+                self.fa.none_reads.get(n) if type(n) is cst.Subscript else None)
+            if none:
+                # `len(x)`, `x[k]` with x None on some processes: TypeError there, before the
+                # call it is an argument of runs (then the rest of the function)
+                none_done = True
+                t = first_tok(tuple(x for c in _walk_calls(small) if c is not n and _contains(c, n)
+                                    for x in (self.tok(c),) if x is not None)
+                              + self._rest_after(reach, line, "raise"))
+                if t is not None:
+                    self.exceptions.append(ExceptionPoint(n, n, Val(pd=none), t, "none"))
+            if type(n) in (cst.IfExp, cst.BooleanOperation):
+                # (an arm or operand that may run only where x is not None: `x[0] if x else d`)
+                first = n.test if type(n) is cst.IfExp else n.left
+                stack.extend((c, guarded or c is not first) for c in children(n))
+                continue
+            stack.extend((c, guarded) for c in children(n))
 
     def _absent_into_callers(self) -> None:
         """An attribute read that fails on some processes (`_absent_reads`) with no collective
@@ -625,7 +643,7 @@ class Divergence:
                 self.visit_exprs(small)
                 for c in _walk_calls(small):
                     self._call_sites[c] = (s, ctx)
-                if fa.absent_reads:
+                if fa.absent_reads or fa.none_uses:
                     self._absent_reads(small, s, ctx)
             return
         if isinstance(s, cst.FunctionDef):
@@ -1570,6 +1588,18 @@ def _changes(stmts: list, roots: set[str], calls: dict) -> bool:
 def _exit_call(n, calls: dict) -> bool:
     """A statement `sys.exit(...)` (or another call the taint analysis knows exits)."""
     return isinstance(n, cst.Expr) and isinstance(n.value, cst.Call) and getattr(calls.get(n.value), "exits", False)
+
+
+def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    """Whether `inner` is `outer` or inside it (not inside a nested scope)."""
+    stack = [outer]
+    while stack:
+        n = stack.pop()
+        if n is inner:
+            return True
+        if type(n) not in OWN_SCOPE:
+            stack.extend(children(n))
+    return False
 
 
 def _index_of_containing(stmts: list, node) -> int:

@@ -56,6 +56,9 @@ class CallInfo:
     enter_collective: str | None = None  # for context managers: collective work in __enter__
     callee: str | None = None  # the project method a call on a known class runs (collective or not)
     via_project: bool = False  # collective through a project function (not a primitive)
+    # (`len(x)` of a name that holds None on some processes: the sources that decide where; it
+    # raises TypeError there, `Divergence._none_use_point`)
+    none_use: frozenset = frozenset()
 
 
 @dataclass
@@ -130,6 +133,9 @@ class FileAnalysis(semantics.StatementRules):
         # attribute reads of an object that has the attribute only where a process-dependent
         # condition held (`ProjectIndex.absent_unless`): the read raises on the other processes
         self.absent_reads: dict[cst.Attribute, Val] = {}
+        self.none_uses = False  # some call's `CallInfo.none_use` is set, or `none_reads` has one
+        # `x[k]` of a name that holds None on some processes: the sources that decide where
+        self.none_reads: dict[cst.Subscript, frozenset] = {}
         # A conditional expression on a process-dependent value that chose between functions ->
         # the first call that runs the chosen one as collective work.
         self.chosen_calls: dict[cst.IfExp, cst.Call] = {}
@@ -183,6 +189,8 @@ class FileAnalysis(semantics.StatementRules):
         self._local_call_nodes: set[int] = set()  # jitted calls found to run on this process alone
         # name -> (test, arm, tree source): None on the processes of that arm of a process-dependent `if`
         self._placeholders: dict[str, tuple] = {}
+        # the tree sources of names bound to None in exactly one arm of a process-dependent `if`
+        self.none_arm_sources: set[Src] = set()
         self._def_values: dict[str, Val] = {}  # each def's own value (a call through it is a call of the def)
         # Functions traced by jit/pmap/shard_map (decorated, or a def of this file given to a
         # wrapper) -> how they are traced (a guess where the wrapper may run them on host data
@@ -401,6 +409,16 @@ class FileAnalysis(semantics.StatementRules):
 
     def ev_Integer(self, node):
         return BOTTOM
+
+    def ev_Subscript(self, node: cst.Subscript) -> Val:
+        if self.none_arm_sources and isinstance(node.value, cst.Name):
+            # `x[k]` with x None on some processes: TypeError there (`Divergence._absent_reads`)
+            cur = self.local(node.value.value)
+            srcs = frozenset(x for x in cur.tree if x in self.none_arm_sources) if cur is not None else ()
+            if srcs:
+                self.none_reads[node] = srcs
+                self.none_uses = True
+        return super().ev_Subscript(node)
 
     ev_Float = ev_Imaginary = ev_SimpleString = ev_Ellipsis = ev_Integer
 
@@ -789,6 +807,10 @@ class FileAnalysis(semantics.StatementRules):
         if left.divergent:
             self.conds[node] = self.conds.get(node, BOTTOM).join(left.data())
         right = self.ev(node.right)
+        if left.tree and isinstance(node.operator, cst.Or) and self.none_arm_sources \
+                and semantics.never_none(node.right, read, self.qualify):
+            # `x or []`: never None, where x is None on some processes
+            left = replace(left, tree=frozenset(x for x in left.tree if x not in self.none_arm_sources))
         return left.join(right).data() if not (left.struct or right.struct) else left.join(right)
 
     # `ev_IfExp` (semantics.StatementRules): a per-process choice between functions is another
@@ -1514,6 +1536,11 @@ class FileAnalysis(semantics.StatementRules):
             out = Val(order=out.order, hash=out.hash,
                       pd=rekinded(arg0.count_sources, kinds.DERIVED)).without_order()
         elif q == "len":
+            if arg0 is not None and arg0.tree and isinstance(node.args[0].value, cst.Name):
+                # `len(x)` with x None on some processes (`x = [] if ... else None` by process):
+                # TypeError there (`Divergence._none_use_point`)
+                self._info.none_use = frozenset(x for x in arg0.tree if x in self.none_arm_sources)
+                self.none_uses = self.none_uses or bool(self._info.none_use)
             out = evidence.length_only(out)  # (how many elements a piece holds: a guess)
             out = self.attribute_of(out, BOTTOM, "shape")  # (a draw's length is its size, as its shape)
             # The length of a pd-shaped thing is a pd value.
@@ -2367,6 +2394,7 @@ class FileAnalysis(semantics.StatementRules):
                 none_arm = [i for i, v in enumerate(vals) if v is not None and v.struct == "none"]
                 if isinstance(node, cst.If) and len(vals) == 2 and len(none_arm) == 1:
                     self._placeholders[k] = (node.test, none_arm[0], src)
+                    self.none_arm_sources.add(src)
             arm_structs = {v.struct if v is not None else self.scope.env.get(k, BOTTOM).struct for v in vals}
             same_keys = len(arm_structs) == 1 and next(iter(arm_structs)) is not None \
                 and next(iter(arm_structs)).startswith("dict:")

@@ -8,7 +8,7 @@ from mcjax_lint.model import Step
 from mcjax_lint.rules.base import Rule, visits, describe_source, process_sources, related_source
 
 
-@visits("ExceptHandler", "Finally", "With", "ExceptStarHandler", "Raise", "Call", "Attribute")
+@visits("ExceptHandler", "Finally", "With", "ExceptStarHandler", "Raise", "Call", "Attribute", "Subscript")
 class OneProcessException(Rule):
     CODE = "MCJ104"
     NAME = "one-process-exception"
@@ -47,6 +47,15 @@ class OneProcessException(Rule):
                 msg = (f"`.{p.raise_node.attr.value}` is set only under a process-dependent condition{cause}: reading "
                        f"it here raises AttributeError on the processes where it was not set, while the others go "
                        f"on to {self.tok_text(p.collective)} and wait there until the coordination service aborts them")
+            elif p.kind == "none":
+                r = p.raise_node
+                arg = r.value if isinstance(r, cst.Subscript) else r.args[0].value \
+                    if isinstance(r, cst.Call) and r.args else None
+                name = f"`{arg.value}`" if isinstance(arg, cst.Name) else "its argument"
+                use = "indexing it" if isinstance(r, cst.Subscript) else "`len()` of it"
+                msg = (f"{name} is None on some processes{cause}: {use} raises TypeError there, while "
+                       f"the others go on to {self.tok_text(p.collective)} and wait there until the coordination "
+                       f"service aborts them")
             elif p.kind == "raise":
                 msg = (f"raised under a process-dependent condition{cause}: this process fails while the others go "
                        f"on to {self.tok_text(p.collective)} and wait there until the coordination service "
