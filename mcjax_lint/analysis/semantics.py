@@ -2860,13 +2860,14 @@ class StatementRules:
                 out = self.join(out, self.truth(operand))
             return out
         if truth_of_whole(test, self.read):
-            return self.emptiness(self.ev(r[2] if r[0] == "unary" else test))
+            return self.emptiness(self.ev(r[2] if r[0] == "unary" else test), test)
         return self.data(self.ev(test))
 
-    def emptiness(self, whole):
-        """What whether `whole` is empty carries (`if files:`, `not files`): its data without
-        order, a piece's length a guess (`length_only`). A pass may know more of a container's
-        length (`FileAnalysis.emptiness`)."""
+    def emptiness(self, whole, node=None):
+        """What whether `whole` is empty carries (`if files:`, `not files`, tested at `node`):
+        its data without order, a piece's length a guess (`length_only`). A pass may know more of
+        a container's length (`FileAnalysis.emptiness`) or of what its order comes from
+        (`SummaryBuilder.emptiness`)."""
         return self.length_only(self.without_order(self.data(whole)))
 
     def st_While(self, node) -> None:

@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 101
+SUMMARY_VERSION = 102
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -709,10 +709,21 @@ class _Summarizer(semantics.StatementRules):
         return _strip_order(v, node.lineno) if "order" in v or "via" in v or "refs" in v else v
     length_only = staticmethod(lambda v: v)  # (a piece's start resolves in the index: `equal_pieces`)
 
+    def emptiness(self, whole: Sym, node=None) -> Sym:
+        """Whether `whole` is empty (`if steps:`, `not steps`, at `node`) has no order, and
+        neither has what the index resolves later (a listing a call returns, a method's result on
+        a parameter): it goes through an order-free record, as `len(steps)` does."""
+        v = sym_taint(whole)
+        if node is not None and "via" in v:
+            refs = v.get("refs")
+            out = _strip_order({k: x for k, x in v.items() if k != "refs"}, node.lineno)
+            return dict(out, refs=refs) if refs is not None else out
+        return self.without_order(v)
+
     def ev_UnaryOp(self, node: ast.UnaryOp) -> Sym:
         v = sym_taint(self.ev(node.operand))
         if isinstance(node.op, ast.Not) and semantics.truth_of_whole(node, read):
-            return self.without_order(v)
+            return self.emptiness(v, node)
         return v
 
     def ev_BoolOp(self, node: ast.BoolOp) -> Sym:

@@ -769,13 +769,13 @@ class FileAnalysis(semantics.StatementRules):
     without_order = staticmethod(lambda v: v.without_order() if v.order else v)
     length_only = staticmethod(evidence.length_only)
 
-    def emptiness(self, whole: Val) -> Val:
+    def emptiness(self, whole: Val, node=None) -> Val:
         """Whether a list built here (a literal, a comprehension: `struct`) is empty is whether a
         loop over it runs at all: its count alone (`Val.count_sources`), not its elements'
         content (`[cfg(p) for p in ps]` is as long as `ps` whatever `cfg` puts in each)."""
         if _built_here(whole):
             return Val(pd=whole.count_sources)
-        return super().emptiness(whole)
+        return super().emptiness(whole, node)
 
     def ev_UnaryOperation(self, node):
         v = self.ev(node.expression)
