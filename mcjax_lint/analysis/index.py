@@ -1123,7 +1123,25 @@ class ProjectIndex:
         returned = self.returned_params.get(q)
         if returned is None or any(k == "*" for k, _ in args):
             return argv
-        names, defaulted, pieces = returned
+        return self._arguments_for(q, returned[0], returned[1], returned[2], args, given, bound, argv)
+
+    def _item_arguments(self, q: str, args: Sequence[tuple[object, Val]], given: tuple, bound: bool,
+                        n: int) -> list[Val | None]:
+        """Of a call of project function `q` returning a tuple of `n` elements, what flows into
+        each element: the arguments bound to the parameters that element names (`return idx,
+        padded`: padded, computed from `total_len` alone, gets no taint of a `rank` argument only
+        `idx` reads); None for an element where that is not known (then `_returned_arguments`)."""
+        returned = self.returned_params.get(q)
+        per_item = returned[3] if returned is not None and len(returned) > 3 else None
+        if per_item is None or len(per_item) != n or any(k == "*" for k, _ in args):
+            return [None] * n
+        return [None if it is None else self._arguments_for(q, it[0], returned[1], it[1], args, given, bound, None)
+                for it in per_item]
+
+    def _arguments_for(self, q: str, names: Collection[str], defaulted: Collection[str], pieces: Collection[str],
+                       args: Sequence[tuple[object, Val]], given: tuple, bound: bool, argv: Val | None) -> Val | None:
+        """The arguments of a call of `q` bound to `names` (`_returned_arguments`); `argv` where a
+        parameter gathers several arguments."""
         keys = self._param_keys(q, names, given[0], given[1], bound)
         if any(key is None and p not in defaulted for p, key in keys.items()):
             return argv  # (a parameter gathering arguments: `*args`, `**kwargs`)
@@ -1141,9 +1159,19 @@ class ProjectIndex:
         default, and those it names only as the start of a piece of equal ones (inside an
         `evidence.EQUAL_PIECES_CALL` record: `x[rank::world]`); None when one is not its own (a
         closure's) or unknown."""
+        got = self._params_in(f.returns, f)
+        if got is None:
+            return None
+        names, pieces = got
+        return (names, tuple(sorted(p for p in names if p in f.defaults or p in f.host_defaults)), pieces)
+
+    def _params_in(self, sym: object, f: FunctionFacts) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+        """The parameters of `f` that `sym` (its return summary, or one element of a returned
+        tuple) is computed from, and those of them it names only as the start of a piece of equal
+        ones (`_returned_params`); None when one is not its own or unknown."""
         names: set[str] = set()
         pieces: set[str] = set()
-        stack: list = [(f.returns, False)]
+        stack: list = [(sym, False)]
         while stack:
             x, in_piece = stack.pop()
             if isinstance(x, dict):
@@ -1162,8 +1190,7 @@ class ProjectIndex:
         names |= pieces
         if not names <= set(f.params):
             return None
-        return (tuple(sorted(names)), tuple(sorted(p for p in names if p in f.defaults or p in f.host_defaults)),
-                tuple(sorted(pieces)))
+        return tuple(sorted(names)), tuple(sorted(pieces))
 
     def _drops_arguments(self, call: dict) -> bool:
         """Whether `call` (a summary's call record) names a project function whose result carries
@@ -1738,28 +1765,37 @@ class ProjectIndex:
                 # Arguments flow into the result (without their order if the function sorts them);
                 # as content only when it returns (or yields) their elements (`elem`).
                 items, keys = res.items, res.keys
+                per_item: list[Val | None] = [None] * len(items) if items is not None else []
                 if args is not None and given is not None and site is not None:
+                    if items is not None:
+                        per_item = self._item_arguments(q, args, given, bool(site.get("bd")), len(items))
                     argv = self._returned_arguments(q, args, given, bool(site.get("bd")), argv)
-                if elem and (argv.pd or argv.shape):
-                    # (how many it yields is not theirs either: their lengths count for nothing)
-                    argv = replace(argv, pd=frozenset(), pdc=argv.pd | argv.pdc,
-                                   shape=frozenset(s for s in argv.shape if s.kind not in kinds.COUNTS))
-                if read:  # (read from a file at a path they name: `evidence.file_content`)
-                    argv = evidence.file_content(argv, f"`{short_name(q)}()`")
+
+                def taken(a: Val) -> Val:
+                    if elem and (a.pd or a.shape):
+                        # (how many it yields is not theirs either: their lengths count for nothing)
+                        a = replace(a, pd=frozenset(), pdc=a.pd | a.pdc,
+                                    shape=frozenset(s for s in a.shape if s.kind not in kinds.COUNTS))
+                    if read:  # (read from a file at a path they name: `evidence.file_content`)
+                        a = evidence.file_content(a, f"`{short_name(q)}()`")
+                    return a
+                argv = taken(argv)
+                per_item = [argv if a is None else taken(a) for a in per_item]
                 res = res.join(argv if flow == "order" else argv.without_order())
                 # (a returned number made of them, `int(x)`, `len(x)`: what their lengths decide is
                 # its value, never its shape: `values.one_number`, as where it is made in the caller;
                 # "#one" in its flow, `_solve_one`)
                 if items is not None:
                     # Multiple return values: only those computed from parameters get the
-                    # arguments, and only those sized by the longest element that size.
+                    # arguments (each only those bound to the parameters it names,
+                    # `_item_arguments`), and only those sized by the longest element that size.
                     flows = self.item_flow.get(q, ())
                     res = replace(res, items=tuple(
                         _values.one_number(y) if fl and fl.endswith("#one") else y
                         for y, fl in zip(
-                            ((x.join(argv if fl.startswith("order") else argv.without_order())
+                            ((x.join(a if fl.startswith("order") else a.without_order())
                               .join(sized if fl.partition("#")[0].endswith(("+len", "+sel")) else BOTTOM)) if fl else x
-                             for x, fl in zip(items, flows or ("order",) * len(items))),
+                             for x, fl, a in zip(items, flows or ("order",) * len(items), per_item)),
                             flows or (None,) * len(items))))
                 else:
                     res = res.join(sized)
@@ -2120,9 +2156,14 @@ class ProjectIndex:
         if flow and self.param_flow.get(q) != flow:
             self.param_flow[q] = flow
             changed.add(q)
-        if flow:
-            self.returned_params[q] = self._returned_params(f)
         tup = f.returns.get("tup") if f.returns else None
+        if flow:
+            returned = self._returned_params(f)
+            if returned is not None and tup is not None:
+                # (each element of a returned tuple: the parameters it is computed from,
+                # `_item_arguments`)
+                returned = returned + (tuple(self._params_in(x, f) for x in tup),)
+            self.returned_params[q] = returned
         if tup is not None and flow:
             flows = []
             for x in tup:
