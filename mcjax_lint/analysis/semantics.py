@@ -496,6 +496,29 @@ def process_dependent_call(q: str, seeded_modules: Collection[str], n_args: int,
     return None
 
 
+# `strftime` directives that always write the same number of characters (zero-padded numbers:
+# `%Y` four digits for the years 1000-9999, `%f` six); a name (`%a`, `%B`, `%p`) depends on the
+# day and the locale, and `%Z`/`%z` may be empty.
+_FIXED_WIDTH_TIME_DIRECTIVES = frozenset("YmdHMSyjfIUWwuVG%")
+
+
+def fixed_width_time_format(args: list, read: Reader) -> bool:
+    """Whether `strftime`'s arguments `args` are one literal format whose every directive has a
+    fixed width (`"%Y%m%d_%H%M%S"`): whatever time it formats, the string has one length."""
+    if len(args) != 1:
+        return False
+    r = read(args[0])
+    if r[0] != "string" or not isinstance(r[1], str):
+        return False
+    fmt = r[1]
+    i = fmt.find("%")
+    while i >= 0:
+        if i + 1 >= len(fmt) or fmt[i + 1] not in _FIXED_WIDTH_TIME_DIRECTIVES:
+            return False
+        i = fmt.find("%", i + 2)
+    return True
+
+
 # Methods, without arguments, that read how far other threads got at this moment: a thread's
 # liveness, an event's flag, a future's state, a queue's fill. Each process schedules its threads
 # alone, so the answer differs between processes unless they agree on it (a reduction). Matched
@@ -2488,8 +2511,12 @@ class StatementRules:
         if endless == UNLESS_EMPTY:
             return self.endless_unless_empty(arg0 if arg0 is not None else argu, node)  # (... but where xs is empty)
         made = self.source_call(q, node, argu)
+        if made is not None and q == "time.strftime" and fixed_width_time_format(self.read(node)[3][:1], self.read):
+            return self.same_length(made)  # (`time.strftime("%H%M%S")`: other digits, one length)
         if made is not None:
             return self.generator(made) if q in K.RNG_CONSTRUCTORS else made
+        if q == "time.strftime" and fixed_width_time_format(self.read(node)[3][:1], self.read):
+            return self.same_length(self.data(argu))  # (of a time given: `time.strftime("%y%j", t)`)
         if q in K.UNSEEDED_RNG_CONSTRUCTORS:  # (seeded: its seed may be a sink)
             self.seed_given(q, args, node)
             return self.generator(argu)
@@ -2632,6 +2659,9 @@ class StatementRules:
         receiver = self.parts.callee_receiver(node)
         if self.is_callable(recv):
             return self.callable_method(meth, recv)
+        if meth == "strftime" and fixed_width_time_format(self.read(node)[3], self.read):
+            # (`now.strftime("%Y%m%d_%H%M%S")`: other digits on each process, one length)
+            return self.same_length(self.data(self.join(recv, argu)))
         if meth in K.ENDLESS_REPEAT_METHODS and endless_repeat(self.read(node)[3], self.read):
             # `ds.repeat()`: a dataset repeated forever, ended at once where it is empty
             return self.endless_unless_empty(recv, node)
