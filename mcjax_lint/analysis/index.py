@@ -409,17 +409,21 @@ class ProjectIndex:
                     self._capped_paths.update(owner if isinstance(owner, tuple) else (owner,))
 
     def _param_classes(self, summaries: list[ModuleSummary]) -> dict[str, dict[str, str]]:
-        """Module-level functions' parameters that hold an instance of one project class at every
-        call in the project (`run(engine)` where each call passes `DdpEngine(...)`, or a parameter
-        of its caller that is one): function -> {parameter: class}. A parameter holds what its
-        callers pass, so its methods are that class's (`engine.load()`, a name too generic to
-        resolve by name alone). Nothing for a function never called by name, used as a value
-        (its callers are not seen), a method, or jitted; nor where a call unpacks `*args`, leaves
+        """Module-level functions' and methods' parameters that hold an instance of one project
+        class at every call in the project (`run(engine)` where each call passes `DdpEngine(...)`,
+        or a parameter of its caller that is one; `trainer.fit(loader)` where every call of a
+        method of that name is on a `Trainer` and passes a `StreamingShard`): function ->
+        {parameter: class}. A parameter holds what its callers pass, so its methods are that
+        class's (`engine.load()`, a name too generic to resolve by name alone) and iterating it
+        runs that class's `__iter__`. Nothing for a function never called by name, used as a
+        value (its callers are not seen), or jitted; nor where a call unpacks `*args`, leaves
         the parameter to its default, or passes anything else; nor when some function's call
-        records were cut short."""
+        records were cut short. A method (`_method_sites`) counts only where each call of a
+        method of its name is seen: on a receiver of a known project class or on `self`."""
         follow = self._follow_reexport
         sites: dict[str, list[tuple[str, dict]]] = {}
         indirect: set[str] = set()
+        by_method: dict[str, list[tuple[str, dict, str]]] = {}
         for s in summaries:
             indirect.update(follow(q) for q in s.value_refs)
             for caller, f in s.functions.items():
@@ -429,9 +433,13 @@ class ProjectIndex:
                     n = call.get("n")
                     if n is not None:
                         sites.setdefault(follow(n), []).append((caller, call))
+                    elif "m" in call:
+                        by_method.setdefault(call["m"], []).append((caller, call, s.path))
                     for cb in call.get("cb", ()):
                         indirect.add(follow(cb))
         module_level = {q for s in summaries for q in s.functions if q.rpartition(".")[0] == s.module}
+        methods = self._method_sites(sites, by_method, indirect)
+        sites.update(methods)
         memo: dict[tuple[str, str], str | None] = {}
 
         def forwarded(caller: str, q: str, key: str) -> str | None:
@@ -439,7 +447,10 @@ class ProjectIndex:
             f = self.functions.get(caller)
             if f is None:
                 return None
-            fws = [fw["fw"].get(key) for fw in f.forwards if "n" in fw and follow(fw["n"]) == q]
+            # (a call in a loop body is recorded once, its forwards once per pass over the body:
+            # the same record twice; two calls forwarding alike are then counted as one, and
+            # nothing is said)
+            fws = [fw["fw"].get(key) for fw in {repr(fw): fw for fw in f.forwards if "n" in fw and follow(fw["n"]) == q}.values()]
             ncalls = sum(1 for c in f.calls if c.get("n") is not None and follow(c["n"]) == q)
             return fws[0] if fws and len(fws) == ncalls and len(set(fws)) == 1 else None
 
@@ -450,22 +461,28 @@ class ProjectIndex:
             memo[key] = None  # (a cycle of calls: nothing)
             f = self.functions.get(q)
             calls = sites.get(q)
-            if f is None or not calls or q not in module_level or q in indirect or f.cls or f.jit or p not in f.params:
+            if f is None or not calls or q in indirect or f.jit or p not in f.params:
+                return None
+            if q not in methods and (q not in module_level or f.cls):
                 return None
             i = f.params.index(p)
+            if q in methods and i == 0:
+                return None  # (`self`)
             seen: set[str] = set()
             for caller, call in calls:
                 npos = call.get("np", 0)
                 if npos == -1:
                     return None
-                k = str(i) if i < npos else p if p in call.get("kw", ()) else None
+                # (a call through an instance, `obj.fit(x)` or `self.fit(x)`, binds `self` itself)
+                j = i - 1 if q in methods and (call.get("bd") or "m" in call) else i
+                k = str(j) if j < npos else p if p in call.get("kw", ()) else None
                 if k is None:
                     return None
                 c = None
                 v = call.get("gv", {}).get(k)
                 if v is not None:
                     c = self.resolve(v, self.fn_path.get(caller, "")).cls
-                elif (fp := forwarded(caller, q, k)) is not None:
+                elif "n" in call and (fp := forwarded(caller, q, k)) is not None:
                     c = cls_of(caller, fp)
                 if not c or c not in self.classes:
                     return None
@@ -478,12 +495,52 @@ class ProjectIndex:
         out: dict[str, dict[str, str]] = {}
         for q in sorted(sites):
             f = self.functions.get(q)
-            if f is None or q not in module_level or f.cls:
+            if f is None or (q not in methods and (q not in module_level or f.cls)):
                 continue
             for p in f.params:
                 c = cls_of(q, p)
                 if c is not None:
                     out.setdefault(q, {})[p] = c
+        return out
+
+    def _method_sites(self, sites: dict, by_method: dict, indirect: set) -> dict[str, list[tuple[str, dict]]]:
+        """The calls of each method whose every call is seen (`_param_classes`): method -> its
+        calls, by name on `self` (`self.run(x)`, recorded with the method) and through receivers
+        of a known project class (`Validator(w).run(reader)`, `trainer.fit(loader)`), each
+        dispatching to that method by the class's MRO. Nothing for a method whose name some call
+        reaches on a receiver of no known class (it may be this method), a method used as a
+        value or of a name Python calls implicitly (`__iter__`, `__call__`: the callers are not
+        seen), one without `self`, nor for one that a class above or below its own in a
+        hierarchy also defines (`self.run(x)` in the base may run the override)."""
+        out: dict[str, list[tuple[str, dict]]] = {}
+        for name, qs in self.methods_by_name.items():
+            if name.startswith("__"):
+                continue
+            calls = by_method.get(name, [])
+            if calls and not any(call.get("gv") for _, call, _ in calls):
+                continue  # (no call through a receiver passes an instance: no class to find)
+            resolved: list[tuple[str, dict, str]] = []
+            for caller, call, path in calls:
+                r = call.get("r")
+                c = self.resolve(r, path).cls if r else None
+                if not c or c not in self.classes:
+                    resolved = None
+                    break
+                resolved.append((caller, call, self.method(c, name) or ""))
+            if resolved is None:
+                continue
+            for q in qs:
+                f = self.functions.get(q)
+                if f is None or q in indirect or not f.params or f.params[0] != "self" \
+                        or any(o != q and (f.cls in self.mro(self.functions[o].cls) or self.functions[o].cls in self.mro(f.cls))
+                               for o in qs if self.functions.get(o) is not None and self.functions[o].cls):
+                    continue
+                mine = [(caller, call) for caller, call in sites.get(q, ()) if call.get("bd")]
+                if len(mine) != len(sites.get(q, ())):
+                    continue  # (`Class.run(obj, x)`: its own positions; not followed)
+                mine += [(caller, call) for caller, call, m in resolved if m == q]
+                if mine:
+                    out[q] = mine
         return out
 
     # ---------------------------------------------------------------- pickling

@@ -425,6 +425,10 @@ def _constant_arguments(functions: dict, index: Any) -> list:
     callees = getattr(index, "decision_callees", set())
     typed = getattr(index, "param_classes", {})
     follow = index._follow_reexport
+    methods = getattr(index, "methods_by_name", {})
+
+    def via(v: dict | None) -> list:
+        return [x.get("n") for x in (v or {}).get("via", ())]
 
     def counts(c: dict) -> bool:
         n = follow(c["n"]) if "n" in c else None
@@ -439,8 +443,12 @@ def _constant_arguments(functions: dict, index: Any) -> list:
                         for c in d.get("calls", ()) if counts(c)),
                  # (and the classes of its arguments, by call: `index.param_classes`)
                  sorted(str([c.get("n"), c.get("np"), c.get("kw"),
-                             sorted((k, [x.get("n") for x in v.get("via", ())]) for k, v in (c.get("gv") or {}).items())])
-                        for c in d.get("calls", ()) if "n" in c and (c.get("gv") or follow(c["n"]) in typed)),
+                             sorted((k, via(v)) for k, v in (c.get("gv") or {}).items())])
+                        for c in d.get("calls", ()) if "n" in c and (c.get("gv") or follow(c["n"]) in typed))
+                 # (a method's: by its name and receiver, every call of a project method's name)
+                 + sorted(str([c["m"], c.get("np"), c.get("kw"), sorted((k, via(v)) for k, v in (c.get("gv") or {}).items()),
+                               via(c.get("r")), (c.get("r") or {}).get("refs")])
+                          for c in d.get("calls", ()) if "n" not in c and c.get("m") in methods),
                  sorted(str([fw.get("n"), sorted(fw.get("fw", {}).items())]) for fw in d.get("forwards", ())
                         if "n" in fw and follow(fw["n"]) in typed))
         if entry[0] or entry[1] or entry[2]:
