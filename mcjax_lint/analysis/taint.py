@@ -161,6 +161,11 @@ class FileAnalysis(semantics.StatementRules):
         self.cls_stack: list[str] = []
         self.pending: list[tuple] = []
         self.loop_depth = 0
+        # The orders of the loops whose bodies are being run (`enter_iteration`), and the order
+        # sources that reached a project helper doing collective work from inside such a loop
+        # as its own (`_per_element_collective`).
+        self._iter_orders: list[frozenset[Src]] = []
+        self._element_orders: set[Src] = set()
         self.fn_params: dict[str, dict[str, Val]] = {}  # same-file function -> tainted params from callers
         # same-file function -> the literal constants each parameter holds at the calls recorded in
         # `fn_params` (`semantics.constant_repr`; None where a call passes something else)
@@ -1054,6 +1059,8 @@ class FileAnalysis(semantics.StatementRules):
                 coll = semantics.known_global_inputs(coll)
             work, _ = semantics.jitted_work(coll, bool(gkeys))
             coll = work  # (its result stays a possible global array: what is computed from it is judged by its own chain)
+        if coll and info.via_project and self._iter_orders:
+            self._per_element_collective(args)
         if coll and not info.collective:
             info.collective = coll
             info.token = info.token or info.name or coll
@@ -1066,6 +1073,21 @@ class FileAnalysis(semantics.StatementRules):
             self._gated_callback(info, node, bound)
             self._method_stores(func, info.callee or info.name, args, node, bound)
         return result
+
+    def _per_element_collective(self, args) -> None:
+        """A project helper doing collective work, called in a loop with arguments carrying
+        that loop's order (an element, or what was computed from it): where the helper hands
+        them to a collective of per-process data, the collective runs once per element in this
+        process's order (`_check_collective_args`)."""
+        active = frozenset().union(*self._iter_orders)
+        for _, v in args:
+            self._element_orders.update(x for x in v.order if x in active)
+
+    def enter_iteration(self, it: Val) -> None:
+        self._iter_orders.append(it.order)
+
+    def leave_iteration(self) -> None:
+        self._iter_orders.pop()
 
     def _gated_callback(self, info: CallInfo, node: cst.Call, bound: bool) -> None:
         """Collective work handed to a project function that hands it on to one calling it only
@@ -2139,7 +2161,12 @@ class FileAnalysis(semantics.StatementRules):
             if per_process and v.process_dependent:
                 # Per-process data by design and visibly process-local: its order is as local as
                 # its content. (Data the same everywhere still must arrive in the same order.)
-                v = replace(v, order=frozenset(), hash=frozenset())
+                # Not the order of a set that a loop this collective runs in iterates, once per
+                # element: the k-th call pairs this process's data for its k-th element with the
+                # others' for theirs (`for name in wells: process_allgather(local[name])`). (A
+                # listing may name other files on each process: its entries' order is as local.)
+                v = replace(v, order=frozenset(s for s in v.order if s.kind == kinds.SET_ORDER and (
+                    s in self._element_orders or any(s in o for o in self._iter_orders))), hash=frozenset())
             for facet in (kinds.ORDER, kinds.HASH, kinds.SHAPE, kinds.TREE):
                 self._sink(kinds.COLLECTIVE_INPUT, facet, v, info.node, what)
         named = K.BARRIER_NAME_ARGS.get(info.name or "") or K.BARRIER_NAME_ARGS.get(info.token or "")
