@@ -968,6 +968,9 @@ class FileAnalysis(semantics.StatementRules):
             if q == "iter" and result is not None and len(args) == 1 and args[0][1].cls:
                 # `iter(obj)` is `obj.__iter__()`: as process-dependent as what that iterates
                 result = result.join(self._iterated_instance(args[0][1].cls, node))
+                coll = coll or self._protocol_call(args[0][1].cls, "__iter__", info)
+            elif q == "next" and result is not None and args and args[0][1].cls:
+                coll = coll or self._protocol_call(args[0][1].cls, "__next__", info)
             if result is None and self._local_jit(q) and self._runs_locally(True, node):
                 result = Val(host=True)  # a jit-decorated function on host data: this process's work
             elif result is None:
@@ -1073,6 +1076,23 @@ class FileAnalysis(semantics.StatementRules):
             self._gated_callback(info, node, bound)
             self._method_stores(func, info.callee or info.name, args, node, bound)
         return result
+
+    def _protocol_call(self, cls: str, meth: str, info: CallInfo) -> str | None:
+        """`iter(obj)` runs `type(obj).__iter__(obj)`, `next(obj)` `type(obj).__next__(obj)` (a
+        rule of Python): a project method of this file doing collective work does it at this
+        call (as the summary records these calls: `_iterates_instance`). Not a generator
+        function's: calling it runs none of its body until its result is advanced."""
+        m = self.index.method(cls, meth)
+        entry = self.fn_nodes.get(m) if m else None
+        if entry is None or _is_generator_def(entry[0]):
+            return None
+        _, coll = self.index.call_method(meth, Val(cls=cls))
+        if not coll:
+            return None
+        info.name = m
+        info.via_project = True
+        name = f"`{short_name(m)}()`"
+        return coll if coll.startswith(name) else f"{name} → {coll}"
 
     def _per_element_collective(self, args) -> None:
         """A project helper doing collective work, called in a loop with arguments carrying
@@ -3074,6 +3094,18 @@ def _self_attrs(node, pieces: set[str] | None = None) -> set[str]:
     if pieces is not None:
         pieces -= out
     return out
+
+
+def _is_generator_def(fdef: cst.FunctionDef) -> bool:
+    """A generator function: a `yield` in its own body (not in a nested def or lambda)."""
+    todo = list(fdef.body.children)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, cst.Yield):
+            return True
+        if not isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            todo.extend(n.children)
+    return False
 
 
 def _iteration_attrs(fdef: cst.FunctionDef, pieces: set[str]) -> set[str]:

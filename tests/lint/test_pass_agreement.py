@@ -59,6 +59,11 @@ KNOWN_GAPS = {
     ("hazards/argument_object_method_skipped_on_overflow.py",
      "argument_object_method_skipped_on_overflow.OverflowGuard.apply"),
     ("benign/argument_object_method_run_on_overflow.py", "argument_object_method_run_on_overflow.OverflowGuard.apply"),
+    # The same: `next(clock)` on a parameter that every call passes an `AgreedClock` (the
+    # index's `param_classes`) runs that class's collective `__next__`; the function's own summary
+    # has a parameter of unknown class, on which it records no `__next__` call.
+    ("hazards/iter_builtin_runs_collective_dunder.py", "iter_builtin_runs_collective_dunder.leader_tick"),
+    ("benign/iter_builtin_dunder_run_everywhere.py", "iter_builtin_dunder_run_everywhere.tick"),
     # As `set_handed_to_helper.reduce_each`: a set handed to a helper, iterated there in this
     # process's order around a per-process collective (a source made at the helper's loop).
     ("hazards/set_order_per_element_local_gather.py", "set_order_per_element_local_gather._reduce_each"),
