@@ -339,6 +339,17 @@ SHARDING_CONSTRUCTORS = {
     "jax.NamedSharding",
 }
 DEVICE_PUT = "jax.device_put"
+# A sharding of exactly one device (`SingleDeviceSharding(jax.local_devices()[0])`): data placed
+# there, or an array built on it, lives on that device alone (a single-device array, one
+# process's own): no cross-process work, no agreement needed, whatever the variable is called.
+ONE_DEVICE_SHARDINGS = frozenset({"jax.sharding.SingleDeviceSharding"})
+# Global-array constructors by where their sharding argument is (position, keyword): given a
+# one-device sharding they build a single-device array instead.
+ONE_DEVICE_ARRAY_CONSTRUCTORS: dict[str, tuple[int, str]] = {
+    "jax.make_array_from_callback": (1, "sharding"),
+    "jax.make_array_from_single_device_arrays": (1, "sharding"),
+    "jax.make_array_from_process_local_data": (0, "sharding"),
+}
 
 # Checkpointing: constructors whose objects' save/restore/... are collective.
 CHECKPOINTER_PREFIXES = ("orbax.checkpoint.",)

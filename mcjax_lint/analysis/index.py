@@ -1089,6 +1089,7 @@ class ProjectIndex:
             subgroup=bool(sym.get("sub")),
             hostable=(sym.get("hl") or False) if sym.get("callable") else False,
             rng=bool(sym.get("rng")),
+            device=bool(sym.get("dev")),
         )
         self._static[id(sym)] = (sym, v)
         return v
@@ -2528,7 +2529,7 @@ def _named_calls_only(sym: Sym) -> Sym:
 
 # The keys of a symbolic value `ProjectIndex._direct` reads ("statics", "hl" only with "callable").
 _DIRECT_KEYS = frozenset({"pd", "pdc", "order", "hash", "tr", "u", "callable", "jitf", "ckpt", "sharding", "glob", "cls",
-                          "san", "sub", "rng"})
+                          "san", "sub", "rng", "dev"})
 _EXT = Val(ext=True)
 
 

@@ -2471,7 +2471,10 @@ class StatementRules:
         - a sanitizer is collective work whose result agrees (`sanitized`); a collective is
           collective work (`collective_args`, `work`), a global-array constructor makes one;
           `jax.device_put` to a sharding puts host data into a global array (`replicated_input`);
-          a sharding, a checkpointer (`sharding_made`, `checkpointer`);
+          a sharding, a checkpointer (`sharding_made`, `checkpointer`); a sharding of one device
+          (`one_device`, `is_one_device`) is no global sharding: `device_put` there, or a global-
+          array constructor given it, makes a single-device array of this process's own
+          (`on_one_device`), no cross-process work;
         - a `jax.random` draw from a process-dependent key is other numbers of its shape
           (`drawn_content`), and runs where its key lives;
         - an array op on a global array is collective work and makes one (else `array_op`
@@ -2571,6 +2574,11 @@ class StatementRules:
             if q in K.COLLECTIVE_CALLS:
                 self.work(K.COLLECTIVE_CALLS[q], node)
             return self.sanitized()
+        if q in K.ONE_DEVICE_ARRAY_CONSTRUCTORS and self.is_one_device(
+                next((v for k, v in args if k in K.ONE_DEVICE_ARRAY_CONSTRUCTORS[q]), None)):
+            # (built on one device: a single-device array, this process's own; no other process
+            # takes part, and its data need not agree with theirs)
+            return self.on_one_device(argu)
         if q in K.COLLECTIVE_CALLS:
             self.collective_args(q, node, args)
             if q in K.GLOBAL_ARRAY_CONSTRUCTORS:
@@ -2585,7 +2593,8 @@ class StatementRules:
             if target_node is None:
                 target_node = self.parts.argument(node, 1, "sharding")
             target = next((v for k, v in args if k in (1, "device", "sharding")), None)
-            if target is not None and (self.is_sharding(target) or looks_like_sharding(target_node, self.read)):
+            if target is not None and not self.is_one_device(target) and (
+                    self.is_sharding(target) or looks_like_sharding(target_node, self.read)):
                 # The host value is the whole global array on every process (JAX compares it
                 # across processes): it must be the same everywhere.
                 what = "`jax.device_put()` to a sharding"
@@ -2593,6 +2602,8 @@ class StatementRules:
                 self.work(what, node)
                 return self.global_array(self.nothing())
             return self.device_put_result(argu, arg0)
+        if q in K.ONE_DEVICE_SHARDINGS:
+            return self.one_device()  # (a sharding of one device: whatever its name says)
         if q in K.SHARDING_CONSTRUCTORS:
             return self.sharding_made(node)
         if q.startswith(K.CHECKPOINTER_PREFIXES) and q.rsplit(".", 1)[-1].endswith(K.CHECKPOINTER_CLASS_SUFFIXES):

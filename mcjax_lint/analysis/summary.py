@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 104
+SUMMARY_VERSION = 105
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -76,9 +76,9 @@ def _merge_list(a: list, b: list) -> list:
 
 def sym_join(a: Sym | None, b: Sym | None) -> Sym:
     if not a:
-        return {k: v for k, v in b.items() if k not in ("host", "lp")} if b else {}  # (an empty Sym may be an unknown value)
+        return {k: v for k, v in b.items() if k not in ("host", "lp", "dev")} if b else {}  # (an empty Sym may be an unknown value)
     if not b:
-        return {k: v for k, v in a.items() if k not in ("host", "lp")}
+        return {k: v for k, v in a.items() if k not in ("host", "lp", "dev")}
     out = dict(a)
     for k, v in b.items():
         if k in ("tup", "cnt", "keys"):
@@ -122,6 +122,8 @@ def sym_join(a: Sym | None, b: Sym | None) -> Sym:
         del out["ln"]
     if out.get("host") and not (a.get("host") and b.get("host")):
         del out["host"]
+    if out.get("dev") and not (a.get("dev") and b.get("dev")):
+        del out["dev"]
     # "lp": process-local when these parameters are; host data on the other side keeps it.
     la, lb = a.get("lp") or ([] if a.get("host") else None), b.get("lp") or ([] if b.get("host") else None)
     if la is None or lb is None or not (la or lb):
@@ -1656,6 +1658,9 @@ class _Summarizer(semantics.StatementRules):
     replicated_input = staticmethod(lambda v, node, what: None)
     device_put_result = staticmethod(lambda argu, a0: sym_taint(argu))
     sharding_made = staticmethod(lambda node: {"sharding": True})
+    one_device = staticmethod(lambda: {"dev": True})
+    is_one_device = staticmethod(lambda v: bool(v and v.get("dev")))
+    on_one_device = staticmethod(lambda argu: dict(sym_taint(argu), host=True))
     checkpointer = staticmethod(lambda argu: dict({"ckpt": True}, **({"sub": True} if argu.get("sub") else {})))
     generator = staticmethod(lambda v: dict(v, rng=True))
     taint = staticmethod(lambda v: sym_taint(v))

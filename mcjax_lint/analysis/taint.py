@@ -1675,6 +1675,10 @@ class FileAnalysis(semantics.StatementRules):
     def sharding_made(self, node: cst.Call) -> Val:
         return Val(sharding=True, replicated=self._replicated_spec(node))
 
+    one_device = staticmethod(lambda: Val(device=True))
+    is_one_device = staticmethod(lambda v: v is not None and v.device)
+    on_one_device = staticmethod(lambda argu: replace(argu.data(), host=True))
+
     checkpointer = staticmethod(lambda argu: Val(ckpt=True, subgroup=argu.subgroup))
     generator = staticmethod(lambda v: replace(v, rng=True))
     taint = staticmethod(lambda v: v.taint())

@@ -173,15 +173,18 @@ class Val:
     # A stateful random generator (`np.random.default_rng(seed)`, `random.Random(seed)`): each draw
     # advances it (`semantics.StatementRules.method_call`).
     rng: bool = False
+    # One device (`SingleDeviceSharding(d)`): an array put or built there lives on that device
+    # alone, so placing data there is no cross-process work. Kept only where every joined value is one.
+    device: bool = False
 
     def join(self, other: Val) -> Val:
         if other is self:
             return self
         if _is_bottom(other):
             # (BOTTOM may be an unknown value)
-            return replace(self, host=False, const=False) if self.host or self.const else self
+            return replace(self, host=False, const=False, device=False) if self.host or self.const or self.device else self
         if _is_bottom(self):
-            return replace(other, host=False, const=False) if other.host or other.const else other
+            return replace(other, host=False, const=False, device=False) if other.host or other.const or other.device else other
         # (a source reached both ways, certainly and by a guess, keeps its most certain way)
         return Val(
             union_sources(self.pd, other.pd),
@@ -215,13 +218,14 @@ class Val:
             _join_keys(self.keys, other.keys),
             self.const and other.const,
             self.rng or other.rng,
+            self.device and other.device,
         )
 
     # Taint only (drops object kinds): what flows into a value computed from this one.
     def taint(self) -> Val:
         if not (self.unordered or self.callable or self.ckpt or self.sharding or self.glob or self.cls or self.fn
                 or self.struct or self.items is not None or self.sanitized or self.ext or self.elems
-                or self.factory or self.host or self.keys is not None or self.const or self.rng) and not self.subgroup:
+                or self.factory or self.host or self.keys is not None or self.const or self.rng or self.device) and not self.subgroup:
             return self
         return Val(self.pd, self.pdc, self.order, self.hash, self.shape, self.tree, subgroup=self.subgroup)
 
