@@ -923,6 +923,10 @@ class Divergence:
         # ... versus what the others issue: the other branch, then everything after the decision
         # up to where the exit lands (and later iterations of the loops it leaves).
         rest = self._rest_after(reach[:d], dframe.node, kind) if d > 0 else ()
+        if dframe.kind in ("if", "else") and kind in _SAME_WAY and _always_leaves(dframe.other, kind):
+            # Every arm of the decision leaves the same way (`elif rank == 0: break` / `else:
+            # break`): the others skip that rest as well; what differs is what each arm issues first.
+            rest = ()
         other = self.seq_block(dframe.other) if dframe.kind in ("if", "else") and dframe.other is not None else ()
         path_other = other + rest
         t = first_tok(rest)
@@ -1447,6 +1451,39 @@ def _terminates(s) -> bool:
 
 
 _LEAVING = frozenset({cst.Return, cst.Raise, cst.Break, cst.Continue})  # (exact types: see tree.OWN_SCOPE)
+
+
+# Exits that land at one place whichever arm of an `if` takes them: `break`/`continue` of the
+# innermost loop, `return` from the function.
+_SAME_WAY = {"break": cst.Break, "continue": cst.Continue, "return": cst.Return}
+
+
+def _always_leaves(block, kind: str) -> bool:
+    """Whether every path through `block` (an `if`'s arm: a block, an `else`, an `elif`) ends in
+    a `kind` statement of its own level (`break`/`continue` outside nested loops, `return`), with
+    no other way out before it: control leaves it exactly as a `kind` where it stands would."""
+    if block is None:
+        return False
+    if isinstance(block, cst.If):  # `elif`: both of its arms
+        return _always_leaves(block.body, kind) and _always_leaves(block.orelse, kind)
+    if isinstance(block, cst.Else):
+        block = block.body
+    stmts = list(block.body) if hasattr(block, "body") else list(block)
+    exit_type = _SAME_WAY[kind]
+    for i, st in enumerate(stmts):
+        ends = type(st) is cst.SimpleStatementLine and any(type(x) is exit_type for x in st.body) or (
+            isinstance(st, cst.If) and st.orelse is not None
+            and _always_leaves(st.body, kind) and _always_leaves(st.orelse, kind))
+        if ends:
+            return not _leaves_in(stmts[:i]) and not _raises_before(stmts[:i], st)
+    return False
+
+
+def _raises_before(stmts: list, st) -> bool:
+    """A `raise` among `stmts`, or before the exit in the line `st` (another way out)."""
+    before = stmts + ([x for x in st.body[:next(i for i, x in enumerate(st.body) if type(x) in _LEAVING)]]
+                      if type(st) is cst.SimpleStatementLine else [])
+    return any(type(n) is cst.Raise for b in before for n in walk_own_scope(b))
 
 
 def _has_wildcard(m: cst.Match) -> bool:
