@@ -359,6 +359,18 @@ ORBAX_ARGS_PREFIXES = ("orbax.checkpoint.args.", "orbax.checkpoint.checkpoint_ar
 # (Not `reload()`: orbax's re-reads the step list from the directory, with no sync; its own p2p
 # benchmark calls it on process 0 alone.)
 CHECKPOINTER_COLLECTIVE_METHODS = {"save", "restore", "wait_until_finished", "close", "delete"}
+# orbax checkpointers that save synchronously (their `save` returns when the checkpoint is
+# written and finalized), and a `CheckpointManager` given only such ones (the legacy
+# `checkpointers=` argument) or `enable_async_checkpointing=False`: no save is left pending, so
+# waiting for pending saves (`PENDING_SAVE_METHODS`) is no cross-process work. (`AsyncCheckpointer`
+# and `StandardCheckpointer`, and a manager's default since orbax 0.5, save in the background:
+# their wait joins a finalize step and a barrier.)
+SYNC_CHECKPOINTERS = frozenset({"orbax.checkpoint.Checkpointer", "orbax.checkpoint.PyTreeCheckpointer",
+                                "orbax.checkpoint.checkpointer.Checkpointer",
+                                "orbax.checkpoint.pytree_checkpointer.PyTreeCheckpointer"})
+CHECKPOINT_MANAGERS = frozenset({"orbax.checkpoint.CheckpointManager",
+                                 "orbax.checkpoint.checkpoint_manager.CheckpointManager"})
+PENDING_SAVE_METHODS = frozenset({"wait_until_finished"})
 
 # --- Nondeterministic order. ------------------------------------------------------------------------
 FS_LISTING_CALLS: dict[str, str] = {

@@ -1081,7 +1081,7 @@ class ProjectIndex:
             callable=sym.get("callable"),
             statics=tuple(tuple(x) for x in sym.get("statics", ())) if sym.get("callable") else (),
             factory=(sym["jitf"][0], tuple(sym["jitf"][1]), tuple(sym["jitf"][2])) if sym.get("jitf") else (),
-            ckpt=bool(sym.get("ckpt")),
+            ckpt=sym["ckpt"] if sym.get("ckpt") == semantics.SYNC else bool(sym.get("ckpt")),
             sharding=bool(sym.get("sharding")),
             glob=bool(sym.get("glob")),
             cls=sym.get("cls"),
@@ -2047,6 +2047,8 @@ class ProjectIndex:
                 return applied(v.callable), v.callable
         if recv.subgroup:
             return recv.data().join(argv), None  # work among a configured subset of processes
+        if recv.ckpt and semantics.pending_wait_is_local(meth, recv.ckpt):
+            return BOTTOM, None  # (a synchronous checkpointer has no save pending)
         if recv.ckpt and meth in K.CHECKPOINTER_COLLECTIVE_METHODS:
             return BOTTOM, f"checkpointer `.{meth}()`"
         if recv.callable:

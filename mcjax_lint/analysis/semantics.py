@@ -1082,6 +1082,48 @@ ENDLESS = "endless"
 UNLESS_EMPTY = "unless-empty"
 
 
+SYNC = "sync"  # `Val.ckpt` (the summary's "ckpt") of a checkpointer that saves synchronously
+
+
+def synchronous_checkpointer(q: str, node: object, read: Reader, qualify: Qualify,
+                             argument: Callable[[object, int, str], object | None]) -> bool:
+    """Whether the orbax constructor call `node` (of `q`) makes a checkpointer that saves
+    synchronously (`K.SYNC_CHECKPOINTERS`), or a `CheckpointManager` given only such ones
+    (`checkpointers=` a dict display or `dict(...)` of their constructions, or one of them) or
+    `options=CheckpointManagerOptions(..., enable_async_checkpointing=False)`: its saves are
+    finished when `save` returns."""
+    if q in K.SYNC_CHECKPOINTERS:
+        return True
+    if q not in K.CHECKPOINT_MANAGERS:
+        return False
+
+    def sync_made(e: object) -> bool:
+        r = read(e)
+        return r[0] == "call" and (qualify(r[1]) or "") in K.SYNC_CHECKPOINTERS
+
+    given = argument(node, 1, "checkpointers")
+    if given is not None:
+        r = read(given)
+        if r[0] == "dict":
+            values = r[1]
+        elif r[0] == "call" and qualify(r[1]) == "dict" and not r[2]:
+            values = r[3]
+        else:
+            values = [given]
+        return bool(values) and all(sync_made(v) for v in values)
+    options = argument(node, 2, "options")
+    if options is None or read(options)[0] != "call":
+        return False
+    flag = argument(options, 99, "enable_async_checkpointing")
+    return flag is not None and read(flag) == ("name", "False")
+
+
+def pending_wait_is_local(meth: str, ckpt: object) -> bool:
+    """Whether calling `meth` of a checkpointer (its `Val.ckpt`) waits for nothing: waiting for
+    pending saves of one that saves synchronously."""
+    return ckpt == SYNC and meth in K.PENDING_SAVE_METHODS
+
+
 def endless_call(q: str, positional: list, every: list) -> str | None:
     """Whether a call of `q` with these arguments (`positional` ones, `every` one) makes an
     iterator that never ends: `itertools.count()`, `itertools.repeat(x)` without a count
@@ -2607,7 +2649,7 @@ class StatementRules:
         if q in K.SHARDING_CONSTRUCTORS:
             return self.sharding_made(node)
         if q.startswith(K.CHECKPOINTER_PREFIXES) and q.rsplit(".", 1)[-1].endswith(K.CHECKPOINTER_CLASS_SUFFIXES):
-            return self.checkpointer(argu)
+            return self.checkpointer(argu, synchronous_checkpointer(q, node, self.read, self.qualify, self.parts.argument))
         if q.startswith(K.JAX_RANDOM_PREFIX) and not any(self.is_global(v) for _, v in args):
             out = self.nothing()
             for k, v in args:
@@ -2678,6 +2720,8 @@ class StatementRules:
             return self.endless_unless_empty(recv, node)
         if self.is_subgroup(recv):
             return self.of_subgroup(self.data(self.join(recv, argu)))
+        if self.is_checkpointer(recv) and pending_wait_is_local(meth, self.checkpointer_kind(recv)):
+            return self.nothing()  # (a synchronous checkpointer has no save pending)
         if meth in K.CHECKPOINTER_COLLECTIVE_METHODS and (self.is_checkpointer(recv) or any(
                 self.read(a)[0] == "call" and (self.qualify(self.read(a)[1]) or "").startswith(K.ORBAX_ARGS_PREFIXES)
                 for a in self.read(node)[3])):

@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 105
+SUMMARY_VERSION = 106
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -88,6 +88,8 @@ def sym_join(a: Sym | None, b: Sym | None) -> Sym:
             continue
         if k == "u" and k in out:
             out[k] = semantics.stronger_order(out[k], v)
+        elif k == "ckpt" and k in out:
+            out[k] = out[k] if out[k] == v else True  # (synchronous only where both are)
         elif k not in out:
             out[k] = v
         elif isinstance(v, list):
@@ -1661,7 +1663,9 @@ class _Summarizer(semantics.StatementRules):
     one_device = staticmethod(lambda: {"dev": True})
     is_one_device = staticmethod(lambda v: bool(v and v.get("dev")))
     on_one_device = staticmethod(lambda argu: dict(sym_taint(argu), host=True))
-    checkpointer = staticmethod(lambda argu: dict({"ckpt": True}, **({"sub": True} if argu.get("sub") else {})))
+    checkpointer = staticmethod(lambda argu, sync: dict({"ckpt": semantics.SYNC if sync else True},
+                                                        **({"sub": True} if argu.get("sub") else {})))
+    checkpointer_kind = staticmethod(lambda v: v.get("ckpt"))
     generator = staticmethod(lambda v: dict(v, rng=True))
     taint = staticmethod(lambda v: sym_taint(v))
 

@@ -1679,7 +1679,8 @@ class FileAnalysis(semantics.StatementRules):
     is_one_device = staticmethod(lambda v: v is not None and v.device)
     on_one_device = staticmethod(lambda argu: replace(argu.data(), host=True))
 
-    checkpointer = staticmethod(lambda argu: Val(ckpt=True, subgroup=argu.subgroup))
+    checkpointer = staticmethod(lambda argu, sync: Val(ckpt=semantics.SYNC if sync else True, subgroup=argu.subgroup))
+    checkpointer_kind = staticmethod(lambda v: v.ckpt)
     generator = staticmethod(lambda v: replace(v, rng=True))
     taint = staticmethod(lambda v: v.taint())
     # other numbers, one shape

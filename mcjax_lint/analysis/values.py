@@ -129,7 +129,9 @@ class Val:
     # strings, "guess" when their type is unknown (`semantics.set_order`).
     unordered: bool | str = False
     callable: str | None = None  # applying it is collective work (e.g. "`train_step` (jit)")
-    ckpt: bool = False  # a checkpointer/manager whose save/restore are collective
+    # A checkpointer/manager whose save/restore are collective; `semantics.SYNC` where it saves
+    # synchronously (no save left pending to wait for).
+    ckpt: bool | str = False
     sharding: bool = False
     glob: bool = False  # a global jax.Array
     cls: str | None = None  # instance of this project class
@@ -195,7 +197,7 @@ class Val:
             union_sources(self.tree, other.tree),
             True if self.unordered is True or other.unordered is True else (self.unordered or other.unordered),
             self.callable or other.callable,
-            self.ckpt or other.ckpt,
+            self.ckpt if self.ckpt == other.ckpt or not other.ckpt else other.ckpt if not self.ckpt else True,
             self.sharding or other.sharding,
             self.glob or other.glob,
             self.cls if self.cls == other.cls else (self.cls or other.cls),
