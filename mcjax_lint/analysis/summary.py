@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 106
+SUMMARY_VERSION = 107
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -653,6 +653,9 @@ class _Summarizer(semantics.StatementRules):
         # functions: the number of elements of each list display they return (None: another value),
         # with the sources of the process-dependent conditions each is returned under
         self._display_returns: dict[str, dict] = {}
+        # functions: for each `return` of another value, whether it has a count decided by nothing
+        # ("cnt" {}: a comprehension over `range(4)`, a draw of size 4) and is under no condition
+        self._counted_returns: dict[str, list[bool]] = {}
         self._local_jits: set[str] = set()  # jit-decorated defs of this module that may run locally
         self._host_closed: dict[str, bool] = {}
         # name -> the first top-level def of that name (`_top_defs`), and the first top-level
@@ -2127,6 +2130,8 @@ class _Summarizer(semantics.StatementRules):
                         v = sym_join(v, t)
                     elif _is_bool_constant(node.value):
                         v = sym_join(v, {k: x for k, x in t.items() if k != "_p"})
+            if not (isinstance(node.value, ast.List) and not any(isinstance(e, ast.Starred) for e in node.value.elts)):
+                self._counted_returns.setdefault(f.name, []).append(v.get("cnt") == {} and not self._ret_taints)
             f.returns = sym_join(f.returns, v)
             # Host data returned on every path is host data at every call (`semantics.is_host_data`).
             self._ret_host[f.name] = self._ret_host.get(f.name, True) and (self.is_host(node.value) or v.get("host") is True)
@@ -2195,7 +2200,12 @@ class _Summarizer(semantics.StatementRules):
         # Displays of other lengths returned under process-dependent conditions: how many
         # elements is decided by those conditions ("cnt"), as for an empty one (above).
         lengths = self._display_returns.pop(f.name, {})
+        counted = self._counted_returns.pop(f.name, [])
         if len(lengths) == 1 and None not in lengths and f.returns and f.returns.get("cnt") == {}:
+            f.returns = dict(f.returns, ln=True)
+        elif list(lengths) == [None] and counted and all(counted) and f.returns and f.returns.get("cnt") == {}:
+            # Every `return` a value of one count decided by nothing, under no condition (`return
+            # [f(x) for x in range(4)]`, `return rng.integers(lo, hi, size=4)`): as for a display.
             f.returns = dict(f.returns, ln=True)
         elif len(lengths) > 1 and None not in lengths and f.returns is not None:
             srcs = _merge_list([], [x for xs in lengths.values() for x in xs])
@@ -2628,6 +2638,7 @@ class _Summarizer(semantics.StatementRules):
                 self._empty_returns.pop(facts.name, None)
                 self._filled_returns.discard(facts.name)
                 self._display_returns.pop(facts.name, None)
+                self._counted_returns.pop(facts.name, None)
         finally:
             (self.scope, self.class_stack, self._in_class_body, self._loop_taints, self._ret_taints, self._exit_counts,
              self._attr_taints, self._attr_fatal, self._try_depth, self._attr_params) = saved
