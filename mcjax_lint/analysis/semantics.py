@@ -1124,6 +1124,16 @@ def pending_wait_is_local(meth: str, ckpt: object) -> bool:
     return ckpt == SYNC and meth in K.PENDING_SAVE_METHODS
 
 
+def rng_size_given(meth: str, positional: int, keywords: Collection[str]) -> bool:
+    """Whether a generator's draw `meth` (`K.RNG_DRAW_METHODS`; `positional` arguments, these
+    keywords) is given its size (`rng.integers(lo, hi, size=4)`, `rng.rand(3, 4)`,
+    `rng.choice(xs, 3)`, `random.sample(xs, k)`): it holds that many numbers."""
+    at, kw = K.RNG_DRAW_METHODS[meth]
+    if at is None:
+        return False
+    return positional > 0 if at == -1 else (kw in keywords or positional > at)
+
+
 def endless_call(q: str, positional: list, every: list) -> str | None:
     """Whether a call of `q` with these arguments (`positional` ones, `every` one) makes an
     iterator that never ends: `itertools.count()`, `itertools.repeat(x)` without a count
@@ -2757,7 +2767,13 @@ class StatementRules:
             if meth in ("keys", "values", "items"):
                 return self.keep_set(self.data(recv), recv)
         if meth in K.RNG_DRAW_METHODS and receiver is not None and self.is_generator(recv):
-            self.generator_advanced(receiver, recv, self.draw_amount(meth, args, node), node)
+            amount = self.draw_amount(meth, args, node)
+            self.generator_advanced(receiver, recv, amount, node)
+            if rng_size_given(meth, len(self.parts.positional_arguments(node)), self.parts.keyword_names(node)):
+                # As many numbers as the size says: the generator's seed and the other arguments
+                # (bounds, a population) decide which numbers, never how many (`sized_draw`); a
+                # size that differs is a count that differs (`amount`).
+                return self.sized_draw(self.join(self.data(recv), argu), amount, node)
         if meth == "seek" and args and receiver is not None and self.read(receiver)[0] == "name" \
                 and not self.instance_class(recv) and (cur := self.name_value(self.read(receiver)[1])) is not None:
             # (a file's later reads return what lies at the position sought: what decides the

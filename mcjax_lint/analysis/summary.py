@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 107
+SUMMARY_VERSION = 108
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -1680,6 +1680,12 @@ class _Summarizer(semantics.StatementRules):
         t = dict(t)
         drawn = [[d[0], d[1], kinds.drawn(d[2] if len(d) > 2 else "")] for d in t.pop("pd")]
         return dict(t, pdc=_merge_list(t.get("pdc", []), drawn))
+
+    @staticmethod
+    def sized_draw(content: Sym, amount: Sym, node: ast.Call) -> Sym:
+        """(semantics.StatementRules.method_call) A draw of a given size from a generator: what
+        `content` carries, as many numbers as the size says ("cnt": what decides the size)."""
+        return dict(sym_taint(content), cnt=_count_taint(sym_taint(amount)) if amount else {})
 
     def array_op(self, q: str, node: ast.Call, args: list) -> None:
         for _, a in args:

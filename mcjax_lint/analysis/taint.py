@@ -1687,6 +1687,16 @@ class FileAnalysis(semantics.StatementRules):
     drawn_content = staticmethod(lambda t: replace(t, pd=frozenset(), pdc=union_sources(t.pdc, rekinded(t.pd, lambda s: kinds.drawn(s.kind)))))
     array_op = staticmethod(lambda q, node, args: None)
 
+    def sized_draw(self, content: Val, amount: Val, node: cst.Call) -> Val:
+        """(semantics.StatementRules.method_call) Numbers drawn into a given size: what `content`
+        carries (their values differ as it does), as many as the size says (a known count, as a
+        list display's: `struct`), a shape that differs only where the size does."""
+        out = replace(content.taint(), shape=frozenset(), struct="list")
+        size = semantics.as_size(amount.pd, amount.pdc)
+        if size:
+            out = replace(out, shape=frozenset({evidence.derived(self.src(node, f"a shape computed from {_why(size)}"), size)}))
+        return out
+
     # `source_call` (semantics.StatementRules): a listing's fix sorts it; a hash's source may be
     # a guess (evidence.set_order_guess)
     per_process = staticmethod(lambda v: bool(v.pd or v.pdc))
