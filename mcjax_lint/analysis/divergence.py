@@ -17,6 +17,7 @@ what the processes on either side would issue:
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 
@@ -144,6 +145,7 @@ class Divergence:
         self._pending_absent: list[tuple] = []  # (`_absent_reads` left to the callers)
         self._tries: list[cst.Try] = []
         self._work: dict[str, str | None] = {}
+        self._gates: dict[str, tuple | None] = {}
 
     # ------------------------------------------------------------ sequences
     def tok(self, call: cst.Call) -> Tok | None:
@@ -153,7 +155,62 @@ class Divergence:
         key = info.token or info.collective
         if info.via_project and info.name:
             key = self._work_key(info.name) or key
+            runs = self._gate_outcome(call, info.name)
+            if runs is False:
+                return None  # (a constant that takes the helper's early `return`: no work)
+            if runs:
+                key += _GATE_RUNS
         return Tok(key, call, info.collective)
+
+    def _gate_outcome(self, call: cst.Call, q: str) -> bool | None:
+        """Where same-file module-level function `q` leaves early on a test of one parameter
+        before any collective work (`if hint_ok: return hint`) and this call passes a constant
+        for it (or leaves its constant default): whether that constant takes it on into the work
+        (True) or out (False); None where no constant decides it."""
+        gate = self._gate(q)
+        if gate is None:
+            return None
+        p, pos, default, exits_when = gate
+        expr = default
+        for i, a in enumerate(call.args):
+            if a.star:
+                return None
+            if a.keyword is not None and a.keyword.value == p or a.keyword is None and i == pos:
+                expr = a.value
+        value = _constant(self.fa.module, expr)
+        if value is _UNKNOWN:
+            return None
+        return not exits_when(value)
+
+    def _gate(self, q: str) -> tuple | None:
+        q = self.fa.index._follow_reexport(q)
+        if q in self._gates:
+            return self._gates[q]
+        self._gates[q] = None
+        entry = self.fa.fn_nodes.get(q)
+        if entry is None or not entry[1].is_module or entry[2] is not None or entry[0].decorators:
+            return None
+        fdef = entry[0]
+        p_ = fdef.params
+        positional = [x.name.value for x in (*p_.posonly_params, *p_.params)]
+        named = {x.name.value: x for x in (*p_.posonly_params, *p_.params, *p_.kwonly_params)}
+        assigned: set[str] = set()
+        calls = self.fa.calls
+        for st in self._block_stmts(fdef.body)[:_GATE_REACH]:
+            if isinstance(st, cst.If) and st.orelse is None and read_cst.last_statement(st.body) in ("return", "raise"):
+                t = _param_test(st.test, named.keys() - assigned)
+                if t is not None and not any((i := calls.get(c)) is not None and i.collective
+                                             for c in _walk_calls(st.body)):
+                    name, exits_when = t
+                    param = named[name]
+                    self._gates[q] = (name, positional.index(name) if name in positional else -1,
+                                      param.default, exits_when)
+                    return self._gates[q]
+            if not isinstance(st, cst.SimpleStatementLine) \
+                    or any((i := calls.get(c)) is not None and i.collective for c in _walk_calls(st)):
+                break  # (collective work, or a block that may hold it, before any such test)
+            assigned |= {n.value for n in walk(st) if isinstance(n, cst.Name)}  # (read or rebound: not followed)
+        return None
 
     def _work_key(self, q: str) -> str | None:
         """A same-file wrapper's collective work as a token, so that a verbose and a quiet wrapper
@@ -822,7 +879,20 @@ class Divergence:
         if t is None:
             return
         self._branch_done.add(id(node))
-        self.branches.append(BranchPoint(node, cond, t, cond_node))
+        self.branches.append(BranchPoint(node, self._gate_guess(a, b, cond), t, cond_node))
+
+    def _gate_guess(self, a: tuple, b: tuple, cond: Val) -> Val:
+        """Where two sequences first differ only in that one passes a helper a constant that
+        runs its work past an early `return` and the other a value that may as well
+        (`_gate_outcome`): `cond`, marked as a guess (`evidence.GATE_ARGUMENT`)."""
+        i = next((k for k in range(min(len(a), len(b))) if a[k] != b[k]), None)
+        if i is None or not isinstance(a[i], Tok) or not isinstance(b[i], Tok):
+            return cond
+        x, y = a[i].key.removesuffix(_GATE_RUNS), b[i].key.removesuffix(_GATE_RUNS)
+        if x != y:
+            return cond
+        t = a[i] if a[i].key.endswith(_GATE_RUNS) else b[i]
+        return evidence.mark(cond, evidence.GATE_ARGUMENT, f"`{short_name(t.node)}`", self.fa.line(t.node))
 
     def _completed_by_pair(self, stmts: list, i: int) -> str:
         """Whether the `if` at `stmts[i]` and later or earlier sibling `if`s on the same or the
@@ -948,13 +1018,15 @@ class Divergence:
         if path_exit == path_other or uniform:
             return
         if t is not None:
-            self.exits.append(ExitPoint(small, dframe.cond, t, dframe.node, kind, guess=guess))
+            self.exits.append(ExitPoint(small, self._gate_guess(path_exit, path_other, dframe.cond), t, dframe.node,
+                                        kind, guess=guess))
             self._branch_done.add(id(dframe.node))
         elif dframe.kind in ("if", "else") and id(dframe.node) not in self._branch_done:
             t2 = _first_difference(path_exit, path_other)
             if t2 is not None:
                 self._branch_done.add(id(dframe.node))
-                self.branches.append(BranchPoint(dframe.node, dframe.cond, t2, dframe.node.test))
+                self.branches.append(BranchPoint(dframe.node, self._gate_guess(path_exit, path_other, dframe.cond), t2,
+                                                 dframe.node.test))
 
     def _loop_point(self, s) -> None:
         body = self.seq_block(s.body)
@@ -1625,6 +1697,46 @@ def _changes(stmts: list, roots: set[str], calls: dict) -> bool:
 def _exit_call(n, calls: dict) -> bool:
     """A statement `sys.exit(...)` (or another call the taint analysis knows exits)."""
     return isinstance(n, cst.Expr) and isinstance(n.value, cst.Call) and getattr(calls.get(n.value), "exits", False)
+
+
+_GATE_RUNS = "|past-early-return"
+_GATE_REACH = 8  # (the statements of a helper searched for the early `return` on a parameter)
+_UNKNOWN = object()
+
+
+def short_name(call: cst.Call) -> str:
+    f = call.func
+    return f"{f.value}()" if isinstance(f, cst.Name) else f"{f.attr.value}()" if isinstance(f, cst.Attribute) else "call"
+
+
+def _constant(module: cst.Module, expr) -> object:
+    """The value of a literal constant (`True`, `None`, `0`, `"x"`), else `_UNKNOWN`."""
+    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+        return {"True": True, "False": False, "None": None}[expr.value]
+    if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString)):
+        try:
+            return ast.literal_eval(module.code_for_node(expr))
+        except (ValueError, SyntaxError):
+            return _UNKNOWN
+    return _UNKNOWN
+
+
+def _param_test(test, params) -> tuple[str, object] | None:
+    """`p`, `not p`, `p is None`, `p is not None` on one of `params`: (p, when the test holds)."""
+    if isinstance(test, cst.Name) and test.value in params:
+        return test.value, bool
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) \
+            and isinstance(test.expression, cst.Name) and test.expression.value in params:
+        return test.expression.value, lambda v: not v
+    if isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and test.left.value in params \
+            and len(test.comparisons) == 1 and isinstance(test.comparisons[0].comparator, cst.Name) \
+            and test.comparisons[0].comparator.value == "None":
+        op = test.comparisons[0].operator
+        if isinstance(op, cst.Is):
+            return test.left.value, lambda v: v is None
+        if isinstance(op, cst.IsNot):
+            return test.left.value, lambda v: v is not None
+    return None
 
 
 def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:

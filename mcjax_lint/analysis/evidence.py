@@ -115,6 +115,8 @@ RESUMED_AT_YIELD = ("complementary `if`s on one condition around a `yield` (`if 
                     "yield (the `with` body, the generator's consumer) resumes it everywhere and does no collective "
                     "work there")
 RESUMED_AT_YIELD_TEXT = "complementary `if`s around a `yield`"
+GATE_ARGUMENT = ("one arm passes a helper a constant that takes it past its early `return` into its collective "
+                 "work, the other a value not known here, which may take it there as well")
 
 # Markers the engine writes into a collective work's description when it guessed it.
 BY_NAME_NOTE = "(resolved by method name)"
