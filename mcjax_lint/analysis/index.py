@@ -600,6 +600,7 @@ class ProjectIndex:
                             for q, c in self.classes.items()}
         state["globals"] = dict.fromkeys(self.globals, {})
         state["modules"] = {m: ModuleSummary(s.path, s.module, dict(s.imports), imported_modules=list(s.imported_modules),
+                                             lazy_imports=list(s.lazy_imports),
                                              initialize_line=s.initialize_line,
                                              initialize_script_only=s.initialize_script_only, import_device_access=s.import_device_access,
                                              pins_cpu=s.pins_cpu, process_free_test=s.process_free_test,
@@ -2364,7 +2365,10 @@ class ProjectIndex:
             for m, s in self.modules.items():
                 if m in out:
                     continue
+                lazy = s.lazy_imports
                 for im in s.imported_modules:
+                    if lazy and im in lazy:
+                        continue  # (imported in a function: loads when it is called, not with m)
                     im = self.module_alias(im)
                     if im in out and im != m:
                         out[m] = out[im]

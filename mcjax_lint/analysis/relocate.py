@@ -258,7 +258,7 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
         stub = index.modules.get(s.module)
         if stub is not None:
             if (stub.import_device_access != s.import_device_access or stub.imported_modules != s.imported_modules
-                    or stub.test_plugins != s.test_plugins):
+                    or stub.lazy_imports != s.lazy_imports or stub.test_plugins != s.test_plugins):
                 imports_changed = True
             stub.initialize_line = s.initialize_line
             stub.initialize_script_only = s.initialize_script_only
@@ -268,6 +268,7 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
             stub.test_plugins = list(s.test_plugins)
             stub.import_device_access = s.import_device_access
             stub.imported_modules = list(s.imported_modules)
+            stub.lazy_imports = list(s.lazy_imports)
             stub.imports = dict(s.imports)
         else:
             imports_changed = True
@@ -470,7 +471,7 @@ def plan_change(index: Any, old: dict, new: dict, summary: Any, other_new_mentio
     Then only that file's changed functions and their readers in the file can get other facts;
     everything else is as a rebuild would give. Raises `Unrelocatable` otherwise."""
     for k in set(old) | set(new):
-        if k in _UNREAD or k in ("imported_modules", "imports"):
+        if k in _UNREAD or k in ("imported_modules", "lazy_imports", "imports"):
             continue  # imported modules: only import-time device access reads them, recomputed after
         if k == "device_scope" and not any(m.device_scope == "local" and m.module != summary.module
                                            for m in index.modules.values()):
@@ -491,7 +492,7 @@ def plan_change(index: Any, old: dict, new: dict, summary: Any, other_new_mentio
     changed = {q for q in set(fo) | set(fn) if norm_o.get(q) != norm_n.get(q)}
     lines: dict[int, int] = {}
     for k in old:
-        if k not in ("functions", "imported_modules", "imports", "device_scope") and k not in _UNREAD:
+        if k not in ("functions", "imported_modules", "lazy_imports", "imports", "device_scope") and k not in _UNREAD:
             _pair({k: _without_methods(old[k]) if k == "classes" else old[k]},
                   {k: _without_methods(new[k]) if k == "classes" else new[k]}, lines)
     for q in sorted(set(fo) & set(fn)):
@@ -546,7 +547,7 @@ def plan_change(index: Any, old: dict, new: dict, summary: Any, other_new_mentio
                 inside.add(q.rsplit(".", 1)[-1])
                 grow = True
     module = new["module"]
-    skip = {"functions", "imports", "imported_modules", *_UNREAD}
+    skip = {"functions", "imports", "imported_modules", "lazy_imports", *_UNREAD}
     # Module-level values (class attributes, bases, globals); a class's own list of methods is
     # no reader, nor is the name of the `__init__` whose constructions' arguments an attribute
     # holds (`"ip"`: the index reads the constructions, not that function's facts).

@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 108
+SUMMARY_VERSION = 109
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -385,6 +385,9 @@ class ModuleSummary:
     classes: dict[str, ClassFacts] = field(default_factory=dict)
     globals: dict[str, Sym] = field(default_factory=dict)  # module-level name -> value
     imported_modules: list[str] = field(default_factory=list)
+    # Of those, the modules imported only inside function bodies: they load when the function is
+    # called, not when this module is imported (`ProjectIndex._import_device_access`).
+    lazy_imports: list[str] = field(default_factory=list)
     # Cheap prefilter flags.
     direct_sources: bool = False  # uses a built-in process-dependent source
     order_sources: bool = False  # lists a directory / builds a set
@@ -423,6 +426,7 @@ class ModuleSummary:
             "classes": {k: v.to_dict() for k, v in self.classes.items()},
             "globals": self.globals,
             "imported_modules": self.imported_modules,
+            "lazy_imports": self.lazy_imports,
             "direct_sources": self.direct_sources,
             "order_sources": self.order_sources,
             "hash_calls": self.hash_calls,
@@ -452,6 +456,7 @@ class ModuleSummary:
             classes={k: ClassFacts.from_dict(v) for k, v in d.get("classes", {}).items()},
             globals=dict(d.get("globals", {})),
             imported_modules=list(d.get("imported_modules", [])),
+            lazy_imports=list(d.get("lazy_imports", [])),
             direct_sources=bool(d.get("direct_sources")),
             order_sources=bool(d.get("order_sources")),
             hash_calls=bool(d.get("hash_calls")),
@@ -531,6 +536,32 @@ def collect_imports(tree: ast.Module, module: str, is_package: bool) -> tuple[di
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
+def _module_level_imports(tree: ast.Module, module: str, is_package: bool) -> list[str]:
+    """The modules (as `collect_imports` names them) that an import statement outside every
+    function body loads: those run when the module is imported (class bodies, `if`/`try` blocks
+    too); an import in a function runs only when the function is called."""
+    out: list[str] = []
+    stack = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if isinstance(node, ast.Import):
+            out.extend(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = resolve_relative(module, is_package, node.level, node.module) if node.level else (node.module or "")
+            out.append(base)
+            out.extend(f"{base}.{a.name}" for a in node.names if a.name != "*")
+        elif isinstance(node, ast.ClassDef):
+            stack.extend(node.body)
+        else:
+            for f in _BLOCK_FIELDS:
+                block = getattr(node, f, None)
+                if block:
+                    stack.extend(block)
+    return out
+
+
 def _statements(tree: ast.Module):
     """Every statement, nested ones included, without walking expressions (imports are
     statements; a full `ast.walk` costs as much as the rest of the summary)."""
@@ -588,7 +619,9 @@ class _Summarizer(semantics.StatementRules):
         self.module = module
         self.tree = tree
         self.imports, mods = collect_imports(tree, module, is_package)
-        self.summary = ModuleSummary(path, module, dict(self.imports), imported_modules=sorted(set(mods)))
+        lazy = set(mods) - set(_module_level_imports(tree, module, is_package))
+        self.summary = ModuleSummary(path, module, dict(self.imports), imported_modules=sorted(set(mods)),
+                                     lazy_imports=sorted(lazy))
         self.module_defs: dict[str, str] = {}  # top-level def/class name -> qualified
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
