@@ -167,7 +167,7 @@ class Exchange:
         self._collector_fetched = self.p == 0
         self._collector_tried = -1.0
         self._collector_every = 0.0  # seconds between tries: every round at first, then growing
-        self._collector_start = 0.0
+        self._collector_eager_until = 0.0  # (set by start)
         self._last_pub = (-1, None, None, 0.0)
         self._publish_lock = threading.Lock()
         self._last_local = (None, None, -LOCAL_STATE_EVERY)  # status, pending, time of the last local write
@@ -186,6 +186,7 @@ class Exchange:
     def start(self) -> None:
         if self._state_dir is not None:
             self._state_dir.mkdir(parents=True, exist_ok=True)
+        self._collector_eager_until = time.monotonic() + COLLECTOR_EAGER
         loops = [(self._publish_loop, "mcjax-guard-publisher")]
         if self.p != 0:  # process 0 sends the control messages: it acts on them as it sends them
             loops.append((self._watch_loop, "mcjax-guard-watcher"))
@@ -318,13 +319,11 @@ class Exchange:
                 self._last_local = (self.status, self.pending, now)
             self._relay_collector()
             if not self._collector_fetched and now - self._collector_tried >= self._collector_every:
-                # (with -n there is no collector: tries thin out, each costs ~0.4 ms of CPU)
                 # Every round while the job starts (the supervisor needs the address before this
-                # process can freeze in a long C call), then thinning out.
-                if self._collector_tried < 0:
-                    self._collector_start = now
+                # process can freeze in a long C call), then thinning out (with -n there is no
+                # collector; each try costs ~0.4 ms of CPU).
                 self._collector_tried = now
-                if now - self._collector_start > COLLECTOR_EAGER:
+                if now > self._collector_eager_until:
                     self._collector_every = min(8.0, max(1.0, self._collector_every * 1.25))
                 self._fetch_collector()
         items, sigs = self.registry.take()
