@@ -85,7 +85,7 @@ def known_codes() -> dict[str, Severity]:
     except ImportError:  # the rule registry is not there yet (early development)
         RULES = {}
     for code, info in RULES.items():
-        codes[code] = Severity(getattr(info, "severity", Severity.ERROR))
+        codes[code] = Severity(getattr(info, "level", Severity.ERROR))
     codes[UNUSED_SUPPRESSION.code] = UNUSED_SUPPRESSION.severity
     return codes
 
@@ -117,6 +117,9 @@ def is_enabled(code: str, select: Iterable[str], ignore: Iterable[str]) -> bool:
     """The most specific selector wins; `ignore` wins a tie."""
     s = _match_len(code, select)
     return s >= 0 and s > _match_len(code, ignore)
+
+
+_RANK = {Severity.ERROR: 2, Severity.WARNING: 1, Severity.INFO: 0}
 
 
 class RuleFilter:
@@ -158,7 +161,18 @@ class RuleFilter:
         return not extra or is_enabled(code, self._select, self.config.ignore + extra)
 
     def severity(self, code: str, default: Severity) -> Severity:
-        return self.config.severity.get(code, default)
+        """A finding's severity: the configured one for its code, else `default` (the engine's
+        grade), at most a warning where the rule's precision is medium (rules/__init__.py)."""
+        got = self.config.severity.get(code)
+        if got is not None:
+            return got
+        if default == Severity.ERROR:
+            from mcjax_lint.rules import RULES
+
+            info = RULES.get(code)
+            if info is not None:
+                return min(default, info.level, key=_RANK.__getitem__)
+        return default
 
 
 # --- loading ---------------------------------------------------------------------------------

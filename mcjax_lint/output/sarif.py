@@ -4,9 +4,10 @@ Locations are relative to the project root (`%SRCROOT%`), regions 1-based in lin
 (SARIF's default column unit is the Unicode code point, which is what the findings count).
 Every rule is described in `tool.driver.rules` with its summary, default level, help page and
 the page's text as `help.markdown` (the pages in docs/rules/ ship in the package as
-`mcjax_lint.rule_docs`). Each result carries its evidence: `rank` and `properties.precision`
-(high when every step of its chain is certain, medium when one is a guess) and the chain itself as
-a `codeFlows` thread flow, source to sink.
+`mcjax_lint.rule_docs`), its default level and its `properties.precision` (the rule's measured
+precision, as CodeQL's queries carry theirs). Each result carries its evidence: `rank` and
+`properties.precision` (high when every step of its chain is certain and its rule's precision is
+high, medium otherwise) and the chain itself as a `codeFlows` thread flow, source to sink.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "note"}
 # A finding whose every step is certain, and one reached through a guess (docs/lint.md, "Evidence"):
 # SARIF's `rank` (0-100, how much a viewer should rank it up) and CodeQL's `precision` property.
+# A certain chain of a medium-precision rule ranks between the two.
 RANK = {CERTAIN: 90.0, GUESS: 50.0}
+RANK_MEDIUM_RULE = 70.0
 PRECISION = {CERTAIN: "high", GUESS: "medium"}
 
 
@@ -57,7 +60,7 @@ def _location(ctx: OutputContext, path: str, line: int, col: int, end_line: int 
 
 def _rule(code: str, info: object, base: str) -> dict:
     summary = getattr(info, "summary", "") or code
-    sev = getattr(info, "severity", Severity.ERROR)
+    sev = getattr(info, "level", Severity.ERROR)
     rule: dict = {
         "id": code,
         "name": _camel(getattr(info, "name", code)),
@@ -65,7 +68,8 @@ def _rule(code: str, info: object, base: str) -> dict:
         "fullDescription": {"text": summary},
         "helpUri": f"{base}{code}.md",
         "defaultConfiguration": {"level": _LEVEL.get(Severity(sev), "error")},
-        "properties": {"tags": [t for t in ("mcjax", getattr(info, "family", None)) if t]},
+        "properties": {"tags": [t for t in ("mcjax", getattr(info, "family", None)) if t],
+                       "precision": getattr(info, "precision", "high")},
     }
     page = page_path(code)
     if page is not None:
@@ -131,8 +135,10 @@ def build(ctx: OutputContext) -> dict:
                 dict(_location(ctx, f.path, line, col, message=label), id=i)
                 for i, (label, line, col) in enumerate(f.related)
             ]
-        res["rank"] = RANK[f.confidence]
-        res["properties"] = {"precision": PRECISION[f.confidence], "confidence": f.confidence}
+        medium_rule = getattr(ctx.rules.get(f.code), "precision", "high") == "medium"
+        res["rank"] = RANK_MEDIUM_RULE if medium_rule and f.confidence == CERTAIN else RANK[f.confidence]
+        res["properties"] = {"precision": "medium" if medium_rule else PRECISION[f.confidence],
+                             "confidence": f.confidence}
         if f.chain:
             res["codeFlows"] = [_code_flow(ctx, f)] + [_code_flow(ctx, f, c) for c in f.also]
         fixes = _fix(ctx, f)

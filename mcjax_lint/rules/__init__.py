@@ -2,7 +2,7 @@
 
 Each rule lives in its own module (`mcjax_lint/rules/mcjNNN_*.py`) as one small libcst visitor
 whose class states its catalogue entry as literal attributes (`CODE`, `NAME`, `SEVERITY`,
-`SUMMARY`, `FIXABLE`, `FAMILY`). `RULES`, the catalogue the tooling (select/ignore, docs, SARIF)
+`SUMMARY`, `FIXABLE`, `FAMILY`, `PRECISION`). `RULES`, the catalogue the tooling (select/ignore, docs, SARIF)
 reads, is built from those literals without importing the modules — the configuration and a
 cached run stay free of libcst — and `visitor_classes()` imports them for the analysis. Adding a
 rule is adding its module (with its doc page and fixtures); nothing here changes.
@@ -19,7 +19,12 @@ from mcjax_lint.model import Severity
 
 _HERE = Path(__file__).resolve().parent
 _FIELDS = {"CODE": "code", "NAME": "name", "SEVERITY": "severity", "SUMMARY": "summary", "FIXABLE": "fixable",
-           "FAMILY": "family"}
+           "FAMILY": "family", "PRECISION": "precision"}
+# A rule's precision, as CodeQL gives each query one: "high" when its errors on code nobody tuned
+# it on were right at least half the time, "medium" when they were wrong more often than right
+# (benchmarks/rule_precision.py measures it). A medium-precision rule reports warnings unless the
+# configuration sets its severity; its findings and their evidence are the same.
+PRECISIONS = ("high", "medium")
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,15 @@ class RuleInfo:
     summary: str  # one line
     fixable: bool
     family: str
+    precision: str = "high"
+
+    @property
+    def level(self) -> Severity:
+        """The severity of a finding whose every step is certain, when the configuration does not
+        set one: the rule's own, at most a warning for a medium-precision rule."""
+        if self.precision == "medium" and self.severity == Severity.ERROR:
+            return Severity.WARNING
+        return self.severity
 
 
 def _rule_modules() -> list[Path]:
@@ -50,6 +64,8 @@ def _entry(path: Path) -> RuleInfo:
         if "code" in vals:
             vals.setdefault("fixable", False)
             vals["severity"] = Severity(vals.get("severity", "error"))
+            if vals.setdefault("precision", "high") not in PRECISIONS:
+                raise ImportError(f"{path.name}: PRECISION must be one of {PRECISIONS}")
             return RuleInfo(**vals)
     raise ImportError(f"{path.name}: no rule class with a literal CODE")
 

@@ -13,6 +13,7 @@ class ProcessDependentShape(Rule):
     CODE = "MCJ301"
     NAME = "process-dependent-shape"
     SEVERITY = "error"
+    PRECISION = "medium"  # its errors on unseen code were mostly wrong: benchmarks/rule_precision.py
     SUMMARY = "A shape or dtype computed from a process-dependent value is passed into a global array or collective."
     FAMILY = "process-dependent shapes and pytrees"
 

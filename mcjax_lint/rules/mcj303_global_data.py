@@ -14,6 +14,7 @@ class ProcessDependentGlobalData(Rule):
     CODE = "MCJ303"
     NAME = "process-dependent-global-data"
     SEVERITY = "error"
+    PRECISION = "medium"  # its errors on unseen code were mostly wrong: benchmarks/rule_precision.py
     SUMMARY = ("Host data that must be the same on every process (`device_put` to a sharding, a replicated "
                "global array, a barrier's name) is computed from a process-dependent value.")
     FAMILY = "process-dependent shapes and pytrees"

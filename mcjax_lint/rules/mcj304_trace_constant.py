@@ -14,6 +14,7 @@ class ProcessDependentTraceConstant(Rule):
     CODE = "MCJ304"
     NAME = "process-dependent-trace-constant"
     SEVERITY = "error"
+    PRECISION = "medium"  # its errors on unseen code were mostly wrong: benchmarks/rule_precision.py
     SUMMARY = ("A process-dependent value is read inside a function traced by jit/pmap/shard_map: it is "
                "compiled into the program as a constant, so each process runs a different program.")
     FAMILY = "process-dependent shapes and pytrees"

@@ -128,8 +128,19 @@ def test_json_carries_the_chain_and_the_confidence(tmp_path):
     assert set(g["chain"][0]) == {"line", "text", "certain", "why"}
     assert [(s["certain"], s["why"]) for s in g["chain"] if not s["certain"]] == [(False, evidence.UNRESOLVED_CALL)]
     c = by_file["evidence_known_call.py"]
-    assert (c["severity"], c["confidence"]) == ("error", "certain")
+    # Every step certain, but MCJ103's precision is medium: a warning unless configured.
+    assert (c["severity"], c["confidence"]) == ("warning", "certain")
     assert all(s["certain"] and s["why"] is None for s in c["chain"])
+
+
+def test_a_configured_severity_makes_a_certain_finding_of_a_medium_precision_rule_an_error(tmp_path):
+    config = '[tool.mcjax.severity]\nMCJ103 = "error"\n'
+    root = make_project(tmp_path / "p", PAIR_PROJECT, config)
+    rc, findings, err = run_json(root, "--no-cache", ".")
+    assert rc == 1, err
+    by_file = {Path(f["path"]).name: f["severity"] for f in findings}
+    # A guess stays a warning whatever the configuration says.
+    assert by_file == {"evidence_known_call.py": "error", "evidence_unresolved_call.py": "warning"}
 
 
 def test_sarif_carries_rank_precision_and_the_chain_as_a_code_flow(tmp_path):
@@ -142,7 +153,12 @@ def test_sarif_carries_rank_precision_and_the_chain_as_a_code_flow(tmp_path):
                for r in json.loads(out.stdout)["runs"][0]["results"]}
     g, c = results["evidence_unresolved_call.py"], results["evidence_known_call.py"]
     assert (g["level"], g["rank"], g["properties"]["precision"]) == ("warning", 50.0, "medium")
-    assert (c["level"], c["rank"], c["properties"]["precision"]) == ("error", 90.0, "high")
+    assert (c["level"], c["rank"], c["properties"]["precision"]) == ("warning", 70.0, "medium")
+    rules = {r["id"]: r for r in json.loads(out.stdout)["runs"][0]["tool"]["driver"]["rules"]}
+    assert (rules["MCJ103"]["defaultConfiguration"]["level"], rules["MCJ103"]["properties"]["precision"]) == \
+        ("warning", "medium")
+    assert (rules["MCJ101"]["defaultConfiguration"]["level"], rules["MCJ101"]["properties"]["precision"]) == \
+        ("error", "high")
     steps = g["codeFlows"][0]["threadFlows"][0]["locations"]
     assert [s["properties"]["certain"] for s in steps].count(False) == 1
     assert all(s["location"]["physicalLocation"]["region"]["startLine"] > 0 for s in steps)
@@ -163,13 +179,13 @@ def _codes(findings):
 def test_confidence_certain_reports_only_certain_findings(tmp_path):
     root = make_project(tmp_path / "p", PAIR_PROJECT)
     rc, findings, _ = run_json(root, "--no-cache", "--confidence", "certain", ".")
-    assert rc == 1 and _codes(findings) == [("evidence_known_call.py", "error")]
+    assert rc == 1 and _codes(findings) == [("evidence_known_call.py", "warning")]
     # The same from the configuration; the command line overrides it.
     root2 = make_project(tmp_path / "q", PAIR_PROJECT, '[tool.mcjax]\nconfidence = "certain"\n')
     rc, findings, _ = run_json(root2, "--no-cache", ".")
-    assert _codes(findings) == [("evidence_known_call.py", "error")]
+    assert _codes(findings) == [("evidence_known_call.py", "warning")]
     rc, findings, _ = run_json(root2, "--no-cache", "--confidence", "all", ".")
-    assert _codes(findings) == [("evidence_known_call.py", "error"), ("evidence_unresolved_call.py", "warning")]
+    assert _codes(findings) == [("evidence_known_call.py", "warning"), ("evidence_unresolved_call.py", "warning")]
     # Only a guessed finding left: nothing reported, exit 0.
     rc, findings, _ = run_json(root2, "--no-cache", "evidence_unresolved_call.py")
     assert (rc, findings) == (0, [])

@@ -29,6 +29,7 @@ def test_example_triggers_rule_and_use_instead_is_clean(code: str):
     info = RULES[code]
     assert text.startswith(f"# {code}: {info.name}\n"), "title must be '# CODE: name'"
     assert f"Severity: {info.severity.value}" in text
+    assert (info.precision == "medium") == ("## Precision: medium" in text)
     assert "## Known limitations" in text
     bad, _ = analyze_project({"example.py": _block(text, "## Example")})
     assert code in {f.code for f in bad}, [(f.line, f.code, f.message) for f in bad]
