@@ -27,7 +27,9 @@ def lint_paths(paths: Iterable[str | os.PathLike[str]], *, observed: bool = True
                imports: bool = True) -> tuple[list[Finding], list[FileError]]:
     """Findings in `paths` (absolute paths are kept as given in `Finding.path`), and the files
     that could not be read or parsed. Configuration errors fall back to the defaults."""
-    from mcjax_lint.config import ConfigError, load_config
+    from dataclasses import replace
+
+    from mcjax_lint.config import ConfigError, RuleFilter, load_config
     from mcjax_lint.engine import analyze_project
     from mcjax_lint.modnames import module_names
 
@@ -57,7 +59,9 @@ def lint_paths(paths: Iterable[str | os.PathLike[str]], *, observed: bool = True
     names = module_names([*files, *context])
     findings, more = analyze_project({**files, **context}, settings, names)
     errors.extend(e for e in more if e.path in files)
-    return [f for f in findings if f.path in files], errors
+    # Shown with the severities the command line gives them (configured, rule precision).
+    shown = RuleFilter(config)
+    return [replace(f, severity=shown.shown_severity(f)) for f in findings if f.path in files], errors
 
 
 def _read(path: str, errors: list[FileError] | None = None) -> str | None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from mcjax_lint.files import DEFAULT_EXCLUDE
-from mcjax_lint.model import Severity
+from mcjax_lint.model import CERTAIN, Severity
 from mcjax_lint.settings import AnalysisSettings
 
 if sys.version_info >= (3, 11):
@@ -173,6 +173,14 @@ class RuleFilter:
             if info is not None:
                 return min(default, info.level, key=_RANK.__getitem__)
         return default
+
+    def shown_severity(self, finding: Any) -> Severity:
+        """The severity a finding is shown with: `severity` above, and never an error when its
+        chain holds a guess, whatever the configuration says."""
+        sev = self.severity(finding.code, finding.severity)
+        if sev == Severity.ERROR and finding.confidence != CERTAIN:
+            return Severity.WARNING
+        return sev
 
 
 # --- loading ---------------------------------------------------------------------------------

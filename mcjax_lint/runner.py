@@ -53,7 +53,7 @@ from mcjax_lint.analysis.relocate import position_free
 from mcjax_lint.config import LintConfig, RuleFilter
 from mcjax_lint.errors import AnalysisError
 from mcjax_lint.files import display_path
-from mcjax_lint.model import CERTAIN, GUESS, Edit, FileError, Finding, Fix, Severity, Step
+from mcjax_lint.model import CERTAIN, Edit, FileError, Finding, Fix, Severity, Step
 from mcjax_lint.modnames import module_names
 from mcjax_lint.settings import AnalysisSettings
 
@@ -730,10 +730,7 @@ def postprocess(found: list[Finding], f: SourceFile, rec: FileRecord, rule_filte
     for x in found:
         if not rule_filter.reported(x.code, rel_for_rules):
             continue
-        sev = rule_filter.severity(x.code, x.severity)
-        if sev == Severity.ERROR and x.confidence == GUESS:
-            sev = Severity.WARNING  # a chain with a guess is never an error, whatever the override
-        out.append(_replace(x, path=f.display, severity=sev))
+        out.append(_replace(x, path=f.display, severity=rule_filter.shown_severity(x)))
     supps = [sup.Suppression.from_list(s) for s in rec.suppressions]
     if supps:
         out = sup.apply(out, supps, f.display, lambda code: rule_filter.reported(code, rel_for_rules))
