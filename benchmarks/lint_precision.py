@@ -19,12 +19,14 @@ import json
 import sys
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from mcjax_lint import engine  # noqa: E402
+from mcjax_lint.config import LintConfig, RuleFilter  # noqa: E402
 from mcjax_lint.model import Severity  # noqa: E402
 from mcjax_lint.modnames import module_names  # noqa: E402
 
@@ -56,11 +58,14 @@ def lint_package(root: Path) -> dict:
     todo = [p for p, s in summaries.items() if engine.needs_full_analysis(s, index)]
     t3 = time.perf_counter()
     findings = []
+    shown = RuleFilter(LintConfig())
     analyzed_loc = 0
     for p in todo:
         analyzed_loc += sources[p].count("\n")
         try:
-            findings.extend(engine.analyze(sources[p], p, names[p], index))
+            # Shown as the command line shows them (rule precision, guesses never errors).
+            findings.extend(replace(f, severity=shown.shown_severity(f))
+                            for f in engine.analyze(sources[p], p, names[p], index))
         except engine.AnalysisError as e:
             errors.append(str(e))
     t4 = time.perf_counter()

@@ -7,7 +7,10 @@ The evidence is the sealed halves of the opened evaluation sets (`benchmarks/sea
 result_sealed.json`): each was linted once, at the end of its round, before anyone working on the
 analysis had seen it. Per rule, an error-level finding counts as
   - right: an error in a hazard program within its documented hazard lines (as sealed_eval.py
-    scores "found"), or a codebase error its reviewers judged real or fragile;
+    scores "found"), or a codebase error its reviewers judged real or fragile (in programs, a
+    certain finding of a medium-precision rule counts as the error it would be; in codebases
+    only error-level findings are reviewed, so a medium rule is measured there on the sets
+    linted before it became medium);
   - wrong: an error in a correct look-alike, or a codebase error judged a false positive.
 (An error in a hazard program away from its hazard lines, and a disputed codebase error, count
 neither way.) A rule whose errors were wrong more often than right, over at least MIN_ERRORS of
@@ -42,6 +45,19 @@ def _near(line: int, hazard_lines: list[int], as_range: bool) -> bool:
     return any(lo - NEAR <= line <= hi + NEAR for lo, hi in spans)
 
 
+def _errors(findings: list) -> list[tuple[str, int]]:
+    """(code, line) of the findings that count as the rule's errors: error-level ones, and the
+    certain ones of a rule that shows them as warnings for its medium precision (recorded with
+    their confidence since set 16), so that a medium rule keeps being measured."""
+    out = []
+    for code, sev, line, *rest in findings:
+        info = RULES.get(code)
+        demoted = info is not None and info.level != info.severity and rest and rest[0] == "certain"
+        if sev == "error" or demoted:
+            out.append((code, line))
+    return out
+
+
 def tally(files: list[Path]) -> dict[str, Counter]:
     """code -> Counter(right=, wrong=, elsewhere=, sets=)."""
     out: dict[str, Counter] = {}
@@ -49,13 +65,11 @@ def tally(files: list[Path]) -> dict[str, Counter]:
         data = json.loads(path.read_text())
         as_range = path.parent.name in RANGE_SETS
         for row in data.get("programs", {}).get("rows", []):
-            for code, sev, line in row.get("hazard_findings", []):
-                if sev == "error":
-                    c = out.setdefault(code, Counter())
-                    c["right" if _near(line, row["hazard_lines"], as_range) else "elsewhere"] += 1
-            for code, sev, _line in row.get("correct_findings", []):
-                if sev == "error":
-                    out.setdefault(code, Counter())["wrong"] += 1
+            for code, line in _errors(row.get("hazard_findings", [])):
+                c = out.setdefault(code, Counter())
+                c["right" if _near(line, row["hazard_lines"], as_range) else "elsewhere"] += 1
+            for code, _line in _errors(row.get("correct_findings", [])):
+                out.setdefault(code, Counter())["wrong"] += 1
         for cb in data.get("codebases", {}).values():
             for e in cb.get("errors", []):
                 verdict = (e.get("review") or {}).get("verdict") or ""

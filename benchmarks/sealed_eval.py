@@ -115,6 +115,12 @@ def use_linter_at(commit: str, dest: Path) -> str:
     return full
 
 
+def _finding(f: dict) -> tuple:
+    """(code, severity, line, confidence): the confidence lets benchmarks/rule_precision.py count
+    a certain finding of a medium-precision rule, shown as a warning, as the error it would be."""
+    return (f["code"], f["severity"], f["line"], f.get("confidence"))
+
+
 def score_programs(ids: list[str]) -> dict:
     rows = []
     for pid in sorted(ids):
@@ -128,9 +134,9 @@ def score_programs(ids: list[str]) -> dict:
         near = [f for f in hz if f["severity"] in ("error", "warning")
                 and any(f["line"] <= hi + NEAR and f.get("end_line", f["line"]) >= lo - NEAR for lo, hi in spans)]
         rows.append({"id": pid, "hazard_lines": lines,
-                     "hazard_found": bool(near), "hazard_findings": [(f["code"], f["severity"], f["line"]) for f in hz],
+                     "hazard_found": bool(near), "hazard_findings": [_finding(f) for f in hz],
                      "correct_flagged": any(f["severity"] == "error" for f in ok),
-                     "correct_findings": [(f["code"], f["severity"], f["line"]) for f in ok]})
+                     "correct_findings": [_finding(f) for f in ok]})
         r = rows[-1]
         print(f"{pid:<40} hazard {'found' if r['hazard_found'] else 'MISSED':<6} {r['hazard_findings']}  "
               f"correct {'FLAGGED' if r['correct_flagged'] else 'clean'} {r['correct_findings']}", flush=True)

@@ -44,6 +44,15 @@ def test_the_measure_counts_hazard_lines_look_alikes_and_verdicts(tmp_path):
     assert "MCJ102" not in got  # warnings count neither way
 
 
+def test_a_certain_finding_of_a_medium_rule_counts_as_its_error(tmp_path):
+    medium = next(c for c, i in sorted(RULES.items()) if i.precision == "medium")
+    rows = [{"hazard_lines": [10], "hazard_findings": [[medium, "warning", 10, "certain"], [medium, "warning", 11, "guess"]],
+             "correct_findings": [[medium, "warning", 10, "certain"], ["MCJ101", "warning", 3, "certain"]]}]
+    got = rule_precision.tally([_result(tmp_path, "sealed98", rows, [])])
+    assert got[medium] == Counter(right=1, wrong=1)
+    assert "MCJ101" not in got  # a high-precision rule's warning is a warning
+
+
 @pytest.mark.parametrize("right,wrong,want", [(0, 4, "high"), (2, 3, "medium"), (3, 3, "high"), (9, 22, "medium")])
 def test_medium_means_mostly_wrong_over_enough_errors(right, wrong, want):
     assert rule_precision.measured_precision(Counter(right=right, wrong=wrong)) == want
