@@ -2805,6 +2805,10 @@ class StatementRules:
                 return self.nothing()
             if meth in SET_ADDING_METHODS:
                 self.attribute_set_filled(meth, recv, receiver, node)
+            if cur is None:
+                # (`self.xs.append(v)`: the container an attribute holds grew here, by as many
+                # elements as this runs times: `attribute_grown`)
+                self.attribute_grown(root)
         if meth == "sort" and receiver is not None and self.read(receiver)[0] == "name":
             cur = self.name_value(self.read(receiver)[1])
             if cur is not None:

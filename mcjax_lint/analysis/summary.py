@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 109
+SUMMARY_VERSION = 110
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -1813,6 +1813,28 @@ class _Summarizer(semantics.StatementRules):
                 self.summary.order_sources = True
                 attrs[owner.attr] = sym_join(attrs.get(owner.attr), {"u": added})
 
+    def attribute_grown(self, owner: ast.expr) -> None:
+        """`self.xs.append(v)`, `self.by_region.setdefault(k, [])`, `self.by_region[k] = v` with
+        a computed key: the container the attribute holds gains an element each time this runs,
+        so how many it holds is decided by what decides how often that is: the loops and
+        conditions around it (`_loop_taints`: `for c in cells: self.xs.append(c)` in `__init__`
+        holds as many elements as the construction's `cells`). A store of each element's value
+        is no store under a condition (`arms_begin`); the count is. Only in `__init__`, where
+        the object grown is the one being built and the count's parameters are the
+        constructions' arguments (`_init_params`); in another method which instance it grows,
+        and whether another call later evens the counts out, are not followed."""
+        if self.scope.is_module or not self.class_stack or not isinstance(owner, ast.Attribute) \
+                or not _on_self(owner.value, self.scope):
+            return
+        cf = self.class_stack[-1]
+        if self.scope.facts.name != f"{cf.name}.__init__":
+            return
+        count: Sym = {}
+        for t in self._loop_taints:
+            count = sym_join(count, t)
+        if count:
+            cf.attrs[owner.attr] = sym_join(cf.attrs.get(owner.attr), self._init_params(count))
+
     def sharded(self, recv: Sym, argu: Sym, node: ast.Call) -> None:
         if "x" not in self.scope.facts.flags:
             self.scope.facts.flags += "x"  # a possible per-process partition
@@ -2010,6 +2032,8 @@ class _Summarizer(semantics.StatementRules):
                     stores[target.attr] = sym_join(stores.get(target.attr), stored)
         elif isinstance(target, ast.Subscript):
             base = target.value
+            if isinstance(base, ast.Attribute) and semantics.constant_key(target.slice, read) is None:
+                self.attribute_grown(base)  # (a computed key may be a new one: `attribute_grown`)
             if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) and base.value.id == "self" \
                     and self.class_stack and (stored := sym_taint(sym_join(value, self.ev(target.slice)))):
                 # `self.buckets[k] = v` changes the container the attribute holds: it holds v now

@@ -2024,6 +2024,7 @@ class FileAnalysis(semantics.StatementRules):
     keep_set = staticmethod(lambda v, s: replace(v, unordered=s.unordered))
     as_set = staticmethod(lambda v, order: replace(v, unordered=order, struct="set"))
     attribute_set_filled = staticmethod(lambda meth, recv, owner, node: None)
+    attribute_grown = staticmethod(lambda owner: None)  # (the summary pass records it for the index)
 
     def listing_method(self, meth: str, node: cst.Call) -> Val:
         return Val(order=frozenset({self.src(node, f"`.{meth}()`", kinds.LISTING_ORDER, self.wrap_sorted_fix(node))}))
@@ -2279,6 +2280,10 @@ class FileAnalysis(semantics.StatementRules):
                     new = replace(new, struct=grown)  # (its keys are still known: as many on every process)
                 if semantics.may_add_dict_key(cur.struct, ck, isinstance(target.slice[0].slice, cst.Index)):
                     self.keys_added.add(base.value)
+                    if ck is None:
+                        # `d[k] = v` with a computed key may add one: the dict grew, as a list
+                        # by `append` (`mutated`), by as many keys as this runs with new ones
+                        new = self.mutated(base, new)
                 # A fresh object even when the value adds nothing: the container was changed, so
                 # under a process-dependent condition it takes the condition's taint (as in the
                 # summary pass, whose join always copies).
