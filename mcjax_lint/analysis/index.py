@@ -1125,6 +1125,12 @@ class ProjectIndex:
                 a = (call.get("a") or {}).get("params")
                 if a:
                     mark_params.append(any(not p.endswith("!o") for p in a))
+            elif mark_params is not None and call.get("n") == ELEMENT_CALL:
+                # `yield offset + i` in a loop of a parameter's count: the parameters an element
+                # reads flow into the result as its content (`_params_in`: not its count).
+                a = (call.get("a") or {}).get("params")
+                if a:
+                    mark_params.append(any(not p.endswith("!o") for p in a))
             elif mark_params is not None and call.get("n") == SAME_LENGTH_CALL:
                 # `return xs[:n]` / `xs[i * n:(i + 1) * n]`: n long, so a parameter n reads
                 # decides the result's length (`_returned_params` passes on only those).
@@ -1182,7 +1188,7 @@ class ProjectIndex:
         returned = self.returned_params.get(q)
         if returned is None or any(k == "*" for k, _ in args):
             return argv
-        return self._arguments_for(q, returned[0], returned[1], returned[2], args, given, bound, argv)
+        return self._arguments_for(q, returned[0], returned[1], returned[2], args, given, bound, argv, returned[3])
 
     def _item_arguments(self, q: str, args: Sequence[tuple[object, Val]], given: tuple, bound: bool,
                         n: int) -> list[Val | None]:
@@ -1191,26 +1197,34 @@ class ProjectIndex:
         padded`: padded, computed from `total_len` alone, gets no taint of a `rank` argument only
         `idx` reads); None for an element where that is not known (then `_returned_arguments`)."""
         returned = self.returned_params.get(q)
-        per_item = returned[3] if returned is not None and len(returned) > 3 else None
+        per_item = returned[4] if returned is not None and len(returned) > 4 else None
         if per_item is None or len(per_item) != n or any(k == "*" for k, _ in args):
             return [None] * n
-        return [None if it is None else self._arguments_for(q, it[0], returned[1], it[1], args, given, bound, None)
+        return [None if it is None else self._arguments_for(q, it[0], returned[1], it[1], args, given, bound, None, it[2])
                 for it in per_item]
 
     def _arguments_for(self, q: str, names: Collection[str], defaulted: Collection[str], pieces: Collection[str],
-                       args: Sequence[tuple[object, Val]], given: tuple, bound: bool, argv: Val | None) -> Val | None:
+                       args: Sequence[tuple[object, Val]], given: tuple, bound: bool, argv: Val | None,
+                       elements: Collection[str] = ()) -> Val | None:
         """The arguments of a call of `q` bound to `names` (`_returned_arguments`); `argv` where a
-        parameter gathers several arguments."""
+        parameter gathers several arguments. Those bound to `elements` reach the result only
+        inside what a generator yields (`_params_in`): as an element's content, not its count."""
         keys = self._param_keys(q, names, given[0], given[1], bound)
         if any(key is None and p not in defaulted for p, key in keys.items()):
             return argv  # (a parameter gathering arguments: `*args`, `**kwargs`)
         by_key = {key: p for p, key in keys.items() if key is not None}
-        # (an argument reaching the result only as the start of a piece of equal ones, `x[i::n]`:
-        # how many elements by it is a guess, as where the piece is taken in the caller)
-        return join_all(evidence.equal_pieces(v.data()) if by_key[str(k)] in pieces else v.data()
-                        for k, v in args if str(k) in by_key)
 
-    def _returned_params(self, f: FunctionFacts) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
+        def passed(p: str, v: Val) -> Val:
+            # (an argument reaching the result only as the start of a piece of equal ones, `x[i::n]`:
+            # how many elements by it is a guess, as where the piece is taken in the caller)
+            if p in pieces:
+                return evidence.equal_pieces(v.data())
+            # (read only inside a yielded element, `yield rng.normal(size=k)`: how many elements
+            # the generator yields is decided by its loops, which do not read it)
+            return v.data().element() if p in elements else v.data()
+        return join_all(passed(by_key[str(k)], v) for k, v in args if str(k) in by_key)
+
+    def _returned_params(self, f: FunctionFacts) -> tuple | None:
         """The parameters of `f` its returned value is computed from (every "params" its return
         summary names, at any depth, but the arguments of a call whose result carries none of
         them, `_drops_arguments`, and those a window of one length reads only as the sliced
@@ -1221,35 +1235,39 @@ class ProjectIndex:
         got = self._params_in(f.returns, f)
         if got is None:
             return None
-        names, pieces = got
-        return (names, tuple(sorted(p for p in names if p in f.defaults or p in f.host_defaults)), pieces)
+        names, pieces, elements = got
+        return (names, tuple(sorted(p for p in names if p in f.defaults or p in f.host_defaults)), pieces, elements)
 
-    def _params_in(self, sym: object, f: FunctionFacts) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    def _params_in(self, sym: object, f: FunctionFacts) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
         """The parameters of `f` that `sym` (its return summary, or one element of a returned
         tuple) is computed from, and those of them it names only as the start of a piece of equal
         ones (`_returned_params`); None when one is not its own or unknown."""
         names: set[str] = set()
         pieces: set[str] = set()
-        stack: list = [(sym, False)]
+        elements: set[str] = set()
+        stack: list = [(sym, False, False)]
         while stack:
-            x, in_piece = stack.pop()
+            x, in_piece, in_elem = stack.pop()
             if isinstance(x, dict):
                 in_piece = in_piece or x.get("n") == evidence.EQUAL_PIECES_CALL
+                # (what a generator yields, read from calls: `_Summarizer._yield_count`)
+                in_elem = in_elem or x.get("n") == ELEMENT_CALL
                 skip_args = x.get("n") == SAME_LENGTH_CALL or self._drops_arguments(x)
                 for k, v in x.items():
                     if k == "params":
-                        (pieces if in_piece else names).update(p.removesuffix("!o") for p in v)
+                        (pieces if in_piece else elements if in_elem else names).update(p.removesuffix("!o") for p in v)
                     elif k == "ip":
                         return None
                     elif not (skip_args and k == "a"):
-                        stack.append((v, in_piece))
+                        stack.append((v, in_piece, in_elem))
             elif isinstance(x, list):
-                stack.extend((y, in_piece) for y in x)
+                stack.extend((y, in_piece, in_elem) for y in x)
         pieces -= names
-        names |= pieces
+        elements -= names | pieces
+        names |= pieces | elements
         if not names <= set(f.params):
             return None
-        return tuple(sorted(names)), tuple(sorted(pieces))
+        return tuple(sorted(names)), tuple(sorted(pieces)), tuple(sorted(elements))
 
     def _drops_arguments(self, call: dict) -> bool:
         """Whether `call` (a summary's call record) names a project function whose result carries
@@ -2203,8 +2221,12 @@ class ProjectIndex:
         flow = ("order" if any(marks) else "data") if marks else None
         if flow and all(m is None for m in marks):
             flow += "~file"  # (every parameter reaches the result through a file read: see call_name)
-        if flow and f.returns.get("elem"):
-            flow += ":elem"  # their elements only: content (see call_name)
+        returned = self._returned_params(f) if flow else None
+        if flow and (f.returns.get("elem") or returned is not None and returned[3]
+                     and set(returned[0]) <= set(returned[3]) | set(returned[2])):
+            # their elements only: content (see call_name); so too where every parameter it reads
+            # is read only inside what it yields, or as the start of a piece (`_params_in`)
+            flow += ":elem"
         if flow and f.returns and _measures_params(f.returns):
             # and the length of the arguments' longest element, or of a selection by their values
             # (see call_name)
@@ -2219,7 +2241,6 @@ class ProjectIndex:
             changed.add(q)
         tup = f.returns.get("tup") if f.returns else None
         if flow:
-            returned = self._returned_params(f)
             if returned is not None and tup is not None:
                 # (each element of a returned tuple: the parameters it is computed from,
                 # `_item_arguments`)

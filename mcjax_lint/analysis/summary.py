@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 110
+SUMMARY_VERSION = 111
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -190,13 +190,14 @@ def sym_element(a: Sym) -> Sym:
 
 def _as_content(v: Sym, line: int) -> Sym:
     """`v` as process-local content, the same number of values everywhere: its direct sources in
-    `pdc`, what it reads from calls and attributes through an `ELEMENT_CALL` record (resolved as
-    content); parameters left as they are (their flow is the index's, `param_flow`)."""
+    `pdc`, what it reads from parameters, calls and attributes through an `ELEMENT_CALL` record
+    (resolved as content; the parameters it names there reach a call's result as an element's
+    content, not its count: `ProjectIndex._params_in`)."""
     out = dict(v)
     pd = out.pop("pd", None)
     if pd:
         out["pdc"] = _merge_list(out.get("pdc", []), pd)
-    inner = {k: out.pop(k) for k in ("via", "refs") if k in out}
+    inner = {k: out.pop(k) for k in ("via", "refs", "params") if k in out}
     if inner:
         out["via"] = [{"l": line, "n": ELEMENT_CALL, "a": _prune(inner)}]
     return out
@@ -1217,7 +1218,16 @@ class _Summarizer(semantics.StatementRules):
         return v
 
     def ev_YieldFrom(self, node: ast.YieldFrom) -> Sym:
-        v = self._yield_count(sym_element(self.ev(node.value)), node.lineno)
+        # `yield from xs` is `for x in xs: yield x`: xs's count is how often it yields, its
+        # elements what it yields. (What xs reads from parameters stays content, as it was: the
+        # index resolves a call of this generator from a summary with every argument joined, so
+        # a parameter's count cannot be told from another argument's content there.)
+        it = self.ev(node.value)
+        self._loop_taints.append({k: v for k, v in _count_taint(it).items() if k != "params"})
+        try:
+            v = self._yield_count(sym_element(it), node.lineno)
+        finally:
+            self._loop_taints.pop()
         if not self.scope.is_module:
             self.scope.facts.returns = sym_join(self.scope.facts.returns, v)
             self._ret_host[self.scope.facts.name] = False  # (a generator: not followed as host data)
