@@ -1133,8 +1133,9 @@ class ProjectIndex:
                     mark_params.append(any(not p.endswith("!o") for p in a))
             elif mark_params is not None and call.get("n") == SAME_LENGTH_CALL:
                 # `return xs[:n]` / `xs[i * n:(i + 1) * n]`: n long, so a parameter n reads
-                # decides the result's length (`_returned_params` passes on only those).
-                b = (call.get("b") or {}).get("params")
+                # decides the result's length; the parameters xs reads flow into it as content
+                # (`_returned_params` passes on only those).
+                b = (call.get("b") or {}).get("params", []) + (call.get("a") or {}).get("params", [])
                 if b:
                     mark_params.append(any(not p.endswith("!o") for p in b))
             elif mark_params is not None and _reads_file_at_params({"via": [call]}):
@@ -1188,7 +1189,8 @@ class ProjectIndex:
         returned = self.returned_params.get(q)
         if returned is None or any(k == "*" for k, _ in args):
             return argv
-        return self._arguments_for(q, returned[0], returned[1], returned[2], args, given, bound, argv, returned[3])
+        return self._arguments_for(q, returned[0], returned[1], returned[2], args, given, bound, argv, returned[3],
+                                   returned[4], returned[5])
 
     def _item_arguments(self, q: str, args: Sequence[tuple[object, Val]], given: tuple, bound: bool,
                         n: int) -> list[Val | None]:
@@ -1197,18 +1199,24 @@ class ProjectIndex:
         padded`: padded, computed from `total_len` alone, gets no taint of a `rank` argument only
         `idx` reads); None for an element where that is not known (then `_returned_arguments`)."""
         returned = self.returned_params.get(q)
-        per_item = returned[4] if returned is not None and len(returned) > 4 else None
+        per_item = returned[6] if returned is not None and len(returned) > 6 else None
         if per_item is None or len(per_item) != n or any(k == "*" for k, _ in args):
             return [None] * n
-        return [None if it is None else self._arguments_for(q, it[0], returned[1], it[1], args, given, bound, None, it[2])
+        return [None if it is None else self._arguments_for(q, it[0], returned[1], it[1], args, given, bound, None, it[2],
+                                                            it[3], it[4])
                 for it in per_item]
 
     def _arguments_for(self, q: str, names: Collection[str], defaulted: Collection[str], pieces: Collection[str],
                        args: Sequence[tuple[object, Val]], given: tuple, bound: bool, argv: Val | None,
-                       elements: Collection[str] = ()) -> Val | None:
+                       elements: Collection[str] = (), windows: Collection[str] = (),
+                       padded: Collection[str] = ()) -> Val | None:
         """The arguments of a call of `q` bound to `names` (`_returned_arguments`); `argv` where a
         parameter gathers several arguments. Those bound to `elements` reach the result only
-        inside what a generator yields (`_params_in`): as an element's content, not its count."""
+        inside what a generator yields (`_params_in`): as an element's content, not its count;
+        those bound to `windows` only as the value a window of one length takes (`xs[:n]`): as
+        content of that length (`Val.same_length`); those bound to `padded` as the size a padding
+        brings the result up to (`np.concatenate([x, zeros(size - len(x))])`): a size that
+        differs by process is a length that differs."""
         keys = self._param_keys(q, names, given[0], given[1], bound)
         if any(key is None and p not in defaulted for p, key in keys.items()):
             return argv  # (a parameter gathering arguments: `*args`, `**kwargs`)
@@ -1221,7 +1229,13 @@ class ProjectIndex:
                 return evidence.equal_pieces(v.data())
             # (read only inside a yielded element, `yield rng.normal(size=k)`: how many elements
             # the generator yields is decided by its loops, which do not read it)
-            return v.data().element() if p in elements else v.data()
+            if p in padded and v.pd:
+                # (named at the call, as its pd is: `FileAnalysis.anchor`)
+                made = frozenset(replace(x, kind=kinds.LENGTH, end_line=0, end_column=0) for x in v.pd)
+                return replace(v.data(), shape=_values._cap(v.shape | made))
+            if p in elements:
+                return v.data().element()
+            return v.data().same_length() if p in windows else v.data()
         return join_all(passed(by_key[str(k)], v) for k, v in args if str(k) in by_key)
 
     def _returned_params(self, f: FunctionFacts) -> tuple | None:
@@ -1235,8 +1249,9 @@ class ProjectIndex:
         got = self._params_in(f.returns, f)
         if got is None:
             return None
-        names, pieces, elements = got
-        return (names, tuple(sorted(p for p in names if p in f.defaults or p in f.host_defaults)), pieces, elements)
+        names, pieces, elements, windows, padded = got
+        return (names, tuple(sorted(p for p in names if p in f.defaults or p in f.host_defaults)), pieces, elements,
+                windows, padded)
 
     def _params_in(self, sym: object, f: FunctionFacts) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
         """The parameters of `f` that `sym` (its return summary, or one element of a returned
@@ -1245,29 +1260,42 @@ class ProjectIndex:
         names: set[str] = set()
         pieces: set[str] = set()
         elements: set[str] = set()
-        stack: list = [(sym, False, False)]
+        windows: set[str] = set()
+        padded: set[str] = set()
+        stack: list = [(sym, names)]
         while stack:
-            x, in_piece, in_elem = stack.pop()
+            x, into = stack.pop()
             if isinstance(x, dict):
-                in_piece = in_piece or x.get("n") == evidence.EQUAL_PIECES_CALL
-                # (what a generator yields, read from calls: `_Summarizer._yield_count`)
-                in_elem = in_elem or x.get("n") == ELEMENT_CALL
-                skip_args = x.get("n") == SAME_LENGTH_CALL or self._drops_arguments(x)
+                n = x.get("n")
+                if n == evidence.EQUAL_PIECES_CALL:
+                    into = pieces
+                elif n == ELEMENT_CALL and into is names:
+                    into = elements  # (what a generator yields: `_Summarizer._yield_count`)
+                if n == SAME_LENGTH_CALL and into is names:
+                    # (the sliced value of a window of one length, `xs[:n]`'s xs: its content,
+                    # not its length, which `_call` resolves; n, its "b", is read as it is, and
+                    # as the length a padding up to n gives, "pad")
+                    stack.append((x.get("a"), windows))
+                    if x.get("pad"):
+                        stack.append((x.get("b"), padded))
+                skip_args = n == SAME_LENGTH_CALL or self._drops_arguments(x)
                 for k, v in x.items():
                     if k == "params":
-                        (pieces if in_piece else elements if in_elem else names).update(p.removesuffix("!o") for p in v)
+                        into.update(p.removesuffix("!o") for p in v)
                     elif k == "ip":
                         return None
                     elif not (skip_args and k == "a"):
-                        stack.append((v, in_piece, in_elem))
+                        stack.append((v, into))
             elif isinstance(x, list):
-                stack.extend((y, in_piece, in_elem) for y in x)
+                stack.extend((y, into) for y in x)
         pieces -= names
         elements -= names | pieces
-        names |= pieces | elements
+        windows -= names | pieces | elements | padded
+        names |= pieces | elements | windows | padded
         if not names <= set(f.params):
             return None
-        return tuple(sorted(names)), tuple(sorted(pieces)), tuple(sorted(elements))
+        return (tuple(sorted(names)), tuple(sorted(pieces)), tuple(sorted(elements)), tuple(sorted(windows)),
+                tuple(sorted(padded)))
 
     def _drops_arguments(self, call: dict) -> bool:
         """Whether `call` (a summary's call record) names a project function whose result carries

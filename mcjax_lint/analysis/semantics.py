@@ -1651,8 +1651,12 @@ def note_string_binding(scope, target: object, value: object, read: Reader) -> N
     known = _strings(value, read)
     if known is None and equal_length_rows(value, read):
         known = EqualRows(len(read(read(value)[1][0])[1]))  # (`STEPS = {0: [96, 200], 1: [128, 120]}`)
-    if known is None and read(value)[0] == "binop":
-        known = Arithmetic((value,))  # (`start = rank * total // world`: `bound_arithmetic`)
+    if known is None:
+        kind = read(value)[0]
+        if kind == "binop":
+            known = Arithmetic((value,))  # (`start = rank * total // world`: `bound_arithmetic`)
+        elif kind == "call":
+            known = Called((value,))  # (`fill = np.zeros((K - len(x), d))`: `bound_call`)
     _bind_strings(scope, t[1], known)
 
 
@@ -1684,6 +1688,94 @@ def bound_arithmetic(node: object, read: Reader, scope) -> object:
         if type(known) is Arithmetic:
             return known[0]
     return node
+
+
+class Called(tuple):
+    """What a name assigned once to a call holds (`fill = np.zeros((K - len(x), d))`): that call,
+    as written (its one element), for the forms read through names (`padded_concatenation`).
+    Assigned again, nothing known (`_bind_strings`)."""
+
+
+def bound_call(node: object, read: Reader, scope) -> object:
+    """The call a name holds where it is read (`Called`), else `node` itself."""
+    r = read(node)
+    if r[0] == "name":
+        known = _bound_strings(r[1], scope)
+        if type(known) is Called:
+            return known[0]
+    return node
+
+
+# The array constructors a padding is made with, by the end of their qualified name.
+PADDING_CONSTRUCTORS = (".zeros", ".ones", ".full", ".empty")
+_LENGTH_KEEPING_QUALIFIED = frozenset({"numpy.asarray", "numpy.array", "jax.numpy.asarray", "jax.numpy.array",
+                                       "list", "tuple"})
+
+
+def measures(e: object, x: object, read: Reader, same: Callable[[object, object], bool],
+             qualify: Callable[[object], str | None]) -> bool:
+    """Whether `e` is the length of `x` along its first axis: `len(x)`, `x.shape[i]` or `x.size`,
+    where `x` may also be written as a conversion keeping its length (`np.asarray(y)`, measured
+    as `len(y)`: `LENGTH_KEEPING_CONVERSIONS`)."""
+    r = read(e)
+    if r[0] == "call" and read(r[1]) == ("name", "len") and len(r[2]) == 1:
+        measured = r[2][0]
+    elif r[0] == "subscript" and read(r[1])[0] == "attr" and read(r[1])[2] == "shape":
+        measured = read(r[1])[1]
+    elif r[0] == "attr" and r[2] == "size":
+        measured = r[1]
+    else:
+        return False
+    if same(measured, x):
+        return True
+    c = read(x)
+    return c[0] == "call" and len(c[2]) == 1 and len(c[3]) == 1 and qualify(c[1]) in _LENGTH_KEEPING_QUALIFIED \
+        and same(measured, c[2][0])
+
+
+def padded_concatenation(node: object, read: Reader, same: Callable[[object, object], bool],
+                         qualify: Callable[[object], str | None], argument: Callable, scope) -> tuple | None:
+    """Where `node`, a concatenation along the first axis (`K.CONCATENATES`), joins a part x with
+    a padding of `K - len(x)` rows (`np.concatenate([x, np.zeros((K - len(x), d))])`, the padding
+    written in place or a name assigned once to it, `bound_call`): (x, the padding as written in
+    the display, the expressions that decide the result's shape: K and the padding's other
+    dimensions). The result holds K rows whatever x held. None otherwise."""
+    r = read(node)
+    if not r[2]:
+        return None
+    seq = read(r[2][0])
+    if seq[0] not in ("seq", "tuple"):
+        return None
+    parts = [e for e in seq[1] if type(e).__name__ not in ("Starred", "StarredElement")]
+    if len(parts) < 2:
+        return None
+    for pad in parts:
+        call = bound_call(pad, read, scope)
+        c = read(call)
+        if c[0] != "call":
+            continue
+        q = qualify(c[1])
+        if q not in K.SHAPE_CONSTRUCTORS or not q.endswith(PADDING_CONSTRUCTORS):
+            continue
+        width = argument(call, 0, "shape")
+        if width is None:
+            continue
+        w = read(width)
+        dims = list(w[1]) if w[0] in ("tuple", "seq") else [width]
+        for x in parts:
+            if x is pad:
+                continue
+            sizes, found = [], False
+            for d in dims:
+                b = read(d)
+                if b[0] == "binop" and b[1] == "-" and measures(b[3], x, read, same, qualify):
+                    found = True
+                    sizes.append(b[2])
+                else:
+                    sizes.append(d)
+            if found:
+                return x, pad, sizes
+    return None
 
 
 def even_split_window(lower: object | None, upper: object | None, read: Reader,
@@ -2514,6 +2606,8 @@ class StatementRules:
         - an order-insensitive builtin drops the order (`order_free_call`: a pass adds lengths);
         - `dict.fromkeys(it)` (and `dict` of a set) keeps the keys in the order `it` gives
           them: a set's order, a listing's (`in_set_order`);
+        - a concatenation of a part x and a padding of `K - len(x)` rows holds K rows whatever
+          x held (`padded_concatenation`, `padded`);
         - an order-imposing builtin fixes a set's order where it is called (`set_ordered`,
           `ordered`: a pass adds what it knows of `next`, `iter`, `zip`);
         - a jit wrapper makes a jitted function (`jitted`; run on host data only: nothing
@@ -2590,6 +2684,14 @@ class StatementRules:
             return self.order_free_call(q, node, argu, arg0)
         if q == "dict.fromkeys" or q == "dict" and arg0 is not None and self.is_unordered(arg0):
             return self.in_set_order(argu, arg0)
+        if q in K.CONCATENATES and (padding := padded_concatenation(
+                node, self.read, self.parts.same, self.qualify, self.parts.argument, self.scope)) is not None:
+            # `concatenate([x, zeros((K - len(x), d))])`: K rows whatever x held (`padded`)
+            out = self.padded(node, padding, args, argu)
+            if any(self.is_global(v) for _, v in args):
+                self.work(f"`{q.replace('jax.numpy.', 'jnp.')}()` on a global array", node)
+                return self.global_array(out)
+            return out
         if q in K.ORDER_IMPOSING:
             out = argu
             if arg0 is not None and self.is_unordered(arg0):

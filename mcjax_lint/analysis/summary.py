@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 111
+SUMMARY_VERSION = 112
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -1029,7 +1029,8 @@ class _Summarizer(semantics.StatementRules):
             return out
         return sym_join(out, {"via": [{"l": node.lineno, "n": evidence.POSSIBLY_EMPTY_CALL, "a": _prune(counts)}]})
 
-    def window(self, v: Sym, node: ast.AST, bound: ast.expr | None = None, length: Sym | None = None) -> Sym:
+    def window(self, v: Sym, node: ast.AST, bound: ast.expr | None = None, length: Sym | None = None,
+               padding: bool = False) -> Sym:
         """`x[:n]` (or `x[a:a + n]`, `x[a * n:(a + 1) * n]`: `bound` None), n the same
         everywhere: as long everywhere, as the precise pass's `window` (shapes are not
         summarized). What x reads from parameters, calls and attributes is
@@ -1053,8 +1054,22 @@ class _Summarizer(semantics.StatementRules):
         n = _count_taint(sym_taint(length or {}))
         if n:
             rec["b"] = _prune(n)
+        if padding:
+            rec["pad"] = 1  # (padded up to n: n rows, never fewer; `ProjectIndex._params_in`)
         return sym_join(out, {"via": [rec]})
     endless = property(lambda self: self.same_length)  # (an endless iterator: no count; shapes are not summarized)
+
+    def padded(self, node: ast.Call, padding: tuple, args: list, argu: Sym) -> Sym:
+        """(semantics.StatementRules.library_call) `concatenate([x, zeros((K - len(x), d))])`: K
+        rows whatever x held (`semantics.padded_concatenation`): a window of K of what the parts
+        hold (`window`, a `SAME_LENGTH_CALL` record: their content, one length, where what K
+        reads is the same everywhere); a K that differs here differs."""
+        length: Sym = {}
+        for e in padding[2]:
+            length = sym_join(length, sym_taint(self.ev(e)))
+        if length.get("pd"):
+            return argu  # (padded to this process's own size: as long as that)
+        return self.window(sym_taint(argu), node, None, length, padding=True)
 
     @staticmethod
     def scalar_of(v: Sym) -> Sym:

@@ -1523,10 +1523,6 @@ class FileAnalysis(semantics.StatementRules):
             # `re.compile("|".join(NO_DECAY))`: which alternative matches may follow their order,
             # whether one does not.
             return argu.without_order(), None
-        if q in K.CONCATENATES and node.args and (padded := self._padded_to_constant(node.args[0].value, node)) is not None:
-            if any(v.glob for _, v in args):
-                return replace(padded, glob=True), f"`{q.replace('jax.numpy.', 'jnp.')}()` on a global array"
-            return padded, None
         if q in K.SHAPE_CONSTRUCTORS:
             return self._shape_constructor(q, node, args, argu), None
         if q in K.EXIT_CALLS:
@@ -1870,29 +1866,20 @@ class FileAnalysis(semantics.StatementRules):
         v = strip(width)
         return v, bool(found)
 
-    def _padded_to_constant(self, seq: cst.BaseExpression, node: cst.Call) -> Val | None:
-        """`concatenate([x, zeros(K - len(x))])` (or `x.shape[0]`): x padded to K rows, whatever
-        its own length. The joined value without x's and the padding's shape sources (K's
-        stay); None if `seq` is not such a list."""
-        if not isinstance(seq, (cst.List, cst.Tuple)):
-            return None
+    def padded(self, node: cst.Call, padding: tuple, args: list, argu: Val) -> Val:
+        """(semantics.StatementRules.library_call) `concatenate([x, zeros((K - len(x), d))])`: x
+        padded to K rows, whatever its own length (`semantics.padded_concatenation`). The parts'
+        values without x's and the padding's shape sources; a K (or another dimension of the
+        padding) that differs between processes makes a shape that differs."""
+        x, pad, sizes = padding
+        seq = node.args[0].value
         parts = [e.value for e in seq.elements if not isinstance(e, cst.StarredElement)]
-        for pad in parts:
-            q = self.qualify(pad.func) if isinstance(pad, cst.Call) else None
-            if q not in K.SHAPE_CONSTRUCTORS or not q.endswith((".zeros", ".ones", ".full", ".empty")) or not pad.args:
-                continue
-            width = pad.args[0].value
-            for x in parts:
-                if x is pad:
-                    continue
-                sv, stripped = self._pad_width(width, x)
-                if stripped:
-                    out = join_all(self.ev(e).data() for e in parts if e is not x and e is not pad)
-                    out = out.join(replace(self.ev(x).data(), shape=frozenset()))
-                    if sv.pd:
-                        out = replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"a shape computed from {_why(sv.pd)}"), sv.pd)})))
-                    return out
-        return None
+        out = join_all(self.ev(e).data() for e in parts if e is not x and e is not pad)
+        out = out.join(replace(self.ev(x).data(), shape=frozenset()))
+        sv = join_all(self.ev(e) for e in sizes)
+        if sv.pd:
+            out = replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"a shape computed from {_why(sv.pd)}"), sv.pd)})))
+        return out
 
     def _replicated_spec(self, node: cst.Call) -> bool:
         """`NamedSharding(mesh, P())` (or `P(None, None)`): a fully replicated sharding."""
