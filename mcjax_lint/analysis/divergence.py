@@ -146,6 +146,12 @@ class Divergence:
         self._tries: list[cst.Try] = []
         self._work: dict[str, str | None] = {}
         self._gates: dict[str, tuple | None] = {}
+        self._plain: dict[str, list | None] = {}
+        self._module_names = frozenset(
+            n.value for st in self.fa.module.body if isinstance(st, cst.SimpleStatementLine)
+            for small in st.body if isinstance(small, (cst.Assign, cst.AnnAssign))
+            for t in (small.targets if isinstance(small, cst.Assign) else (small,))
+            for n in walk(t.target) if isinstance(n, cst.Name))
 
     # ------------------------------------------------------------ sequences
     def tok(self, call: cst.Call) -> Tok | None:
@@ -291,6 +297,177 @@ class Divergence:
                             and all(isinstance(part, cst.FormattedStringText)
                                     or isinstance(part.expression, cst.Name) for part in a.value.parts))
             for a in expr.args)
+
+    def same_work(self, a: tuple, b: tuple) -> bool:
+        """Whether two collective sequences pair up across processes: equal as written, or equal
+        once each call of a plain same-file helper is replaced by its body's collective calls
+        (`_inline_tok`). A call runs its callee's body, so `return self._real(batch)` on some
+        processes and `return self._idle()` on the others issue the same collectives in the same
+        order when both helpers make the same calls (`self.sync(n); self.forward(x)` in each)."""
+        if a == b:
+            return True
+        if not (a and b):
+            return False
+        x = self._inlined(a, 0, frozenset())
+        return x is not None and x == self._inlined(b, 0, frozenset())
+
+    def _inlined(self, seq, depth: int, seen: frozenset) -> tuple:
+        out: list = []
+        for item in seq:
+            if isinstance(item, Tok):
+                out.extend(self._inline_tok(item, depth, seen))
+            elif isinstance(item, tuple) and item and isinstance(item[0], str):
+                parts = [self._inlined(part, depth, seen) if isinstance(part, tuple) else part for part in item[1:]]
+                if item[0] == "if" and len(parts) == 2 and parts[0] == parts[1]:
+                    out.extend(parts[0])  # (both arms issue the same work once inlined: as `seq_stmt` does)
+                else:
+                    out.append((item[0], *parts))
+            else:
+                out.append(item)
+        return tuple(out)
+
+    def _inline_tok(self, t: Tok, depth: int, seen: frozenset) -> tuple:
+        """The collective calls a token's call runs when it calls a plain helper (`_plain_body`):
+        each call of the helper's body as a token keyed by what it calls and with what
+        (`_call_key`: the helper's parameters by the constants this call binds them to), inlined
+        in turn up to `_INLINE_DEPTH` calls deep. The token itself where the callee is anything
+        else: its work then compares by name, as written."""
+        call = t.node
+        if depth >= _INLINE_DEPTH or not isinstance(call, cst.Call) or t.key.endswith(_GATE_RUNS):
+            return (t,)
+        info = self.fa.calls.get(call)
+        if info is None or not info.via_project:
+            return (t,)
+        q = self._callee(call)
+        if q is None or q in seen:
+            return (t,)
+        body = self._plain_body(q)
+        if body is None:
+            return (t,)
+        fdef, _, cls = self.fa.fn_nodes[q]
+        bound = self._bound_constants(fdef, call, _is_method(fdef, cls), {})
+        if bound is None:
+            return (t,)
+        return self._inline_body(body, bound, depth, seen | {q})
+
+    def _inline_body(self, body: list, bound: dict, depth: int, seen: frozenset) -> tuple:
+        out: list = []
+        for c in body:
+            inner = self.tok(c)
+            q = self._callee(c) if depth + 1 < _INLINE_DEPTH and not inner.key.endswith(_GATE_RUNS) else None
+            calls = self._plain_body(q) if q is not None and q not in seen else None
+            if calls is not None:
+                fdef, _, cls = self.fa.fn_nodes[q]
+                here = self._bound_constants(fdef, c, _is_method(fdef, cls), bound)
+                if here is not None:
+                    out.extend(self._inline_body(calls, here, depth + 1, seen | {q}))
+                    continue
+            out.append(Tok(f"{inner.key}({self._call_key(c, bound)})", c, inner.desc))
+        return tuple(out)
+
+    def _plain_body(self, q: str) -> list | None:
+        """The collective calls, in order, of a helper whose work is only those calls: a function
+        or method defined at module level, undecorated, whose body is straight-line statements (no
+        branch, loop, `try`, `with`, early exit or `yield`; a last `return`) and whose other calls
+        are host work only (NumPy, builtins that compute on host values, string formatting): nothing
+        in it can issue collective work that this file's analysis of the body did not see (an
+        array function on a parameter that is a global array at some call). None otherwise."""
+        if q in self._plain:
+            return self._plain[q]
+        self._plain[q] = None
+        entry = self.fa.fn_nodes.get(q)
+        if entry is None or not entry[1].is_module or entry[0].decorators or entry[0].asynchronous:
+            return None
+        fdef = entry[0]
+        if not isinstance(fdef.body, cst.IndentedBlock):
+            return None
+        stmts = fdef.body.body
+        p = fdef.params
+        params = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
+        local = {n.value for st in stmts if isinstance(st, cst.SimpleStatementLine) for small in st.body
+                 if isinstance(small, cst.Assign) for t in small.targets for n in walk(t.target) if isinstance(n, cst.Name)}
+        calls: list = []
+        for i, st in enumerate(stmts):
+            if not isinstance(st, cst.SimpleStatementLine):
+                return None
+            for small in st.body:
+                if isinstance(small, cst.Return) and i != len(stmts) - 1:
+                    return None
+                if not isinstance(small, (cst.Return, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Expr, cst.Pass)):
+                    return None
+                for n in walk(small):
+                    if isinstance(n, (cst.Lambda, cst.Yield, cst.Await)):
+                        return None
+                    if not isinstance(n, cst.Call):
+                        continue
+                    if self.tok(n) is not None:
+                        calls.append(n)
+                    elif not (self._host_call(n) or _local_method(n, params, local)):
+                        return None
+        self._plain[q] = calls
+        return calls
+
+    def _host_call(self, c: cst.Call) -> bool:
+        """A call that computes on host values and does nothing else: NumPy's functions and the
+        builtins that convert, count or combine Python values."""
+        info = self.fa.calls.get(c)
+        if info is not None and (info.collective or info.via_project):
+            return False
+        f = c.func
+        if info is not None and info.result.host is True or (
+                isinstance(f, cst.Attribute) and isinstance(f.value, cst.Call) and self._host_call(f.value)):
+            return True  # (host data's own method: `np.asarray(x).max()`)
+        if isinstance(f, cst.Name):
+            return f.value in _HOST_BUILTINS and f.value not in self.fa.fn_nodes
+        q = self.fa.qualify(f) if isinstance(f, cst.Attribute) else None
+        return bool(q) and q.startswith("numpy.")
+
+    def _bound_constants(self, fdef: cst.FunctionDef, call: cst.Call, method: bool, outer: dict) -> dict | None:
+        """The parameters of `fdef` this call binds to a constant (a literal it passes, a name the
+        enclosing inlined call bound to one (`outer`), or a literal default it leaves): name -> its
+        code. None when the call's arguments cannot be matched to the parameters (`*args`,
+        `**kwargs`)."""
+        p = fdef.params
+        if p.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or p.star_kwarg is not None \
+                or any(a.star for a in call.args):
+            return None
+        code = self.fa.module.code_for_node
+        params = [*p.posonly_params, *p.params]
+        positional = [x.name.value for x in params]
+        if positional and method:
+            positional = positional[1:]
+        named = {x.name.value: x for x in (*params, *p.kwonly_params)}
+        given: dict = {}
+        for i, a in enumerate(call.args):
+            if a.keyword is not None:
+                given[a.keyword.value] = a.value
+            elif i < len(positional):
+                given[positional[i]] = a.value
+            else:
+                return None
+        out: dict = {}
+        for name, param in named.items():
+            expr = given.get(name, param.default)
+            if expr is not None and _constant(self.fa.module, expr) is not _UNKNOWN:
+                out[name] = code(expr)
+            elif isinstance(expr, cst.Name) and expr.value in outer:
+                out[name] = outer[expr.value]
+        return out
+
+    def _call_key(self, c: cst.Call, bound: dict) -> str:
+        """What a call inside an inlined helper is given, as text: a name by the constant the call
+        of the helper bound it to, else as any value (`·`: the helper's own values); a literal as
+        written; any other expression (`x.T`, `n + 1`, a module constant) as written."""
+        code = self.fa.module.code_for_node
+        parts = []
+        for a in c.args:
+            v = a.value
+            if isinstance(v, cst.Name) and _constant(self.fa.module, v) is _UNKNOWN:
+                text = bound.get(v.value, "·" if v.value not in self._module_names else v.value)
+            else:
+                text = code(v)
+            parts.append(f"{a.keyword.value}=" + text if a.keyword is not None else text)
+        return ", ".join(parts)
 
     def seq_expr(self, expr: cst.CSTNode | None) -> tuple:
         if expr is None:
@@ -736,7 +913,7 @@ class Divergence:
                 self.walk_body(orelse, ctx + [_with(here, "else", orelse, cond, s.body)])
             if cond.divergent and id(s) not in self._branch_done and not self._escaping_exits(s):
                 a, b = self.seq_block(s.body), self.seq_block(s.orelse)
-                paired = self._completed_by_pair(stmts, i) if a != b else "paired"
+                paired = self._completed_by_pair(stmts, i) if not self.same_work(a, b) else "paired"
                 if paired != "paired":
                     if paired == "around a yield":
                         cond = evidence.mark(cond, evidence.RESUMED_AT_YIELD, evidence.RESUMED_AT_YIELD_TEXT,
@@ -784,7 +961,7 @@ class Divergence:
                 seqs = [self.seq_block(c.body) for c in s.cases]
                 if not _has_wildcard(s):
                     seqs.append(())
-                diff = [q for q in seqs if q != seqs[0]]
+                diff = [q for q in seqs if not self.same_work(q, seqs[0])]
                 if diff:
                     t = first_tok(seqs[0]) or first_tok(diff[0])
                     if t is not None:
@@ -805,7 +982,7 @@ class Divergence:
                 cond = self.fa.conds.get(n, BOTTOM)
                 if cond.divergent:
                     a, b = self.seq_expr(n.body), self.seq_expr(n.orelse)
-                    if a != b:
+                    if not self.same_work(a, b):
                         self._branch(n, cond, a, b, n.test)
                     else:  # `f = a if rank == 0 else b`, then `f(x)`
                         self._chosen_point(n, cond, n.test)
@@ -1003,7 +1180,7 @@ class Divergence:
         if t is not None and kind == "raise" and (uniform or not any(f.kind == "loop" for f in reach[:d])):
             # A raise before collective work that is not in the middle of a loop: the process fails
             # fast and the coordination service aborts the others; fragile, not certain (MCJ104).
-            if path_exit != path_other:
+            if not self.same_work(path_exit, path_other):
                 self.exceptions.append(ExceptionPoint(small, small, dframe.cond, t, "raise", guess))
                 self._branch_done.add(id(dframe.node))
             elif reach[0].kind == "func":
@@ -1011,11 +1188,11 @@ class Divergence:
                 # the callers' next collective work.
                 self._pending_raises.append((small, dframe, reach[0].node, kind, uniform))
             return
-        if kind in ("raise", "exit") and reach[0].kind == "func" and (t is None or path_exit == path_other):
+        if kind in ("raise", "exit") and reach[0].kind == "func" and (t is None or self.same_work(path_exit, path_other)):
             # Nothing collective left in this function, or the same as the others did before
             # leaving: the callers' next collective work is skipped.
             self._pending_raises.append((small, dframe, reach[0].node, kind, uniform))
-        if path_exit == path_other or uniform:
+        if uniform or self.same_work(path_exit, path_other):
             return
         if t is not None:
             self.exits.append(ExitPoint(small, self._gate_guess(path_exit, path_other, dframe.cond), t, dframe.node,
@@ -1700,6 +1877,11 @@ def _exit_call(n, calls: dict) -> bool:
 
 
 _GATE_RUNS = "|past-early-return"
+# Builtins that compute on host values alone (a helper calling only these besides collective work
+# does no other collective work).
+_HOST_BUILTINS = frozenset({"int", "float", "bool", "str", "len", "sum", "min", "max", "abs", "round", "range",
+                            "list", "tuple", "dict", "set", "sorted", "enumerate", "zip", "isinstance", "divmod"})
+_INLINE_DEPTH = 6  # (how many calls deep two sequences are compared by their callees' bodies)
 _GATE_REACH = 8  # (the statements of a helper searched for the early `return` on a parameter)
 _UNKNOWN = object()
 
@@ -1707,6 +1889,24 @@ _UNKNOWN = object()
 def short_name(call: cst.Call) -> str:
     f = call.func
     return f"{f.value}()" if isinstance(f, cst.Name) else f"{f.attr.value}()" if isinstance(f, cst.Attribute) else "call"
+
+
+def _local_method(c: cst.Call, params: set, local: set) -> bool:
+    """A method called on a value this function made itself (`gathered.max()`, `f(x).reshape(-1)`),
+    not on a parameter (which may be a global array at some call) nor a module-level name."""
+    f = c.func
+    if not isinstance(f, cst.Attribute):
+        return False
+    root = f.value
+    while isinstance(root, (cst.Attribute, cst.Subscript)):
+        root = root.value
+    return isinstance(root, cst.Call) or (isinstance(root, cst.Name) and root.value in local and root.value not in params)
+
+
+def _is_method(fdef: cst.FunctionDef, cls) -> bool:
+    """Whether a call through an instance binds `fdef`'s first parameter (a method, not a static one)."""
+    return cls is not None and not any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+                                       for d in fdef.decorators)
 
 
 def _constant(module: cst.Module, expr) -> object:
