@@ -960,6 +960,7 @@ class FileAnalysis(semantics.StatementRules):
         q = self.qualify(func)
         result: Val | None = None
         coll: str | None = None
+        jitted_fv: Val | None = None  # (a jitted function applied here: `_replicated_host_args`)
         bound = False  # (called through an instance: `self` is not among the arguments)
         if q is not None:
             info.name = q
@@ -975,6 +976,8 @@ class FileAnalysis(semantics.StatementRules):
                 result = Val(host=True)  # a jit-decorated function on host data: this process's work
             elif result is None:
                 result, coll = self._project_call(q, argu, node)
+                if (fn := self.index.functions.get(q)) is not None and fn.jit:
+                    jitted_fv = self._decorated_jit(fn, q, node)  # (a jit-decorated project function)
                 if result.divergent:  # an unresolved call's guess (or a helper's file read) is taken here
                     result = evidence.locate(result, f"`{short_name(q)}()`", self.line(node))
         elif isinstance(func, cst.Attribute):
@@ -994,6 +997,7 @@ class FileAnalysis(semantics.StatementRules):
                         info.name = f"{cls}.{meth}"
                         result, coll = self._jitted_call(v, node)
                         self._bound_statics(v, node)
+                        jitted_fv = v
                     elif v is not None and v.cls and (call_m := self.index.method(v.cls, "__call__")):
                         # An instance of a project class held in an attribute (`self.fc1 = Linear()`)
                         # and called: its `__call__` runs.
@@ -1023,6 +1027,7 @@ class FileAnalysis(semantics.StatementRules):
             elif fv.callable:
                 result, coll = self._jitted_call(fv, node)
                 self._bound_statics(fv, node)
+                jitted_fv = fv
                 self._chosen_call(fv, node)
                 # Two names for callables from one factory are still two programs.
                 info.token = f"{_code(self.module, func)}: {fv.callable}"
@@ -1062,6 +1067,8 @@ class FileAnalysis(semantics.StatementRules):
                 coll = semantics.known_global_inputs(coll)
             work, _ = semantics.jitted_work(coll, bool(gkeys))
             coll = work  # (its result stays a possible global array: what is computed from it is judged by its own chain)
+            if gkeys and jitted_fv is not None:
+                self._replicated_host_args(jitted_fv, node, args)
         if coll and info.via_project and self._iter_orders:
             self._per_element_collective(args)
         if coll and not info.collective:
@@ -1174,12 +1181,18 @@ class FileAnalysis(semantics.StatementRules):
 
     def _static_args(self, fn: FunctionFacts, target: str, node: cst.Call) -> None:
         """A process-dependent value passed as a static argument of a jit-decorated function."""
+        v = self._decorated_jit(fn, target, node)
+        self._check_statics(v.statics, v.callable, node)
+
+    def _decorated_jit(self, fn: FunctionFacts, target: str, node: cst.Call) -> Val:
+        """A jit-decorated project function as called here: its description and its static
+        arguments' (position, name) pairs, positions as this call counts them."""
         params = list(fn.params)
         if fn.cls and params and params[0] in ("self", "cls") and isinstance(node.func, cst.Attribute) \
                 and self.qualify(node.func.value) not in self.index.classes:
             params = params[1:]  # called through an instance (not `Class.method(obj, ...)`)
         statics = tuple((params.index(n) if n in params else None, n) for n in fn.statics)
-        self._check_statics(statics, f"`{short_name(target)}` ({fn.jit})", node)
+        return Val(callable=f"`{short_name(target)}` ({fn.jit})", statics=statics)
 
     def _chosen_call(self, fv: Val, node: cst.Call) -> None:
         for n in fv.chosen:
@@ -1895,6 +1908,25 @@ class FileAnalysis(semantics.StatementRules):
             return  # (a shape that differs is MCJ301's finding: the content differs with it)
         # (drawn numbers differ as values: a draw from a per-process key is other data there)
         self._sink(kinds.REPLICATED_DATA, kinds.VALUE, replace(v, pd=semantics.as_size(v.pd, v.pdc)), node, what)
+
+    def _replicated_host_args(self, fv: Val, node: cst.Call, args) -> None:
+        """A jitted function applied to a global array and to a host value (a Python or NumPy
+        scalar, `jnp.float32(dt)`) runs one computation over every process's devices, in which the
+        host value is an implicitly replicated input: each process supplies its own copy and JAX
+        does not compare them, so it must be the same on every process (MCJ303). Not `pmap`,
+        whose host inputs are split over this process's devices (per-process data by design), nor
+        a static argument (the program it picks is MCJ301's), nor a call with `*args`."""
+        if "pmap" in (fv.callable or "") or any(a.star for a in node.args):
+            return  # (`*args`: which input is which, and whether any is a global array, is not known)
+        statics = {k for pair in fv.statics for k in pair}
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        named = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
+        for k, v in args:
+            if k == "*" or k in statics or v.glob or v.callable or v.cls or v.fn or v.ckpt or v.sharding or not v.pd:
+                continue
+            expr = positional[k] if isinstance(k, int) and k < len(positional) else named.get(k) if isinstance(k, str) else None
+            if expr is not None and (self.is_host(expr) or _scalar_of(expr, self.qualify)):
+                self._same_data_sink(v, node, f"{fv.callable}, a host value given with a global array (taken as replicated)")
 
     def _shape_args(self, q: str, node: cst.Call, args) -> None:
         """Explicit shape arguments of global-array constructors (MCJ301), and the data of a
@@ -3047,6 +3079,21 @@ def _partition(base: Val, idx: Val) -> bool:
     e.g. `text[text.index(x):]` for this process's text) is not split by process: its order is as
     local as its content."""
     return bool(base.order) and bool(idx.pd) and not base.process_dependent
+
+
+_SCALAR_TYPES = frozenset({"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
+                           "uint16", "uint32", "uint64", "bool_", "complex64", "complex128"})
+
+
+def _scalar_of(expr: cst.BaseExpression, qualify) -> bool:
+    """`jnp.float32(dt)`, `np.int32(n)`, `float(x)`: one scalar made on this process from a value
+    (a global array's value would make a global result, which the caller rules out first)."""
+    if not isinstance(expr, cst.Call) or len(expr.args) != 1:
+        return False
+    if isinstance(expr.func, cst.Name):
+        return expr.func.value in ("float", "int", "bool")
+    q = qualify(expr.func) or ""
+    return q.startswith(("numpy.", "jax.numpy.")) and q.rsplit(".", 1)[-1] in _SCALAR_TYPES
 
 
 def _picks_function(module: cst.Module, node: cst.IfExp, a: Val, b: Val) -> bool:

@@ -43,6 +43,15 @@ class ProcessDependentGlobalData(Rule):
                     f"each process waits for the others at its own barrier until the timeout"),
                     related=(related_source(s, "value source"),), chain=chain)
                 continue
+            if "taken as replicated" in sink.what:
+                chain.append(self.work_step(node, sink.what, "host data of"))
+                self.report(node, (
+                    f"host value computed from {s.describe()}{where} is passed into {sink.what}: "
+                    f"JAX places it on every process's devices as one replicated input without "
+                    f"comparing the copies, and here they differ, so the processes compute one "
+                    f"global result from different values"),
+                    related=(related_source(s, "value source"),), chain=chain)
+                continue
             chain.append(self.work_step(node, sink.what, "host data of"))
             self.report(node, (
                 f"host data computed from {s.describe()}{where} is passed into {sink.what}: it must be the "
