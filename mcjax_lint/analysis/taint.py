@@ -539,6 +539,9 @@ class FileAnalysis(semantics.StatementRules):
         if _partition(base, idx):
             how = "sliced" if slicing else "indexed"
             self._sink(kinds.PARTITION, kinds.ORDER, base, node, f"a per-process partition ({how} by process)")
+        elif _partition_of_drawn_whole(base, idx):
+            how = "sliced" if slicing else "indexed"
+            self._sink(kinds.PARTITION, kinds.VALUE, base, node, f"a per-process partition ({how} by process)")
 
     def element_at(self, out: Val, base: Val, idx: Val, node: cst.Subscript) -> Val:
         first = _first_key(node)
@@ -3081,6 +3084,25 @@ def _partition(base: Val, idx: Val) -> bool:
     return bool(base.order) and bool(idx.pd) and not base.process_dependent
 
 
+# What a value drawn anew by each process comes from: the clock, unseeded randomness (and, with
+# them, the process id or host name mixed into a seed). Nothing here is meant to differ by process.
+_DRAWN_PER_PROCESS = frozenset({kinds.CLOCK, kinds.RANDOM})
+_DRAWN_WITH = _DRAWN_PER_PROCESS | {kinds.HOST_ID}
+
+
+def _partition_of_drawn_whole(base: Val, idx: Val) -> bool:
+    """Whether `base[idx]` takes this process's part (the index differs by process) of a whole
+    that each process drew for itself (`_DRAWN_PER_PROCESS`: a permutation of an unseeded RNG, a
+    model built from a seed read off the clock). Partitioning by process presumes one whole split
+    between the processes; each one's part of its own whole duplicates some elements and drops
+    others. A whole computed from the process index or a per-process setting is per-process by
+    design (not this), and a value agreed by a collective (`broadcast_one_to_all`) is one whole."""
+    if not idx.pd or not base.pd or base.sanitized or not any(s.kind == kinds.PROCESS_ID or s.kind == kinds.DERIVED for s in idx.pd):
+        return False
+    own = [(kinds.unguarded(s.kind), s) for s in base.pd]
+    return any(k in _DRAWN_PER_PROCESS and not _names_only(s) for k, s in own) and all(k in _DRAWN_WITH for k, _ in own)
+
+
 _SCALAR_TYPES = frozenset({"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
                            "uint16", "uint32", "uint64", "bool_", "complex64", "complex128"})
 
@@ -3094,6 +3116,13 @@ def _scalar_of(expr: cst.BaseExpression, qualify) -> bool:
         return expr.func.value in ("float", "int", "bool")
     q = qualify(expr.func) or ""
     return q.startswith(("numpy.", "jax.numpy.")) and q.rsplit(".", 1)[-1] in _SCALAR_TYPES
+
+
+def _names_only(s: Src) -> bool:
+    """A random *name* (a temporary directory's, a uuid): each process's things are named apart,
+    but the names correspond one to one (`tmpab12/part-0` here, `tmpcd34/part-0` there), so a list
+    of them split by process is one whole, named differently; no drawn numbers."""
+    return "temporary" in s.desc or "`uuid." in s.desc
 
 
 def _picks_function(module: cst.Module, node: cst.IfExp, a: Val, b: Val) -> bool:

@@ -20,13 +20,20 @@ class ProcessDependentGlobalData(Rule):
     FAMILY = "process-dependent shapes and pytrees"
 
     def reports_sink(self, sink: Sink) -> bool:
-        return sink.place in (kinds.REPLICATED_DATA, kinds.BARRIER_NAME)
+        return sink.place in (kinds.REPLICATED_DATA, kinds.BARRIER_NAME) or (
+            sink.place == kinds.PARTITION and sink.facet == kinds.VALUE)
 
-    def visit_Call(self, node: cst.Call) -> None:
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        self.visit_Call(node)  # (a per-process partition: `whole[rank * n:(rank + 1) * n]`)
+
+    def visit_Call(self, node: cst.Call | cst.Subscript) -> None:
         sinks = self.sinks(node)
         # A source in this file as written is certain; a value that became process-dependent
         # inside another function (a retry loop's deadline, a helper's default RNG) may be made
         # to agree there in ways not followed: a guess.
+        # (of the sources of a whole split by process, name the one that drew it: the clock, an RNG)
+        sinks = sorted(sinks, key=lambda k: k.place == kinds.PARTITION and kinds.unguarded(k.src.kind) not in (
+            kinds.CLOCK, kinds.RANDOM))
         direct = [k for k in sinks if not k.src.origin]
         for sink in (direct or sinks)[:1]:
             s = sink.src
@@ -41,6 +48,15 @@ class ProcessDependentGlobalData(Rule):
                     f"{sink.what} is computed from {s.describe()}{where}: every process must name the "
                     f"barrier alike, and here the names differ, so the barrier fails on the mismatch or "
                     f"each process waits for the others at its own barrier until the timeout"),
+                    related=(related_source(s, "value source"),), chain=chain)
+                continue
+            if sink.place == kinds.PARTITION:
+                chain.append(self.work_step(node, sink.what, "taken apart as"))
+                self.report(node, (
+                    f"this process takes its part ({sink.what}) of data drawn from {s.describe()}{where}"
+                    f": each process drew its own whole, so the parts come from "
+                    f"different wholes and together repeat some elements and miss others; draw it "
+                    f"from a seed every process shares (or broadcast it) before splitting it"),
                     related=(related_source(s, "value source"),), chain=chain)
                 continue
             if "taken as replicated" in sink.what:
