@@ -71,6 +71,13 @@ def _callees_first(graph: dict[str, tuple[str, ...]]) -> dict[str, int]:
 _JAX_TRANSFORMS = ("jax.", "flax.", "equinox.", "optax.", "functools.")
 
 
+def source_call(q: str) -> Val:
+    """What calling a held reference to the source function `q` gives (`semantics.source_function`):
+    the source, without a position (a summary's call is reached from many places; the precise
+    pass names the call it enters this file through, as for any helper's source)."""
+    return Val(pd=frozenset({Src(0, 0, K.PROCESS_DEPENDENT_CALLS[q], semantics.process_dependent_kind(q))}))
+
+
 def short_name(q: str) -> str:
     parts = q.split(".")
     return ".".join(parts[-2:]) if len(parts) >= 2 and parts[-2][:1].isupper() else parts[-1]
@@ -1591,6 +1598,8 @@ class ProjectIndex:
             m = self.method(mod, name)
             if m is not None:
                 return self.ref(m)
+        if semantics.source_function(r):
+            return Val(srcq=r)  # (the function itself: its calls read the source, `source_call`)
         if r in K.PROCESS_DEPENDENT_CALLS and not K.PROCESS_DEPENDENT_CALLS[r].endswith("()`"):
             return Val(pd=frozenset({Src(0, 0, K.PROCESS_DEPENDENT_CALLS[r], semantics.process_dependent_kind(r))}))
         return BOTTOM
@@ -1696,6 +1705,8 @@ class ProjectIndex:
                 res, coll = self.call_name(fv.fn, argv)  # arguments unknown: maybe a partial()
             elif fv.cls and self.method(fv.cls, "__call__"):
                 res, coll = self.call_method("__call__", fv, argv, given, dict(call, bd=1))  # an instance called
+            elif fv.srcq:
+                res = source_call(fv.srcq)  # a source function held in a name or parameter, called
             else:
                 res = argv
         ix = call.get("ix")
@@ -1945,6 +1956,8 @@ class ProjectIndex:
                 return self._jitted_at(g, site)
             if g.fn:
                 return self.call_name(g.fn, argv)
+            if g.srcq:
+                return source_call(g.srcq), None  # (`NOW = time.time` ... `NOW()`)
             if g.cls:
                 m = self.method(g.cls, "__call__")
                 if m:
@@ -1960,6 +1973,8 @@ class ProjectIndex:
                 return self._jitted_at(v, site)
             if v is not None and v.fn:
                 return self.call_name(v.fn, argv)
+            if v is not None and v.srcq:
+                return source_call(v.srcq), None  # (`self._now = time.time` ... `self._now()`)
             if v is not None and v.cls and (m := self.method(v.cls, "__call__")) is not None:
                 # an instance held in an attribute and called (`self.proj(x)`): its `__call__`
                 return self.call_name(m, argv, given, dict(site, bd=1) if site is not None else None)
@@ -2092,6 +2107,8 @@ class ProjectIndex:
             v = self.attr(recv.cls, meth)
             if v is not None and v.callable:
                 return applied(v.callable), v.callable
+            if v is not None and v.srcq:
+                return source_call(v.srcq), None  # (`self._now = time.time` ... `self._now()`)
         if recv.subgroup:
             return recv.data().join(argv), None  # work among a configured subset of processes
         if recv.ckpt and semantics.pending_wait_is_local(meth, recv.ckpt):

@@ -474,6 +474,18 @@ def module_seeded_by(q: str) -> str | None:
     return q.rsplit(".", 1)[0] if q in MODULE_SEED_CALLS else None
 
 
+# Modules whose functions draw from a global RNG the program may seed (`random.seed(s)`): a
+# stored reference to one is left alone (whether its calls differ depends on that seeding).
+_SEEDABLE_MODULES = frozenset({"random", "numpy.random"})
+
+
+def source_function(q: str | None) -> bool:
+    """Whether `q` names a library function whose every call differs between processes (the
+    clock, the host name, `jax.process_index`): a reference to it bound to a name, a default
+    parameter or an attribute and called through that is the same source (`Val.srcq`)."""
+    return bool(q) and "()`" in K.PROCESS_DEPENDENT_CALLS.get(q, "") and q.rsplit(".", 1)[0] not in _SEEDABLE_MODULES
+
+
 def process_dependent_call(q: str, seeded_modules: Collection[str], n_args: int,
                            seeded_per_process: Collection[str] = ()) -> str | None:
     """How a call to `q` differs between processes (the source's description), None if it does

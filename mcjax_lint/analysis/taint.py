@@ -264,7 +264,7 @@ class FileAnalysis(semantics.StatementRules):
                 return s
             return least_certain(x if unlocated_only and x.located else
                              Src(r[0], r[1], f"{x.desc} via {name}" if " via " not in x.desc else x.desc,
-                                 x.kind, r[2], r[3], x.origin or f"line {x.line}", guess=x.guess) for x in s)
+                                 x.kind, r[2], r[3], x.origin or (f"line {x.line}" if x.line else ""), guess=x.guess) for x in s)
 
         items = tuple(self.anchor(x, node, via, call, unlocated_only) for x in v.items) if v.items is not None else None
         keys = tuple((k, self.anchor(x, node, via, call, unlocated_only)) for k, x in v.keys) if v.keys else v.keys
@@ -439,6 +439,8 @@ class FileAnalysis(semantics.StatementRules):
         if n == "None":
             return Val(struct="none")
         q = self.qualify(node)
+        if semantics.source_function(q) and n not in self.module_defs:
+            return Val(srcq=q)  # (`from time import time` ... `clock=time`: the function itself)
         if q and (q != n or n in self.module_defs):
             return self.anchor(self.index.ref(q), node, short_name(q), call=False) if not q.startswith("jax.") else BOTTOM
         return BOTTOM
@@ -467,6 +469,8 @@ class FileAnalysis(semantics.StatementRules):
         return Val(pd=frozenset({evidence.set_order_guess(self.src(node, desc, kind))}))
 
     def global_value(self, q: str, node: cst.Attribute) -> Val:
+        if semantics.source_function(q):
+            return Val(srcq=q)  # (`datetime.datetime.now` not called: the function itself)
         if q.startswith(("jax.", "numpy.", "os.", "sys.")):
             return BOTTOM
         v = self.index.ref(q)
@@ -1012,6 +1016,10 @@ class FileAnalysis(semantics.StatementRules):
                         # and called through it.
                         info.name = v.fn
                         result, coll = self._project_call(v.fn, argu, node, exact=False)
+                    elif v is not None and v.srcq:
+                        # A source function stored in an attribute (`self._now = time.time`)
+                        # and called through it: that function's call.
+                        result, coll = self._known_call(v.srcq, node, args, argu, info)
                     else:
                         result = evidence.mark(argu, evidence.UNRESOLVED_CALL, f"`{_code(self.module, func)}()`", self.line(node))
             else:
@@ -1045,6 +1053,10 @@ class FileAnalysis(semantics.StatementRules):
                 info.name = call_m
                 bound = True
                 result, coll = self._project_call(call_m, argu, node, bound=True)
+            elif fv.srcq:
+                # A source function held in a name or a parameter (`clock=time.time` ...
+                # `clock()`): that function's call.
+                result, coll = self._known_call(fv.srcq, node, args, argu, info)
             else:
                 result = evidence.mark(argu, evidence.UNRESOLVED_CALL, f"`{_code(self.module, func)}()`", self.line(node))
         self._thread_start(q, func, node, args)
@@ -2754,8 +2766,8 @@ class FileAnalysis(semantics.StatementRules):
             if p.default is not None:
                 dv = self.ev(p.default)
                 # A function as the default (`cb=sync_metrics`): calls that leave it run it.
-                defaults[p.name.value] = replace(dv.data(), fn=dv.fn, callable=dv.callable) \
-                    if (dv.fn or dv.callable) else dv.data()
+                defaults[p.name.value] = replace(dv.data(), fn=dv.fn, callable=dv.callable, srcq=dv.srcq) \
+                    if (dv.fn or dv.callable or dv.srcq) else dv.data()
         in_class = bool(self.cls_stack) and self.scope.is_module and self._in_class_body
         value = Val(callable=f"`{node.name.value}` ({jit})", fn=qual, hostable=self._local_jit(qual)) if jit else Val(fn=qual)
         if jit:

@@ -178,6 +178,10 @@ class Val:
     # One device (`SingleDeviceSharding(d)`): an array put or built there lives on that device
     # alone, so placing data there is no cross-process work. Kept only where every joined value is one.
     device: bool = False
+    # A reference to a library function whose calls differ between processes (`time.time`,
+    # `datetime.datetime.now`, `jax.process_index`), not yet called: bound to a name, a default
+    # parameter or an attribute (`self._now = now` ... `self._now()`), calling it reads the source.
+    srcq: str | None = None
 
     def join(self, other: Val) -> Val:
         if other is self:
@@ -221,13 +225,14 @@ class Val:
             self.const and other.const,
             self.rng or other.rng,
             self.device and other.device,
+            self.srcq or other.srcq,
         )
 
     # Taint only (drops object kinds): what flows into a value computed from this one.
     def taint(self) -> Val:
         if not (self.unordered or self.callable or self.ckpt or self.sharding or self.glob or self.cls or self.fn
                 or self.struct or self.items is not None or self.sanitized or self.ext or self.elems
-                or self.factory or self.host or self.keys is not None or self.const or self.rng or self.device) and not self.subgroup:
+                or self.factory or self.host or self.keys is not None or self.const or self.rng or self.device or self.srcq) and not self.subgroup:
             return self
         return Val(self.pd, self.pdc, self.order, self.hash, self.shape, self.tree, subgroup=self.subgroup)
 
@@ -370,7 +375,7 @@ def replace(obj, /, **changes):
 def _is_bottom(v: Val) -> bool:
     """`v == BOTTOM`, without comparing every field where a common one already differs (a
     non-empty source set or a callable, class or function is never BOTTOM's)."""
-    return v is BOTTOM or not (v.pd or v.pdc or v.order or v.callable or v.cls or v.fn) and v == BOTTOM
+    return v is BOTTOM or not (v.pd or v.pdc or v.order or v.callable or v.cls or v.fn or v.srcq) and v == BOTTOM
 
 
 def applied(desc: str | None, kind: str | None = None) -> Val:
