@@ -458,6 +458,8 @@ for _ns in ("numpy", "jax.numpy"):
     SHAPE_CONSTRUCTORS[f"{_ns}.pad"] = (1, "pad_width")
     SHAPE_CONSTRUCTORS[f"{_ns}.tile"] = (1, "reps")
 SHAPE_CONSTRUCTORS["jax.ShapeDtypeStruct"] = (0, "shape")
+# Array constructors that allocate an array of the shape they are given (first argument `shape`).
+ALLOCATORS = frozenset(f"{ns}.{fn}" for ns in ("numpy", "jax.numpy") for fn in ("zeros", "ones", "empty", "full"))
 SHAPE_METHODS = {"reshape", "astype", "resize"}
 # Joining arrays along the first axis: `concatenate([x, zeros(K - len(x))])` pads x to K rows.
 CONCATENATES = {f"{ns}.{fn}" for ns in ("numpy", "jax.numpy") for fn in ("concatenate", "vstack", "hstack", "append")}

@@ -599,7 +599,7 @@ class ProjectIndex:
         state["functions"] = {q: FunctionFacts(f.name, f.line, list(f.params), f.cls, jit=f.jit, flags=f.flags, prop=f.prop,
                                            statics=list(f.statics), host_defaults=list(f.host_defaults),
                                            param_writes=dict(f.param_writes),  # (`FileAnalysis._method_stores`)
-                                           arg_writes=dict(f.arg_writes))
+                                           arg_writes=dict(f.arg_writes), sized_by=list(f.sized_by))
                               for q, f in self.functions.items()}
         state["classes"] = {q: ClassFacts(c.name, c.line, list(c.bases), dict.fromkeys(c.attrs, {}), list(c.methods),
                                           dict(c.cond_attrs), list(c.sure_attrs),

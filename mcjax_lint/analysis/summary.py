@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 113
+SUMMARY_VERSION = 114
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -315,12 +315,15 @@ class FunctionFacts:
     # other parameters, directly or under a condition on them: param -> those parameters. The
     # object a call passes there then holds what the call passed for them (`FileAnalysis._method_stores`).
     arg_writes: dict = field(default_factory=dict)
+    # Its parameters an array it returns was allocated from as whole sizes (`np.full((n,
+    # max_len), pad)`; the returns' "shp"): a call's arguments for them are the result's shape.
+    sized_by: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"name": self.name, "line": self.line}
         for k in ("params", "cls", "returns", "collective", "jit", "calls", "called_params", "device_access", "flags", "refs",
                   "prop", "statics", "defaults", "param_jits", "host_defaults", "glob_ops", "prop_reads", "gated", "decos", "forwards", "writes", "cond_calls",
-                  "param_writes", "arg_writes"):
+                  "param_writes", "arg_writes", "sized_by"):
             v = getattr(self, k)
             if v:
                 d[k] = v
@@ -336,7 +339,7 @@ class FunctionFacts:
             list(d.get("host_defaults", [])), list(d.get("glob_ops", [])), list(d.get("prop_reads", [])),
             dict(d.get("gated", {})), list(d.get("decos", [])), list(d.get("forwards", [])),
             list(d.get("writes", [])), list(d.get("cond_calls", [])), dict(d.get("param_writes", {})),
-            dict(d.get("arg_writes", {})),
+            dict(d.get("arg_writes", {})), list(d.get("sized_by", [])),
         )
 
 
@@ -1377,6 +1380,10 @@ class _Summarizer(semantics.StatementRules):
                     and not any(k.arg in ("size", "length") for k in node.keywords):
                 # (`np.nonzero(x > t)` of a parameter's content: sized by it, as a mask's selection)
                 r = dict(r, lmax=_merge_list(r.get("lmax") or [], [[SIZED_BY_CONTENT, node.lineno]]))
+            if r is not None and q in K.ALLOCATORS and not self.scope.is_module:
+                shp = self._sized_by_params(node)
+                if shp:
+                    r = dict(r, shp=shp)
             if r is not None:
                 return r
             if q in self._local_jits and self._runs_locally(True, node):
@@ -1559,6 +1566,25 @@ class _Summarizer(semantics.StatementRules):
         facts = self.scope.facts
         if facts is not None and facts.device_access is None:
             facts.device_access = [desc, node.lineno]
+
+    def _sized_by_params(self, node: ast.Call) -> list[str]:
+        """The parameters of this function an array constructor's shape is made of (`np.full((n,
+        max_len), pad)`: n and max_len), each as a whole size (the parameter itself, or with
+        constants: `max_len + 1`), not something computed from it by a call (`len(xs)`): the
+        array it returns is as large as the caller's arguments say (`FunctionFacts.sized_by`)."""
+        shape = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "shape"), None)
+        if shape is None:
+            return []
+        elts = shape.elts if isinstance(shape, (ast.Tuple, ast.List)) else [shape]
+        params = self.scope.facts.params
+        out: list[str] = []
+        for e in elts:
+            names = [n.id for n in ast.walk(e) if isinstance(n, ast.Name)]
+            if names and all(isinstance(n, (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Load, ast.operator,
+                                            ast.unaryop)) for n in ast.walk(e)) \
+                    and all(n in params and (self._local(n) or {}).get("params") == [n] for n in names):
+                out.extend(n for n in names if n not in out)
+        return out
 
     def _known_call(self, q: str, node: ast.Call, args: list[Sym], kwargs: dict[str, Sym], argu: Sym) -> Sym | None:
         """Facts for calls to known library functions (`semantics.StatementRules.library_call`);
@@ -2716,6 +2742,8 @@ class _Summarizer(semantics.StatementRules):
             self._attr_fatal.append(False)
         try:
             self.run_block(node.body)
+            if facts.returns.get("shp"):
+                facts.sized_by = list(facts.returns.pop("shp"))
             if not _always_exits(node.body):
                 self._note_none_return(None)  # (falling off the end returns None)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not (

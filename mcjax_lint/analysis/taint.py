@@ -1174,6 +1174,8 @@ class FileAnalysis(semantics.StatementRules):
             res = replace(res, chosen=res.chosen | {node})
         # Same-file functions: remember tainted arguments to analyse the callee with them.
         fn = self.index.functions.get(target)
+        if fn is not None and exact and not coll and fn.sized_by:
+            res = self._sized_by_arguments(fn, target, node, res, bound)
         if fn is not None and fn.jit and fn.statics:
             self._static_args(fn, target, node)
         elif fn is None and coll:
@@ -1193,6 +1195,27 @@ class FileAnalysis(semantics.StatementRules):
                     or any(self.ev_cached(a.value).unordered for a in node.args) or argu.length_sources:
                 self._record_param_taint(target, node)
         return res, coll
+
+    def _sized_by_arguments(self, fn: FunctionFacts, target: str, node: cst.Call, res: Val, bound: bool) -> Val:
+        """A helper returning an array it allocated with a shape made of its parameters
+        (`np.full((n, max_len), pad)`, `FunctionFacts.sized_by`): the result is as large as this
+        call's arguments for them say, so a size that differs between processes makes a shape
+        that does, as the constructor called here would."""
+        info = self.calls.get(node)
+        if info is None or any(k == "*" for k, _ in info.args):
+            return res
+        given = {k: v for k, v in info.args}
+        offset = 1 if bound and fn.params and fn.params[0] in ("self", "cls") else 0
+        for p in fn.sized_by:
+            key = semantics.argument_for(p, fn.params, offset, given)
+            if key is None:
+                continue
+            v = given[key]
+            size = semantics.as_size(v.pd, v.pdc)
+            if size:
+                src = evidence.derived(self.src(node, f"a shape computed from {_why(size)}, given to `{short_name(target)}()` as `{p}`"), size)
+                res = replace(res, shape=_cap(res.shape | frozenset({src})))
+        return res
 
     def _static_args(self, fn: FunctionFacts, target: str, node: cst.Call) -> None:
         """A process-dependent value passed as a static argument of a jit-decorated function."""
