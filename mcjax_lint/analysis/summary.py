@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 114
+SUMMARY_VERSION = 115
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -1387,7 +1387,7 @@ class _Summarizer(semantics.StatementRules):
             if r is not None:
                 return r
             if q in self._local_jits and self._runs_locally(True, node):
-                return {"host": True}
+                return dict(argu, host=True)  # (computed from its inputs alone, on this process)
             call["n"] = q
         elif isinstance(func, ast.Attribute):
             if isinstance(func.value, ast.Name) and func.value.id == "self" and self.class_stack and self._local("self") is not None:
@@ -1422,7 +1422,7 @@ class _Summarizer(semantics.StatementRules):
             if fv.get("callable"):
                 hl = fv.get("hl") or False
                 if self._runs_locally(hl, node):
-                    return {"host": True}
+                    return dict(argu, host=True)  # (as above)
                 need = self._local_given_params(hl, node)
                 work, _ = semantics.jitted_work(fv["callable"], glob_in)
                 if need is not None and facts is not None and len(facts.param_jits) < MAX_ITEMS:

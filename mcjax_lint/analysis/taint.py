@@ -980,7 +980,10 @@ class FileAnalysis(semantics.StatementRules):
             elif q == "next" and result is not None and args and args[0][1].cls:
                 coll = coll or self._protocol_call(args[0][1].cls, "__next__", info)
             if result is None and self._local_jit(q) and self._runs_locally(True, node):
-                result = Val(host=True)  # a jit-decorated function on host data: this process's work
+                # A jit-decorated function on host data: this process's work, computed from its
+                # inputs (a pure function of them: what differs in them differs in its content;
+                # its structure is its trace's).
+                result = replace(argu, pd=frozenset(), pdc=_cap(argu.pd | argu.pdc), host=True)
             elif result is None:
                 result, coll = self._project_call(q, argu, node)
                 if (fn := self.index.functions.get(q)) is not None and fn.jit:
@@ -999,7 +1002,7 @@ class FileAnalysis(semantics.StatementRules):
                 else:
                     v = self.index.attr(cls, meth)
                     if v is not None and v.callable and self._runs_locally(v.hostable, node):
-                        result = Val(host=True)
+                        result = replace(argu, pd=frozenset(), pdc=_cap(argu.pd | argu.pdc), host=True)
                     elif v is not None and v.callable:
                         info.name = f"{cls}.{meth}"
                         result, coll = self._jitted_call(v, node)
@@ -1034,7 +1037,7 @@ class FileAnalysis(semantics.StatementRules):
                              statics=self._statics_for(fv.factory[1], fv.factory[2], target),
                              chosen=args[0][1].chosen if args else frozenset())
             elif fv.callable and self._runs_locally(fv.hostable, node):
-                result = Val(host=True)
+                result = replace(argu, pd=frozenset(), pdc=_cap(argu.pd | argu.pdc), host=True)
             elif fv.callable:
                 result, coll = self._jitted_call(fv, node)
                 self._bound_statics(fv, node)
@@ -1176,6 +1179,8 @@ class FileAnalysis(semantics.StatementRules):
         fn = self.index.functions.get(target)
         if fn is not None and exact and not coll and fn.sized_by:
             res = self._sized_by_arguments(fn, target, node, res, bound)
+        if fn is not None and fn.jit and coll and not semantics.result_is_local(semantics.callable_kind(f"({fn.jit})")):
+            res = res.join(self._host_inputs(node))
         if fn is not None and fn.jit and fn.statics:
             self._static_args(fn, target, node)
         elif fn is None and coll:
@@ -1195,6 +1200,18 @@ class FileAnalysis(semantics.StatementRules):
                     or any(self.ev_cached(a.value).unordered for a in node.args) or argu.length_sources:
                 self._record_param_taint(target, node)
         return res, coll
+
+    def _host_inputs(self, node: cst.Call) -> Val:
+        """What a jitted call's result computes from the data it is given where none of its
+        arguments is a global array: their taint, as content (its pytree structure and count
+        are fixed by the trace). A jitted function is a pure function of its
+        inputs; inputs that differ between processes make results that differ (computed on this
+        process alone, or as a 'replicated' input each process holds its own copy of). With a
+        global array among the inputs the computation is the mesh's, its result one array."""
+        info = self.calls.get(node)
+        if info is None or any(v.glob for _, v in info.args):
+            return BOTTOM
+        return join_all(Val(pdc=_cap(v.pd | v.pdc)) for _, v in info.args)
 
     def _sized_by_arguments(self, fn: FunctionFacts, target: str, node: cst.Call, res: Val, bound: bool) -> Val:
         """A helper returning an array it allocated with a shape made of its parameters
@@ -2155,7 +2172,10 @@ class FileAnalysis(semantics.StatementRules):
             site = self._site(node, False)
             if site is not None and len(site["h"]) == site["np"] + len(site["kw"]):
                 return BOTTOM, f"{fv.callable} {semantics.CAPTURES_NOTE}"
-        return applied(fv.callable), fv.callable
+        out = applied(fv.callable)
+        if not semantics.result_is_local(semantics.callable_kind(fv.callable)):
+            out = out.join(self._host_inputs(node))
+        return out, fv.callable
 
     def _runs_locally(self, hostable: bool | str, node: cst.Call) -> bool:
         """A call of a jitted function that runs on this process alone (semantics.jitted_call_is_local)."""
