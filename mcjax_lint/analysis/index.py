@@ -1180,6 +1180,14 @@ class ProjectIndex:
             count = self.resolve(cnt, path) if cnt else BOTTOM
             out = replace(out, struct="list", shape=_values._cap(
                 _values.rekinded(out.shape, kinds.ELEMENTS) | _values.rekinded(count.count_sources, kinds.LENGTH)))
+        if sym.get("ecls") and not out.ecls:
+            # A container an attribute holds, every element stored a construction of one project
+            # class (summary `attribute_holds`): its elements are instances of it.
+            made = {self.resolve_class_name(self._follow_reexport(n)) if n != "?" else None for n in sym["ecls"]}
+            if len(made) == 1 and (c := next(iter(made))) in self.classes:
+                out = replace(out, ecls=c)
+        if sym.get("elem") and out.ecls and not out.cls:
+            out = replace(out, cls=out.ecls, ecls=None)  # (`self.by_step[k]`: an element of such a container)
         if sym.get("one"):
             # (one number or truth value made of what it reads, `len(self.xs)`, `any(self.xs)`:
             # what their lengths decide is its value, never its shape: `values.one_number`)
@@ -2100,6 +2108,10 @@ class ProjectIndex:
     def call_method(self, meth: str, recv: Val, argv: Val = BOTTOM, given: tuple | None = None,
                     site: dict | None = None, args: Sequence[tuple[object, Val]] | None = None) -> tuple[Val, str | None]:
         """`args`: each argument apart, as `call_name` takes them, when known."""
+        if meth == "__getitem__" and not (recv.cls and self.method(recv.cls, meth)):
+            # (summary `element_at`: `obj[k]` of a class without `__getitem__` of its own, or not
+            # of the project: an element of it, as any subscript)
+            return recv.element().join(argv), None
         if recv.cls:
             m = self.method(recv.cls, meth)
             if m is not None:
@@ -2122,6 +2134,12 @@ class ProjectIndex:
         if meth in K.COLLECTIVE_METHOD_NAMES:
             return BOTTOM, f"`.{meth}()`"
         res = recv.data().join(argv)
+        if recv.ecls and not recv.cls and meth == "__iter__":
+            return replace(res, cls=recv.ecls), None  # (`for w in writers.values()`: each an instance)
+        if recv.ecls and not recv.cls and meth in semantics.ELEMENT_READS:
+            # `self.items.setdefault(k, Item(k))`, `d.get(k)`: an element of a container whose
+            # elements are instances of one project class (`Val.ecls`); `d.values()`: its elements
+            return (replace(res, ecls=recv.ecls) if meth in ("values", "copy") else replace(res, cls=recv.ecls)), None
         if recv.cls or meth.startswith("__"):
             return res, None
         if meth in K.SANITIZER_METHODS:

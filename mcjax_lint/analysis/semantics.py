@@ -1622,6 +1622,25 @@ MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "appendleft
 ELEMENT_ADDERS = frozenset({"append", "add", "insert", "appendleft"})
 
 
+# Methods of a container that give one of its elements, or a view of them (`Val.ecls`).
+ELEMENT_READS = frozenset({"get", "setdefault", "pop", "values", "copy"})
+
+# Mutators that store one element, and the position of its argument (`d.setdefault(k, v)`).
+_ELEMENT_AT = {"append": 0, "appendleft": 0, "add": 0, "insert": 1, "setdefault": 1}
+
+
+def stored_element(meth: str, args: list):
+    """The value a mutator `meth` stores as one element (`xs.append(v)`, `d.setdefault(k, v)`),
+    from its arguments as (position or keyword, value) pairs; None for the others."""
+    at = _ELEMENT_AT.get(meth)
+    if at is None:
+        return None
+    for k, v in args:
+        if k == at or (meth == "setdefault" and k == "default"):
+            return v
+    return None
+
+
 def container_root(e: object, read: Reader) -> object:
     """The container an element of `e` lives in: `groups` for `groups[k][i]`, `e` itself otherwise."""
     r = read(e)
@@ -2915,14 +2934,20 @@ class StatementRules:
                 if meth in SET_ADDING_METHODS and (self.is_unordered(cur) or self.is_set(cur)):
                     added_order = set_order_added(meth, self.parts.positional_arguments(node), self.read, self._num)
                     new = self.as_set(new, stronger_order(self.order_of(cur), added_order))
-                self.bind(receiver, self.mutated(receiver, new))
-                return self.nothing()
+                el = stored_element(meth, args)
+                new = self.mutated(receiver, new)
+                if el is not None:
+                    new = self.holding(new, cur, el)  # (`xs.append(Engine(p))`: what its elements are)
+                self.bind(receiver, new)
+                return self.element_kept(meth, new)
             if meth in SET_ADDING_METHODS:
                 self.attribute_set_filled(meth, recv, receiver, node)
             if cur is None:
                 # (`self.xs.append(v)`: the container an attribute holds grew here, by as many
-                # elements as this runs times: `attribute_grown`)
+                # elements as this runs times: `attribute_grown`; of what class: `attribute_holds`)
                 self.attribute_grown(root)
+                if root is receiver and (el := stored_element(meth, args)) is not None:
+                    self.attribute_holds(root, el)
         if meth == "sort" and receiver is not None and self.read(receiver)[0] == "name":
             cur = self.name_value(self.read(receiver)[1])
             if cur is not None:

@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 115
+SUMMARY_VERSION = 116
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -1886,6 +1886,36 @@ class _Summarizer(semantics.StatementRules):
         if count:
             cf.attrs[owner.attr] = sym_join(cf.attrs.get(owner.attr), self._init_params(count))
 
+    def element_at(self, out: Sym, base: Sym, idx: Sym, node: ast.Subscript) -> Sym:
+        """`series[k]` of an instance constructed here (`series = Series(...)`): runs the class's
+        `__getitem__`, whose result the index resolves (`call_method`; an element of the
+        instance's data where the class has none). Other subscripts: the element."""
+        vias = base.get("via") or ()
+        if len(vias) == 1 and "n" in vias[0] and not vias[0].get("ix") and self._class_like(vias[0]["n"]) \
+                and not base.get("params") and not base.get("refs"):
+            call = {"l": node.lineno, "m": "__getitem__", "r": _prune(base, 1), "np": 1}
+            if idx:
+                call["a"] = _prune(sym_taint(idx), 1)
+            return {"via": [call]}
+        return out
+
+    holding = staticmethod(lambda new, cur, el: new)  # (element classes: the precise pass's, `Val.ecls`)
+    element_kept = staticmethod(lambda meth, new: {})
+
+    def attribute_holds(self, owner: ast.expr, el: Sym) -> None:
+        """`self.engines[path] = Engine(path)`, `self.items.setdefault(k, Item(k))`,
+        `self.xs.append(X())`, in any method: the container the attribute holds has elements of
+        that class ("ecls", resolved by the index to `Val.ecls` where every element stored is a
+        construction of one project class; "?" for an element of any other value)."""
+        if self.scope.is_module or not self.class_stack or not isinstance(owner, ast.Attribute) \
+                or not _on_self(owner.value, self.scope):
+            return
+        vias = el.get("via") or []
+        made = [c["n"] for c in vias if "n" in c and self._class_like(c["n"])]
+        names = made if len(made) == 1 and len(vias) == 1 and not el.get("cls") else ["?"]
+        cf = self.class_stack[-1]
+        cf.attrs[owner.attr] = sym_join(cf.attrs.get(owner.attr), {"ecls": names})
+
     def sharded(self, recv: Sym, argu: Sym, node: ast.Call) -> None:
         if "x" not in self.scope.facts.flags:
             self.scope.facts.flags += "x"  # a possible per-process partition
@@ -2085,6 +2115,9 @@ class _Summarizer(semantics.StatementRules):
             base = target.value
             if isinstance(base, ast.Attribute) and semantics.constant_key(target.slice, read) is None:
                 self.attribute_grown(base)  # (a computed key may be a new one: `attribute_grown`)
+            if isinstance(base, ast.Attribute) and isinstance(target.slice, ast.expr) \
+                    and not isinstance(target.slice, ast.Slice):
+                self.attribute_holds(base, value)  # (`self.engines[path] = Engine(path)`)
             if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) and base.value.id == "self" \
                     and self.class_stack and (stored := sym_taint(sym_join(value, self.ev(target.slice)))):
                 # `self.buckets[k] = v` changes the container the attribute holds: it holds v now

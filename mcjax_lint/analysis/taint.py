@@ -705,7 +705,8 @@ class FileAnalysis(semantics.StatementRules):
         out = join_all(v.data().as_elements() for v in vals)
         # (`[*xs]`, `[a, *xs]`: as long as xs and the rest, no fixed length)
         starred = any(isinstance(e, cst.StarredElement) for e in node.elements)
-        out = replace(out, struct=None if starred else f"seq:{len(node.elements)}", elems=self._elems(vals))
+        out = replace(out, struct=None if starred else f"seq:{len(node.elements)}", elems=self._elems(vals),
+                      ecls=None if starred else _one_class(vals))
         if out.shape and not starred and all(x.kind == kinds.ROWS for v in vals for x in v.shape):
             self.row_displays.add(node)  # (arrays whose rows alone differ: `_shaped_result`)
         if isinstance(node, cst.List):
@@ -740,7 +741,8 @@ class FileAnalysis(semantics.StatementRules):
                 kept = None
         out = self._whole_container(out, values, node)
         tracked = tuple(sorted(kept.items())) if kept is not None and len(kept) <= MAX_KEYS else None
-        return replace(out, struct="dict:" + ",".join(sorted(keys)), elems=self._elems(values), keys=tracked)
+        return replace(out, struct="dict:" + ",".join(sorted(keys)), elems=self._elems(values), keys=tracked,
+                       ecls=_one_class(values) if "**" not in keys else None)
 
     def _whole_container(self, out: Val, vals: list[Val], node: cst.CSTNode) -> Val:
         """A literal mixing process-dependent and uniform elements: the engine tracks the
@@ -2027,7 +2029,18 @@ class FileAnalysis(semantics.StatementRules):
             work = self._work
         finally:
             self._info, self._work = saved
+        if out is None and not recv.cls and meth in semantics.ELEMENT_READS:
+            # `d.get(k)`, `d.setdefault(k, Engine(k))`, `d.pop(k)`: an element, of the class the
+            # container's elements are (or that its default is made of); `d.values()`: its elements
+            made = join_all(v for k, v in args if k in (1, "default")) if meth == "setdefault" else BOTTOM
+            ecls = recv.ecls or (made.cls if meth == "setdefault" and not made.callable else None)
+            if ecls:
+                res, coll = self.index.call_method(meth, recv, argu, _given(node), self._site(node, True),
+                                                   info.args if info is not None else None)
+                return (replace(res, ecls=ecls) if meth in ("values", "copy") else replace(res, cls=ecls)), coll
         if out is not None:
+            if recv.ecls and meth in ("values", "copy") and not recv.cls and out.ecls != recv.ecls:
+                out = replace(out, ecls=recv.ecls)
             return out, work
         res, coll = self.index.call_method(meth, recv, argu, _given(node), self._site(node, True),
                                            info.args if info is not None else None)
@@ -2099,6 +2112,21 @@ class FileAnalysis(semantics.StatementRules):
     as_set = staticmethod(lambda v, order: replace(v, unordered=order, struct="set"))
     attribute_set_filled = staticmethod(lambda meth, recv, owner, node: None)
     attribute_grown = staticmethod(lambda owner: None)  # (the summary pass records it for the index)
+    attribute_holds = staticmethod(lambda owner, el: None)  # (likewise)
+
+    @staticmethod
+    def holding(new: Val, cur: Val, el: Val) -> Val:
+        """Container `new`, which was `cur`, after a mutator stored the element `el` in it: its
+        elements are instances of `el`'s project class where every element stored is
+        (`Val.ecls`; an empty display holds none yet)."""
+        empty = cur.struct in ("seq:0", "dict:")
+        ecls = el.cls if el.cls and not el.callable and (cur.ecls == el.cls or empty) else None
+        return new if new.ecls == ecls else replace(new, ecls=ecls)
+
+    @staticmethod
+    def element_kept(meth: str, new: Val) -> Val:
+        # (`d.setdefault(k, v)` returns the element now under k: of the class its elements are)
+        return Val(cls=new.ecls) if meth == "setdefault" and new.ecls else BOTTOM
 
     def listing_method(self, meth: str, node: cst.Call) -> Val:
         return Val(order=frozenset({self.src(node, f"`.{meth}()`", kinds.LISTING_ORDER, self.wrap_sorted_fix(node))}))
@@ -2361,6 +2389,8 @@ class FileAnalysis(semantics.StatementRules):
                         # `d[k] = v` with a computed key may add one: the dict grew, as a list
                         # by `append` (`mutated`), by as many keys as this runs with new ones
                         new = self.mutated(base, new)
+                if isinstance(target.slice[0].slice, cst.Index) and (cur.struct or "").startswith("dict"):
+                    new = self.holding(new, cur, value)  # (`d[k] = Engine(k)`: what its elements are)
                 # A fresh object even when the value adds nothing: the container was changed, so
                 # under a process-dependent condition it takes the condition's taint (as in the
                 # summary pass, whose join always copies).
@@ -3073,6 +3103,12 @@ def _full_reduction(name: str | None, node: cst.Call) -> bool:
 
 
 _POSITION = "a position in "  # the description of an enumerate index over an arbitrary order
+
+
+def _one_class(vals: list[Val]) -> str | None:
+    """The project class every one of `vals` is an instance of (a display's elements), if one."""
+    classes = {v.cls if not v.callable else None for v in vals}
+    return next(iter(classes)) if len(classes) == 1 else None
 
 
 def _array_shapes_differ(*structs) -> bool:

@@ -182,6 +182,10 @@ class Val:
     # `datetime.datetime.now`, `jax.process_index`), not yet called: bound to a name, a default
     # parameter or an attribute (`self._now = now` ... `self._now()`), calling it reads the source.
     srcq: str | None = None
+    # A container whose elements are instances of one project class (`{path: Engine(path)}`,
+    # filled by `d[k] = Engine(k)`, `d.setdefault(k, Engine(k))`, `xs.append(Engine(p))`): an
+    # element taken from it (`d[k]`, `for e in d.values()`) is an instance of that class.
+    ecls: str | None = None
 
     def join(self, other: Val) -> Val:
         if other is self:
@@ -226,13 +230,15 @@ class Val:
             self.rng or other.rng,
             self.device and other.device,
             self.srcq or other.srcq,
+            self.ecls if self.ecls == other.ecls or not other.ecls else (other.ecls if not self.ecls else None),
         )
 
     # Taint only (drops object kinds): what flows into a value computed from this one.
     def taint(self) -> Val:
         if not (self.unordered or self.callable or self.ckpt or self.sharding or self.glob or self.cls or self.fn
                 or self.struct or self.items is not None or self.sanitized or self.ext or self.elems
-                or self.factory or self.host or self.keys is not None or self.const or self.rng or self.device or self.srcq) and not self.subgroup:
+                or self.factory or self.host or self.keys is not None or self.const or self.rng or self.device or self.srcq
+                or self.ecls) and not self.subgroup:
             return self
         return Val(self.pd, self.pdc, self.order, self.hash, self.shape, self.tree, subgroup=self.subgroup)
 
@@ -249,7 +255,7 @@ class Val:
         # is a global array.
         # An element of process-local data (host data, a pmap's outputs) is process-local.
         return Val(frozenset(), union_sources(self.pdc, self.pd), self.order, self.hash, shape, glob=self.glob, callable=self.elems,
-                   host=self.host)
+                   host=self.host, cls=self.ecls)
 
     def key(self, k: str) -> Val | None:
         """The value stored under the constant key `k`, None when keys are not tracked (then a
