@@ -1711,14 +1711,20 @@ class Arithmetic(tuple):
     (`even_split_window`). Assigned again, nothing known (`_bind_strings`)."""
 
 
-def bound_arithmetic(node: object, read: Reader, scope) -> object:
-    """The arithmetic a name holds where it is read (`Arithmetic`), else `node` itself."""
+def _bound_form(node: object, read: Reader, scope, form: type) -> object:
+    """The expression a name assigned once holds where it is read, when it was recorded as
+    `form` (`Arithmetic`, `Called`), else `node` itself."""
     r = read(node)
     if r[0] == "name":
         known = _bound_strings(r[1], scope)
-        if type(known) is Arithmetic:
+        if type(known) is form:
             return known[0]
     return node
+
+
+def bound_arithmetic(node: object, read: Reader, scope) -> object:
+    """The arithmetic a name holds where it is read (`Arithmetic`), else `node` itself."""
+    return _bound_form(node, read, scope, Arithmetic)
 
 
 class Called(tuple):
@@ -1729,12 +1735,7 @@ class Called(tuple):
 
 def bound_call(node: object, read: Reader, scope) -> object:
     """The call a name holds where it is read (`Called`), else `node` itself."""
-    r = read(node)
-    if r[0] == "name":
-        known = _bound_strings(r[1], scope)
-        if type(known) is Called:
-            return known[0]
-    return node
+    return _bound_form(node, read, scope, Called)
 
 
 # The array constructors a padding is made with, by the end of their qualified name.
