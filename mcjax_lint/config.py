@@ -119,9 +119,6 @@ def is_enabled(code: str, select: Iterable[str], ignore: Iterable[str]) -> bool:
     return s >= 0 and s > _match_len(code, ignore)
 
 
-_RANK = {Severity.ERROR: 2, Severity.WARNING: 1, Severity.INFO: 0}
-
-
 class RuleFilter:
     """Which codes are reported for which file (select, ignore, per-file-ignores)."""
 
@@ -166,12 +163,12 @@ class RuleFilter:
         got = self.config.severity.get(code)
         if got is not None:
             return got
-        if default == Severity.ERROR:
+        if default == Severity.ERROR:  # graded at the rule's own severity: its level decides
             from mcjax_lint.rules import RULES
 
             info = RULES.get(code)
             if info is not None:
-                return min(default, info.level, key=_RANK.__getitem__)
+                return info.level
         return default
 
     def shown_severity(self, finding: Any) -> Severity:
