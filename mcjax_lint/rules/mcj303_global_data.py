@@ -42,35 +42,32 @@ class ProcessDependentGlobalData(Rule):
             if not direct:
                 chain.append(Step(s.line if s.located else 0, f"made process-dependent in another function: {s.describe()}",
                                   False, "a value decided inside another function may be made to agree there"))
-            if sink.place == kinds.BARRIER_NAME:
-                chain.append(self.work_step(node, sink.what, "passed as"))
-                self.report(node, (
-                    f"{sink.what} is computed from {s.describe()}{where}: every process must name the "
-                    f"barrier alike, and here the names differ, so the barrier fails on the mismatch or "
-                    f"each process waits for the others at its own barrier until the timeout"),
-                    related=(related_source(s, "value source"),), chain=chain)
-                continue
-            if sink.place == kinds.PARTITION:
-                chain.append(self.work_step(node, sink.what, "taken apart as"))
-                self.report(node, (
-                    f"this process takes its part ({sink.what}) of data drawn from {s.describe()}{where}"
-                    f": each process drew its own whole, so the parts come from "
-                    f"different wholes and together repeat some elements and miss others; draw it "
-                    f"from a seed every process shares (or broadcast it) before splitting it"),
-                    related=(related_source(s, "value source"),), chain=chain)
-                continue
-            if "taken as replicated" in sink.what:
-                chain.append(self.work_step(node, sink.what, "host data of"))
-                self.report(node, (
-                    f"host value computed from {s.describe()}{where} is passed into {sink.what}: "
-                    f"JAX places it on every process's devices as one replicated input without "
-                    f"comparing the copies, and here they differ, so the processes compute one "
-                    f"global result from different values"),
-                    related=(related_source(s, "value source"),), chain=chain)
-                continue
-            chain.append(self.work_step(node, sink.what, "host data of"))
-            self.report(node, (
-                f"host data computed from {s.describe()}{where} is passed into {sink.what}: it must be the "
-                f"same on every process, and here it differs, so the processes build one array from "
-                f"different values (or `device_put` fails comparing them)"),
-                related=(related_source(s, "value source"),), chain=chain)
+            verb, message = _message(sink, s.describe(), where)
+            chain.append(self.work_step(node, sink.what, verb))
+            self.report(node, message, related=(related_source(s, "value source"),), chain=chain)
+
+
+def _message(sink: Sink, source: str, where: str) -> tuple[str, str]:
+    """How the chain's last step names the sink, and the finding's message, by the kind of data
+    that must agree."""
+    if sink.place == kinds.BARRIER_NAME:
+        return "passed as", (
+            f"{sink.what} is computed from {source}{where}: every process must name the "
+            f"barrier alike, and here the names differ, so the barrier fails on the mismatch or "
+            f"each process waits for the others at its own barrier until the timeout")
+    if sink.place == kinds.PARTITION:
+        return "taken apart as", (
+            f"this process takes its part ({sink.what}) of data drawn from {source}{where}"
+            f": each process drew its own whole, so the parts come from "
+            f"different wholes and together repeat some elements and miss others; draw it "
+            f"from a seed every process shares (or broadcast it) before splitting it")
+    if "taken as replicated" in sink.what:
+        return "host data of", (
+            f"host value computed from {source}{where} is passed into {sink.what}: "
+            f"JAX places it on every process's devices as one replicated input without "
+            f"comparing the copies, and here they differ, so the processes compute one "
+            f"global result from different values")
+    return "host data of", (
+        f"host data computed from {source}{where} is passed into {sink.what}: it must be the "
+        f"same on every process, and here it differs, so the processes build one array from "
+        f"different values (or `device_put` fails comparing them)")
