@@ -651,7 +651,10 @@ class Divergence:
                     break
 
     def _raises_into_callers(self) -> None:
-        """A raise/exit on one process also skips what its callers do next (same-file callers)."""
+        """A raise/exit on one process also skips what its callers do next (same-file callers).
+        A raise is reported at itself for the first caller whose next collective work it skips,
+        and at the call for every other such caller (an exception leaves each caller's frame: a
+        second caller's collective is skipped as well, and is that call's hazard)."""
         if not self._pending_raises:
             return
         by_node = {id(v[0]): q for q, v in self.fa.fn_nodes.items()}
@@ -659,6 +662,7 @@ class Divergence:
             qual = by_node.get(id(fn_node))
             if qual is None:
                 continue
+            raised_at = None
             for call, (stmt, frames) in self._call_sites.items():
                 info = self.fa.calls.get(call)
                 if info is None or info.name is None or self.fa.index._follow_reexport(info.name) != qual:
@@ -668,9 +672,14 @@ class Divergence:
                 if t is not None:
                     guess = _raise_guess(small, dframe, fn_node) if kind == "raise" else ""
                     if kind == "raise" and (uniform or not any(f.kind == "loop" for f in frames[j:])):
-                        self.exceptions.append(ExceptionPoint(small, small, dframe.cond, t, "raise", guess))
-                    else:
-                        self.exits.append(ExitPoint(small, dframe.cond, t, dframe.node, kind, call, guess))
+                        # (the first caller's is reported at the raise, every other one's at its call)
+                        at = small if raised_at is None else call
+                        raised_at = small
+                        self.exceptions.append(ExceptionPoint(at, small, dframe.cond, t, "raise", guess))
+                        continue
+                    if raised_at is not None:
+                        continue  # (an early exit of a loop in this caller: the first caller's report stands)
+                    self.exits.append(ExitPoint(small, dframe.cond, t, dframe.node, kind, call, guess))
                     break
 
     def _caught_in_callers(self) -> None:

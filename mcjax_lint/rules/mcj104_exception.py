@@ -56,6 +56,12 @@ class OneProcessException(Rule):
                 msg = (f"{name} is None on some processes{cause}: {use} raises TypeError there, while "
                        f"the others go on to {self.tok_text(p.collective)} and wait there until the coordination "
                        f"service aborts them")
+            elif p.kind == "raise" and node is not p.raise_node:
+                info = self.ctx.fa.calls.get(node)
+                callee = f"`{(info.name if info is not None and info.name else 'this call').rsplit('.', 1)[-1]}()`"
+                msg = (f"{callee} raises under a process-dependent condition at line {raise_line}{cause}: this "
+                       f"process fails here while the others go on to {self.tok_text(p.collective)} and wait "
+                       f"there until the coordination service aborts them")
             elif p.kind == "raise":
                 msg = (f"raised under a process-dependent condition{cause}: this process fails while the others go "
                        f"on to {self.tok_text(p.collective)} and wait there until the coordination service "
