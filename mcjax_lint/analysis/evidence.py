@@ -118,6 +118,11 @@ RESUMED_AT_YIELD_TEXT = "complementary `if`s around a `yield`"
 GATE_ARGUMENT = ("one arm passes a helper a constant that takes it past its early `return` into its collective "
                  "work, the other a value not known here, which may take it there as well")
 
+TIED_SORT_KEY = ("a stable sort by a key of few values (a truth value, a conditional of constants): the elements the "
+                 "key ties keep the order they came in, which differs between processes only where two of them share "
+                 "a key")
+TIED_SORT_KEY_TEXT = "a sort whose key ties"
+
 # Markers the engine writes into a collective work's description when it guessed it.
 BY_NAME_NOTE = "(resolved by method name)"
 COLLECTIVE_NOTES = {
@@ -196,12 +201,26 @@ def set_order_guess(s: Src) -> Src:
     `semantics.set_order` is GUESS; `hash()` of a value of unknown type, `semantics.hash_salt`
     is GUESS; an environment variable not known per-process, `knowledge.env_key_kind`): a guess.
     Both passes name such sources by these descriptions."""
-    if s.guess:
+    tied = semantics.TIED_SORT_DESC in s.desc
+    if s.guess and not tied:
         return s
-    for prefix, text, why in _GUESSED_DESCS:
-        if s.desc.startswith(prefix):
-            return replace(s, guess=((s.line if s.located else 0, text, why),))
-    return s
+    g = s.guess
+    if not g:
+        for prefix, text, why in _GUESSED_DESCS:
+            if s.desc.startswith(prefix):
+                g = ((s.line if s.located else 0, text, why),)
+                break
+    if tied and not any(x[2] == TIED_SORT_KEY for x in g):
+        g = g + ((s.line if s.located else 0, TIED_SORT_KEY_TEXT, TIED_SORT_KEY),)
+    return replace(s, guess=g) if g is not s.guess else s
+
+
+def tied_order(order: frozenset[Src]) -> frozenset[Src]:
+    """The order sources `order` of a sequence sorted by a key of few values
+    (`semantics.sort_key_ties`): kept among the elements the key ties, as a guess
+    (`TIED_SORT_KEY`: whether two elements share a key is not known)."""
+    return frozenset(set_order_guess(x if semantics.TIED_SORT_DESC in x.desc
+                                     else replace(x, desc=x.desc + semantics.TIED_SORT_DESC)) for x in order)
 
 
 _GUESSED_DESCS = (

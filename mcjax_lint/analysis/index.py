@@ -20,7 +20,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis import values as _values
-from mcjax_lint.analysis.summary import ELEMENT_CALL, SAME_LENGTH_CALL, STAR, ClassFacts, FunctionFacts, ModuleSummary, SIZED_BY_CONTENT, Sym, star_exports
+from mcjax_lint.analysis.summary import ELEMENT_CALL, SAME_LENGTH_CALL, STAR, TIED_SORT_CALL, ClassFacts, FunctionFacts, ModuleSummary, SIZED_BY_CONTENT, Sym, star_exports
 from mcjax_lint.analysis.values import BOTTOM, Src, Val, applied, join_all, most_certain, replace
 from mcjax_lint.settings import AnalysisSettings
 
@@ -1690,6 +1690,17 @@ class ProjectIndex:
                 res = argv.join(Val(pd=bound.pd))
             else:
                 res = argv.same_length()  # (as the precise pass's window: `Val.same_length`)
+        elif call.get("n") == TIED_SORT_CALL:
+            # the summary's sort by a key of few values (`_Summarizer.tied_order`): the order its
+            # input had, a set's iteration, kept where the key ties
+            whole = self.resolve(args, path) if args else BOTTOM
+            order = whole.order
+            if whole.unordered:
+                short = os.path.basename(path)
+                order = order | frozenset({Src(call.get("l", 0), 0, semantics.set_iteration_desc(whole.unordered)
+                                               + semantics.TIED_SORT_DESC, kinds.SET_ORDER,
+                                               origin=f"{short}:{call.get('l', 0)}")})
+            res = Val(order=evidence.tied_order(order)) if order else BOTTOM
         elif "n" in call:
             res, coll = self.call_name(call["n"], argv, given, call)
             if call.get("ks"):

@@ -23,7 +23,7 @@ def dispatch(table: dict[type, Callable[[object], tuple]]) -> Callable[[object],
 SAME_FIELDS: dict[str, Callable[[object], tuple]] = {
     "Subscript": lambda n: ("subscript", n.value),
     "IfExp": lambda n: ("ifexp", n.body, n.orelse),
-    "Lambda": lambda n: ("lambda",),
+    "Lambda": lambda n: ("lambda", n.body),
     # statements (`semantics.order_free_accumulators`)
     "AnnAssign": lambda n: ("assign", [n.target], n.value) if n.value is not None else ("pass",),
     "If": lambda n: ("if", n.test, n.body, n.orelse),

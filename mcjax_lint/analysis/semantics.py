@@ -22,7 +22,7 @@ libcst, the files that can produce a finding) read different trees. They meet he
     ("boolop", "and"/"or", value_nodes)
     ("compare", left, op, right)     one `==`, `!=`, `is`, `is not`, `<`, `<=`, `>` or `>=` comparison
     ("ifexp", body, orelse)
-    ("lambda",)
+    ("lambda", body)
     ("other", type_name_lowercase)
 
 and statements (for rules about a loop's body; a reader's `statements(block)` lists a block's):
@@ -529,6 +529,58 @@ def fixed_width_time_format(args: list, read: Reader) -> bool:
             return False
         i = fmt.find("%", i + 2)
     return True
+
+
+# A sort key of few values: `sorted` (and `list.sort`) is stable, so the elements a key maps to
+# one value keep the order they came in; a key that can take only a few values (a constant, a
+# truth value, a conditional of such, a tuple of such) ties whole groups of elements, and an
+# input in a set's order (or any per-process order) keeps that order inside each group
+# (`sorted(keys, key=lambda k: 0 if k.startswith("loss") else 1)`). A key of many values
+# (`len`, the element itself, a tuple holding it) is taken as ordering them all.
+_FEW_VALUED_CALLS = frozenset({"bool", "isinstance", "issubclass", "callable", "hasattr"})
+_FEW_VALUED_METHODS = frozenset({"startswith", "endswith", "isdigit", "isalpha", "isalnum", "isnumeric", "isdecimal",
+                                 "islower", "isupper", "isspace", "isidentifier", "istitle", "is_dir", "is_file",
+                                 "exists"})
+TIED_SORT_DESC = ", kept by a sort whose key ties"
+
+
+def _few_valued(node: object, read: Reader, depth: int = 0) -> bool:
+    """Whether the expression `node` can take only a few values whatever it reads (see above)."""
+    if depth > 4:
+        return False
+    r = read(node)
+    k = r[0]
+    if k in ("number", "string", "text", "compare"):
+        return True
+    if k == "name":
+        return r[1] in ("True", "False", "None")
+    if k == "other":
+        return r[1] in ("compare", "comparison")  # (`x in s`, chained comparisons: a truth value)
+    if k == "unary":
+        return r[1] == "not" or r[1] in ("-", "+") and _few_valued(r[2], read, depth + 1)
+    if k == "ifexp":
+        return _few_valued(r[1], read, depth + 1) and _few_valued(r[2], read, depth + 1)
+    if k in ("boolop", "tuple"):
+        vals = r[2] if k == "boolop" else r[1]
+        return bool(vals) and all(_few_valued(v, read, depth + 1) for v in vals)
+    if k == "call":
+        f = read(r[1])
+        return f[0] == "name" and f[1] in _FEW_VALUED_CALLS or f[0] == "attr" and f[2] in _FEW_VALUED_METHODS
+    return False
+
+
+def sort_key_ties(keywords: list, read: Reader) -> bool:
+    """Whether a sort given the keyword arguments `keywords` ((name, node) pairs) orders by a key
+    of few values (`_few_valued`: a lambda whose body is one, or `bool`): the elements it ties keep
+    their input's order."""
+    for name, value in keywords:
+        if name != "key":
+            continue
+        r = read(value)
+        if r[0] == "lambda" and len(r) > 1:
+            return _few_valued(r[1], read)
+        return r[0] == "name" and r[1] == "bool"
+    return False
 
 
 # Methods, without arguments, that read how far other threads got at this moment: a thread's
@@ -2640,6 +2692,9 @@ class StatementRules:
           them: a set's order, a listing's (`in_set_order`);
         - a concatenation of a part x and a padding of `K - len(x)` rows holds K rows whatever
           x held (`padded_concatenation`, `padded`);
+        - `sorted` by a key of few values keeps its input's order (a set's, any per-process
+          one) among the elements the key ties (`sort_key_ties`, `tied_order`; `.sort(key=...)`
+          too);
         - an order-imposing builtin fixes a set's order where it is called (`set_ordered`,
           `ordered`: a pass adds what it knows of `next`, `iter`, `zip`);
         - a jit wrapper makes a jitted function (`jitted`; run on host data only: nothing
@@ -2711,6 +2766,9 @@ class StatementRules:
             # `int(a)`, `float(a)`: one number, whatever the argument's shape (which its value may
             # then tell: `scalar_of`; `bool(xs)`, `any(xs)`: `order_free_call`)
             return self.scalar_of(argu)
+        if q == "sorted" and arg0 is not None and sort_key_ties(self.parts.keyword_arguments(node), self.read):
+            # (a stable sort by a key of few values: each tied group in its input's order)
+            return self.join(self.order_free_call(q, node, argu, arg0), self.tied_order(node, arg0))
         if q in K.ORDER_INSENSITIVE and not (q in K.INPUT_ORDER_KEYWORDS and any(
                 k in K.INPUT_ORDER_KEYWORDS[q] for k, _ in self.parts.keyword_arguments(node))):
             return self.order_free_call(q, node, argu, arg0)
@@ -2952,7 +3010,10 @@ class StatementRules:
         if meth == "sort" and receiver is not None and self.read(receiver)[0] == "name":
             cur = self.name_value(self.read(receiver)[1])
             if cur is not None:
-                self.bind(receiver, self.sorted_in_place(cur, node))
+                sorted_v = self.sorted_in_place(cur, node)
+                if sort_key_ties(self.parts.keyword_arguments(node), self.read):
+                    sorted_v = self.join(sorted_v, self.tied_order(node, cur))  # (as `sorted(xs, key=...)`)
+                self.bind(receiver, sorted_v)
             return self.nothing()
         if meth == "join" and args and self.is_unordered(args[0][1]):
             # (`str.join` takes strings only: the set's elements are strings)

@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 116
+SUMMARY_VERSION = 117
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -62,6 +62,9 @@ ELEMENT_CALL = "<element>"
 # A window `x[:n]` of what parameters, calls or attributes give, n agreed (`_Summarizer.window`):
 # resolved by the index as that value with one length everywhere (content differs).
 SAME_LENGTH_CALL = "<same length>"
+# A sort by a key of few values of what calls or attributes give (`_Summarizer.tied_order`):
+# resolved by the index as the order it keeps where the key ties (`ProjectIndex._call`).
+TIED_SORT_CALL = "<sorted, ties kept>"
 
 
 def _merge_list(a: list, b: list) -> list:
@@ -1711,6 +1714,22 @@ class _Summarizer(semantics.StatementRules):
 
     ordered = staticmethod(lambda q, node, out, a0: sym_taint(out) if a0 is not None and a0.get("u") else None)
 
+    def tied_order(self, node: ast.Call, a0: Sym) -> Sym:
+        """The order a sort by a key of few values keeps (the precise pass's `tied_order`): a
+        set's iteration, the order sources `a0` carries, renamed so the index takes them as a
+        guess; what the index resolves later goes through a `TIED_SORT_CALL` record."""
+        out: list = []
+        if a0.get("u"):
+            self.summary.order_sources = True
+            out.append(self.src(semantics.set_iteration_desc(a0["u"]) + semantics.TIED_SORT_DESC, node, kinds.SET_ORDER))
+        for o in a0.get("order", ()):
+            out.append(o if semantics.TIED_SORT_DESC in o[0] else [o[0] + semantics.TIED_SORT_DESC, *o[1:]])
+        made: Sym = {"order": out} if out else {}
+        inner = {k: a0[k] for k in ("via", "refs") if k in a0}
+        if inner:
+            made["via"] = [{"l": node.lineno, "n": TIED_SORT_CALL, "a": _prune(inner)}]
+        return made
+
     def jit_factory(self, kind: str, node: ast.Call) -> Sym:
         return {"jitf": [kind, *literal_statics(node.keywords)]}
 
@@ -3170,7 +3189,7 @@ VIA_DEPTH = 2  # nested call records kept inside a call record's arguments/recei
 # depth bound, arguments flattened, so the bound never turns `sorted(listing)` back into the
 # listing's order or a guess into a certain step.
 _KEPT_AT_BOUND = frozenset(K.ORDER_INSENSITIVE) | {
-    ELEMENT_CALL, SAME_LENGTH_CALL, evidence.FILE_CONTENT_CALL, evidence.EQUAL_PIECES_CALL,
+    ELEMENT_CALL, SAME_LENGTH_CALL, TIED_SORT_CALL, evidence.FILE_CONTENT_CALL, evidence.EQUAL_PIECES_CALL,
     evidence.STORED_ATTRIBUTE_CALL, evidence.STORED_ELEMENT_CALL, evidence.POSSIBLY_EMPTY_CALL,
     evidence.BOUNDED_COUNT_CALL}
 

@@ -1675,6 +1675,15 @@ class FileAnalysis(semantics.StatementRules):
     def set_ordered(self, node: cst.Call, arg0: Val) -> Val:
         return Val(order=frozenset({self._set_iteration(node.args[0].value, arg0)}))
 
+    def tied_order(self, node: cst.Call, arg0: Val) -> Val:
+        """The order `sorted(x, key=...)` (or `x.sort(key=...)`) keeps of x where its key ties
+        (`semantics.sort_key_ties`): x's order sources, a set's iteration, as a guess."""
+        order = arg0.order
+        if arg0.unordered:
+            at = node.args[0].value if node.args and node.args[0].keyword is None else node
+            order = order | frozenset({self._set_iteration(at, arg0)})
+        return Val(order=evidence.tied_order(order)) if order else BOTTOM
+
     def ordered(self, q: str, node: cst.Call, out: Val, arg0: Val | None) -> Val:
         arg0 = arg0 if arg0 is not None else BOTTOM
         if q == "next":
