@@ -79,6 +79,10 @@ KEYS_FROM_CONTENT = ("a container given a key only where this process's data mee
 GROWN_FROM_CONTENT = ("a container grown (`xs.append(v)`) only where, or as often as, this process's data says: its "
                       "length differs between processes unless their data agree on it")
 EQUAL_PIECES_TEXT = "a per-process piece of equal ones"
+SPLIT_POINTS = ("a per-process piece of a split at given points (`np.array_split(x, [k])[i]`), whose length the "
+                "points set: the pieces' lengths differ unless the points are evenly spaced")
+SPLIT_POINTS_TEXT = "a per-process piece of a split at given points"
+SPLIT_POINTS_CALL = "<split points piece>"  # (as EQUAL_PIECES_CALL, for `split_points`)
 # The call a summary writes for such a piece of a value it cannot resolve yet (`ProjectIndex.call_name`).
 EQUAL_PIECES_CALL = "<equal pieces>"
 STORED_ATTRIBUTE = ("a value stored into an attribute of an object a helper returns (`state.steps = len(items)`), "
@@ -239,6 +243,16 @@ def equal_pieces(v: Val, line: int = 0) -> Val:
     if not v.pd:
         return v
     return replace(mark(Val(pd=v.pd), EQUAL_PIECES, EQUAL_PIECES_TEXT, line), pdc=v.pdc | v.pd,
+                   order=v.order, hash=v.hash, shape=v.shape, tree=v.tree)
+
+
+def split_points(v: Val, line: int = 0) -> Val:
+    """What `np.array_split(x, points)[i]` takes from the index `i` that carries `v`: which
+    elements, for certain (`pdc`); how many, process-dependent only by a guess (`SPLIT_POINTS`),
+    as `equal_pieces` does for pieces of equal ones."""
+    if not v.pd:
+        return v
+    return replace(mark(Val(pd=v.pd), SPLIT_POINTS, SPLIT_POINTS_TEXT, line), pdc=v.pdc | v.pd,
                    order=v.order, hash=v.hash, shape=v.shape, tree=v.tree)
 
 

@@ -1125,7 +1125,7 @@ class ProjectIndex:
                         mark_params.append(any(not p.endswith("!o") for p in part["params"]))
                     elif part and _reads_file_at_params(part):
                         mark_params.append(None)  # (`open(path).read()`: as below)
-            elif mark_params is not None and call.get("n") == evidence.EQUAL_PIECES_CALL:
+            elif mark_params is not None and call.get("n") in (evidence.EQUAL_PIECES_CALL, evidence.SPLIT_POINTS_CALL):
                 # `return xs[offset::n]` / `range(offset, stop, n)`: a piece of equal ones taken
                 # from a parameter's start holds as many elements as that start leaves
                 # (`_returned_params` passes the argument on as such a piece, a guess).
@@ -1242,6 +1242,8 @@ class ProjectIndex:
             # how many elements by it is a guess, as where the piece is taken in the caller)
             if p in pieces:
                 return evidence.equal_pieces(v.data())
+            if "@" + p in pieces:
+                return evidence.split_points(v.data())  # (of a split at given points)
             # (read only inside a yielded element, `yield rng.normal(size=k)`: how many elements
             # the generator yields is decided by its loops, which do not read it)
             if p in padded and v.pd:
@@ -1277,6 +1279,7 @@ class ProjectIndex:
         elements: set[str] = set()
         windows: set[str] = set()
         padded: set[str] = set()
+        points: set[str] = set()
         stack: list = [(sym, names)]
         while stack:
             x, into = stack.pop()
@@ -1284,6 +1287,8 @@ class ProjectIndex:
                 n = x.get("n")
                 if n == evidence.EQUAL_PIECES_CALL:
                     into = pieces
+                elif n == evidence.SPLIT_POINTS_CALL:
+                    into = points
                 elif n == ELEMENT_CALL and into is names:
                     into = elements  # (what a generator yields: `_Summarizer._yield_count`)
                 if n == SAME_LENGTH_CALL and into is names:
@@ -1304,13 +1309,16 @@ class ProjectIndex:
             elif isinstance(x, list):
                 stack.extend((y, into) for y in x)
         pieces -= names
+        points -= names | pieces
+        # (the start of a piece of a split at given points: as a piece's, named "@p" among them)
+        pieces |= points
         elements -= names | pieces
         windows -= names | pieces | elements | padded
         names |= pieces | elements | windows | padded
         if not names <= set(f.params):
             return None
-        return (tuple(sorted(names)), tuple(sorted(pieces)), tuple(sorted(elements)), tuple(sorted(windows)),
-                tuple(sorted(padded)))
+        return (tuple(sorted(names)), tuple(sorted(("@" + p if p in points else p) for p in pieces)),
+                tuple(sorted(elements)), tuple(sorted(windows)), tuple(sorted(padded)))
 
     def _drops_arguments(self, call: dict) -> bool:
         """Whether `call` (a summary's call record) names a project function whose result carries
@@ -1849,6 +1857,8 @@ class ProjectIndex:
             return argv.element(), None  # the summary's yielded element (`_Summarizer._yield_count`)
         if q == evidence.EQUAL_PIECES_CALL:
             return evidence.equal_pieces(argv), None  # the summary's piece of equal ones (`x[i::n]`)
+        if q == evidence.SPLIT_POINTS_CALL:
+            return evidence.split_points(argv), None  # the summary's piece of a split at points
         if q == evidence.FILE_CONTENT_CALL:
             return evidence.file_content(argv), None  # the summary's file read at a path
         if q == evidence.STORED_ATTRIBUTE_CALL:
@@ -2297,7 +2307,7 @@ class ProjectIndex:
             flow += "~file"  # (every parameter reaches the result through a file read: see call_name)
         returned = self._returned_params(f) if flow else None
         if flow and (f.returns.get("elem") or returned is not None and returned[3]
-                     and set(returned[0]) <= set(returned[3]) | set(returned[2])):
+                     and set(returned[0]) <= set(returned[3]) | {p.removeprefix("@") for p in returned[2]}):
             # their elements only: content (see call_name); so too where every parameter it reads
             # is read only inside what it yields, or as the start of a piece (`_params_in`)
             flow += ":elem"

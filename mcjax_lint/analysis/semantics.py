@@ -569,6 +569,19 @@ def _few_valued(node: object, read: Reader, depth: int = 0) -> bool:
     return False
 
 
+def _uneven_points(points: list, read: Reader) -> bool:
+    """Whether split points written as int literals (`[3, 5]`) cut pieces of known, different
+    lengths before the last (3 and 2): which piece an index picks then decides its length."""
+    vals = []
+    for p in points:
+        r = read(p)
+        if r[0] != "number" or r[1] is None:
+            return False
+        vals.append(int(r[1]))
+    gaps = [b - a for a, b in zip([0, *vals], vals)]
+    return len(set(gaps)) > 1
+
+
 def sort_key_ties(keywords: list, read: Reader) -> bool:
     """Whether a sort given the keyword arguments `keywords` ((name, node) pairs) orders by a key
     of few values (`_few_valued`: a lambda whose body is one, or `bool`): the elements it ties keep
@@ -2345,6 +2358,15 @@ class StatementRules:
             if picked is not None:
                 return picked
             split = self._split_call(value)
+            if split is None and (held := bound_call(value, self.read, self.scope)) is not value:
+                split = self._split_call(held)  # (`chunks = np.array_split(x, n)` ... `chunks[i]`)
+            if split == "points":
+                # `np.array_split(x, [k])[i]`: the split points set each piece's length, which
+                # differs from piece to piece unless they are evenly spaced: which rows and how
+                # many by i, the count a guess (`split_piece`)
+                idx = self.data(self.ev(keys[0][1]))
+                self.indexed(node, base, idx, False)
+                return self.join(self.data(base), self.split_piece(idx, node))
             if split is not None:
                 # `np.array_split(x, n)[i]`: piece i of n whose lengths differ by at most one, and
                 # only where len(x) is no multiple of n: which rows by i (content), how many by i
@@ -2434,8 +2456,10 @@ class StatementRules:
 
     def _split_call(self, node) -> str | None:
         """"array_split" for `np.array_split(x, n)` (jax.numpy's too), "split" for `np.split(x,
-        n)`, with n a number (`_scalar`: not a list of split points, which sets each piece's
-        length), else None."""
+        n)`, with n a number (`_scalar`) or a name taken for one; "points" for either given split
+        points (a list display,
+        or a choice with one as an arm: `[k] if ... else n`), which set each piece's length;
+        else None."""
         r = self.read(node)
         if r[0] != "call" or len(r[2]) < 2 or len(r[2]) != len(r[3]):
             return None
@@ -2443,7 +2467,13 @@ class StatementRules:
         root, _, last = q.rpartition(".")
         if root not in ("numpy", "jax.numpy") or last not in ("array_split", "split"):
             return None
-        return last if self._scalar(r[2][1]) else None
+        n = self.read(r[2][1])
+        if self._scalar(r[2][1]) or n[0] in ("name", "attr"):
+            return last  # (a count, or a name taken for one: `np.array_split(x, nproc)`)
+        if n[0] in ("seq", "tuple") and _uneven_points(n[1], self.read):
+            return None  # (`np.split(x, [3, 5])`: pieces of 3 and 2, known to differ: as any element)
+        arms = [n] if n[0] != "ifexp" else [self.read(n[1]), self.read(n[2])]
+        return "points" if any(a[0] in ("seq", "tuple") and a[1] for a in arms) else None
 
     def _scalar(self, node) -> bool:
         """A number, not an array: what a pass takes for a number (`is_numeric`), or a process's

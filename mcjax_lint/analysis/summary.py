@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 117
+SUMMARY_VERSION = 118
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -990,6 +990,12 @@ class _Summarizer(semantics.StatementRules):
         resolved by the index as `evidence.equal_pieces` (the start's value may come from calls,
         parameters or attributes known only then)."""
         return _resolved_later(sym_taint(v), node.lineno, evidence.EQUAL_PIECES_CALL, ("pd", "pdc", "via", "params", "refs"))
+
+    @staticmethod
+    def split_piece(v: Sym, node: ast.AST) -> Sym:
+        """A piece of a split at given points taken by an index (`semantics.StatementRules.
+        ev_Subscript`): resolved by the index as `evidence.split_points`."""
+        return _resolved_later(sym_taint(v), node.lineno, evidence.SPLIT_POINTS_CALL, ("pd", "pdc", "via", "params", "refs"))
 
     @staticmethod
     def with_fields(obj: Sym, fields: Sym | None, node: ast.Call) -> Sym:
@@ -3190,6 +3196,7 @@ VIA_DEPTH = 2  # nested call records kept inside a call record's arguments/recei
 # listing's order or a guess into a certain step.
 _KEPT_AT_BOUND = frozenset(K.ORDER_INSENSITIVE) | {
     ELEMENT_CALL, SAME_LENGTH_CALL, TIED_SORT_CALL, evidence.FILE_CONTENT_CALL, evidence.EQUAL_PIECES_CALL,
+    evidence.SPLIT_POINTS_CALL,
     evidence.STORED_ATTRIBUTE_CALL, evidence.STORED_ELEMENT_CALL, evidence.POSSIBLY_EMPTY_CALL,
     evidence.BOUNDED_COUNT_CALL}
 

@@ -549,6 +549,11 @@ class FileAnalysis(semantics.StatementRules):
 
     def element_at(self, out: Val, base: Val, idx: Val, node: cst.Subscript) -> Val:
         first = _first_key(node)
+        if first == "index" and (rows := _index_count(idx)) and not self.is_numeric(node.slice[0].slice.value):
+            # `x[idx]` with idx a sequence of positions whose length differs between processes
+            # (a per-process piece of indices, a list grown per process): as many rows as idx
+            # holds (numpy's integer-array indexing), whatever x held
+            out = replace(out, shape=_cap(out.shape | rekinded(rows, kinds.ROWS)))
         if first != "index" and base.shape:
             # `arr[None]` (a new first axis) is all of arr, `arr[..., 0]` keeps arr's rows
             rows = frozenset(x for x in base.shape if x.kind in kinds.COUNTS)
@@ -583,6 +588,9 @@ class FileAnalysis(semantics.StatementRules):
 
     def equal_pieces(self, v: Val, node: cst.CSTNode) -> Val:
         return evidence.equal_pieces(v, self.line(node))
+
+    def split_piece(self, v: Val, node: cst.CSTNode) -> Val:
+        return evidence.split_points(v, self.line(node))
     same_length = staticmethod(lambda v: v.same_length())
     def window(self, v: Val, node: cst.CSTNode, bound: cst.BaseExpression | None = None, length: Val = BOTTOM) -> Val:
         """A window `x[:n]` holds min(len(x), n) elements: of an array's rows whose count differs,
@@ -3387,6 +3395,20 @@ def _const_int(e: cst.BaseExpression, other):
     if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, cst.Minus) and isinstance(e.expression, cst.Integer):
         return -int(e.expression.value)
     return other
+
+
+_PIECE_COUNTS = (evidence.EQUAL_PIECES, evidence.SPLIT_POINTS)
+
+
+def _index_count(idx: Val) -> frozenset[Src]:
+    """Why the number of positions an index `idx` holds differs between processes, where it is
+    a sequence of positions (the caller has ruled out a number, `xs[step % len(piece)]`): its
+    length sources; a per-process piece of equal ones (`x[i::n]`,
+    `np.array_split(x, n)[i]`, `np.array_split(x, [k])[i]`), the guessed sources of its count
+    (`evidence.equal_pieces`, `evidence.split_points`). A
+    single position has neither."""
+    pieces = frozenset(s for s in idx.pd if any(g[2] in _PIECE_COUNTS for g in s.guess))
+    return _cap(idx.length_sources | pieces) if pieces or idx.length_sources else frozenset()
 
 
 def _rows_anywhere(v: Val) -> Val:
