@@ -448,18 +448,23 @@ class ProjectIndex:
         methods = self._method_sites(sites, by_method, indirect)
         sites.update(methods)
         memo: dict[tuple[str, str], str | None] = {}
+        forwards: dict[tuple[str, str], tuple[list[dict], int]] = {}  # (caller, callee) -> (its forwards, its calls)
 
         def forwarded(caller: str, q: str, key: str) -> str | None:
             # the caller's parameter handed on as it is at `key` by every call of `q` it makes
             f = self.functions.get(caller)
             if f is None:
                 return None
-            # (a call in a loop body is recorded once, its forwards once per pass over the body:
-            # the same record twice; two calls forwarding alike are then counted as one, and
-            # nothing is said)
-            fws = [fw["fw"].get(key) for fw in {repr(fw): fw for fw in f.forwards if "n" in fw and follow(fw["n"]) == q}.values()]
-            ncalls = sum(1 for c in f.calls if c.get("n") is not None and follow(c["n"]) == q)
-            return fws[0] if fws and len(fws) == ncalls and len(set(fws)) == 1 else None
+            got = forwards.get((caller, q))
+            if got is None:
+                # (a call in a loop body is recorded once, its forwards once per pass over the
+                # body: the same record twice; two calls forwarding alike are then counted as
+                # one, and nothing is said)
+                got = forwards[caller, q] = (
+                    list({repr(fw): fw for fw in f.forwards if "n" in fw and follow(fw["n"]) == q}.values()),
+                    sum(1 for c in f.calls if c.get("n") is not None and follow(c["n"]) == q))
+            fws = [fw["fw"].get(key) for fw in got[0]]
+            return fws[0] if fws and len(fws) == got[1] and len(set(fws)) == 1 else None
 
         def cls_of(q: str, p: str) -> str | None:
             key = (q, p)
@@ -899,7 +904,7 @@ class ProjectIndex:
         depth = len(self._dep_stack)
         hit = table.get(key)
         if hit is not None and hit[0] is ident and hit[3] == self._round \
-                and all((k in self._resolving) == cut for k, cut in hit[4].items()):
+                and (not hit[4] or all((k in self._resolving) == cut for k, cut in hit[4].items())):
             if depth:
                 self._dep_stack[-1].update(hit[2])
             seen = hit[4]
@@ -914,7 +919,7 @@ class ProjectIndex:
             if depth:
                 self._dep_stack[-1].update(deps)
             hit = table[key] = (ident, v, deps, self._round, seen)
-        if self._checks and self._checks[-1][0] == depth:
+        if seen and self._checks and self._checks[-1][0] == depth:
             # (asked directly by another such computation: its answer is as contextual)
             outer = self._checks[-1][1]
             for k, cut in seen.items():
@@ -1044,19 +1049,20 @@ class ProjectIndex:
             return BOTTOM
         if mark_params is None:
             key = id(sym)
-            hit = self._memo.get(key)
-            if hit is not None and hit[0] is sym and self._fresh(hit, self._memo, key):
-                if self._dep_stack:
-                    self._dep_stack[-1].update(hit[2])
+            memo, stack = self._memo, self._dep_stack
+            hit = memo.get(key)
+            if hit is not None and hit[0] is sym and (hit[3] == self._round or self._fresh(hit, memo, key)):
+                if stack and hit[2]:
+                    stack[-1].update(hit[2])
                 return hit[1]
-            self._dep_stack.append(set())
+            stack.append(set())
             try:
                 v = self._resolve(sym, path)
             finally:
-                deps = self._dep_stack.pop()
-            if self._dep_stack:
-                self._dep_stack[-1].update(deps)
-            self._memo[key] = (sym, v, deps, self._round)
+                deps = stack.pop()
+            if stack and deps:
+                stack[-1].update(deps)
+            memo[key] = (sym, v, deps, self._round)
             return v
         return self._resolve(sym, path, mark_params)
 
@@ -1155,6 +1161,8 @@ class ProjectIndex:
                 # `return bool(grads.all())`: the order-free wrapper (summary._strip_order) of a
                 # method of a parameter carries the parameter's data, not its order.
                 mark_params.append(False)
+        if sym.keys().isdisjoint(_COMPOSITE_KEYS):  # (most: none of what follows applies)
+            return v.join(extra)
         for ip in sym.get("ip", ()):
             extra = extra.join(self._constructor_args(ip))
         if sym.get("trs"):
@@ -1623,19 +1631,20 @@ class ProjectIndex:
     def call(self, call: dict, path: str) -> tuple[Val, str | None]:
         """(result value, collective description or None) of a summarized call."""
         key = id(call)
-        hit = self._call_memo.get(key)
-        if hit is not None and hit[0] is call and self._fresh(hit, self._call_memo, key):
-            if self._dep_stack:
-                self._dep_stack[-1].update(hit[2])
+        memo, stack = self._call_memo, self._dep_stack
+        hit = memo.get(key)
+        if hit is not None and hit[0] is call and (hit[3] == self._round or self._fresh(hit, memo, key)):
+            if stack and hit[2]:
+                stack[-1].update(hit[2])
             return hit[1]
-        self._dep_stack.append(set())
+        stack.append(set())
         try:
             r = self._call(call, path)
         finally:
-            deps = self._dep_stack.pop()
-        if self._dep_stack:
-            self._dep_stack[-1].update(deps)
-        self._call_memo[key] = (call, r, deps, self._round)
+            deps = stack.pop()
+        if stack and deps:
+            stack[-1].update(deps)
+        memo[key] = (call, r, deps, self._round)
         return r
 
     def call_collective(self, call: dict, path: str) -> str | None:
@@ -1647,22 +1656,23 @@ class ProjectIndex:
         """(result, collective) of a call ignoring what its arguments carry (cheaper; enough
         where the arguments' own taint is already known to the caller)."""
         key = id(call)
+        stack = self._dep_stack
         hit = self._call_memo.get(key)
-        if hit is None or hit[0] is not call or not self._fresh(hit, self._call_memo, key):
+        if hit is None or hit[0] is not call or not (hit[3] == self._round or self._fresh(hit, self._call_memo, key)):
             hit = self._coll_memo.get(key)
-            if hit is not None and (hit[0] is not call or not self._fresh(hit, self._coll_memo, key)):
+            if hit is not None and (hit[0] is not call or not (hit[3] == self._round or self._fresh(hit, self._coll_memo, key))):
                 hit = None
         if hit is not None:
-            if self._dep_stack:
-                self._dep_stack[-1].update(hit[2])
+            if stack and hit[2]:
+                stack[-1].update(hit[2])
             return hit[1]
-        self._dep_stack.append(set())
+        stack.append(set())
         try:
             r = self._call(call, path, with_args=False)
         finally:
-            deps = self._dep_stack.pop()
-        if self._dep_stack:
-            self._dep_stack[-1].update(deps)
+            deps = stack.pop()
+        if stack and deps:
+            stack[-1].update(deps)
         self._coll_memo[key] = (call, r, deps, self._round)
         return r
 
@@ -2641,6 +2651,8 @@ def _named_calls_only(sym: Sym) -> Sym:
 # The keys of a symbolic value `ProjectIndex._direct` reads ("statics", "hl" only with "callable").
 _DIRECT_KEYS = frozenset({"pd", "pdc", "order", "hash", "tr", "u", "callable", "jitf", "ckpt", "sharding", "glob", "cls",
                           "san", "sub", "rng", "dev"})
+# What `_resolve` reads of a symbolic value after its references and calls (none: their join).
+_COMPOSITE_KEYS = frozenset({"ip", "trs", "elem", "tup", "keys", "host", "cnt", "ecls", "one"})
 _EXT = Val(ext=True)
 
 
