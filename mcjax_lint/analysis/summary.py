@@ -1368,7 +1368,7 @@ class _Summarizer(semantics.StatementRules):
         for key, a, v in [*((str(i), a, v) for i, (a, v) in enumerate(zip(node.args, args))),
                           *((k.arg, k.value, kwargs.get(k.arg, {})) for k in node.keywords if k.arg)]:
             if isinstance(a, ast.Lambda):
-                if not any(isinstance(n, ast.Call) for n in ast.walk(a.body)):
+                if not any(isinstance(n, ast.Call) for n in _nodes(a.body)):
                     cba[key] = "λ"  # (a body calling something: this pass does not read it, see `ev_Lambda`)
             elif v.get("callable"):
                 cba[key] = "c:" + v["callable"]
@@ -1588,7 +1588,7 @@ class _Summarizer(semantics.StatementRules):
         params = self.scope.facts.params
         out: list[str] = []
         for e in elts:
-            names = [n.id for n in ast.walk(e) if isinstance(n, ast.Name)]
+            names = [n.id for n in _nodes(e) if isinstance(n, ast.Name)]
             if names and all(isinstance(n, (ast.Name, ast.Constant, ast.BinOp, ast.UnaryOp, ast.Load, ast.operator,
                                             ast.unaryop)) for n in ast.walk(e)) \
                     and all(n in params and (self._local(n) or {}).get("params") == [n] for n in names):
@@ -2678,7 +2678,7 @@ class _Summarizer(semantics.StatementRules):
         # Class bodies: assignments become class attributes.
         for s in node.body:
             for t in (s.targets if isinstance(s, ast.Assign) else [s.target] if isinstance(s, ast.AnnAssign) else []):
-                for n in ast.walk(t):
+                for n in _nodes(t):
                     if isinstance(n, ast.Name) and n.id not in cf.sure_attrs:
                         cf.sure_attrs.append(n.id)
             if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -2841,7 +2841,7 @@ class _Summarizer(semantics.StatementRules):
         """Names of the functions and methods this module installs as signal handlers."""
         if self._handlers is None:
             self._handlers = frozenset(
-                name for node in (ast.walk(self.tree) if "signal" in self.imports_text else ())
+                name for node in (_nodes(self.tree) if "signal" in self.imports_text else ())
                 if isinstance(node, ast.Call) and (name := semantics.signal_handler_name(
                     self.qualify(node.func), node.args, read)) is not None)
         return self._handlers
@@ -3016,7 +3016,7 @@ def _device_scope(nodes: list[ast.AST], imports: dict[str, str]) -> str:
 
     def reads_local(n: ast.AST) -> bool:
         return any((type(m) is ast.Call and (own(m) or id(m) in local_meshes))
-                   or (type(m) is ast.Name and m.id in local_names) for m in ast.walk(n))
+                   or (type(m) is ast.Name and m.id in local_names) for m in _nodes(n))
 
     calls, refs, assigns = [], [], []  # (one walk: most modules name no device set at all)
     for n in nodes:
@@ -3026,7 +3026,7 @@ def _device_scope(nodes: list[ast.AST], imports: dict[str, str]) -> str:
         elif t is ast.Name or t is ast.Attribute or t is ast.alias:
             refs.append(n)
         elif (t is ast.Assign or t is ast.AnnAssign) and n.value is not None:
-            assigns.append((n.value, [m for tg in (n.targets if t is ast.Assign else [n.target]) for m in ast.walk(tg)
+            assigns.append((n.value, [m for tg in (n.targets if t is ast.Assign else [n.target]) for m in _nodes(tg)
                                       if type(m) is ast.Name]))
     counts: set[str] = set()
     counts |= {t.id for v, ts in assigns for t in ts if len(ts) == 1 and local_count(v)}
@@ -3141,6 +3141,15 @@ def _nodes(root: ast.AST) -> list[ast.AST]:
 
 
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+# Fields that never hold a node (Python's grammar, Parser/Python.asdl: an identifier, int, string
+# or constant): skipped by `_push_children`, which looked at each of them on every visit.
+_SCALAR_FIELDS = frozenset({"id", "attr", "arg", "module", "level", "kind", "type_comment", "asname", "conversion",
+                            "simple", "is_async"})
+_SCALAR_FIELDS_OF: dict[type, frozenset[str]] = {
+    ast.FunctionDef: frozenset({"name"}), ast.AsyncFunctionDef: frozenset({"name"}), ast.ClassDef: frozenset({"name"}),
+    ast.alias: frozenset({"name"}), ast.ExceptHandler: frozenset({"name"}), ast.Constant: frozenset({"value"}),
+    ast.Global: frozenset({"names"}), ast.Nonlocal: frozenset({"names"}),
+}
 
 
 def _module_stores(tree: ast.Module, may_declare_global: bool = True) -> dict[str, int]:
@@ -3159,7 +3168,7 @@ def _module_stores(tree: ast.Module, may_declare_global: bool = True) -> dict[st
             continue
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and out.get(n.id, 0) >= 0:
             out[n.id] = out.get(n.id, 0) + 1
-        todo.extend(ast.iter_child_nodes(n))
+        _push_children(n, todo)
     return out
 
 
@@ -3223,10 +3232,10 @@ def _raises_stop_iteration(fdef: ast.AST) -> bool:
                    and (isinstance(n.func, ast.Name) and n.func.id == "next"
                         or isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
                         and n.func.value.id == "self")
-                   for n in ast.walk(fdef))
+                   for n in _nodes(fdef))
     if not advances:
         return False
-    stack = list(ast.iter_child_nodes(fdef))
+    stack = _children(fdef)
     while stack:
         n = stack.pop()
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
@@ -3235,7 +3244,7 @@ def _raises_stop_iteration(fdef: ast.AST) -> bool:
             e = n.exc.func if isinstance(n.exc, ast.Call) else n.exc
             if isinstance(e, ast.Name) and e.id == "StopIteration":
                 return True
-        stack.extend(ast.iter_child_nodes(n))
+        _push_children(n, stack)
     return False
 
 
@@ -3561,7 +3570,8 @@ def _push_children(n: ast.AST, todo: list) -> None:
     t = type(n)
     fields = _CHILD_FIELDS.get(t)
     if fields is None:
-        fields = _CHILD_FIELDS[t] = tuple(f for f in t._fields if f != "ctx")
+        scalar = _SCALAR_FIELDS_OF.get(t, frozenset())
+        fields = _CHILD_FIELDS[t] = tuple(f for f in t._fields if f != "ctx" and f not in _SCALAR_FIELDS and f not in scalar)
     for f in fields:
         v = getattr(n, f, None)
         if type(v) is list:
@@ -3603,7 +3613,7 @@ def _returns_in(body: list[ast.stmt]) -> bool:
         if isinstance(n, ast.Return):
             return True
         if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(n))
+            _push_children(n, stack)
     return False
 
 
@@ -3625,7 +3635,7 @@ def _endless_loop(node: ast.While) -> bool:
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
         inner = nested or isinstance(n, (ast.For, ast.AsyncFor, ast.While))
-        stack.extend((c, inner) for c in ast.iter_child_nodes(n))
+        stack.extend((c, inner) for c in _children(n))
     return True
 
 
