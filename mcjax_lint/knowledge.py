@@ -553,6 +553,20 @@ NON_RAISING_CALLS = frozenset({
     "time.monotonic_ns", "time.process_time", "jax.process_index", "jax.process_count", "jax.host_id",
     "jax.host_count", "jax.local_device_count", "jax.device_count", "os.getpid", "socket.gethostname",
 })
+# Methods of the standard library's thread synchronization objects that never raise on the values
+# programs give them: they wait and return (`Event.wait(timeout)` returns whether the flag was set,
+# `Lock.acquire(timeout=t)` whether it was taken, `Condition.wait_for(pred, t)` the predicate's
+# last value) or change or read a flag; a waiting one that can raise (`Barrier.wait()`: a
+# BrokenBarrierError, `Queue.get(timeout=t)`: Empty) is not among them. By the class the receiver
+# was made with (`ev = threading.Event()`).
+NON_RAISING_METHODS = {
+    "threading.Event": frozenset({"wait", "set", "clear", "is_set"}),
+    "threading.Lock": frozenset({"acquire", "locked"}),
+    "threading.RLock": frozenset({"acquire"}),
+    "threading.Semaphore": frozenset({"acquire", "release"}),
+    "threading.Condition": frozenset({"wait", "wait_for", "acquire"}),
+    "threading.Thread": frozenset({"is_alive", "join"}),
+}
 
 # --- Process exit (MCJ102). ----------------------------------------------------------------------------
 # Calls (by their last name) that convert or measure a value without I/O or state: a check built

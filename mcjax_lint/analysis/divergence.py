@@ -1279,6 +1279,7 @@ class Divergence:
                                               f"`except` at line {self.fa.line(handler)}", self.fa.line(n))
                         return v, n
                     if cond.divergent and semantics.can_fail_call(info.name or _call_name(n), info.collective) \
+                            and not info.never_raises \
                             and catches(n) \
                             and not any(self._catches_raised(h, n, only=True) for h in guarded):
                         return cond, n

@@ -201,6 +201,25 @@ def can_fail_call(name: str | None, collective: bool) -> bool:
     return not collective and not is_logging_call(name) and name not in K.NON_RAISING_CALLS
 
 
+def never_raising_method(call: object, read: Reader, scope, qualify: Qualify) -> bool:
+    """Whether a method call cannot fail (`K.NON_RAISING_METHODS`): its receiver is a name that
+    holds, where it is read, an object made by one of those classes (`done = threading.Event()`
+    assigned once in the innermost scope binding it, an enclosing function's or the module's
+    included: `bound_call`), and the method is one of that class's that only wait and return
+    (`done.wait()` returns False on a timeout, it raises nothing)."""
+    r = read(call)
+    if r[0] != "call":
+        return False
+    f = read(r[1])
+    if f[0] != "attr":
+        return False
+    made = bound_call(f[1], read, scope)
+    if made is f[1] or read(made)[0] != "call":
+        return False
+    cls = qualify(read(made)[1])
+    return cls is not None and f[2] in K.NON_RAISING_METHODS.get(cls, ())
+
+
 def is_numeric(node: object, read: Reader, num_name: NumName, bound: Collection[str] = frozenset()) -> bool:
     """A syntactic guess that `node` is a number: literals, `len()` and the like, arithmetic,
     array sizes, names the pass has seen bound to numbers (`num_name`) or bound by `range()`

@@ -51,6 +51,7 @@ class CallInfo:
     result: Val = BOTTOM
     exits: bool = False  # sys.exit() and friends
     may_raise_pd: bool = False  # raises depending on process-local state (next() on local data, ...)
+    never_raises: bool = False  # a method that only waits and returns (`semantics.never_raising_method`)
     raise_guess: str = ""  # (may_raise_pd by a guess: the method named here raises StopIteration)
     exit_collective: str | None = None  # for context managers: collective work in __exit__
     enter_collective: str | None = None  # for context managers: collective work in __enter__
@@ -389,7 +390,8 @@ class FileAnalysis(semantics.StatementRules):
             if isinstance(n, cst.Call):
                 info = self.calls.get(n)
                 name = (info.name if info is not None else None) or _code(self.module, n.func)
-                if semantics.can_fail_call(name, info is not None and info.collective):
+                if semantics.can_fail_call(name, info is not None and info.collective) \
+                        and not (info is not None and info.never_raises):
                     return True
         return False
 
@@ -1039,6 +1041,8 @@ class FileAnalysis(semantics.StatementRules):
                 recv = self.ev(func.value)
                 bound = True
                 result, coll = self._method_call(meth, recv, node, args, argu, info)
+                if coll is None and not recv.cls:
+                    info.never_raises = semantics.never_raising_method(node, read, self.scope, self.qualify)
         else:
             fv = self.ev(func)
             if fv.factory:  # applying a jit decorator of the project's own: a jitted function
