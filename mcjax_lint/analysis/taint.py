@@ -1601,6 +1601,10 @@ class FileAnalysis(semantics.StatementRules):
             vals = [v for _, v in args]
             return replace(argu, struct="dict:" + ",".join(sorted(str(k) for k, _ in args)), elems=self._elems(vals),
                            keys=tuple(sorted((str(k), v) for k, v in args))), None
+        if q in _EMPTY_SEQUENCES and not any(a.keyword is None for a in node.args):
+            # `deque(maxlen=10)`, `list()`: an empty sequence, as `[]` is; what the program
+            # appends to it decides how many elements it holds, not what they are (`_built_here`).
+            return replace(argu.data(), struct="seq:0"), None
         if q in _RE_MATCH_ANY and node.args and _alternation(node.args[0].value):
             # `re.compile("|".join(NO_DECAY))`: which alternative matches may follow their order,
             # whether one does not.
@@ -3092,6 +3096,10 @@ def _alternation(e: cst.BaseExpression) -> bool:
 
 # Builtins whose result has one element per element of their first argument (`enumerate(xs)`).
 _SAME_COUNT_BUILTINS = frozenset({"enumerate", "list", "tuple"})
+
+
+# Constructors of a sequence, empty when given no iterable (`collections.deque(maxlen=n)`).
+_EMPTY_SEQUENCES = frozenset({"list", "collections.deque"})
 
 
 def _built_here(v: Val) -> bool:
