@@ -2852,7 +2852,7 @@ class StatementRules:
             keywords = self.parts.keyword_arguments(node)
             if jit_runs_locally(keywords, self.read, self.qualify):
                 return self.nothing()  # (a host-local function: calling it is no collective work)
-            kind = jit_kind(jit, [k for k, _ in keywords if k])
+            kind = jit_kind(jit, [k for k, _ in keywords if k] + ["axis_name"] * (len(positional) > 1 + int(partial)))
             target = positional[0 if not partial else 1] if len(positional) > int(partial) else None
             if target is None and partial:
                 return self.jit_factory(kind, node)  # `functools.partial(jax.jit, donate_argnums=0)`
@@ -3550,7 +3550,11 @@ _HOST_METHODS = frozenset({"numpy", "item", "tolist", "copy_to_host", "as_numpy_
 LOCAL_JIT_KINDS = frozenset({"jit", "pjit", "nnx.jit", "filter_jit"})
 # Wrappers whose result lives on this process's own devices (pmap: one shard per local device,
 # fully addressable): what is computed from it, jitted or not, is this process's work.
-LOCAL_RESULT_KINDS = frozenset({"pmap", "nnx.pmap", "filter_pmap"})
+PMAP_KINDS = frozenset({"pmap", "nnx.pmap", "filter_pmap"})
+# Appended to a pmap's kind given no axis name (`jax.pmap(vae.decode)`): its body names no axis to
+# reduce over, so its devices exchange nothing (`jit_kind`).
+NO_AXIS = ", no axis name"
+LOCAL_RESULT_KINDS = PMAP_KINDS | {k + NO_AXIS for k in PMAP_KINDS}
 # Keywords of a jit wrapper that say nothing about where it runs (any other one, e.g.
 # `in_shardings`, `out_shardings`, `device`, `backend`, may name a global sharding).
 _PLACEMENT_FREE_JIT_KEYWORDS = frozenset({"static_argnums", "static_argnames", "donate_argnums", "donate_argnames",
@@ -3777,8 +3781,18 @@ def callback_call_work(desc: str, callee: str, passed: Sequence[str | bool | Non
 
 def jit_kind(kind: str, keywords: Collection[str]) -> str:
     """The kind a jitted callable's description names: a jit given explicit shardings
-    (`jax.jit(f, out_shardings=...)`) is "jit, sharded": it runs where the shardings say."""
-    return f"{kind}{SHARDED}" if kind in LOCAL_JIT_KINDS and _SHARDING_JIT_KEYWORDS & set(keywords) else kind
+    (`jax.jit(f, out_shardings=...)`) is "jit, sharded": it runs where the shardings say. A pmap
+    given no axis name (`jax.pmap(f)`, `@partial(jax.pmap, static_broadcasted_argnums=1)`; the
+    caller names a positional one "axis_name") is "pmap, no axis name": a collective inside it
+    (`lax.psum(x, "i")`) has no axis to run over, so its computation exchanges nothing between
+    devices, and a process that runs it where the others do not waits for none of them
+    (`NO_AXIS_PMAP` in `evidence`: JAX asks every process to run the same pmaps in order, which
+    only a collective needs)."""
+    if kind in LOCAL_JIT_KINDS and _SHARDING_JIT_KEYWORDS & set(keywords):
+        return f"{kind}{SHARDED}"
+    if kind in PMAP_KINDS and "axis_name" not in keywords:
+        return f"{kind}{NO_AXIS}"
+    return kind
 
 
 def jitted_work(desc: str, global_input: bool) -> tuple[str, bool]:
@@ -3790,7 +3804,7 @@ def jitted_work(desc: str, global_input: bool) -> tuple[str, bool]:
     jit given explicit shardings runs on them: certain."""
     if global_input or callable_kind(desc) not in LOCAL_JIT_KINDS or UNKNOWN_INPUTS_NOTE in desc or " → " in desc:
         # (a helper's work, "`f()` → ...": decided where the index summarized it, not again here)
-        return desc, UNKNOWN_INPUTS_NOTE not in desc and CAPTURES_NOTE not in desc
+        return desc, UNKNOWN_INPUTS_NOTE not in desc and CAPTURES_NOTE not in desc and NO_AXIS not in desc
     return f"{desc} {UNKNOWN_INPUTS_NOTE}", False
 
 

@@ -26,6 +26,7 @@ PAIRS = [
     ("evidence_file_offset_check.py", "evidence_shard_offset_check.py", "MCJ102", evidence.LAYOUT_CHECK),
     ("evidence_path_value.py", "evidence_file_at_path.py", "MCJ103", evidence.FILE_CONTENT),
     ("evidence_field_given.py", "evidence_replaced_field.py", "MCJ101", evidence.STORED_ATTRIBUTE),
+    ("rank0_stats_pmap_reduces_over_axis.py", "rank0_stats_pmap_without_axis.py", "MCJ101", evidence.NO_AXIS_PMAP),
 ]
 
 
