@@ -348,6 +348,12 @@ class ProjectIndex:
         # passing process-local data for each of them does no collective work (`local_at`).
         self.local_unless: dict[str, frozenset[str]] = {}
         self.local_guess: set[str] = set()  # of those, the ones whose jitted work may capture global arrays
+        # Functions whose every collective work point lies under tests of their own parameters'
+        # truth (`if sync: allreduce(x)`, summary "gp"/`dgates`): the tests of each point (one
+        # conjunction of (parameter, truth) each). A call whose constant arguments (or the
+        # defaults it leaves) fail every point's tests does no collective work (`gated_off`).
+        self.work_gates: dict[str, frozenset] = {}
+        self._ungated: set[str] = set()  # (some of its work under no such test: never gated again)
         self.device_access: dict[str, str] = {}
         self.callback_params: dict[str, set[str]] = {}
         self._attr_cache: dict[str, Val] = {}
@@ -384,7 +390,7 @@ class ProjectIndex:
         self.param_classes = self._param_classes(summaries)
         # Functions a branch could be decided in (a constant default, or a literal argument at
         # some call): an edit of their calls makes the cached index refuse to relocate.
-        self.decision_callees = {q for q, f in self.functions.items() if f.defaults and not f.cls} | {
+        self.decision_callees = set(self.work_gates) | {q for q, f in self.functions.items() if f.defaults and not f.cls} | {
             self._follow_reexport(c["n"]) for f in self.functions.values() for c in f.calls if c.get("kc") and "n" in c}
 
     def _note_origin(self, short: str, line: int, path: str) -> None:
@@ -604,7 +610,8 @@ class ProjectIndex:
         state["functions"] = {q: FunctionFacts(f.name, f.line, list(f.params), f.cls, jit=f.jit, flags=f.flags, prop=f.prop,
                                            statics=list(f.statics), host_defaults=list(f.host_defaults),
                                            param_writes=dict(f.param_writes),  # (`FileAnalysis._method_stores`)
-                                           arg_writes=dict(f.arg_writes), sized_by=list(f.sized_by))
+                                           arg_writes=dict(f.arg_writes), sized_by=list(f.sized_by),
+                                           defaults=dict(f.defaults) if q in self.work_gates else {})
                               for q, f in self.functions.items()}
         state["classes"] = {q: ClassFacts(c.name, c.line, list(c.bases), dict.fromkeys(c.attrs, {}), list(c.methods),
                                           dict(c.cond_attrs), list(c.sure_attrs),
@@ -1975,6 +1982,8 @@ class ProjectIndex:
                 # copy, never a global array, whatever it was computed from.
                 res = replace(res, host=True, glob=False)
             coll = self.collective.get(q)
+            if coll and site is not None and q in self.work_gates and self.gated_off(q, site):
+                return res, None  # its collective work runs only where this call's constants do not take it
             if coll and site is not None and self.local_at(q, site):
                 # Its jitted work runs on the process-local data this call passes.
                 coll = f"{coll} {semantics.CAPTURES_NOTE}" if q in self.local_guess else None
@@ -2373,6 +2382,18 @@ class ProjectIndex:
                     if guess:
                         self.local_guess.add(q)
                     changed.add(q)
+        if q in self.collective and q not in self._ungated and (f.dgates or any("gp" in c for c in f.calls)):
+            # (gated work only widens: more points, then a point under no test, for good)
+            gates = self._work_gates(f, path)
+            old = self.work_gates.get(q)
+            if gates is None:
+                self._ungated.add(q)
+                if old is not None:
+                    del self.work_gates[q]
+                    changed.add(q)
+            elif old is None or not gates <= old:
+                self.work_gates[q] = gates | old if old is not None else gates
+                changed.add(q)
         for call in f.calls:
             if (call.get("cb") or call.get("cbc")) and "n" in call:
                 g = self._follow_reexport(call["n"])
@@ -2390,6 +2411,57 @@ class ProjectIndex:
                 self.device_access[q] = dev
                 changed.add(q)
         return self._dep_stack.pop()
+
+    def gated_off(self, q: str, site: dict) -> bool:
+        """Whether a call (`site`: "np", "kw", "kc", "bd" as in a summary's call record) of `q`
+        takes none of its collective work: each work point's tests of `q`'s parameters
+        (`work_gates`) fail on a constant the call passes there, or on the literal default it
+        leaves (`sync=False`, `log(name, v)` with `sync_dist=False` by default); one not known
+        (a variable, `*args`) may pass."""
+        np_ = site.get("np", 0)
+        if np_ == -1:
+            return False
+        f = self.functions[q]
+        kc, kw = site.get("kc") or {}, site.get("kw") or ()
+        offset = 1 if site.get("bd") and f.cls and f.params and f.params[0] in ("self", "cls") else 0
+
+        def constant(p: str) -> str | None:
+            if p not in f.params:
+                return None
+            i = f.params.index(p) - offset
+            if 0 <= i < np_:
+                return kc.get(str(i))
+            if p in kw:
+                return kc.get(p)
+            return f.defaults.get(p)
+
+        return all(any((c := constant(p)) is not None and semantics.truthy_constant(c) != truth for p, truth in conj)
+                   for conj in self.work_gates[q])
+
+    def _work_gates(self, f: FunctionFacts, path: str) -> frozenset | None:
+        """The tests of `f`'s parameters each of its collective work points lies under (see
+        `work_gates`); None when one lies under none, or is work the summary records no place
+        for (jitted work on parameters, array work on attributes, properties, callbacks)."""
+        if f.param_jits or self._declared(f.name) is not None:
+            return None
+        if any(self.resolve(operand, path).glob for _, _, operand in f.glob_ops):
+            return None
+        if f.prop_reads and self._property_reads_work(f, path) is not None:
+            return None
+        if f.called_params and self.callback_params.get(f.name, set()) & set(f.called_params):
+            return None
+        out = set()
+        if f.collective:
+            if not f.dgates or any(not g for g in f.dgates):
+                return None
+            out.update(frozenset((p, t) for p, t in g) for g in f.dgates)
+        for call in f.calls:
+            if self.call_collective(call, path):
+                g = call.get("gp")
+                if not g:
+                    return None
+                out.add(frozenset((p, t) for p, t in g))
+        return frozenset(out) if out else None
 
     def _called_by_name(self, f: FunctionFacts) -> set[str]:
         """The project functions `f` calls by name (the static call graph, before any solving)."""

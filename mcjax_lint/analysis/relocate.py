@@ -427,6 +427,7 @@ def _constant_arguments(functions: dict, index: Any) -> list:
     typed = getattr(index, "param_classes", {})
     follow = index._follow_reexport
     methods = getattr(index, "methods_by_name", {})
+    gated = getattr(index, "work_gates", {})
 
     def via(v: dict | None) -> list:
         return [x.get("n") for x in (v or {}).get("via", ())]
@@ -439,7 +440,8 @@ def _constant_arguments(functions: dict, index: Any) -> list:
 
     out = []
     for q, d in functions.items():
-        entry = (sorted((d.get("defaults") or {}).items()) if not d.get("cls") else [],  # (methods are not decided)
+        # (methods are not decided, but a method's defaults decide its gated work: `work_gates`)
+        entry = (sorted((d.get("defaults") or {}).items()) if not d.get("cls") or q in gated else [],
                  sorted(str([c.get("n"), c.get("np"), c.get("kw"), sorted((c.get("kc") or {}).items()), c.get("cb")])
                         for c in d.get("calls", ()) if counts(c)),
                  # (and the classes of its arguments, by call: `index.param_classes`)

@@ -1098,6 +1098,11 @@ def _truthy(c: str) -> bool:
     return c not in ("False", "None", "0", "''", '""')
 
 
+def truthy_constant(c: str) -> bool:
+    """Whether a literal constant (`constant_repr`) is true."""
+    return _truthy(c)
+
+
 def host_params_of_traced(params: Collection[str], statics: Collection[str]) -> frozenset[str]:
     """The parameters of a function traced by `jit`/`pmap`/`shard_map` that hold host values while
     its body runs: only its static ones. The others are tracers: their content is not known at

@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 118
+SUMMARY_VERSION = 119
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -321,12 +321,17 @@ class FunctionFacts:
     # Its parameters an array it returns was allocated from as whole sizes (`np.full((n,
     # max_len), pad)`; the returns' "shp"): a call's arguments for them are the result's shape.
     sized_by: list[str] = field(default_factory=list)
+    # The tests of its own parameters each direct collective work point lies under (`if sync:`,
+    # after `if not sync: return`): one list of [param, truth] per point, [] for one under none
+    # (`_Summarizer._param_gates`; a call's own are its record's "gp"). The index decides at each
+    # call whether its constant arguments falsify every point's tests (`ProjectIndex.work_gates`).
+    dgates: list = field(default_factory=list)
 
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"name": self.name, "line": self.line}
         for k in ("params", "cls", "returns", "collective", "jit", "calls", "called_params", "device_access", "flags", "refs",
                   "prop", "statics", "defaults", "param_jits", "host_defaults", "glob_ops", "prop_reads", "gated", "decos", "forwards", "writes", "cond_calls",
-                  "param_writes", "arg_writes", "sized_by"):
+                  "param_writes", "arg_writes", "sized_by", "dgates"):
             v = getattr(self, k)
             if v:
                 d[k] = v
@@ -342,7 +347,7 @@ class FunctionFacts:
             list(d.get("host_defaults", [])), list(d.get("glob_ops", [])), list(d.get("prop_reads", [])),
             dict(d.get("gated", {})), list(d.get("decos", [])), list(d.get("forwards", [])),
             list(d.get("writes", [])), list(d.get("cond_calls", [])), dict(d.get("param_writes", {})),
-            dict(d.get("arg_writes", {})), list(d.get("sized_by", [])),
+            dict(d.get("arg_writes", {})), list(d.get("sized_by", [])), list(d.get("dgates", [])),
         )
 
 
@@ -672,6 +677,12 @@ class _Summarizer(semantics.StatementRules):
         self._attr_fatal: list[bool] = []
         self._try_depth = 0
         self._attr_params: list[Sym] = []  # the parameters the enclosing conditions read (`_param_write`)
+        # Tests of the function's own parameters the code being read lies under: (param, truth)
+        # (`_param_gate`; recorded on calls as "gp" and on direct collective work as `dgates`).
+        self._gates: list[tuple[str, bool]] = []
+        self._arm_gates: dict[int, tuple[str, bool]] = {}  # id(an `if`'s arm) -> the test it holds under
+        self._gate_names: frozenset[str] | None = None  # (the function's parameters never assigned: `_param_gate`)
+        self._gate_node: ast.AST | None = None
         self._cond_call_at: dict[int, tuple[str, int]] = {}  # a `cond_calls` entry -> (callee's code, line)
         self._exit_counts: list[Sym] = []  # conditions of early exits so far: how often later yields run
         # Inside a loop that never ends (`while True:` left by no `break` or `return`): the counts
@@ -1476,6 +1487,8 @@ class _Summarizer(semantics.StatementRules):
                 call["pk"] = next(iter(pa))  # the only argument that carries anything: its value is "a"
             else:
                 call["pa"] = pa
+        if self._gates:
+            call["gp"] = [list(g) for g in dict.fromkeys(self._gates)]
         if len(facts.calls) < 400 and call not in facts.calls:
             facts.calls.append(call)
         if "o" not in facts.flags and ("m" in call or "n" in call and not call["n"].startswith(_EXTERNAL_ROOTS)) \
@@ -1558,6 +1571,29 @@ class _Summarizer(semantics.StatementRules):
         if facts is not None and (facts.collective is None or evidence.collective_guess(facts.collective[0])
                                   and not evidence.collective_guess(desc)):
             facts.collective = [desc, node.lineno]  # the first certain work, else the first
+        if facts is not None and not self.scope.is_module:
+            gate = [list(g) for g in dict.fromkeys(self._gates)]
+            if gate not in facts.dgates and len(facts.dgates) < MAX_ITEMS:
+                facts.dgates.append(gate)
+
+    def _param_gate(self, test: ast.expr) -> tuple[str, bool] | None:
+        """A test of one of the function's own parameters by its truth (`if sync:`, `if not
+        sync:`): (the parameter, the truth the `if`'s body runs under). Only for parameters the
+        function never assigns (a call's argument is then what the test reads)."""
+        facts = self.scope.facts
+        if facts is None or self.scope.is_module:
+            return None
+        truth = True
+        while type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+            test, truth = test.operand, not truth
+        if type(test) is not ast.Name or test.id not in facts.params or test.id in ("self", "cls"):
+            return None
+        if self._gate_names is None:
+            node = self._gate_node
+            stored = {n.id for n in ast.walk(node) if type(n) is ast.Name and type(n.ctx) is not ast.Load} \
+                if node is not None else set(facts.params)
+            self._gate_names = frozenset(p for p in facts.params if p not in stored)
+        return (test.id, truth) if test.id in self._gate_names else None
 
     def _glob_op(self, desc: str, node: ast.AST, operand: Sym) -> None:
         """Array work on `operand`, a value read from elsewhere (an attribute, a global): the index
@@ -2420,6 +2456,10 @@ class _Summarizer(semantics.StatementRules):
             self._ret_taints.append(control)
         depth = len(self._attr_taints)  # (an early exit inside the block counts in it alone)
         pdepth = len(self._attr_params)
+        gdepth = len(self._gates)  # (and a parameter test it leaves under)
+        gate = self._arm_gates.get(id(block))
+        if gate is not None:
+            self._gates.append(gate)
         if implicit:
             self._attr_taints.append(implicit)
             self._attr_fatal.append(False)
@@ -2433,6 +2473,7 @@ class _Summarizer(semantics.StatementRules):
             del self._attr_taints[depth:]
             del self._attr_fatal[depth:]
             del self._attr_params[pdepth:]
+            del self._gates[gdepth:]
 
     @staticmethod
     def arms_end(cond: Sym, node, token: tuple[Sym, Sym]) -> Sym:
@@ -2496,9 +2537,23 @@ class _Summarizer(semantics.StatementRules):
 
     def arms_of_if(self, node: ast.If, cond: Sym) -> None:
         self._loop_taints.append(self._count_of_test(cond, node.test))
+        gate = self._param_gate(node.test)
+        if gate is not None:
+            self._arm_gates[id(node.body)] = gate
+            if node.orelse:
+                self._arm_gates[id(node.orelse)] = (gate[0], not gate[1])
 
     def after_if(self, node: ast.If, cond: Sym, token: None) -> None:
         self._loop_taints.pop()
+        gate = self._arm_gates.pop(id(node.body), None)
+        if node.orelse:
+            self._arm_gates.pop(id(node.orelse), None)
+        if gate is not None and not node.orelse and last_statement(node.body) == "return" \
+                and self._gate_node is not None and any(st is node for st in self._gate_node.body):
+            # `if not sync: return` among the function's own statements: the rest of it runs
+            # where the test fails (not inside a loop, whose body may run no time, a `try`, whose
+            # `finally` runs anyway, or a loop's `else`, which a `break` skips)
+            self._gates.append((gate[0], not gate[1]))
         self._ungate_both_arms(node)
         control = _control(cond)
         if not self.scope.is_module and _always_exits(node.body) != _always_exits(node.orelse):
@@ -2782,6 +2837,8 @@ class _Summarizer(semantics.StatementRules):
             env[params[0]] = {"cls": facts.cls}
         saved = (self.scope, self.class_stack, self._in_class_body, self._loop_taints, self._ret_taints, self._exit_counts,
                  self._attr_taints, self._attr_fatal, self._try_depth, self._attr_params)
+        saved_gates = (self._gates, self._gate_names, self._gate_node)
+        self._gates, self._gate_names, self._gate_node = [], None, node
         self._ret_taints, self._exit_counts, self._attr_taints, self._attr_fatal, self._attr_params = [], [], [], [], []
         self._try_depth = 0
         self.scope = _Scope(facts, env, outer)
@@ -2816,6 +2873,7 @@ class _Summarizer(semantics.StatementRules):
         finally:
             (self.scope, self.class_stack, self._in_class_body, self._loop_taints, self._ret_taints, self._exit_counts,
              self._attr_taints, self._attr_fatal, self._try_depth, self._attr_params) = saved
+            self._gates, self._gate_names, self._gate_node = saved_gates
 
     def _stores_by_own_calls(self) -> None:
         """A method storing its parameter into an attribute of its object (`def allocate(self, n):

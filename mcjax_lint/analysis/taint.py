@@ -2259,7 +2259,12 @@ class FileAnalysis(semantics.StatementRules):
                 for i, a in enumerate(a for a in node.args if a.keyword is None)] \
             + [(a.keyword.value, a.value) for a in node.args if a.keyword is not None]
         hosts, _ = semantics.arg_locality(args, read, self._host, self.qualify, lambda n: id(n) in self._local_call_nodes)
-        return {"h": hosts, "np": given[0], "kw": list(given[1]), "bd": int(bound)}
+        site = {"h": hosts, "np": given[0], "kw": list(given[1]), "bd": int(bound)}
+        # (its literal constant arguments, as a summary's call "kc": `ProjectIndex.gated_off`)
+        kc = {k: c for k, a in args if (c := semantics.constant_repr(a, read)) is not None}
+        if kc:
+            site["kc"] = kc
+        return site
 
     def _closes_over_host_only(self, q: str) -> bool:
         f = self.index.functions.get(q)
