@@ -130,6 +130,9 @@ TIED_SORT_KEY_TEXT = "a sort whose key ties"
 NO_AXIS_PMAP = ("a pmap given no axis name: no collective inside it has an axis to run over, so its devices "
                 "exchange nothing and a process running it alone waits for no other (JAX asks every process to "
                 "run the same pmaps in the same order, which only a collective needs)")
+NO_REDUCTION_PMAP = ("a pmap whose body, as followed through the project's code, does no collective: its devices "
+                     "exchange nothing unless library code it calls reduces over its axis (JAX asks every process to "
+                     "run the same pmaps in the same order, which only a collective needs)")
 
 # Markers the engine writes into a collective work's description when it guessed it.
 BY_NAME_NOTE = "(resolved by method name)"
@@ -142,6 +145,7 @@ COLLECTIVE_NOTES = {
     semantics.UNKNOWN_INPUTS_NOTE: UNKNOWN_INPUTS,
     semantics.CALLBACK_WORK: CALLBACK_NOT_KNOWN,
     semantics.NO_AXIS + ")": NO_AXIS_PMAP,
+    semantics.NO_REDUCTION + ")": NO_REDUCTION_PMAP,
 }
 
 # `lax` collectives run only inside a mapped computation (`pmap`, `shard_map`) being traced: reached

@@ -1897,7 +1897,11 @@ class ProjectIndex:
             if f.jit:
                 if "l" in f.flags and site is not None and self.site_need(site, None) == frozenset():
                     return Val(host=True), None  # a jit-decorated function on process-local data
-                return applied(None, f.jit), f"`{short_name(q)}` ({f.jit})"
+                kind = f.jit
+                if kind in semantics.PMAP_KINDS and q not in self.collective:
+                    # (a pmap whose body, as followed, does no collective: `semantics.NO_REDUCTION`)
+                    kind += semantics.NO_REDUCTION
+                return applied(None, kind), f"`{short_name(q)}` ({kind})"
             ret = self.returns.get(q, BOTTOM)
             res = _bind_guards(ret, q, f, given)
             if (res.ckpt or res.cls) and argv.subgroup:

@@ -3559,7 +3559,11 @@ PMAP_KINDS = frozenset({"pmap", "nnx.pmap", "filter_pmap"})
 # Appended to a pmap's kind given no axis name (`jax.pmap(vae.decode)`): its body names no axis to
 # reduce over, so its devices exchange nothing (`jit_kind`).
 NO_AXIS = ", no axis name"
-LOCAL_RESULT_KINDS = PMAP_KINDS | {k + NO_AXIS for k in PMAP_KINDS}
+# Appended where a pmap-decorated project function is applied whose body, as the index follows
+# it (its calls, the project's helpers), does no collective work (`ProjectIndex.call_name`):
+# library code it calls (a flax module's `apply`) may still reduce over the axis.
+NO_REDUCTION = ", no collective in its body"
+LOCAL_RESULT_KINDS = PMAP_KINDS | {k + NO_AXIS for k in PMAP_KINDS} | {k + NO_REDUCTION for k in PMAP_KINDS}
 # Keywords of a jit wrapper that say nothing about where it runs (any other one, e.g.
 # `in_shardings`, `out_shardings`, `device`, `backend`, may name a global sharding).
 _PLACEMENT_FREE_JIT_KEYWORDS = frozenset({"static_argnums", "static_argnames", "donate_argnums", "donate_argnames",
@@ -3809,7 +3813,8 @@ def jitted_work(desc: str, global_input: bool) -> tuple[str, bool]:
     jit given explicit shardings runs on them: certain."""
     if global_input or callable_kind(desc) not in LOCAL_JIT_KINDS or UNKNOWN_INPUTS_NOTE in desc or " → " in desc:
         # (a helper's work, "`f()` → ...": decided where the index summarized it, not again here)
-        return desc, UNKNOWN_INPUTS_NOTE not in desc and CAPTURES_NOTE not in desc and NO_AXIS not in desc
+        return desc, UNKNOWN_INPUTS_NOTE not in desc and CAPTURES_NOTE not in desc and NO_AXIS not in desc \
+            and NO_REDUCTION not in desc
     return f"{desc} {UNKNOWN_INPUTS_NOTE}", False
 
 

@@ -27,6 +27,8 @@ PAIRS = [
     ("evidence_path_value.py", "evidence_file_at_path.py", "MCJ103", evidence.FILE_CONTENT),
     ("evidence_field_given.py", "evidence_replaced_field.py", "MCJ101", evidence.STORED_ATTRIBUTE),
     ("rank0_stats_pmap_reduces_over_axis.py", "rank0_stats_pmap_without_axis.py", "MCJ101", evidence.NO_AXIS_PMAP),
+    ("rank0_sampler_pmap_reduces_in_body.py", "rank0_sampler_pmap_without_collective.py", "MCJ101",
+     evidence.NO_REDUCTION_PMAP),
 ]
 
 
