@@ -2178,6 +2178,10 @@ class ProjectIndex:
         if meth in K.COLLECTIVE_METHOD_NAMES:
             return BOTTOM, f"`.{meth}()`"
         res = recv.data().join(argv)
+        if recv.unordered and meth in semantics.DICT_VIEWS:
+            # (`self.d.items()` of a dict filled in a set's order: its views iterate in that order,
+            # as the precise pass's `view_of` keeps it)
+            res = replace(res, unordered=recv.unordered)
         if recv.ecls and not recv.cls and meth == "__iter__":
             return replace(res, cls=recv.ecls), None  # (`for w in writers.values()`: each an instance)
         if recv.ecls and not recv.cls and meth in semantics.ELEMENT_READS:
@@ -2201,9 +2205,17 @@ class ProjectIndex:
             # `return self.policy.should_save(...)`, says nothing of its own.)
             own = [c for c in cands if not _delegates(self.functions[c], meth)] or cands
             rets = [_bind_guards(self.returns.get(c, BOTTOM), c, self.functions[c], None) for c in own]
-            if all(r.pd or r.hash for r in rets):
+            if all(r.pd or r.hash or r.unordered for r in rets):
                 out = BOTTOM
-                for r in rets:
+                for c, r in zip(own, rets):
+                    if r.unordered:
+                        # (a dict or set in a set's order, `return self.buffers`: the order its
+                        # iteration takes, as a source of its own, so that the guess stays on it)
+                        line = self.functions[c].line
+                        short = os.path.basename(self.fn_path.get(c, ""))
+                        r = r.data().join(Val(order=frozenset({evidence.set_order_guess(Src(
+                            line, 0, f"{semantics.set_iteration_desc(r.unordered)} via `{short_name(c)}()`",
+                            kinds.SET_ORDER, origin=f"{short}:{line}"))})))
                     out = out.join(r)
                 return res.join(evidence.mark(out, evidence.METHOD_BY_NAME, f"`.{meth}()`")), None
         elif not cands and meth not in K.GENERIC_METHOD_NAMES and meth not in K.GENERIC_ATTRIBUTE_NAMES \

@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 119
+SUMMARY_VERSION = 120
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -2184,6 +2184,14 @@ class _Summarizer(semantics.StatementRules):
                 # `self.buckets[k] = v` changes the container the attribute holds: it holds v now
                 # (a guess: which instance a later read sees is not followed)
                 cf = self.class_stack[-1]
+                if (korder := self.ev(target.slice).get("order")):
+                    # keyed in an iteration order (`for k in names_set: self.d[k] = v`): the dict
+                    # iterates in that order, as a local one so filled does (`unordered`); of
+                    # elements of unknown type where every such order is
+                    self.summary.order_sources = True
+                    guess = semantics.set_iteration_desc(semantics.GUESS)
+                    u = semantics.GUESS if all(o[0].startswith(guess) for o in korder) else True
+                    cf.attrs[base.attr] = sym_join(cf.attrs.get(base.attr), {"u": u})
                 stored = {"via": [{"l": target.lineno, "n": evidence.STORED_ELEMENT_CALL, "a": _prune(stored, 1)}]}
                 cf.attrs[base.attr] = sym_join(cf.attrs.get(base.attr), stored)
             elif isinstance(base, ast.Name):
