@@ -1997,17 +1997,26 @@ class FileAnalysis(semantics.StatementRules):
         host value is an implicitly replicated input: each process supplies its own copy and JAX
         does not compare them, so it must be the same on every process (MCJ303). Not `pmap`,
         whose host inputs are split over this process's devices (per-process data by design), nor
-        a static argument (the program it picks is MCJ301's), nor a call with `*args`."""
+        a static argument (the program it picks is MCJ301's), nor a call with `*args`.
+        A number made here from process-local content (`np.float32(loss)`, `float(x)` of a mean
+        over this process's shards or rows: `pdc`) differs as a value: each process's rows hold
+        other numbers, so the one number made of them differs too."""
         if "pmap" in (fv.callable or "") or any(a.star for a in node.args):
             return  # (`*args`: which input is which, and whether any is a global array, is not known)
         statics = {k for pair in fv.statics for k in pair}
         positional = [a.value for a in node.args if a.keyword is None and not a.star]
         named = {a.keyword.value: a.value for a in node.args if a.keyword is not None}
         for k, v in args:
-            if k == "*" or k in statics or v.glob or v.callable or v.cls or v.fn or v.ckpt or v.sharding or not v.pd:
+            if k == "*" or k in statics or v.glob or v.callable or v.cls or v.fn or v.ckpt or v.sharding \
+                    or not (v.pd or v.pdc):
                 continue
             expr = positional[k] if isinstance(k, int) and k < len(positional) else named.get(k) if isinstance(k, str) else None
-            if expr is not None and (self.is_host(expr) or _scalar_of(expr, self.qualify)):
+            if expr is None:
+                continue
+            scalar = _scalar_of(expr, self.qualify)
+            if scalar and not v.sanitized:
+                v = replace(v, pd=_cap(v.pd | v.pdc))  # (one number of process-local content: its value)
+            if v.pd and (scalar or self.is_host(expr)):
                 self._same_data_sink(v, node, f"{fv.callable}, a host value given with a global array (taken as replicated)")
 
     def _shape_args(self, q: str, node: cst.Call, args) -> None:
