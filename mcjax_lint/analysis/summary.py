@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 120
+SUMMARY_VERSION = 121
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -1901,7 +1901,15 @@ class _Summarizer(semantics.StatementRules):
         return {"order": [self.src("`set.pop()`", node, kinds.SET_ORDER)]}
 
     stored_attribute = staticmethod(lambda value, attr: None)  # (the precise pass alone keeps them)
-    stored_by_call = staticmethod(lambda value, attr: None)  # (likewise)
+    def stored_by_call(self, value: ast.expr, attr: str) -> Sym | None:
+        """`self.attr` read in a method after the method itself stored into it (`self.lr =
+        self.lr * f` under a test of its argument, then `return self.lr`): what it stored there
+        (`_own_store_key`, joined by the branches with what an arm that stored nothing leaves,
+        and carrying the conditions it was stored under), joined by the caller with what the
+        attribute holds otherwise. The precise pass keeps stores on other objects."""
+        if isinstance(value, ast.Name) and value.id == "self" and not self.scope.is_module:
+            return self.scope.env.get(_own_store_key(attr))
+        return None
 
     def name_value(self, name: str) -> Sym | None:
         cur = self._local(name)
@@ -2152,6 +2160,8 @@ class _Summarizer(semantics.StatementRules):
                 elif target.attr not in cf.sure_attrs:
                     cf.sure_attrs.append(target.attr)
                 self._param_write(target.attr, value)
+                if not self.scope.is_module:
+                    self.scope.env[_own_store_key(target.attr)] = value  # (`stored_by_call`)
             else:
                 self.ev(target.value)
                 base = target.value
@@ -3373,6 +3383,13 @@ def _empty_display(e: ast.expr) -> bool:
 
 
 _COUNT_KEEPING = frozenset({"zip", "enumerate"})  # builtins as long as their (shortest) argument
+
+
+def _own_store_key(attr: str) -> str:
+    """The scope binding that holds what a method stored in `self.attr` (`stored_by_call`); the
+    colon keeps it apart from names and from `semantics.stored_attribute_key`, so an arm that
+    stored nothing keeps what another arm stored, joined."""
+    return f"self:{attr}"
 
 
 def _with_stored_attribute(obj: Sym, value: Sym, line: int) -> Sym:
