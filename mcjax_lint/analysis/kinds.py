@@ -84,6 +84,12 @@ GLOBAL_SHAPE = "global-shape"  # the explicit global shape of a global-array con
 STATIC_ARGUMENT = "static-argument"  # a static argument of a jitted function (picks the program)
 REPLICATED_DATA = "replicated-data"  # host data put on a fully replicated sharding
 BARRIER_NAME = "barrier-name"  # the name or id of a barrier, which every process must pass alike
+# a path read on some processes only, named from what each process draws for itself (the clock,
+# unseeded randomness): where the others wrote, under their own names, is not where it reads
+EXCHANGE_PATH = "exchange-path"
+# Sources a process draws a name from for itself, with no relation to its index: two processes
+# name the same thing apart (`EXCHANGE_PATH`).
+SELF_DRAWN_NAMES = frozenset({CLOCK, RANDOM})
 # read while a traced (jit/pmap/shard_map) function's body runs: compiled into the program as a constant
 TRACE_CONSTANT = "trace-constant"
 

@@ -644,7 +644,15 @@ class FileAnalysis(semantics.StatementRules):
         return obj.join(evidence.stored_attribute(fields.element(), self.line(node)))
 
     def file_content(self, v: Val, node: cst.Call, text: str) -> Val:
-        """What a file read at a path carrying `v` holds: `v`, as a guess (`evidence.file_content`)."""
+        """What a file read at a path carrying `v` holds: `v`, as a guess (`evidence.file_content`).
+        Read on some processes only (under a process-dependent `if`) at a path each process named
+        from its own clock or randomness: an exchange sink (`kinds.EXCHANGE_PATH`; MCJ106 reports
+        it where a barrier ran before the read in the function: what the others wrote under the
+        names they drew is looked for under this process's name)."""
+        if self._per_process_arms and not v.sanitized:
+            drawn = frozenset(s for s in v.pd | v.pdc if kinds.unguarded(s.kind) in kinds.SELF_DRAWN_NAMES)
+            if drawn:
+                self._sink(kinds.EXCHANGE_PATH, kinds.VALUE, Val(pd=drawn), node, f"the path read by {text}")
         return evidence.file_content(v, text, self.line(node))
 
     def endless_unless_empty(self, whole: Val, node: cst.CSTNode) -> Val:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from mcjax_lint import knowledge as K
+from mcjax_lint.analysis import kinds
+from mcjax_lint.analysis.taint import Sink
+from mcjax_lint.model import Step
 from mcjax_lint.rules.base import Rule, describe_source, process_sources, related_source
 
 _PATH_TYPES = ("Path", "PosixPath", "GPath")
@@ -15,8 +18,73 @@ class DirectoryCreatedOnSomeProcesses(Rule):
     NAME = "directory-created-on-some-processes"
     SEVERITY = "error"
     SUMMARY = ("A directory created only under a process-dependent condition is written into by every "
-               "process with no barrier in between.")
+               "process with no barrier in between; or files exchanged through a path each process "
+               "names for itself.")
     FAMILY = "process-dependent control flow"
+
+    # ------------------------------------------------ an exchange at a self-drawn path
+    def reports_sink(self, sink: Sink) -> bool:
+        return sink.place == kinds.EXCHANGE_PATH
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """A file read on some processes only after a barrier, at a path named from the clock or
+        unseeded randomness on each process (`kinds.EXCHANGE_PATH`): what the others wrote
+        before the barrier lies under the names they drew, not under this process's."""
+        sinks = self.sinks(node)
+        fn = self._function_of(node) if sinks else None
+        if fn is None:
+            return
+        barrier = self._collective_before(fn, node)
+        if barrier is None:
+            return
+        s = sinks[0].src
+        text = self._code(node.func)
+        self.report(node, (
+            f"`{text}()` runs on some processes only, after the barrier at line {self.line(barrier)}, and reads "
+            f"a path named from {describe_source(s, self.line(node))}, which each process drew for itself: the "
+            f"files the other processes wrote before the barrier lie under the names they drew, so this one "
+            f"does not find them and fails while the others wait at their next collective; draw the name on "
+            f"one process and broadcast it (`broadcast_one_to_all`)"),
+            related=(related_source(s, "name drawn on each process"),
+                     (f"barrier: `{self._code(barrier.func)}()`", *self.where(barrier))),
+            chain=[*self.source_steps(s), self.step(barrier, f"barrier: `{self._code(barrier.func)}()`"),
+                   Step(self.line(node), f"read on some processes: `{text}()`", False,
+                        "the files read here are taken to be ones the other processes wrote before the barrier")])
+
+    def _function_of(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        """The innermost function whose lines hold `node` (statements only are walked: rare,
+        only where a sink is)."""
+        fa = self.ctx.fa
+        line = fa.pos(node)[0]
+        found = None
+        todo: list = [fa.module]
+        while todo:
+            n = todo.pop()
+            if isinstance(n, cst.FunctionDef):
+                p = fa.pos(n)
+                if not p[0] <= line <= p[2]:
+                    continue
+                found = n
+            for part in ("body", "orelse", "handlers", "finalbody", "cases"):
+                v = getattr(n, part, None)
+                if isinstance(v, cst.CSTNode):
+                    todo.append(v)
+                elif isinstance(v, (list, tuple)):
+                    todo.extend(v)
+        return found
+
+    def _collective_before(self, fn: cst.FunctionDef, node: cst.Call) -> cst.Call | None:
+        """The last collective call in `fn` that starts before `node` (by position)."""
+        fa = self.ctx.fa
+        lo, hi, at = fa.pos(fn)[0], fa.pos(fn)[2], fa.pos(node)[:2]
+        best = None
+        for call, info in fa.calls.items():
+            if not info.collective or not isinstance(call, cst.Call):
+                continue
+            p = fa.pos(call)
+            if lo <= p[0] <= hi and p[:2] < at and (best is None or p[:2] > best[0]):
+                best = (p[:2], call)
+        return best[1] if best is not None else None
 
     def visit_If(self, st: cst.If) -> None:
         cond = self.ctx.fa.conds.get(st)
