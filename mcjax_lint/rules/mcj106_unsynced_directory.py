@@ -65,12 +65,7 @@ class DirectoryCreatedOnSomeProcesses(Rule):
                 if not p[0] <= line <= p[2]:
                     continue
                 found = n
-            for part in ("body", "orelse", "handlers", "finalbody", "cases"):
-                v = getattr(n, part, None)
-                if isinstance(v, cst.CSTNode):
-                    todo.append(v)
-                elif isinstance(v, (list, tuple)):
-                    todo.extend(v)
+            _push_statement_parts(n, todo)
         return found
 
     def _collective_before(self, fn: cst.FunctionDef, node: cst.Call) -> cst.Call | None:
@@ -116,12 +111,7 @@ class DirectoryCreatedOnSomeProcesses(Rule):
                         blocks[id(x)] = node.body
                     todo.extend(node.body)
                     continue
-                for part in ("body", "orelse", "handlers", "finalbody", "cases"):
-                    v = getattr(node, part, None)
-                    if isinstance(v, cst.CSTNode):
-                        todo.append(v)
-                    elif isinstance(v, (list, tuple)):
-                        todo.extend(v)
+                _push_statement_parts(node, todo)
             self._blocks = blocks
         return blocks.get(id(st))
 
@@ -218,3 +208,14 @@ class DirectoryCreatedOnSomeProcesses(Rule):
         for n in nodes:
             n.visit(_Walk())
         return out
+
+
+def _push_statement_parts(n: cst.CSTNode, todo: list) -> None:
+    """Push the parts of `n` that hold statements (a body, an `else`, handlers, a `finally`,
+    match cases): the walks here visit statements only, never expressions."""
+    for part in ("body", "orelse", "handlers", "finalbody", "cases"):
+        v = getattr(n, part, None)
+        if isinstance(v, cst.CSTNode):
+            todo.append(v)
+        elif isinstance(v, (list, tuple)):
+            todo.extend(v)
