@@ -1050,23 +1050,28 @@ def process_count_test(left: object, op: str, right: object, read: Reader,
 
 
 def decide(test: object, read: Reader, constants: dict[str, str],
-           is_count: Callable[[object], bool] | None = None) -> bool | None:
+           is_count: Callable[[object], bool] | None = None,
+           count_test: Callable[[str], bool | None] | None = None) -> bool | None:
     """Which way a condition goes when the parameters in `constants` (name -> `constant_repr`)
     hold those constants at every call: `flag`, `not flag`, `flag is None`, `mode == "host"`,
     `and`/`or` of those; and, with `is_count`, a comparison of the process count with 1 as in a
     job of several processes (`process_count_test`: a block that runs only in a one-process job
-    cannot part processes that do not exist); None when it depends on anything else."""
+    cannot part processes that do not exist), with `count_test` also through a name bound to
+    one (`sharded = world > 1`, `not sharded`: False there, whatever the rank tested beside it);
+    None when it depends on anything else."""
     r = read(test)
     if r[0] == "name":
         c = constants.get(r[1])
-        return None if c is None else _truthy(c)
+        if c is None:
+            return count_test(r[1]) if count_test is not None else None
+        return _truthy(c)
     if r[0] == "boolop":
-        vals = [decide(v, read, constants, is_count) for v in r[2]]
+        vals = [decide(v, read, constants, is_count, count_test) for v in r[2]]
         if r[1] == "and":
             return False if False in vals else (True if all(v is True for v in vals) else None)
         return True if True in vals else (False if all(v is False for v in vals) else None)
     if r[0] == "unary" and r[1] == "not":
-        v = decide(r[2], read, constants, is_count)
+        v = decide(r[2], read, constants, is_count, count_test)
         return None if v is None else not v
     if r[0] == "call" and len(r[3]) == len(r[2]) and read(r[1])[0] == "name" and r[2] \
             and read(r[2][0])[0] == "name" and (c := constants.get(read(r[2][0])[1])) is not None:

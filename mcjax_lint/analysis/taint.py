@@ -120,6 +120,7 @@ class FileAnalysis(semantics.StatementRules):
                  settings: AnalysisSettings, imports: dict[str, str], source: str | None = None):
         self.module = module
         self._text = source  # the file's text when the caller has it (else regenerated from `module`)
+        self._names_count: bool | None = None  # whether the file names the process count (`decided`)
         self._globals_declared: frozenset[str] | None = None  # (`declared_global`)
         # Whether a `global`/`nonlocal` statement may be in the file (`may_declare`, read when a
         # question needs it): where none is, the walks that look for them are not needed.
@@ -187,7 +188,7 @@ class FileAnalysis(semantics.StatementRules):
         self.keys_added: set[str] = set()  # containers a `d[k] = v` may have given a new key in the current branch
         self.grown: set[str] = set()  # containers a method (`xs.append(v)`) grew in the current branch
         self.decided_ifs: dict[cst.If, bool] = {}  # `if` on parameters constant at every call -> the arm taken
-        self._counts: dict[int, tuple[set[str], set[str]]] = {}  # `_count_names` of a scope's function or module
+        self._counts: dict[int, tuple[set[str], set[str], dict]] = {}  # `_count_names` of a scope's function or module
         self.seeded_modules: set[str] = set()
         self.seeded_per_process: set[str] = set()  # modules seeded with a process-dependent value
         self._full_positions = None
@@ -2678,7 +2679,11 @@ class FileAnalysis(semantics.StatementRules):
         return name in self._globals_declared
 
     def decided(self, node: cst.If) -> bool:
-        taken = semantics.decide(node.test, read, self.scope.decided, self._is_process_count)
+        if self._names_count is None:  # (a name can hold a test of the count only where the file calls for it)
+            text = self._text if self._text is not None else self.module.code
+            self._names_count = "process_count" in text or "host_count" in text
+        taken = semantics.decide(node.test, read, self.scope.decided, self._is_process_count,
+                                 self._count_test if self._names_count else None)
         if taken is None and self.scope.context:
             taken = self._decided_in_context(node.test)
             if taken is None:
@@ -2718,19 +2723,37 @@ class FileAnalysis(semantics.StatementRules):
             return not e.args and self.qualify(e.func) in semantics.PROCESS_COUNT_CALLS
         if not isinstance(e, cst.Name):
             return False
+        counts = self._binding_scope(e.value)
+        return counts is not None and e.value in counts[1]
+
+    def _count_test(self, name: str) -> bool | None:
+        """Which way a name bound once, and never again in its scope, to a test of the process
+        count with 1 goes in a job of several processes (`sharded = world > 1`: True;
+        `semantics.process_count_test`), else None."""
+        counts = self._binding_scope(name)
+        test = counts[2].get(name) if counts is not None else None
+        if test is None:
+            return None
+        r = read(test)
+        return semantics.process_count_test(r[1], r[2], r[3], read, self._is_process_count) \
+            if r[0] == "compare" else None
+
+    def _binding_scope(self, name: str) -> tuple | None:
+        """`_count_names` of the innermost function or module that binds `name` where it is
+        read; None where a comprehension's or lambda's own name, or bound nowhere."""
         scope = self.scope
         while scope is not None:
             if scope.node is None:  # (a comprehension's or lambda's own names: its parameters)
-                if e.value in scope.env:
-                    return False
+                if name in scope.env:
+                    return None
             else:
                 counts = self._counts.get(id(scope.node))
                 if counts is None:
                     counts = self._counts[id(scope.node)] = _count_names(scope.node, self.qualify, self.may_declare())
-                if e.value in counts[0]:
-                    return e.value in counts[1]
+                if name in counts[0]:
+                    return counts
             scope = scope.outer
-        return False
+        return None
 
     def arms_of_if(self, node: cst.If, cond: Val) -> None:
         name, is_none = semantics.none_test(node.test, read)
@@ -3512,22 +3535,36 @@ def _is_static(node: cst.FunctionDef) -> bool:
 _LEAVING = frozenset({cst.Return, cst.Raise, cst.Break, cst.Continue})  # statements that leave a block
 
 
-def _count_names(node: cst.CSTNode, qualify, may_declare: bool = True) -> tuple[set[str], set[str]]:
+def _count_names(node: cst.CSTNode, qualify, may_declare: bool = True) -> tuple[set[str], set[str], dict]:
     """(names a function or module binds in its own scope, those of them bound once there to
-    `jax.process_count()` and nowhere else: declared `global`/`nonlocal` in no nested function).
-    `may_declare` False: the file has no `global`/`nonlocal` statement (no walk for them)."""
+    `jax.process_count()` and nowhere else: declared `global`/`nonlocal` in no nested function,
+    and those bound once so to a comparison: name -> that comparison, `sharded = world > 1`).
+    A tuple display unpacked position by position binds each name to its element (`RANK, WORLD
+    = jax.process_index(), jax.process_count()`). `may_declare` False: the file has no
+    `global`/`nonlocal` statement (no walk for them)."""
     body = node if isinstance(node, cst.Module) else node.body
     bound: dict[str, int] = {}
     counts: set[str] = set()
+    tests: dict[str, cst.Comparison] = {}
     targets = []
     if isinstance(node, cst.FunctionDef):
         targets += [p.name for p in _all_params(node.params)]
     for n in walk_own_scope(body):
         t = type(n)
-        if t is cst.Assign and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) \
-                and isinstance(n.value, cst.Call) and not n.value.args \
-                and qualify(n.value.func) in semantics.PROCESS_COUNT_CALLS:
-            counts.add(n.targets[0].target.value)
+        if t is cst.Assign and len(n.targets) == 1:
+            tgt, val = n.targets[0].target, n.value
+            pairs = [(tgt, val)] if isinstance(tgt, cst.Name) else \
+                list(zip(tgt.elements, val.elements)) if isinstance(tgt, cst.Tuple) and isinstance(val, cst.Tuple) \
+                and len(tgt.elements) == len(val.elements) else []
+            for a, b in pairs:
+                a = a.value if isinstance(a, cst.BaseElement) else a
+                b = b.value if isinstance(b, cst.BaseElement) else b
+                if not isinstance(a, cst.Name):
+                    continue
+                if isinstance(b, cst.Call) and not b.args and qualify(b.func) in semantics.PROCESS_COUNT_CALLS:
+                    counts.add(a.value)
+                elif isinstance(b, cst.Comparison) and len(b.comparisons) == 1:
+                    tests[a.value] = b
         if t is cst.AssignTarget:
             targets.append(n.target)
         elif t in (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.CompFor):
@@ -3542,7 +3579,8 @@ def _count_names(node: cst.CSTNode, qualify, may_declare: bool = True) -> tuple[
                 bound[x.value] = bound.get(x.value, 0) + 1
     declared = {x.name.value for n in _walk(body) if type(n) in (cst.Global, cst.Nonlocal) for x in n.names} \
         if may_declare else set()
-    return set(bound), {c for c in counts if bound.get(c) == 1 and c not in declared}
+    once = {c for c in bound if bound[c] == 1 and c not in declared}
+    return set(bound), counts & once, {k: v for k, v in tests.items() if k in once}
 
 
 def _assigned_names(fdef: cst.FunctionDef) -> set[str]:
