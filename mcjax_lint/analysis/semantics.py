@@ -1782,6 +1782,8 @@ def note_string_binding(scope, target: object, value: object, read: Reader) -> N
             known = Arithmetic((value,))  # (`start = rank * total // world`: `bound_arithmetic`)
         elif kind == "call":
             known = Called((value,))  # (`fill = np.zeros((K - len(x), d))`: `bound_call`)
+        elif kind == "compare":
+            known = Compared((value,))  # (`keep = scores > t`: `bound_expression`)
     _bind_strings(scope, t[1], known)
 
 
@@ -1830,6 +1832,23 @@ class Called(tuple):
 def bound_call(node: object, read: Reader, scope) -> object:
     """The call a name holds where it is read (`Called`), else `node` itself."""
     return _bound_form(node, read, scope, Called)
+
+
+class Compared(tuple):
+    """What a name assigned once to a comparison holds (`keep = scores > t`): that comparison,
+    as written (its one element), for the forms read through names (`boolean_mask`). Assigned
+    again, nothing known (`_bind_strings`)."""
+
+
+def bound_expression(node: object, read: Reader, scope) -> object:
+    """The arithmetic, call or comparison a name assigned once holds where it is read
+    (`Arithmetic`, `Called`, `Compared`), else `node` itself."""
+    r = read(node)
+    if r[0] == "name":
+        known = _bound_strings(r[1], scope)
+        if type(known) in (Arithmetic, Called, Compared):
+            return known[0]
+    return node
 
 
 # The array constructors a padding is made with, by the end of their qualified name.
@@ -2453,10 +2472,13 @@ class StatementRules:
                 length = self.join(self.join(self.join(length, lo), up), st)
                 counted = counted and lower is None and step is None and upper is not None
         self.indexed(node, base, idx, slicing)
-        if not slicing and len(keys) == 1 and self.read(value)[0] not in ("tuple", "seq") \
-                and (how := boolean_mask(keys[0][1], self.read, self.qualify, self._scalar)) is not None:
-            # `x[mask]`: as many rows as the mask holds True, so a mask whose content differs
-            # between processes selects a different number of rows on each (`selected`)
+        if keys and keys[0][0] == "index" and all(_keeps_axes(k, self.read) for k in keys[1:]) \
+                and self.read(value)[0] not in ("tuple", "seq") \
+                and (how := boolean_mask(keys[0][1], self.read, self.qualify, self._scalar,
+                                         bound=lambda n: bound_expression(n, self.read, self.scope))) is not None:
+            # `x[mask]` (`x[mask, None]`, `x[mask, :]`): as many rows as the mask holds True, so a
+            # mask whose content differs between processes selects a different number of rows
+            # on each (`selected`)
             return self.selected(self.join(self.data(base), idx), idx, node, how == MASK_BY_NAME)
         if not slicing:
             return self.element_at(self.join(self.element(base), idx), base, idx, node)
@@ -3491,6 +3513,14 @@ _MASK_PASSTHROUGH = frozenset({"asarray", "array", "ravel", "flatten", "reshape"
 _SCALAR_CALLS = frozenset({"process_index", "process_count", "device_count", "local_device_count"})
 
 
+def _keeps_axes(key: tuple, read: Reader) -> bool:
+    """Whether a subscript key after the first keeps the rows the first selects: a whole axis
+    (`:`) or a new one (`None`)."""
+    if key[0] == "index":
+        return read(key[1]) == ("name", "None")
+    return key[1:] == (None, None, None)
+
+
 def _mask_name(name: str) -> bool:
     """A name that says it is a mask (`mask`, `valid_mask`, `attention_masks`), not one of a
     mask's positions or ids (`mask_positions`, `masked_lm_ids`, `mask_idx`)."""
@@ -3498,12 +3528,14 @@ def _mask_name(name: str) -> bool:
 
 
 def boolean_mask(node: object, read: Reader, qualify: Qualify, scalar: Callable[[object], bool] = lambda n: False,
-                 depth: int = 4) -> str | None:
+                 depth: int = 4, bound: Callable[[object], object] | None = None) -> str | None:
     """Whether an index is a boolean mask: "certain" for a comparison (not of two numbers, `rank ==
     0`, which is one bool), `&`/`|`/`^`/`~` of one, a numpy/jax.numpy predicate (`np.isfinite(x)`,
     `jnp.logical_and`), `.astype(bool)`, and `np.asarray`/`.reshape` of a mask; `MASK_BY_NAME` for a
     name or attribute named as a mask (`mask`, `self.valid_mask`: `_mask_name`), what it holds not
-    followed; else None. `scalar`: whether an operand is a number."""
+    followed; else None. `scalar`: whether an operand is a number. `bound`: the expression a name
+    assigned once holds (`bound_expression`): a name that holds a mask is one (`keep = scores >
+    t; boxes[keep]`), as it is written there."""
     if depth <= 0:
         return None
     r = read(node)
@@ -3513,13 +3545,16 @@ def boolean_mask(node: object, read: Reader, qualify: Qualify, scalar: Callable[
     if r == ("other", "compare"):
         return "certain"
     if tag == "binop" and r[1] in ("&", "|", "^"):
-        a = boolean_mask(r[2], read, qualify, scalar, depth - 1)
-        b = boolean_mask(r[3], read, qualify, scalar, depth - 1)
+        a = boolean_mask(r[2], read, qualify, scalar, depth - 1, bound)
+        b = boolean_mask(r[3], read, qualify, scalar, depth - 1, bound)
         return "certain" if "certain" in (a, b) else (a or b)
     if tag == "unary" and r[1] == "~":
-        return boolean_mask(r[2], read, qualify, scalar, depth - 1)
+        return boolean_mask(r[2], read, qualify, scalar, depth - 1, bound)
     if tag == "name":
-        return MASK_BY_NAME if _mask_name(r[1]) else None
+        if _mask_name(r[1]):
+            return MASK_BY_NAME
+        held = bound(node) if bound is not None else node
+        return None if held is node else boolean_mask(held, read, qualify, scalar, depth - 1, bound)
     if tag == "attr":
         return MASK_BY_NAME if _mask_name(r[2]) else None
     if tag == "call":
@@ -3533,9 +3568,9 @@ def boolean_mask(node: object, read: Reader, qualify: Qualify, scalar: Callable[
                 or fr[0] == "attr" and fr[2] == "astype" and args and qualify(args[0]) in ("numpy.bool_", "jax.numpy.bool_"):
             return "certain"
         if root in ("numpy", "jax.numpy") and last in _MASK_PASSTHROUGH and args:
-            return boolean_mask(args[0], read, qualify, scalar, depth - 1)
+            return boolean_mask(args[0], read, qualify, scalar, depth - 1, bound)
         if fr[0] == "attr" and fr[2] in _MASK_PASSTHROUGH:
-            return boolean_mask(fr[1], read, qualify, scalar, depth - 1)
+            return boolean_mask(fr[1], read, qualify, scalar, depth - 1, bound)
     return None
 
 

@@ -526,6 +526,10 @@ class FileAnalysis(semantics.StatementRules):
             # `x.size`, `x.ndim`: one Python int, of one shape everywhere (its value differs
             # where x's shape does: `pd` above), as `len(x)` is.
             out = replace(out, shape=frozenset(), tree=frozenset())
+        elif attr == "shape" and out.shape:
+            # `x.shape`: x.ndim ints; how many rows x has is one of their values (`pd` above),
+            # not how many there are (`np.array(x.shape)` gathered to agree on a padding)
+            out = replace(out, shape=frozenset(s for s in out.shape if s.kind not in kinds.COUNTS))
         if attr in semantics.AXIS_MOVING_ATTRIBUTES:
             out = _rows_anywhere(out)  # (`arr.T`: the count of rows is its last axis now)
         if attr in semantics.SHARD_PLACEMENT_ATTRIBUTES and out.pdc:
