@@ -665,7 +665,8 @@ class Divergence:
             raised_at = None
             for call, (stmt, frames) in self._call_sites.items():
                 info = self.fa.calls.get(call)
-                if info is None or info.name is None or self.fa.index._follow_reexport(info.name) != qual:
+                name = info.callee or info.name if info is not None else None
+                if name is None or self.fa.index._follow_reexport(name) != qual:
                     continue
                 j = next((k for k in range(len(frames) - 1, -1, -1) if frames[k].kind in ("func", "try")), 0)
                 t = first_tok(self._rest_after(frames[j:], stmt, kind))

@@ -58,7 +58,8 @@ class OneProcessException(Rule):
                        f"service aborts them")
             elif p.kind == "raise" and node is not p.raise_node:
                 info = self.ctx.fa.calls.get(node)
-                callee = f"`{(info.name if info is not None and info.name else 'this call').rsplit('.', 1)[-1]}()`"
+                called = (info.callee or info.name) if info is not None else None
+                callee = f"`{(called or 'this call').rsplit('.', 1)[-1]}()`"
                 msg = (f"{callee} raises under a process-dependent condition at line {raise_line}{cause}: this "
                        f"process fails here while the others go on to {self.tok_text(p.collective)} and wait "
                        f"there until the coordination service aborts them")
