@@ -214,25 +214,33 @@ class Finding:
 
 
 def liveness(states: dict[int, dict], tracker: Tracker, expected: int, now: float | None = None,
-             alive: dict[int, float] | None = None) -> Finding | None:
+             alive: dict[int, float] | None = None, gone: dict[int, float] | None = None) -> Finding | None:
     """Exits, deaths, and hangs. Divergence is checked first by the caller. `alive`: seconds since
-    each process's supervisor last saw its OS process running, where known."""
-    f = _liveness(states, tracker, expected, now, alive)
+    each process's supervisor last saw its OS process running, where known; `gone`: seconds since
+    its supervisor saw its OS process end (exit, or a zombie)."""
+    f = _liveness(states, tracker, expected, now, alive, gone)
     if f is not None and f.kind in ("missing", "hang") and alive:
         # Say which of the processes the others wait for are frozen rather than dead.
         now = time.monotonic() if now is None else now
-        frozen = [p for p, st in sorted(states.items()) if st.get("status") == RUNNING
-                  and tracker.stale(p, now) > tracker.died_after and alive.get(p, float("inf")) < tracker.died_after]
+        silent = [p for p, st in sorted(states.items()) if st.get("status") == RUNNING
+                  and tracker.stale(p, now) > tracker.died_after and p not in (gone or {})]
+        frozen = [p for p in silent if alive.get(p, float("inf")) < tracker.died_after]
+        unheard = [p for p in silent if p in alive and p not in frozen]
         if frozen:
             f.summary += "; " + "; ".join(
                 f"process {p} is frozen: no heartbeat for {tracker.stale(p, now):.0f} s while its OS process runs "
                 f"(a long C call holding the GIL, or stopped in a debugger)" for p in frozen)
             f.detail["frozen"] = frozen
+        if unheard:
+            f.summary += "; " + "; ".join(
+                f"process {p}: no heartbeat for {tracker.stale(p, now):.0f} s, and its supervisor last reported it "
+                f"running {alive[p]:.0f} s ago (its host is down, or too loaded to report)" for p in unheard)
+            f.detail["unheard"] = unheard
     return f
 
 
 def _liveness(states: dict[int, dict], tracker: Tracker, expected: int, now: float | None,
-              alive: dict[int, float] | None) -> Finding | None:
+              alive: dict[int, float] | None, ended_at: dict[int, float] | None = None) -> Finding | None:
     now = time.monotonic() if now is None else now
     running = {p: s for p, s in states.items() if s.get("status") == RUNNING}
     gone = {p: s for p, s in states.items() if s.get("status") in (EXITED, FAILED)}
@@ -279,17 +287,21 @@ def _liveness(states: dict[int, dict], tracker: Tracker, expected: int, now: flo
     for p in sorted(running):
         stale = tracker.stale(p, now)
         if stale > tracker.died_after:
-            seen = (alive or {}).get(p)
-            if seen is not None and seen < min(tracker.died_after, stale):
-                # Silent, yet its supervisor sees it running: frozen (a long C call holding the
-                # GIL, a debugger), not dead. If the others end up waiting for it, the hang
-                # threshold reports it, stacks included.
-                continue
-            if seen is None and states[p].get("sup"):
-                # Its supervisor would say whether it runs, but has never reached process 0's
-                # host (the address comes through the process itself, which may have frozen
-                # first): frozen and dead look alike, and `died` stops the job. The hang
-                # threshold reports it if the others wait for it; its supervisor reports a death.
+            seen, ended = (alive or {}).get(p), (ended_at or {}).get(p)
+            if ended is not None:
+                # Silent, and its supervisor saw its OS process end: dead.
+                return Finding("died", states[p].get("seq", 0) + 1, [p],
+                               f"process {p} stopped sending heartbeats {stale:.1f} s ago after dispatch "
+                               f"#{states[p].get('seq', 0)}, and its supervisor saw it end {ended:.1f} s ago "
+                               f"(killed or crashed)")
+            if seen is not None or states[p].get("sup"):
+                # Supervised: its supervisor says outright when it ends (above). Silent while its
+                # supervisor sees it running is frozen (a long C call holding the GIL, a
+                # debugger), not dead. Silent while its supervisor's sightings are old, or have
+                # never reached process 0's host, says nothing: that evidence comes late too on
+                # a loaded machine (the supervisor starved of CPU, or the address of process 0's
+                # host still on its way through the process, which may have frozen first), and
+                # `died` stops the job. If the others wait for it, the hang threshold reports it.
                 continue
             return Finding("died", states[p].get("seq", 0) + 1, [p],
                            f"process {p} stopped sending heartbeats {stale:.1f} s ago (killed, crashed or "

@@ -431,22 +431,26 @@ class Exchange:
             if suspect is not None:
                 self._resolve_divergence(states, suspect.lo, suspect.hi, subset=sub)
                 return
-        finding = compare.liveness(states, self.tracker, self.n, alive=self._supervised_alive())
+        alive, gone = self._supervised_liveness()
+        finding = compare.liveness(states, self.tracker, self.n, alive=alive, gone=gone)
         if finding is not None and not self._parted_before(states, finding):
             self._resolve_liveness(states, finding)
 
-    def _supervised_alive(self) -> dict[int, float] | None:
-        """Seconds since each process's supervisor last saw its OS process running (`alive.json`,
-        written by the supervisor on this host; see `Supervisor._liveness_tick`). None when not
-        supervised: heartbeats alone then tell whether a process died."""
+    def _supervised_liveness(self) -> tuple[dict[int, float] | None, dict[int, float] | None]:
+        """Seconds since each process's supervisor last saw its OS process running, and since it
+        saw it end (`alive.json`, written by the supervisor on this host; see
+        `Supervisor._liveness_tick`). (None, None) when not supervised: heartbeats alone then tell
+        whether a process died."""
         if self._state_dir is None:
-            return None
+            return None, None
         try:
             data = json.loads((self._state_dir / "alive.json").read_text())
             now = time.monotonic()  # the supervisor's clock too (system-wide on Linux)
-            return {int(p): max(0.0, now - float(t)) for p, t in data["alive"].items()}
+            alive = {int(p): max(0.0, now - float(t)) for p, t in data["alive"].items()}
+            gone = {int(p): max(0.0, now - float(t)) for p, t in (data.get("gone") or {}).items()}
+            return alive, gone
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return None
+            return None, None
 
     def _parted_before(self, states: dict[int, dict], finding: compare.Finding) -> bool:
         """A process stuck behind the others may be stuck because it dispatched something else

@@ -166,6 +166,8 @@ class Supervisor:
         self._collector_failed = False
         self._alive_at = 0.0
         self._alive_sender: Any = None
+        self._sighted: dict[int, int] = {}  # process index -> pid, as last reported running
+        self._ended: dict[int, float] = {}  # process index -> when this supervisor saw it end
         self._stop = False
         self._snapshot = False
         self.report_paths: dict[str, Path] = {}
@@ -333,7 +335,12 @@ class Supervisor:
                         continue
                     c.exited = code
                     if code < 0 and not verdict_path.exists():
-                        return self._handle_death(c)
+                        note = self._note_end(c)
+                        try:
+                            return self._handle_death(c)
+                        finally:
+                            if note is not None:
+                                note.join(2.5)  # before the channel closes
             if running == 0:
                 if verdict_path.exists():
                     continue
@@ -510,7 +517,12 @@ class Supervisor:
         Process 0's host (and a local group) writes `alive.json` to the state directory that
         process 0's guard reads; other hosts' supervisors send theirs to process 0's collector.
         All times are process 0's host's monotonic clock (system-wide on Linux: a wall-clock step
-        must not make a dead process look alive)."""
+        must not make a dead process look alive).
+
+        A process's end is said outright (`gone`: its OS process exited or became a zombie), never
+        left to be inferred from sightings that stop: those stop too when this supervisor, or the
+        way to process 0's host, is slow (a loaded machine), and a frozen process would be called
+        dead."""
         now = time.monotonic()
         if now - self._alive_at < ALIVE_EVERY:
             return
@@ -519,33 +531,77 @@ class Supervisor:
             from runtime_guard.procutil import pid_running
 
             states, local_group = self._states(), self.options.processes is not None
-            local = [self._index_of(c, states, guess=local_group)
-                     for c in self.children if c.exited is None and pid_running(c.proc.pid)]
-            local = [p for p in local if p is not None]
+            running: dict[int, int] = {}  # index -> pid
+            for c in self.children:
+                p = self._index_of(c, states, guess=local_group)
+                if p is None:
+                    continue
+                if c.exited is None and pid_running(c.proc.pid):
+                    running[p] = c.proc.pid
+                else:
+                    self._ended.setdefault(p, now)
             if not local_group:  # workers the program started itself (see workers.descendants)
                 from runtime_guard.workers import descendants
 
-                local += [p for pid, p in descendants(states, {c.proc.pid for c in self.children}).items()
-                          if pid_running(pid)]
+                running.update({p: pid for pid, p in descendants(states, {c.proc.pid for c in self.children}).items()
+                                if pid_running(pid)})
+            for p, pid in self._sighted.items():  # (a worker that ended is no descendant any more)
+                if p not in running and not pid_running(pid):
+                    self._ended.setdefault(p, now)
+            self._sighted.update(running)
+            local = sorted(running)
             if self.options.processes is not None or self._collector is not None:
                 alive = dict(self._collector.alive_times()) if self._collector is not None else {}
                 alive.update({p: now for p in local})
+                gone = dict(self._collector.gone_times()) if self._collector is not None else {}
+                gone.update(self._ended)
                 from runtime_guard.exchange import _atomic_json
 
-                _atomic_json(Path(self.state_dir) / "alive.json", {"alive": {str(p): t for p, t in alive.items()}})
-            elif local:
-                if self._alive_sender is None:
-                    info = _read_json(Path(self.state_dir) / "collector.json")
-                    if not isinstance(info, dict):
-                        return
-                    from runtime_guard.stacks.remote import AliveSender
-
-                    self._alive_sender = AliveSender(info["address"], info["token"])
-                self._alive_sender.send(local)
+                _atomic_json(Path(self.state_dir) / "alive.json",
+                             {"alive": {str(p): t for p, t in alive.items() if p not in self._ended},
+                              "gone": {str(p): t for p, t in gone.items()}})
+            elif local or self._ended:
+                sender = self._sender()
+                if sender is not None:
+                    sender.send(local, gone=self._ended)
         except Exception as e:  # liveness is an extra: without it a frozen process may be called dead
             if not getattr(self, "_alive_warned", False):
                 self._alive_warned = True
                 print(f"mcjax-guard: cannot report process liveness: {e!r}", file=sys.stderr)
+
+    def _sender(self) -> Any:
+        """The liveness channel to process 0's collector, once its address has arrived."""
+        if self._alive_sender is None:
+            info = _read_json(Path(self.state_dir) / "collector.json")
+            if not isinstance(info, dict):
+                return None
+            from runtime_guard.stacks.remote import AliveSender
+
+            self._alive_sender = AliveSender(info["address"], info["token"])
+        return self._alive_sender
+
+    def _note_end(self, dead: Child) -> threading.Thread | None:
+        """Tell process 0's host at once that `dead` ended (its comparator names the death from
+        this, not from silence); returns the sending thread, to join before the channel closes."""
+        try:
+            states = self._states()
+            p = self._index_of(dead, states, guess=self.options.processes is not None)
+            if p is None:
+                return None
+            self._ended.setdefault(p, time.monotonic())
+            if self.options.processes is not None or self._collector is not None:
+                self._alive_at = 0.0
+                self._liveness_tick()  # alive.json, read by process 0's guard on this host
+                return None
+            sender = self._sender()
+            if sender is None:
+                return None
+            from runtime_guard.procutil import pid_running
+
+            local = [q for q, pid in self._sighted.items() if q not in self._ended and pid_running(pid)]
+            return sender.send(local, gone=self._ended, force=True)
+        except Exception:  # liveness is an extra
+            return None
 
     def _exchange_stacks(self, rep: Report, stacks: dict, notes: list[str]) -> list[str]:
         """Process 0's host waits for the other hosts' stacks; the others send theirs. Returns the

@@ -75,6 +75,7 @@ class StackCollectorServer:
         self._lock = threading.Condition()
         self._received: dict[str, dict[str, list[ProcessReport]]] = {}  # report_id -> host -> processes
         self._alive: dict[int, float] = {}  # process index -> when its host's supervisor last saw it running
+        self._gone: dict[int, float] = {}  # process index -> when its host's supervisor first saw it end
         self._verdict = b"{}"  # the reply to liveness notes: the job's verdict once there is one
         self._server = grpc.server(
             ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="mcjax-collector"),
@@ -98,16 +99,24 @@ class StackCollectorServer:
 
     def _alive_ping(self, request: bytes, context: grpc.ServicerContext) -> bytes:
         """Another host's supervisor: these processes of mine are running (their OS processes
-        exist and are not zombies), whether or not their guard threads can publish."""
+        exist and are not zombies), whether or not their guard threads can publish; and these
+        (`gone`) have ended. Only `gone` says a process is dead: notes that stop coming say
+        nothing (the supervisor may be starved of CPU, or its notes delayed)."""
         self._check_token(context)
         try:
-            indices = [int(p) for p in json.loads(request)["alive"]]
-        except (ValueError, KeyError, TypeError) as e:
+            msg = json.loads(request)
+            indices = [int(p) for p in msg["alive"]]
+            ended = [int(p) for p in msg.get("gone") or ()]
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"malformed liveness message: {e}")
         now = time.monotonic()  # system-wide on Linux: the reader, on this host, compares with its own
         with self._lock:
             for p in indices:
                 self._alive[p] = now
+                self._gone.pop(p, None)
+            for p in ended:
+                if p not in indices:
+                    self._gone.setdefault(p, now)
             return self._verdict
 
     def set_verdict(self, report: dict) -> None:
@@ -121,6 +130,11 @@ class StackCollectorServer:
         """Process index -> when (this host's monotonic clock) its supervisor last reported it running."""
         with self._lock:
             return dict(self._alive)
+
+    def gone_times(self) -> dict[int, float]:
+        """Process index -> when (this host's monotonic clock) its supervisor first reported it ended."""
+        with self._lock:
+            return dict(self._gone)
 
     def _submit(self, request: bytes, context: grpc.ServicerContext) -> bytes:
         self._check_token(context)
@@ -200,10 +214,17 @@ class AliveSender:
         self.last_error: str | None = None
         self.verdict: dict | None = None  # the job's verdict, when the collector has one
 
-    def send(self, indices: Iterable[int], timeout: float = 2.0) -> None:
+    def send(self, indices: Iterable[int], gone: Iterable[int] = (), timeout: float = 2.0,
+             force: bool = False) -> threading.Thread | None:
+        """Note `indices` running and `gone` ended. `force`: even while a note is in flight (a
+        process's end must not be dropped); returns the sending thread, to join before closing."""
         if not self._busy.acquire(blocking=False):
-            return
-        payload = json.dumps({"alive": sorted(indices)}).encode()
+            if not force:
+                return None
+            locked = False
+        else:
+            locked = True
+        payload = json.dumps({"alive": sorted(indices), "gone": sorted(gone)}).encode()
 
         def run() -> None:
             try:
@@ -216,9 +237,12 @@ class AliveSender:
             except grpc.RpcError as e:
                 self.last_error = f"{e.code().name}: {e.details()}"
             finally:
-                self._busy.release()
+                if locked:
+                    self._busy.release()
 
-        threading.Thread(target=run, name="mcjax-alive", daemon=True).start()
+        t = threading.Thread(target=run, name="mcjax-alive", daemon=True)
+        t.start()
+        return t
 
     def close(self) -> None:
         self._channel.close()

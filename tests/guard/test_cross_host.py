@@ -5,18 +5,23 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
+from typing import Callable
 
 from runtime_guard.launcher import free_port
 from runtime_guard.settings import EXIT_DETECTED
 from tests.guard.conftest import PROGRAMS, site_markers
 
 
-def _hosts(program, tmp_path, *options: str, n: int = 2, args: tuple[str, ...] = ()) -> tuple[list[int], list[str]]:
+def _hosts(program, tmp_path, *options: str, n: int = 2, args: tuple[str, ...] = (),
+           during: Callable[[list[subprocess.Popen]], None] | None = None) -> tuple[list[int], list[str]]:
     """Run `program` as `n` "hosts": one `mcjax-guard [options] python program [args]` supervisor
-    each, wrapping one process, as under Slurm. Returns their exit codes and stderr."""
+    each, wrapping one process, as under Slurm. Returns their exit codes and stderr. `during`
+    gets the supervisors while they run."""
     port = free_port()
     procs = []
     for i in range(n):
@@ -29,6 +34,13 @@ def _hosts(program, tmp_path, *options: str, n: int = 2, args: tuple[str, ...] =
         procs.append(subprocess.Popen(cmd, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                       text=True))
     outs = []
+    if during is not None:
+        try:
+            during(procs)
+        except BaseException:
+            for p in procs:
+                p.kill()
+            raise
     for p in procs:
         try:
             outs.append(p.communicate(timeout=150))
@@ -67,6 +79,7 @@ FROZEN = textwrap.dedent('''
     f = jax.jit(lambda a: a.sum())
     for step in range(16):
         if step == int(sys.argv[2]) and jax.process_index() == 1:
+            open("frozen-now", "w").close()
             ctypes.PyDLL(None).sleep(int(sys.argv[1]))  # PyDLL: the GIL stays held during the call
         float(f(x))
         time.sleep(0.25)
@@ -82,6 +95,64 @@ def test_a_process_holding_the_gil_is_not_called_dead(tmp_path):
     codes, errs = _hosts(program, tmp_path, "--died-after", "4", args=("7", "10"))  # (the default, named)
     assert codes == [0, 0], [e[-3000:] for e in errs]
     assert not (tmp_path / "host0").exists() and not (tmp_path / "host1").exists(), errs[0][-3000:]
+
+
+def test_a_frozen_process_is_not_called_dead_while_its_supervisors_sightings_are_late(tmp_path):
+    """Under load, the evidence is late too: host 1's supervisor gets no CPU for 6 s (stopped with
+    SIGSTOP, as a starved process) while its process is frozen for 7 s. Its last sighting then
+    ages past --died-after alongside the silence; only a death its supervisor saw counts. Before,
+    this stopped the healthy job with a `died` report (CI: 3 failures of the test above in ~17
+    runs on a loaded machine)."""
+    program = tmp_path / "frozen.py"
+    program.write_text(FROZEN)
+
+    def starve_host1_supervisor(procs):
+        marker, deadline = tmp_path / "frozen-now", time.monotonic() + 120
+        while not marker.exists():
+            assert time.monotonic() < deadline and all(p.poll() is None for p in procs), "process 1 never froze"
+            time.sleep(0.02)
+        os.kill(procs[1].pid, signal.SIGSTOP)
+        try:
+            time.sleep(6.0)
+        finally:
+            os.kill(procs[1].pid, signal.SIGCONT)
+
+    codes, errs = _hosts(program, tmp_path, "--died-after", "4", args=("7", "10"), during=starve_host1_supervisor)
+    assert codes == [0, 0], [e[-3000:] for e in errs]
+    assert not (tmp_path / "host0").exists() and not (tmp_path / "host1").exists(), errs[0][-3000:]
+
+
+KILLED = textwrap.dedent('''
+    import os, signal, time
+    import jax, numpy as np
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    jax.distributed.initialize()
+    mesh = Mesh(np.array(jax.devices()), ("d",))
+    x = jax.make_array_from_process_local_data(NamedSharding(mesh, P("d")), np.ones((1,), np.float32))
+    f = jax.jit(lambda a: a.sum())
+    for step in range(400):
+        if step == 10 and jax.process_index() == 1:
+            os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would
+        float(f(x))
+        time.sleep(0.25)
+''')
+
+
+def test_a_killed_process_on_another_host_is_reported_died_by_process_0(tmp_path):
+    """Its supervisor sees the exit and says so to process 0's host at once: process 0's report
+    names the death after --died-after of silence (it is not left to silent sightings)."""
+    program = tmp_path / "killed.py"
+    program.write_text(KILLED)
+    t0 = time.monotonic()
+    codes, errs = _hosts(program, tmp_path, "--died-after", "4")
+    assert codes == [EXIT_DETECTED, EXIT_DETECTED], [e[-3000:] for e in errs]
+    report = json.loads((tmp_path / "host0" / "report.json").read_text())
+    assert report["kind"] == "died", report["summary"]
+    assert report["summary"].startswith("process 1 stopped sending heartbeats"), report["summary"]
+    assert "its supervisor saw it end" in report["summary"], report["summary"]
+    local = json.loads((tmp_path / "host1" / "report.json").read_text())
+    assert local["kind"] == "died" and "process 1 died (SIGKILL)" in local["summary"], local["summary"]
+    assert time.monotonic() - t0 < 90
 
 
 def test_a_process_frozen_before_its_supervisor_could_report_is_not_called_dead(tmp_path):

@@ -107,6 +107,18 @@ def test_liveness_notes_reach_the_collector_and_bring_back_the_verdict():
         assert bad.last_error is not None and bad.last_error.startswith("PERMISSION_DENIED"), bad.last_error
         assert 2 not in server.alive_times()
 
+        # A process's end is said outright (silence is not death: notes may come late).
+        assert server.gone_times() == {}
+        good.send([1], gone=[3])
+        settle(good)
+        assert set(server.alive_times()) == {1, 3} and set(server.gone_times()) == {3}, server.gone_times()
+        # Even while another note is in flight.
+        with good._busy:
+            t = good.send([], gone=[1, 3], force=True)
+            assert good.send([1]) is None  # an ordinary note is skipped
+        t.join(10)
+        assert set(server.gone_times()) == {1, 3}
+
         server.set_verdict({"kind": "missing", "seq": 11, "summary": "process 1 never joined #11"})
         good.send([1, 3])
         settle(good)
