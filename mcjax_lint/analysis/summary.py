@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 123
+SUMMARY_VERSION = 124
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -276,7 +276,8 @@ class FunctionFacts:
     # "g": configures work for a subset of processes (`active_processes=...`), "t" may start work on
     # another thread, "r" a `try` whose body returns and whose handler goes on (MCJ104 fallback), "j"
     # given to a jit wrapper in this module (`jax.jit(step)`): its body is traced, "d" a call
-    # made as a statement that may drop a reduction's result (`semantics.may_drop_reduction`).
+    # made as a statement that may drop a reduction's result (`semantics.may_drop_reduction`), "i"
+    # a `try` body taking `next()` of an iterator parameter (`_Summarizer.raised_where`).
     flags: str = ""
     refs: list[str] = field(default_factory=list)  # project refs read (attributes, other modules' globals)
     prop: bool | int = False  # a @property: reading the attribute calls it (semantics.CACHED_PROPERTY: cached)
@@ -1045,6 +1046,33 @@ class _Summarizer(semantics.StatementRules):
         if not counts:
             return out
         return sym_join(out, {"via": [{"l": node.lineno, "n": evidence.BOUNDED_COUNT_CALL, "a": _prune(counts)}]})
+
+    def raised_where(self, body: list[ast.stmt]) -> Sym:
+        """What decides whether a `try` body raises (`semantics.StatementRules.st_Try`): nothing
+        the summary resolves, but where the body takes the next element of an iterator the
+        function was given (`next(it)` without a default, `it.__next__()`), StopIteration is
+        raised where that iterator runs out, so what the handlers return (`except StopIteration:
+        return False, None`) follows how many elements the caller's iterator has: flag "i",
+        read at each call by the precise pass (`FileAnalysis._runs_out_in_helper`)."""
+        facts = self.scope.facts
+        if self.scope.is_module or facts is None or "i" in facts.flags:
+            return {}
+        stack = list(body)
+        while stack:
+            n = stack.pop()
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(n, ast.Call) and not n.keywords:
+                it = None
+                if isinstance(n.func, ast.Name) and n.func.id == "next" and len(n.args) == 1:
+                    it = n.args[0]
+                elif isinstance(n.func, ast.Attribute) and n.func.attr == "__next__" and not n.args:
+                    it = n.func.value
+                if isinstance(it, ast.Name) and it.id in facts.params:
+                    facts.flags += "i"
+                    return {}
+            _push_children(n, stack)
+        return {}
 
     @staticmethod
     def endless_unless_empty(v: Sym, node: ast.AST) -> Sym:

@@ -1217,6 +1217,8 @@ class FileAnalysis(semantics.StatementRules):
             name = f"`{short_name(target)}()`"
             if not coll.startswith(name) and (coll.count("→") < 3 or coll.startswith("… → ")):
                 coll = f"{name} → {coll}"  # name the function the reader sees called here
+        if fn is not None and "i" in fn.flags:
+            res = self._runs_out_in_helper(target, node, res)
         if target in self.fn_nodes:
             info = self.calls.get(node)
             # (`info.args` are this call's arguments from an earlier pass; on the first, the
@@ -1227,6 +1229,24 @@ class FileAnalysis(semantics.StatementRules):
                     or any(self.ev_cached(a.value).unordered for a in node.args) or argu.length_sources:
                 self._record_param_taint(target, node)
         return res, coll
+
+    def _runs_out_in_helper(self, q: str, node: cst.Call, res: Val) -> Val:
+        """A helper that takes `next()` of an iterator it is given inside a `try` and returns
+        something else from its `StopIteration` handler (`has_next(it)` returning `(False,
+        None)`; summary flag "i"): given an iterator whose length differs by process (this
+        process's share), what it returns is chosen by where that iterator runs out, as
+        `next(it, None)` is. A guess (`evidence.ENDS_ITERATION`): the helper may first agree with
+        the others when to stop, and which argument it iterates is not told apart."""
+        info = self.calls.get(node)
+        counts = frozenset()
+        for _, v in (info.args if info is not None else ()):
+            counts |= v.count_sources
+        if not counts:
+            return res
+        chosen = evidence.mark(Val(pdc=_cap(counts)), evidence.ENDS_ITERATION, f"`{short_name(q)}()`", self.line(node))
+        if res.items is not None:
+            return replace(res.join(chosen), items=tuple(x.join(chosen) for x in res.items))
+        return res.join(chosen)
 
     def _host_inputs(self, node: cst.Call) -> Val:
         """What a jitted call's result computes from the data it is given where none of its
