@@ -33,6 +33,8 @@ IMPLICIT_ATTRIBUTE = ("an attribute assigned elsewhere (another method, another 
                       "method, taken as assigned before this read")
 ADVANCED_GENERATOR = ("a random generator held in an attribute, drawn from elsewhere by a process-dependent amount "
                       "(a size, or a draw under a per-process condition or loop), taken as drawn before this read")
+ITERATED_BY_HELPER = ("an instance of a class that iterates process-local data (its `__iter__`/`__next__`), handed to "
+                      "a helper, taken as iterated there (what the helper reads of it is not followed)")
 METHOD_ARGUMENT = ("a method analysed with what one call passes it (the instance it runs on and the other calls "
                    "are not followed)")
 HELPER_NOT_FOLLOWED = "a helper not followed"

@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 122
+SUMMARY_VERSION = 124
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -276,7 +276,8 @@ class FunctionFacts:
     # "g": configures work for a subset of processes (`active_processes=...`), "t" may start work on
     # another thread, "r" a `try` whose body returns and whose handler goes on (MCJ104 fallback), "j"
     # given to a jit wrapper in this module (`jax.jit(step)`): its body is traced, "d" a call
-    # made as a statement that may drop a reduction's result (`semantics.may_drop_reduction`).
+    # made as a statement that may drop a reduction's result (`semantics.may_drop_reduction`), "i"
+    # a `try` body taking `next()` of an iterator parameter (`_Summarizer.raised_where`).
     flags: str = ""
     refs: list[str] = field(default_factory=list)  # project refs read (attributes, other modules' globals)
     prop: bool | int = False  # a @property: reading the attribute calls it (semantics.CACHED_PROPERTY: cached)
@@ -640,6 +641,11 @@ class _Summarizer(semantics.StatementRules):
                 self.module_defs[node.name] = f"{module}.{node.name}"
         # Classes this module defines at its top level, whatever their names' case (`class tqdm:`).
         self.module_classes = frozenset(f"{module}.{n.name}" for n in tree.body if isinstance(n, ast.ClassDef))
+        # The methods each of them defines in its body (`own_method`: `counter.update(m)` of an
+        # instance of a class of this module that defines `update` runs that method).
+        self.class_methods: dict[str, frozenset[str]] = {
+            f"{module}.{n.name}": frozenset(b.name for b in n.body if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)))
+            for n in tree.body if isinstance(n, ast.ClassDef)}
         self.class_stack: list[ClassFacts] = []
         # `self.m(args)` calls of a method of the enclosing class: (class, method, positional
         # argument Syms, keyword argument Syms), for `_stores_by_own_calls`.
@@ -1040,6 +1046,33 @@ class _Summarizer(semantics.StatementRules):
         if not counts:
             return out
         return sym_join(out, {"via": [{"l": node.lineno, "n": evidence.BOUNDED_COUNT_CALL, "a": _prune(counts)}]})
+
+    def raised_where(self, body: list[ast.stmt]) -> Sym:
+        """What decides whether a `try` body raises (`semantics.StatementRules.st_Try`): nothing
+        the summary resolves, but where the body takes the next element of an iterator the
+        function was given (`next(it)` without a default, `it.__next__()`), StopIteration is
+        raised where that iterator runs out, so what the handlers return (`except StopIteration:
+        return False, None`) follows how many elements the caller's iterator has: flag "i",
+        read at each call by the precise pass (`FileAnalysis._runs_out_in_helper`)."""
+        facts = self.scope.facts
+        if self.scope.is_module or facts is None or "i" in facts.flags:
+            return {}
+        stack = list(body)
+        while stack:
+            n = stack.pop()
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(n, ast.Call) and not n.keywords:
+                it = None
+                if isinstance(n.func, ast.Name) and n.func.id == "next" and len(n.args) == 1:
+                    it = n.args[0]
+                elif isinstance(n.func, ast.Attribute) and n.func.attr == "__next__" and not n.args:
+                    it = n.func.value
+                if isinstance(it, ast.Name) and it.id in facts.params:
+                    facts.flags += "i"
+                    return {}
+            _push_children(n, stack)
+        return {}
 
     @staticmethod
     def endless_unless_empty(v: Sym, node: ast.AST) -> Sym:
@@ -1494,7 +1527,7 @@ class _Summarizer(semantics.StatementRules):
         if "o" not in facts.flags and ("m" in call or "n" in call and not call["n"].startswith(_EXTERNAL_ROOTS)) \
                 and any(a.get("u") for a in [*args, *kwargs.values()]):
             facts.flags += "o"  # a set handed to a helper: iterated there, in this process's order
-        if ("m" in call or "n" in call and not call["n"].startswith(_EXTERNAL_ROOTS)) and not self.scope.is_module \
+        if ("m" in call or "n" in call and not call["n"].startswith(_EXTERNAL_ROOTS)) \
                 and len(facts.cond_calls) < 40:
             implicit = self._implicit_taint()
             if implicit:
@@ -1747,7 +1780,13 @@ class _Summarizer(semantics.StatementRules):
 
     view_of = staticmethod(lambda v: None)  # (a summary has no structure: the whole dict's taint)
     # (any method of a project class's instance is the index's to resolve: no more than the index knows)
-    own_method = staticmethod(lambda v, meth: bool(v.get("cls")))
+    def own_method(self, v: Sym, meth: str) -> bool:
+        """Whether `meth` of `v` is a project class's own method: `v` is of a known class, or
+        was built by a constructor of a class of this module that defines `meth` (`counter =
+        Stopper(); counter.update(m)` runs `Stopper.update`, not a dict's)."""
+        if v.get("cls"):
+            return True
+        return any(meth in self.class_methods.get(c.get("n", ""), ()) for c in v.get("via", ()))
     in_set_order = staticmethod(lambda argu, a0: dict(sym_taint(argu), u=a0["u"]) if a0 and a0.get("u") else sym_taint(argu))
 
     def set_ordered(self, node: ast.Call, a0: Sym) -> Sym:

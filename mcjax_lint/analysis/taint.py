@@ -1186,9 +1186,11 @@ class FileAnalysis(semantics.StatementRules):
     def _project_call(self, q: str, argu: Val, node: cst.Call, exact: bool = True,
                       bound: bool = False) -> tuple[Val, str | None]:
         info = self.calls.get(node)
+        args = info.args if exact and info is not None else None
+        if args and any(v.cls and not v.pd for _, v in args):
+            argu, args = self._iterable_instances(q, argu, args, node)
         res, coll = self.index.call_name(q, argu, _given(node) if exact else None,
-                                         self._site(node, bound) if exact else None,
-                                         info.args if exact and info is not None else None)
+                                         self._site(node, bound) if exact else None, args)
         target = self.index._follow_reexport(q)
         if self.index.env_params.get(target):
             res = res.join(self.index.env_read_by(target, lambda p, pos: _env_key_arg(node, p, pos)))
@@ -1217,6 +1219,8 @@ class FileAnalysis(semantics.StatementRules):
             name = f"`{short_name(target)}()`"
             if not coll.startswith(name) and (coll.count("→") < 3 or coll.startswith("… → ")):
                 coll = f"{name} → {coll}"  # name the function the reader sees called here
+        if fn is not None and "i" in fn.flags:
+            res = self._runs_out_in_helper(target, node, res)
         if target in self.fn_nodes:
             info = self.calls.get(node)
             # (`info.args` are this call's arguments from an earlier pass; on the first, the
@@ -1227,6 +1231,45 @@ class FileAnalysis(semantics.StatementRules):
                     or any(self.ev_cached(a.value).unordered for a in node.args) or argu.length_sources:
                 self._record_param_taint(target, node)
         return res, coll
+
+    def _iterable_instances(self, q: str, argu: Val, args: list, node: cst.Call) -> tuple[Val, list]:
+        """Arguments that are instances of a project class iterating process-local data (a
+        loader whose `__iter__` walks this process's share, `_iterated_instance`), handed to a
+        helper of the project (`batches(dataset)`): what iterating them gives, as the helper
+        most likely iterates them; a guess (`evidence.ITERATED_BY_HELPER`). Not for a method of
+        the instance's own class, whose reads of `self` are followed as they are."""
+        target = self.index._follow_reexport(q)
+        fn = self.index.functions.get(target)
+        if fn is None or fn.jit:
+            return argu, args
+        out = []
+        for k, v in args:
+            if v.cls and not v.pd and v.cls != fn.cls:
+                it = self._iterated_instance(v.cls, node)
+                if it.pd:
+                    v = v.join(evidence.mark(it, evidence.ITERATED_BY_HELPER, f"`{short_name(v.cls)}` given to `{short_name(q)}()`",
+                                             self.line(node)))
+                    argu = argu.join(Val(pd=v.pd))
+            out.append((k, v))
+        return argu, out
+
+    def _runs_out_in_helper(self, q: str, node: cst.Call, res: Val) -> Val:
+        """A helper that takes `next()` of an iterator it is given inside a `try` and returns
+        something else from its `StopIteration` handler (`has_next(it)` returning `(False,
+        None)`; summary flag "i"): given an iterator whose length differs by process (this
+        process's share), what it returns is chosen by where that iterator runs out, as
+        `next(it, None)` is. A guess (`evidence.ENDS_ITERATION`): the helper may first agree with
+        the others when to stop, and which argument it iterates is not told apart."""
+        info = self.calls.get(node)
+        counts = frozenset()
+        for _, v in (info.args if info is not None else ()):
+            counts |= v.count_sources
+        if not counts:
+            return res
+        chosen = evidence.mark(Val(pdc=_cap(counts)), evidence.ENDS_ITERATION, f"`{short_name(q)}()`", self.line(node))
+        if res.items is not None:
+            return replace(res.join(chosen), items=tuple(x.join(chosen) for x in res.items))
+        return res.join(chosen)
 
     def _host_inputs(self, node: cst.Call) -> Val:
         """What a jitted call's result computes from the data it is given where none of its
