@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 122
+SUMMARY_VERSION = 123
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -406,6 +406,12 @@ class ModuleSummary:
     hash_calls: bool = False
     initialize_line: int = 0  # first `jax.distributed.initialize()` call, 0 if none
     initialize_script_only: bool = False  # every such call is in the `__main__` block (not run on import)
+    # Per `jax.distributed.initialize()` call: the mode value that gates it ("attr=L": it runs
+    # only where `x.attr == "L"`, `_initialize_gates`), "" where no such test gates it.
+    initialize_gates: list[str] = field(default_factory=list)
+    # The mode values this module selects ("attr=L": `f(attr="L")`, `x.attr = "L"`,
+    # `{"attr": "L"}`, a default; "attr=*": a value given at launch or not a literal), `_mode_sets`.
+    mode_sets: list[str] = field(default_factory=list)
     pins_cpu: bool = False  # the script pins JAX to the CPU backend (`knowledge.PLATFORM_ENV_KEYS`)
     process_free_test: bool = False  # a pytest module naming no multi-process API (`knowledge.MULTI_PROCESS_NAMES`)
     device_scope: str = ""  # "local": names only this process's devices; "global": any device set or process API
@@ -444,6 +450,8 @@ class ModuleSummary:
             "hash_calls": self.hash_calls,
             "initialize_line": self.initialize_line,
             "initialize_script_only": self.initialize_script_only,
+            "initialize_gates": self.initialize_gates,
+            "mode_sets": self.mode_sets,
             "pins_cpu": self.pins_cpu,
             "process_free_test": self.process_free_test,
             "device_scope": self.device_scope,
@@ -474,6 +482,8 @@ class ModuleSummary:
             hash_calls=bool(d.get("hash_calls")),
             initialize_line=int(d.get("initialize_line", 0)),
             initialize_script_only=bool(d.get("initialize_script_only")),
+            initialize_gates=list(d.get("initialize_gates", [])),
+            mode_sets=list(d.get("mode_sets", [])),
             pins_cpu=bool(d.get("pins_cpu")),
             process_free_test=bool(d.get("process_free_test")),
             device_scope=str(d.get("device_scope", "")),
@@ -2944,6 +2954,9 @@ class _Summarizer(semantics.StatementRules):
         scope = _device_scope(nodes, self.imports) if self._names_devices else ""
         self.summary.device_scope = "" if scope == "local" and names_processes else scope
         self.summary.test_plugins = _pytest_plugins(nodes) if self._names_plugins else []
+        if self.summary.initialize_line:
+            self.summary.initialize_gates = _initialize_gates(self.tree.body, lambda f: self.qualify(f) == K.INITIALIZE)
+        self.summary.mode_sets = _mode_sets(nodes)
         self.summary.value_refs = self._value_refs(nodes)
         return self.summary
 
@@ -3204,6 +3217,108 @@ def _free_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     a = fn.args
     bound.update(x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [v for v in (a.vararg, a.kwarg) if v])
     return (loads - bound) | (loads & declared)
+
+
+def _mode_test(test: ast.expr) -> tuple[str, bool] | None:
+    """A test of a mode value against a string (`x.mode == "L"`, `mode != "L"`): ("mode=L", whether
+    it holds where the value is L); None for any other test."""
+    if type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) in (ast.Eq, ast.NotEq):
+        a, b = test.left, test.comparators[0]
+        if type(a) is ast.Constant:
+            a, b = b, a
+        if type(b) is ast.Constant and type(b.value) is str:
+            name = a.attr if type(a) is ast.Attribute else a.id if type(a) is ast.Name else None
+            if name is not None:
+                return f"{name}={b.value}", type(test.ops[0]) is ast.Eq
+    return None
+
+
+def _leaves(body: list[ast.stmt]) -> bool:
+    """Whether a block always leaves its function or loop (`return`, `raise`, ...) at its end."""
+    return bool(body) and type(body[-1]) in (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+
+def _initialize_gates(body: list[ast.stmt], is_initialize, gate: str = "") -> list[str]:
+    """The mode test that gates each `jax.distributed.initialize()` call in `body` (see
+    `ModuleSummary.initialize_gates`): an enclosing `if mode == "L":` (or the `else` of `!=`),
+    or an earlier `if mode != "L": return` of the same block. A function's body starts ungated."""
+    out: list[str] = []
+    for st in body:
+        t = type(st)
+        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            out += _initialize_gates(st.body, is_initialize)
+            continue
+        if t is ast.If:
+            m = _mode_test(st.test)
+            out += _initialize_gates([ast.Expr(st.test)], is_initialize, gate)
+            out += _initialize_gates(st.body, is_initialize, m[0] if m and m[1] else gate)
+            out += _initialize_gates(st.orelse, is_initialize, m[0] if m and not m[1] else gate)
+            if m and not m[1] and _leaves(st.body) and not gate:
+                gate = m[0]  # (what follows runs only where the value is L)
+            continue
+        blocks = [getattr(st, f) for f in ("body", "orelse", "finalbody") if isinstance(getattr(st, f, None), list)]
+        blocks += [h.body for h in getattr(st, "handlers", ())] + [c.body for c in getattr(st, "cases", ())]
+        if blocks:
+            heads = [x for f in ("test", "iter", "subject") if isinstance(x := getattr(st, f, None), ast.expr)]
+            heads += [i.context_expr for i in getattr(st, "items", ())]
+            out += _initialize_gates([ast.Expr(h) for h in heads], is_initialize, gate)
+            for b in blocks:
+                out += _initialize_gates(b, is_initialize, gate)
+            continue
+        out += [gate for n in ast.walk(st) if type(n) is ast.Call and is_initialize(n.func)]
+    return out
+
+
+_OPTION_CALLS = ("add_argument", "DEFINE_string", "DEFINE_enum", "DEFINE", "option", "Option")
+
+
+def _mode_sets(nodes: list[ast.AST]) -> list[str]:
+    """The mode values the module gives (`ModuleSummary.mode_sets`): a string literal passed as
+    keyword `attr=`, stored into `x.attr` or `attr`, put under key "attr" or given as the
+    default of a parameter `attr` ("attr=L"); a value of `attr=` that is not a literal (nor the
+    same-named parameter handed on, nor None) or a command-line option named attr ("attr=*"):
+    whoever launches the program may give it any value."""
+    out: set[str] = set()
+
+    def lit(name: str | None, v: ast.AST | None) -> None:
+        if name is None or v is None:
+            return
+        if type(v) is ast.Constant:
+            if type(v.value) is str and len(v.value) <= 64:
+                out.add(f"{name}={v.value}")
+        elif not (type(v) is ast.Name and v.id == name):
+            out.add(f"{name}=*")
+
+    for n in nodes:
+        t = type(n)
+        if t is ast.keyword:
+            if n.arg is not None:
+                lit(n.arg, n.value)
+        elif t is ast.Assign or t is ast.AnnAssign:
+            v = n.value
+            if type(v) is ast.Constant and type(v.value) is str:
+                for tg in (n.targets if t is ast.Assign else [n.target]):
+                    lit(tg.attr if type(tg) is ast.Attribute else tg.id if type(tg) is ast.Name else None, v)
+        elif t is ast.Dict:
+            for k, v in zip(n.keys, n.values):
+                if type(k) is ast.Constant and type(k.value) is str and type(v) is ast.Constant:
+                    lit(k.value, v)
+        elif t is ast.arguments:
+            pos = n.posonlyargs + n.args
+            for a, d in zip(pos[len(pos) - len(n.defaults):], n.defaults):
+                if type(d) is ast.Constant:
+                    lit(a.arg, d)
+            for a, d in zip(n.kwonlyargs, n.kw_defaults):
+                if type(d) is ast.Constant:
+                    lit(a.arg, d)
+        elif t is ast.Call:
+            f = n.func
+            name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else ""
+            if name in _OPTION_CALLS:
+                for a in n.args[:2]:
+                    if type(a) is ast.Constant and type(a.value) is str:
+                        out.add(a.value.lstrip("-").replace("-", "_") + "=*")
+    return sorted(out)
 
 
 def _nodes(root: ast.AST) -> list[ast.AST]:
