@@ -2955,7 +2955,8 @@ class _Summarizer(semantics.StatementRules):
         self.summary.device_scope = "" if scope == "local" and names_processes else scope
         self.summary.test_plugins = _pytest_plugins(nodes) if self._names_plugins else []
         if self.summary.initialize_line:
-            self.summary.initialize_gates = _initialize_gates(self.tree.body, lambda f: self.qualify(f) == K.INITIALIZE)
+            self.summary.initialize_gates = _initialize_gates(self.tree.body, lambda f: self.qualify(f) == K.INITIALIZE,
+                                                              lambda e: _root_name(e) in self.imports)
         self.summary.mode_sets = _mode_sets(nodes)
         self.summary.value_refs = self._value_refs(nodes)
         return self.summary
@@ -3219,16 +3220,26 @@ def _free_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return (loads - bound) | (loads & declared)
 
 
-def _mode_test(test: ast.expr) -> tuple[str, bool] | None:
+def _root_name(e: ast.expr) -> str | None:
+    """The name an attribute chain starts from (`a` of `a.b.c`), None where it is no name."""
+    while type(e) is ast.Attribute:
+        e = e.value
+    return e.id if type(e) is ast.Name else None
+
+
+def _mode_test(test: ast.expr, static) -> tuple[str, bool] | None:
     """A test of a mode value against a string (`x.mode == "L"`, `mode != "L"`): ("mode=L", whether
-    it holds where the value is L); None for any other test."""
+    it holds where the value is L); None for any other test. A dunder (`__name__`) or a name
+    `static` resolves through the imports (`sys.platform`, a module's constant) is a fact of the
+    interpreter or of a library, no mode a program selects (`static`: whether it starts from an
+    imported name)."""
     if type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) in (ast.Eq, ast.NotEq):
         a, b = test.left, test.comparators[0]
         if type(a) is ast.Constant:
             a, b = b, a
         if type(b) is ast.Constant and type(b.value) is str:
             name = a.attr if type(a) is ast.Attribute else a.id if type(a) is ast.Name else None
-            if name is not None:
+            if name is not None and not name.startswith("__") and not static(a):
                 return f"{name}={b.value}", type(test.ops[0]) is ast.Eq
     return None
 
@@ -3238,21 +3249,22 @@ def _leaves(body: list[ast.stmt]) -> bool:
     return bool(body) and type(body[-1]) in (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 
-def _initialize_gates(body: list[ast.stmt], is_initialize, gate: str = "") -> list[str]:
+def _initialize_gates(body: list[ast.stmt], is_initialize, static, gate: str = "") -> list[str]:
     """The mode test that gates each `jax.distributed.initialize()` call in `body` (see
     `ModuleSummary.initialize_gates`): an enclosing `if mode == "L":` (or the `else` of `!=`),
-    or an earlier `if mode != "L": return` of the same block. A function's body starts ungated."""
+    or an earlier `if mode != "L": return` of the same block (`_mode_test`; `static`: whether an
+    expression names something through the imports). A function's body starts ungated."""
     out: list[str] = []
     for st in body:
         t = type(st)
         if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            out += _initialize_gates(st.body, is_initialize)
+            out += _initialize_gates(st.body, is_initialize, static)
             continue
         if t is ast.If:
-            m = _mode_test(st.test)
-            out += _initialize_gates([ast.Expr(st.test)], is_initialize, gate)
-            out += _initialize_gates(st.body, is_initialize, m[0] if m and m[1] else gate)
-            out += _initialize_gates(st.orelse, is_initialize, m[0] if m and not m[1] else gate)
+            m = _mode_test(st.test, static)
+            out += _initialize_gates([ast.Expr(st.test)], is_initialize, static, gate)
+            out += _initialize_gates(st.body, is_initialize, static, m[0] if m and m[1] else gate)
+            out += _initialize_gates(st.orelse, is_initialize, static, m[0] if m and not m[1] else gate)
             if m and not m[1] and _leaves(st.body) and not gate:
                 gate = m[0]  # (what follows runs only where the value is L)
             continue
@@ -3261,9 +3273,9 @@ def _initialize_gates(body: list[ast.stmt], is_initialize, gate: str = "") -> li
         if blocks:
             heads = [x for f in ("test", "iter", "subject") if isinstance(x := getattr(st, f, None), ast.expr)]
             heads += [i.context_expr for i in getattr(st, "items", ())]
-            out += _initialize_gates([ast.Expr(h) for h in heads], is_initialize, gate)
+            out += _initialize_gates([ast.Expr(h) for h in heads], is_initialize, static, gate)
             for b in blocks:
-                out += _initialize_gates(b, is_initialize, gate)
+                out += _initialize_gates(b, is_initialize, static, gate)
             continue
         out += [gate for n in ast.walk(st) if type(n) is ast.Call and is_initialize(n.func)]
     return out

@@ -238,7 +238,7 @@ def test_a_misspelt_confidence_key_is_still_an_unknown_key(tmp_path):
 # A program whose multi-process mode nothing selects (issue 19: programs that are not multi-process)
 
 def _mode_program(select: str, gate: str = 'if cfg.backend != "multi":\n        return\n    ') -> dict[str, str]:
-    comms = ("import jax\n\n"
+    comms = ("import sys\n\nimport jax\n\n"
              "class Config:\n    def __init__(self, backend=None):\n        self.backend = backend or 'local'\n\n"
              f"def bring_up(cfg):\n    {gate}jax.distributed.initialize()\n")
     main = ("import time\nfrom jax.experimental import multihost_utils\nfrom comms import Config, bring_up\n\n"
@@ -269,7 +269,11 @@ def test_a_multi_process_mode_nothing_selects_makes_the_finding_a_possible_warni
     ("cfg = Config()", 'if cfg.backend == "multi":\n        ', Severity.WARNING),
     ("cfg = Config()", "if cfg.backend:\n        ", Severity.ERROR),
     ("cfg = Config()", "", Severity.ERROR),
-], ids=["unselected", "keyword", "command-line", "not-literal", "if-equal", "other-test", "ungated"])
+    # (a fact of the interpreter or a library is no mode: `sys.platform`, `__name__`)
+    ("cfg = Config()", 'if sys.platform != "linux":\n        return\n    ', Severity.ERROR),
+    ("cfg = Config()", 'if __name__ != "comms":\n        return\n    ', Severity.ERROR),
+], ids=["unselected", "keyword", "command-line", "not-literal", "if-equal", "other-test", "ungated", "platform",
+        "dunder"])
 def test_whether_a_program_selects_its_multi_process_mode(select, gate, severity):
     findings, errors = analyze_project(_mode_program(select, gate))
     assert errors == []
