@@ -123,9 +123,9 @@ GATE_ARGUMENT = ("one arm passes a helper a constant that takes it past its earl
                  "work, the other a value not known here, which may take it there as well")
 
 MODE_NOT_SELECTED = ("a program taken as run by several processes, whose every `jax.distributed.initialize()` runs "
-                     "only in a mode that nothing in it selects (a mode value tested against a literal that no "
-                     "call, store, default or command-line option of the program gives): it may be run as one "
-                     "process, where nothing is cross-process work")
+                     "only in a mode that nothing in it selects (a mode value tested against a literal that the "
+                     "program never passes, assigns, returns or takes from its command line): it may be run as "
+                     "one process, where nothing is cross-process work")
 
 
 def mode_step_text(gate: str) -> str:

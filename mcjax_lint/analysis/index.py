@@ -2635,9 +2635,9 @@ class ProjectIndex:
         """Where the program `s` belongs to brings up several processes only in a mode that
         nothing in it selects: every `jax.distributed.initialize()` call reachable from it is
         gated by a test of a mode value (`if cfg.backend != "multi": return`,
-        `ModuleSummary.initialize_gates`) that no module of the program gives that value
-        (`ModuleSummary.mode_sets`: a literal handed to or stored into a same-named keyword,
-        attribute or key, a parameter default; a command-line option or a value not literal
+        `ModuleSummary.initialize_gates`) whose value no module of the program produces
+        (`ModuleSummary.mode_sets`: the literal passed, assigned, returned or given as a default
+        under any name; a command-line option or a keyword value not literal of the tested name
         counts as any). The program: `s`, the project modules that import it (transitively) and
         those any of these imports (transitively; an imported module's `__main__` block does not
         run). Then whether it runs as several processes is a guess (`evidence.MODE_NOT_SELECTED`):
@@ -2672,7 +2672,7 @@ class ProjectIndex:
         out = None
         if gates:
             given = {x for m in seen.values() for x in m.mode_sets}
-            if not any(g in given or g.split("=", 1)[0] + "=*" in given for g in gates):
+            if not any("=" + g.split("=", 1)[1] in given or g.split("=", 1)[0] + "=*" in given for g in gates):
                 out = gates[0]
         memo[key] = out
         return out

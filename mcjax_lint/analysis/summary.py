@@ -409,8 +409,8 @@ class ModuleSummary:
     # Per `jax.distributed.initialize()` call: the mode value that gates it ("attr=L": it runs
     # only where `x.attr == "L"`, `_initialize_gates`), "" where no such test gates it.
     initialize_gates: list[str] = field(default_factory=list)
-    # The mode values this module selects ("attr=L": `f(attr="L")`, `x.attr = "L"`,
-    # `{"attr": "L"}`, a default; "attr=*": a value given at launch or not a literal), `_mode_sets`.
+    # The mode values this module gives ("=L": a string literal produced as a value, passed,
+    # assigned, returned; "attr=*": `attr=` given a value at launch or not a literal), `_mode_sets`.
     mode_sets: list[str] = field(default_factory=list)
     pins_cpu: bool = False  # the script pins JAX to the CPU backend (`knowledge.PLATFORM_ENV_KEYS`)
     process_free_test: bool = False  # a pytest module naming no multi-process API (`knowledge.MULTI_PROCESS_NAMES`)
@@ -3244,11 +3244,6 @@ def _mode_test(test: ast.expr, static) -> tuple[str, bool] | None:
     return None
 
 
-def _leaves(body: list[ast.stmt]) -> bool:
-    """Whether a block always leaves its function or loop (`return`, `raise`, ...) at its end."""
-    return bool(body) and type(body[-1]) in (ast.Return, ast.Raise, ast.Continue, ast.Break)
-
-
 def _initialize_gates(body: list[ast.stmt], is_initialize, static, gate: str = "") -> list[str]:
     """The mode test that gates each `jax.distributed.initialize()` call in `body` (see
     `ModuleSummary.initialize_gates`): an enclosing `if mode == "L":` (or the `else` of `!=`),
@@ -3285,52 +3280,60 @@ _OPTION_CALLS = ("add_argument", "DEFINE_string", "DEFINE_enum", "DEFINE", "opti
 
 
 def _mode_sets(nodes: list[ast.AST]) -> list[str]:
-    """The mode values the module gives (`ModuleSummary.mode_sets`): a string literal passed as
-    keyword `attr=`, stored into `x.attr` or `attr`, put under key "attr" or given as the
-    default of a parameter `attr` ("attr=L"); a value of `attr=` that is not a literal (nor the
-    same-named parameter handed on, nor None) or a command-line option named attr ("attr=*"):
-    whoever launches the program may give it any value."""
-    out: set[str] = set()
+    """The mode values the module gives (`ModuleSummary.mode_sets`): "=L" for a string literal it
+    produces as a value — passed by keyword, assigned, returned, put in a dict or given as a
+    parameter's default (directly or as an arm of `a if c else b`, `a or b`), whatever the name:
+    a helper may hand it on; "attr=*" for a value of keyword `attr=` that is not a literal (nor
+    the same-named parameter handed on) and for a command-line option named attr: whoever
+    launches the program may give it any value. A literal in a collection (a tuple of the
+    allowed values) or a comparison selects nothing."""
+    lits: set[str] = set()
+    star: set[str] = set()
+    kinds = _MODE_NODE_TYPES
 
-    def lit(name: str | None, v: ast.AST | None) -> None:
-        if name is None or v is None:
-            return
-        if type(v) is ast.Constant:
+    def value(v: ast.AST | None) -> None:
+        t = type(v)
+        if t is ast.Constant:
             if type(v.value) is str and len(v.value) <= 64:
-                out.add(f"{name}={v.value}")
-        elif not (type(v) is ast.Name and v.id == name):
-            out.add(f"{name}=*")
+                lits.add(v.value)
+        elif t is ast.IfExp:
+            value(v.body)
+            value(v.orelse)
+        elif t is ast.BoolOp:
+            for x in v.values:
+                value(x)
 
     for n in nodes:
         t = type(n)
+        if t not in kinds:
+            continue
         if t is ast.keyword:
-            if n.arg is not None:
-                lit(n.arg, n.value)
-        elif t is ast.Assign or t is ast.AnnAssign:
             v = n.value
-            if type(v) is ast.Constant and type(v.value) is str:
-                for tg in (n.targets if t is ast.Assign else [n.target]):
-                    lit(tg.attr if type(tg) is ast.Attribute else tg.id if type(tg) is ast.Name else None, v)
+            if type(v) is ast.Constant:
+                value(v)
+            elif n.arg is not None and not (type(v) is ast.Name and v.id == n.arg):
+                star.add(n.arg)
+                value(v)
+        elif t is ast.Assign or t is ast.AnnAssign or t is ast.Return:
+            value(n.value)
         elif t is ast.Dict:
-            for k, v in zip(n.keys, n.values):
-                if type(k) is ast.Constant and type(k.value) is str and type(v) is ast.Constant:
-                    lit(k.value, v)
+            for v in n.values:
+                value(v)
         elif t is ast.arguments:
-            pos = n.posonlyargs + n.args
-            for a, d in zip(pos[len(pos) - len(n.defaults):], n.defaults):
-                if type(d) is ast.Constant:
-                    lit(a.arg, d)
-            for a, d in zip(n.kwonlyargs, n.kw_defaults):
-                if type(d) is ast.Constant:
-                    lit(a.arg, d)
-        elif t is ast.Call:
+            for d in n.defaults:
+                value(d)
+            for d in n.kw_defaults:
+                value(d)
+        else:  # (a call)
             f = n.func
-            name = f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else ""
-            if name in _OPTION_CALLS:
+            if (f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else "") in _OPTION_CALLS:
                 for a in n.args[:2]:
                     if type(a) is ast.Constant and type(a.value) is str:
-                        out.add(a.value.lstrip("-").replace("-", "_") + "=*")
-    return sorted(out)
+                        star.add(a.value.lstrip("-").replace("-", "_"))
+    return sorted({f"={v}" for v in lits} | {f"{k}=*" for k in star})
+
+
+_MODE_NODE_TYPES = frozenset({ast.keyword, ast.Assign, ast.AnnAssign, ast.Return, ast.Dict, ast.arguments, ast.Call})
 
 
 def _nodes(root: ast.AST) -> list[ast.AST]:
