@@ -265,6 +265,10 @@ def test_a_multi_process_mode_nothing_selects_makes_the_finding_a_possible_warni
     ("import argparse; p = argparse.ArgumentParser(); p.add_argument('--backend'); cfg = Config(p.parse_args().backend)",
      'if cfg.backend != "multi":\n        return\n    ', Severity.ERROR),
     ("cfg = Config(backend=input())", 'if cfg.backend != "multi":\n        return\n    ', Severity.ERROR),
+    # (the literal produced under another name, or in an arm, selects it; a tuple of the allowed values does not)
+    ("kind = 'multi' if input() else 'local'; cfg = Config(kind)", 'if cfg.backend != "multi":\n        return\n    ',
+     Severity.ERROR),
+    ("ALLOWED = ('multi', 'local'); cfg = Config()", 'if cfg.backend != "multi":\n        return\n    ', Severity.WARNING),
     # (an `if mode == "multi":` around the call gates it as well; an `if` on anything else does not)
     ("cfg = Config()", 'if cfg.backend == "multi":\n        ', Severity.WARNING),
     ("cfg = Config()", "if cfg.backend:\n        ", Severity.ERROR),
@@ -272,7 +276,7 @@ def test_a_multi_process_mode_nothing_selects_makes_the_finding_a_possible_warni
     # (a fact of the interpreter or a library is no mode: `sys.platform`, `__name__`)
     ("cfg = Config()", 'if sys.platform != "linux":\n        return\n    ', Severity.ERROR),
     ("cfg = Config()", 'if __name__ != "comms":\n        return\n    ', Severity.ERROR),
-], ids=["unselected", "keyword", "command-line", "not-literal", "if-equal", "other-test", "ungated", "platform",
+], ids=["unselected", "keyword", "command-line", "not-literal", "other-name", "allowed-values", "if-equal", "other-test", "ungated", "platform",
         "dunder"])
 def test_whether_a_program_selects_its_multi_process_mode(select, gate, severity):
     findings, errors = analyze_project(_mode_program(select, gate))
