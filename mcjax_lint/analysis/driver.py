@@ -82,6 +82,11 @@ def analyze_source(source: str, path: str, module: str, index: ProjectIndex, set
         div.exceptions_at = _group(div.exceptions, lambda p: p.node)
         div.sinks_at = _group(fa.sinks, lambda s: s.node)
         ctx = RuleContext(path, fa, div)
+        gate = index.mode_not_selected(own)
+        if gate is not None:
+            from mcjax_lint.analysis import evidence
+            from mcjax_lint.model import Step
+            ctx.program_step = Step(0, evidence.mode_step_text(gate), False, evidence.MODE_NOT_SELECTED)
         visitors = [cls(ctx) for cls in (visitor_classes() if rules is None else rules) if rules is not None or cls.CODE in RULES]
         _dispatch(wrapper, visitors, div, fa, bool(own.initialize_line))
     except RecursionError:

@@ -124,6 +124,18 @@ RESUMED_AT_YIELD_TEXT = "complementary `if`s around a `yield`"
 GATE_ARGUMENT = ("one arm passes a helper a constant that takes it past its early `return` into its collective "
                  "work, the other a value not known here, which may take it there as well")
 
+MODE_NOT_SELECTED = ("a program taken as run by several processes, whose every `jax.distributed.initialize()` runs "
+                     "only in a mode that nothing in it selects (a mode value tested against a literal that the "
+                     "program never passes, assigns, returns or takes from its command line): it may be run as "
+                     "one process, where nothing is cross-process work")
+
+
+def mode_step_text(gate: str) -> str:
+    """The chain's text for `MODE_NOT_SELECTED` (`gate`: "attr=L", `ProjectIndex.mode_not_selected`)."""
+    attr, lit = gate.split("=", 1)
+    return f"several processes, brought up only where `{attr}` is {lit!r}"
+
+
 TIED_SORT_KEY = ("a stable sort by a key of few values (a truth value, a conditional of constants): the elements the "
                  "key ties keep the order they came in, which differs between processes only where two of them share "
                  "a key")

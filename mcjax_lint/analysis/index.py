@@ -599,6 +599,8 @@ class ProjectIndex:
         state["_init_sites"] = {}  # read only to resolve class attributes (resolved above)
         state["_mro_cache"] = {}
         state["_importers"] = None  # (rebuilt on the first question)
+        state["_importers_of"] = None
+        state["_mode_memo"] = {}
         state["_cond_stores"] = {}
         state["_cond_calls_by_name"], state["_writers"] = None, {}  # (rebuilt on the first question)
         state["_in_written_under_condition"] = False
@@ -622,6 +624,7 @@ class ProjectIndex:
                                              lazy_imports=list(s.lazy_imports),
                                              initialize_line=s.initialize_line,
                                              initialize_script_only=s.initialize_script_only, import_device_access=s.import_device_access,
+                                             initialize_gates=list(s.initialize_gates), mode_sets=list(s.mode_sets),
                                              pins_cpu=s.pins_cpu, process_free_test=s.process_free_test,
                                              device_scope=s.device_scope,
                                              test_plugins=list(s.test_plugins),
@@ -2627,6 +2630,65 @@ class ProjectIndex:
                     seen.add(name)
                     todo.append(self.modules[name])
         return True
+
+    def mode_not_selected(self, s: ModuleSummary) -> str | None:
+        """Where the program `s` belongs to brings up several processes only in a mode that
+        nothing in it selects: every `jax.distributed.initialize()` call reachable from it is
+        gated by a test of a mode value (`if cfg.backend != "multi": return`,
+        `ModuleSummary.initialize_gates`) whose value no module of the program produces
+        (`ModuleSummary.mode_sets`: the literal passed, assigned, returned or given as a default
+        under any name; a command-line option or a keyword value not literal of the tested name
+        counts as any). The program: `s`, the project modules that import it (transitively) and
+        those any of these imports (transitively; an imported module's `__main__` block does not
+        run). Then whether it runs as several processes is a guess (`evidence.MODE_NOT_SELECTED`):
+        the gate's text ("backend=multi"), None where an initialization is not so gated, where
+        one's mode is selected, or where there is none (then nothing here tells)."""
+        memo = self.__dict__.setdefault("_mode_memo", {})
+        key = s.module
+        if key in memo:
+            return memo[key]
+        importers = self._importers_of_map()
+        roots, todo = {s.module: s}, [s.module]
+        while todo:
+            for m in importers.get(todo.pop(), ()):
+                if m not in roots and m in self.modules:
+                    roots[m] = self.modules[m]
+                    todo.append(m)
+        seen, todo = dict(roots), list(roots.values())
+        while todo:
+            m = todo.pop()
+            for name in m.imported_modules:
+                name = self.module_alias(name)
+                if name not in seen and name in self.modules:
+                    seen[name] = self.modules[name]
+                    todo.append(self.modules[name])
+        gates: list[str] = []
+        for name, m in seen.items():
+            if m.initialize_line and (name in roots or not m.initialize_script_only):
+                if not m.initialize_gates or "" in m.initialize_gates:
+                    memo[key] = None
+                    return None
+                gates += m.initialize_gates
+        out = None
+        if gates:
+            given = {x for m in seen.values() for x in m.mode_sets}
+            if not any("=" + g.split("=", 1)[1] in given or g.split("=", 1)[0] + "=*" in given for g in gates):
+                out = gates[0]
+        memo[key] = out
+        return out
+
+    def _importers_of_map(self) -> dict[str, set[str]]:
+        """module -> the project modules importing it (built once per index, as `_importers`)."""
+        out = self.__dict__.get("_importers_of")
+        if out is None:
+            out = {}
+            for m, s in self.modules.items():
+                for name in s.imported_modules:
+                    name = self.module_alias(name)
+                    if name != m:
+                        out.setdefault(name, set()).add(m)
+            self._importers_of = out
+        return out
 
     def _imported_by_project(self, module: str) -> bool:
         """Whether another project module imports `module` (the importers' set is built once per

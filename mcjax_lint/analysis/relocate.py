@@ -262,6 +262,8 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
                 imports_changed = True
             stub.initialize_line = s.initialize_line
             stub.initialize_script_only = s.initialize_script_only
+            stub.initialize_gates = list(s.initialize_gates)
+            stub.mode_sets = list(s.mode_sets)
             stub.pins_cpu = s.pins_cpu
             stub.process_free_test = s.process_free_test
             stub.device_scope = s.device_scope
@@ -275,6 +277,8 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
     if imports_changed:  # import-time device access reads these only (it walks every module)
         index._module_device_access = index._import_device_access()
         index._importers = None  # (who imports whom: `single_process_script`)
+        index._importers_of = None
+    index.__dict__.pop("_mode_memo", None)  # (`mode_not_selected`: mode values may have changed)
 
 
 # --- a real change in one file, re-solved without a rebuild -------------------------------------
@@ -473,8 +477,9 @@ def plan_change(index: Any, old: dict, new: dict, summary: Any, other_new_mentio
     Then only that file's changed functions and their readers in the file can get other facts;
     everything else is as a rebuild would give. Raises `Unrelocatable` otherwise."""
     for k in set(old) | set(new):
-        if k in _UNREAD or k in ("imported_modules", "lazy_imports", "imports"):
+        if k in _UNREAD or k in ("imported_modules", "lazy_imports", "imports", "initialize_gates", "mode_sets"):
             continue  # imported modules: only import-time device access reads them, recomputed after
+            # (mode gates and values: read from the stubs, updated, by `mode_not_selected`)
         if k == "device_scope" and not any(m.device_scope == "local" and m.module != summary.module
                                            for m in index.modules.values()):
             continue  # (read only by local-only scripts importing the module: none; its own stub is updated)

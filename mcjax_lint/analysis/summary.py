@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 124
+SUMMARY_VERSION = 125
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -407,6 +407,12 @@ class ModuleSummary:
     hash_calls: bool = False
     initialize_line: int = 0  # first `jax.distributed.initialize()` call, 0 if none
     initialize_script_only: bool = False  # every such call is in the `__main__` block (not run on import)
+    # Per `jax.distributed.initialize()` call: the mode value that gates it ("attr=L": it runs
+    # only where `x.attr == "L"`, `_initialize_gates`), "" where no such test gates it.
+    initialize_gates: list[str] = field(default_factory=list)
+    # The mode values this module gives ("=L": a string literal produced as a value, passed,
+    # assigned, returned; "attr=*": `attr=` given a value at launch or not a literal), `_mode_sets`.
+    mode_sets: list[str] = field(default_factory=list)
     pins_cpu: bool = False  # the script pins JAX to the CPU backend (`knowledge.PLATFORM_ENV_KEYS`)
     process_free_test: bool = False  # a pytest module naming no multi-process API (`knowledge.MULTI_PROCESS_NAMES`)
     device_scope: str = ""  # "local": names only this process's devices; "global": any device set or process API
@@ -445,6 +451,8 @@ class ModuleSummary:
             "hash_calls": self.hash_calls,
             "initialize_line": self.initialize_line,
             "initialize_script_only": self.initialize_script_only,
+            "initialize_gates": self.initialize_gates,
+            "mode_sets": self.mode_sets,
             "pins_cpu": self.pins_cpu,
             "process_free_test": self.process_free_test,
             "device_scope": self.device_scope,
@@ -475,6 +483,8 @@ class ModuleSummary:
             hash_calls=bool(d.get("hash_calls")),
             initialize_line=int(d.get("initialize_line", 0)),
             initialize_script_only=bool(d.get("initialize_script_only")),
+            initialize_gates=list(d.get("initialize_gates", [])),
+            mode_sets=list(d.get("mode_sets", [])),
             pins_cpu=bool(d.get("pins_cpu")),
             process_free_test=bool(d.get("process_free_test")),
             device_scope=str(d.get("device_scope", "")),
@@ -2983,6 +2993,10 @@ class _Summarizer(semantics.StatementRules):
         scope = _device_scope(nodes, self.imports) if self._names_devices else ""
         self.summary.device_scope = "" if scope == "local" and names_processes else scope
         self.summary.test_plugins = _pytest_plugins(nodes) if self._names_plugins else []
+        if self.summary.initialize_line:
+            self.summary.initialize_gates = _initialize_gates(self.tree.body, lambda f: self.qualify(f) == K.INITIALIZE,
+                                                              lambda e: _root_name(e) in self.imports)
+        self.summary.mode_sets = _mode_sets(nodes)
         self.summary.value_refs = self._value_refs(nodes)
         return self.summary
 
@@ -3243,6 +3257,122 @@ def _free_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     a = fn.args
     bound.update(x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [v for v in (a.vararg, a.kwarg) if v])
     return (loads - bound) | (loads & declared)
+
+
+def _root_name(e: ast.expr) -> str | None:
+    """The name an attribute chain starts from (`a` of `a.b.c`), None where it is no name."""
+    while type(e) is ast.Attribute:
+        e = e.value
+    return e.id if type(e) is ast.Name else None
+
+
+def _mode_test(test: ast.expr, static) -> tuple[str, bool] | None:
+    """A test of a mode value against a string (`x.mode == "L"`, `mode != "L"`): ("mode=L", whether
+    it holds where the value is L); None for any other test. A dunder (`__name__`) or a name
+    `static` resolves through the imports (`sys.platform`, a module's constant) is a fact of the
+    interpreter or of a library, no mode a program selects (`static`: whether it starts from an
+    imported name)."""
+    if type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) in (ast.Eq, ast.NotEq):
+        a, b = test.left, test.comparators[0]
+        if type(a) is ast.Constant:
+            a, b = b, a
+        if type(b) is ast.Constant and type(b.value) is str:
+            name = a.attr if type(a) is ast.Attribute else a.id if type(a) is ast.Name else None
+            if name is not None and not name.startswith("__") and not static(a):
+                return f"{name}={b.value}", type(test.ops[0]) is ast.Eq
+    return None
+
+
+def _initialize_gates(body: list[ast.stmt], is_initialize, static, gate: str = "") -> list[str]:
+    """The mode test that gates each `jax.distributed.initialize()` call in `body` (see
+    `ModuleSummary.initialize_gates`): an enclosing `if mode == "L":` (or the `else` of `!=`),
+    or an earlier `if mode != "L": return` of the same block (`_mode_test`; `static`: whether an
+    expression names something through the imports). A function's body starts ungated."""
+    out: list[str] = []
+    for st in body:
+        t = type(st)
+        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            out += _initialize_gates(st.body, is_initialize, static)
+            continue
+        if t is ast.If:
+            m = _mode_test(st.test, static)
+            out += _initialize_gates([ast.Expr(st.test)], is_initialize, static, gate)
+            out += _initialize_gates(st.body, is_initialize, static, m[0] if m and m[1] else gate)
+            out += _initialize_gates(st.orelse, is_initialize, static, m[0] if m and not m[1] else gate)
+            if m and not m[1] and _leaves(st.body) and not gate:
+                gate = m[0]  # (what follows runs only where the value is L)
+            continue
+        blocks = [getattr(st, f) for f in ("body", "orelse", "finalbody") if isinstance(getattr(st, f, None), list)]
+        blocks += [h.body for h in getattr(st, "handlers", ())] + [c.body for c in getattr(st, "cases", ())]
+        if blocks:
+            heads = [x for f in ("test", "iter", "subject") if isinstance(x := getattr(st, f, None), ast.expr)]
+            heads += [i.context_expr for i in getattr(st, "items", ())]
+            out += _initialize_gates([ast.Expr(h) for h in heads], is_initialize, static, gate)
+            for b in blocks:
+                out += _initialize_gates(b, is_initialize, static, gate)
+            continue
+        out += [gate for n in ast.walk(st) if type(n) is ast.Call and is_initialize(n.func)]
+    return out
+
+
+_OPTION_CALLS = ("add_argument", "DEFINE_string", "DEFINE_enum", "DEFINE", "option", "Option")
+
+
+def _mode_sets(nodes: list[ast.AST]) -> list[str]:
+    """The mode values the module gives (`ModuleSummary.mode_sets`): "=L" for a string literal it
+    produces as a value — passed by keyword, assigned, returned, put in a dict or given as a
+    parameter's default (directly or as an arm of `a if c else b`, `a or b`), whatever the name:
+    a helper may hand it on; "attr=*" for a value of keyword `attr=` that is not a literal (nor
+    the same-named parameter handed on) and for a command-line option named attr: whoever
+    launches the program may give it any value. A literal in a collection (a tuple of the
+    allowed values) or a comparison selects nothing."""
+    lits: set[str] = set()
+    star: set[str] = set()
+    kinds = _MODE_NODE_TYPES
+
+    def value(v: ast.AST | None) -> None:
+        t = type(v)
+        if t is ast.Constant:
+            if type(v.value) is str and len(v.value) <= 64:
+                lits.add(v.value)
+        elif t is ast.IfExp:
+            value(v.body)
+            value(v.orelse)
+        elif t is ast.BoolOp:
+            for x in v.values:
+                value(x)
+
+    for n in nodes:
+        t = type(n)
+        if t not in kinds:
+            continue
+        if t is ast.keyword:
+            v = n.value
+            if type(v) is ast.Constant:
+                value(v)
+            elif n.arg is not None and not (type(v) is ast.Name and v.id == n.arg):
+                star.add(n.arg)
+                value(v)
+        elif t is ast.Assign or t is ast.AnnAssign or t is ast.Return:
+            value(n.value)
+        elif t is ast.Dict:
+            for v in n.values:
+                value(v)
+        elif t is ast.arguments:
+            for d in n.defaults:
+                value(d)
+            for d in n.kw_defaults:
+                value(d)
+        else:  # (a call)
+            f = n.func
+            if (f.attr if type(f) is ast.Attribute else f.id if type(f) is ast.Name else "") in _OPTION_CALLS:
+                for a in n.args[:2]:
+                    if type(a) is ast.Constant and type(a.value) is str:
+                        star.add(a.value.lstrip("-").replace("-", "_"))
+    return sorted({f"={v}" for v in lits} | {f"{k}=*" for k in star})
+
+
+_MODE_NODE_TYPES = frozenset({ast.keyword, ast.Assign, ast.AnnAssign, ast.Return, ast.Dict, ast.arguments, ast.Call})
 
 
 def _nodes(root: ast.AST) -> list[ast.AST]:

@@ -26,6 +26,9 @@ class RuleContext:
     div: Divergence
     findings: list[Finding] = field(default_factory=list)
     _seen: set = field(default_factory=set)
+    # A step every finding of the file ends with: the program runs as several processes, where
+    # that is a guess (`evidence.MODE_NOT_SELECTED`); None where it is not.
+    program_step: Step | None = None
 
 
 class Rule(cst.BatchableCSTVisitor):
@@ -108,6 +111,8 @@ class Rule(cst.BatchableCSTVisitor):
             return
         self.ctx._seen.add(key)
         chain = tuple(chain)
+        if self.ctx.program_step is not None:
+            chain += (self.ctx.program_step,)
         self.ctx.findings.append(Finding(
             path=self.ctx.path, line=line, column=col, end_line=end_line, end_column=end_col, code=self.CODE,
             severity=self.grade(chain), message=self.possible(message, chain), fix=fix, related=tuple(related),

@@ -232,3 +232,67 @@ def test_a_misspelt_confidence_key_is_still_an_unknown_key(tmp_path):
     root = make_project(tmp_path / "p", {"m.py": "x = 1\n"}, '[tool.mcjax]\nconfidense = "all"\n')
     out = run_cli(root, ".")
     assert out.returncode == 2 and "unknown key 'confidense'" in out.stderr and "did you mean 'confidence'" in out.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# A program whose multi-process mode nothing selects (issue 19: programs that are not multi-process)
+
+def _mode_program(select: str, gate: str = 'if cfg.backend != "multi":\n        return\n    ') -> dict[str, str]:
+    comms = ("import sys\n\nimport jax\n\n"
+             "class Config:\n    def __init__(self, backend=None):\n        self.backend = backend or 'local'\n\n"
+             f"def bring_up(cfg):\n    {gate}jax.distributed.initialize()\n")
+    main = ("import time\nfrom jax.experimental import multihost_utils\nfrom comms import Config, bring_up\n\n"
+            f"def main():\n    {select}\n    bring_up(cfg)\n    t0 = time.time()\n"
+            "    while True:\n        if time.time() - t0 > 60:\n            multihost_utils.sync_global_devices('stop')\n"
+            "            break\n")
+    return {"comms.py": comms, "main.py": main}
+
+
+def test_a_multi_process_mode_nothing_selects_makes_the_finding_a_possible_warning():
+    [c] = _findings("mode_selected_multi_process.py")
+    assert (c.severity, c.confidence) == (Severity.ERROR, "certain")
+    [g] = _findings("mode_never_selected_one_process.py")
+    assert (g.code, g.severity, g.confidence) == ("MCJ101", Severity.WARNING, "guess")
+    assert [s.why for s in g.chain if not s.certain] == [evidence.MODE_NOT_SELECTED]
+    assert g.chain[-1].text == "several processes, brought up only where `backend` is 'multi'"
+    assert f"[possible: {evidence.MODE_NOT_SELECTED}" in g.message
+
+
+@pytest.mark.parametrize("select,gate,severity", [
+    ("cfg = Config()", 'if cfg.backend != "multi":\n        return\n    ', Severity.WARNING),
+    ("cfg = Config(backend='multi')", 'if cfg.backend != "multi":\n        return\n    ', Severity.ERROR),
+    # (a value given at launch may be the mode's)
+    ("import argparse; p = argparse.ArgumentParser(); p.add_argument('--backend'); cfg = Config(p.parse_args().backend)",
+     'if cfg.backend != "multi":\n        return\n    ', Severity.ERROR),
+    ("cfg = Config(backend=input())", 'if cfg.backend != "multi":\n        return\n    ', Severity.ERROR),
+    # (the literal produced under another name, or in an arm, selects it; a tuple of the allowed values does not)
+    ("kind = 'multi' if input() else 'local'; cfg = Config(kind)", 'if cfg.backend != "multi":\n        return\n    ',
+     Severity.ERROR),
+    ("ALLOWED = ('multi', 'local'); cfg = Config()", 'if cfg.backend != "multi":\n        return\n    ', Severity.WARNING),
+    # (an `if mode == "multi":` around the call gates it as well; an `if` on anything else does not)
+    ("cfg = Config()", 'if cfg.backend == "multi":\n        ', Severity.WARNING),
+    ("cfg = Config()", "if cfg.backend:\n        ", Severity.ERROR),
+    ("cfg = Config()", "", Severity.ERROR),
+    # (a fact of the interpreter or a library is no mode: `sys.platform`, `__name__`)
+    ("cfg = Config()", 'if sys.platform != "linux":\n        return\n    ', Severity.ERROR),
+    ("cfg = Config()", 'if __name__ != "comms":\n        return\n    ', Severity.ERROR),
+], ids=["unselected", "keyword", "command-line", "not-literal", "other-name", "allowed-values", "if-equal", "other-test", "ungated", "platform",
+        "dunder"])
+def test_whether_a_program_selects_its_multi_process_mode(select, gate, severity):
+    findings, errors = analyze_project(_mode_program(select, gate))
+    assert errors == []
+    assert findings and {f.severity for f in findings} == {severity}
+
+
+def test_a_module_selecting_the_mode_makes_the_programs_importing_it_multi_process():
+    files = _mode_program("cfg = Config()")
+    # (a module of the program — here one the helper module imports — selects the mode)
+    files["comms.py"] = "import presets\n" + files["comms.py"]
+    files["presets.py"] = "MULTI = dict(backend='multi')\n"
+    findings, _ = analyze_project(files)
+    assert findings and {f.severity for f in findings} == {Severity.ERROR}
+    # One that no module of the program imports (another entry point) does not.
+    files["comms.py"] = files["comms.py"].replace("import presets\n", "")
+    files["bench.py"] = "from comms import Config, bring_up\n\nbring_up(Config(backend='multi'))\n"
+    findings, _ = analyze_project(files)
+    assert findings and {f.severity for f in findings if f.path == "main.py"} == {Severity.WARNING}
