@@ -16,14 +16,16 @@ Work per run, cheapest first:
    it was built only moved lines (the lines it quotes are moved) or changed functions nothing
    outside their file can read (those are re-solved with every other fact fixed), else rebuilt
    (`engine.build_index`, once) from the summaries; see `_relocated`.
-4. Targets still without findings go through `needs_full_analysis` (here, before forking: it
-   reads much of the index) and, if selected, `engine.analyze` (libcst) — in worker processes
-   when there are many.
+4. Targets still without findings go through `needs_full_analysis` (here: it reads much of the
+   index) and, if selected, `engine.analyze` (libcst) — in worker processes when there are many.
+   When the index is built in this run, those workers are forked before its fixpoint and parse
+   the files likely selected while this process solves it (`_Ahead`).
 5. Selection, per-file ignores, severity overrides and suppressions apply to the raw findings
    (cheap, never cached, so changing `ignore` needs no re-analysis).
 
 Workers are forked (Linux) after the state they need exists, so nothing big is pickled: a
-worker gets (path, module) and returns small JSON-ready data.
+worker gets (path, module) and returns small JSON-ready data (the workers forked before the
+index's fixpoint get its solved facts, a few MB, once).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import os
 import pickle
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -340,31 +342,36 @@ def _ahead_plans(index: Any, tasks: list, jobs: int) -> list[list[int]]:
     """Which files each worker parses ahead (`_Ahead`), as numbers of `tasks`, largest first:
     a guess, from the unsolved index, of those the prefilter will keep, shared out by size. A
     file is guessed kept where it calls `initialize()` or star-imports (always kept), or where
-    one of its functions touches a process-dependent value, an order or a string hash itself
-    (the summary's "p", "o", "h" flags) and one of them does collective work, its own (a
-    collective call, a jit) or a project function's it calls by name, at any depth (no method
-    resolved, no fact solved: ~0.1 s). Only which files are parsed ahead depends on it, never a
-    finding. Deterministic: every worker computes the same plans. Run in the workers (it
-    fills caches of the index that a solve reads; theirs are replaced by the solved ones)."""
+    one of its functions touches a process-dependent value, an order or a string hash (the
+    summary's "p", "o", "h" flags) and one does collective work (a collective call, a jit), each
+    itself or in a project function it calls by name, at any depth (no method resolved, no
+    fact solved: ~0.1 s). Only which files are parsed ahead depends on it, never a finding.
+    Deterministic: every worker computes the same plans. Run in the workers (it fills caches of
+    the index that a solve reads; theirs are replaced by the solved ones)."""
     from mcjax_lint.analysis.summary import STAR
 
-    work = [q for q, f in index.functions.items() if f.collective or f.jit or f.param_jits or f.glob_ops]
     callers: dict[str, list[str]] = {}
     for q, f in index.functions.items():
         for g in sorted(index._called_by_name(f)):
             callers.setdefault(g, []).append(q)
-    reach, todo = set(work), list(work)
-    while todo:
-        for q in callers.get(todo.pop(), ()):
-            if q not in reach:
-                reach.add(q)
-                todo.append(q)
+
+    def reaching(own: Callable[[Any], Any]) -> set[str]:
+        out = {q for q, f in index.functions.items() if own(f)}
+        todo = sorted(out)
+        while todo:
+            for q in callers.get(todo.pop(), ()):
+                if q not in out:
+                    out.add(q)
+                    todo.append(q)
+        return out
+
+    divergent = reaching(lambda f: "p" in f.flags or "o" in f.flags or "h" in f.flags)
+    work = reaching(lambda f: f.collective or f.jit or f.param_jits or f.glob_ops)
 
     def likely(s: Any) -> bool:
         if s.initialize_line or any(k.startswith(STAR) for k in s.imports):
             return True
-        return any("p" in f.flags or "o" in f.flags or "h" in f.flags for f in s.functions.values()) \
-            and any(q in reach for q in s.functions)
+        return any(q in divergent for q in s.functions) and any(q in work for q in s.functions)
 
     plans: list[list[int]] = [[] for _ in range(jobs)]
     load = [0] * jobs
