@@ -9,14 +9,23 @@ much less than wall time, and serially every phase's cost is its own. With `--jo
 is printed as parent+workers (the workers' CPU is counted when the pool is joined, at the end of
 the phase), then the critical path on N cores: per phase max(parent, (parent + workers) / N),
 summed. Which checkout is measured is the one on PYTHONPATH (or the installed package).
+
+Where the precise pass's workers are forked before the index's fixpoint and parse ahead
+(`runner._Ahead`), their CPU is still counted in the analysis phase (when they are joined);
+the CPU of their parsing ahead (`_parse_ahead`, done beside the index) is printed apart, and
+the critical path counts it on the cores the index leaves free: index + max(parent,
+(parent + workers - ahead + what of ahead the index did not cover) / N) for what follows.
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import resource
 import sys
+import tempfile
+import time
 
 from mcjax_lint import cli, runner
 
@@ -43,6 +52,18 @@ def main(argv: list[str]) -> int:
         return phase(self, name, since)
 
     runner.RunStats.phase = timed_phase
+    ahead_log = tempfile.mkdtemp(prefix="lint_phase_cpu_")
+    real_ahead = getattr(runner, "_parse_ahead", None)
+    if real_ahead is not None:
+        def parse_ahead(task):  # (in the workers: each appends its CPU seconds to its own file)
+            c = time.process_time()
+            try:
+                return real_ahead(task)
+            finally:
+                with open(os.path.join(ahead_log, str(os.getpid())), "a") as f:
+                    f.write(f"{time.process_time() - c}\n")
+
+        runner._parse_ahead = parse_ahead
     t0 = _cpu()
     with open(os.devnull, "w") as out, contextlib.redirect_stdout(out):
         cli.main(["--format", "json", "--exit-zero", "--no-cache", "--jobs", str(jobs), *argv])
@@ -53,8 +74,19 @@ def main(argv: list[str]) -> int:
         print("CPU s per phase: " + " ".join(f"{k}={v[0] + v[1]:.2f}" for k, v in cpu.items())
               + f" total={total:.2f} {load}")
         return 0
-    path = sum(max(p, (p + w) / jobs) for p, w in cpu.values())
+    ahead = sum(float(x) for name in glob.glob(os.path.join(ahead_log, "*")) for x in open(name))
+    if ahead:
+        # (parsed ahead beside the index, on the N - 1 cores it leaves free; the rest of the
+        # workers' CPU after it: the prefilter and the analysis)
+        index = cpu.get("index", [0.0, 0.0])[0]
+        rest = {k: v for k, v in cpu.items() if k not in ("prefilter", "analysis")}
+        p = cpu.get("prefilter", [0.0, 0.0])[0] + cpu.get("analysis", [0.0, 0.0])[0]
+        w = cpu.get("analysis", [0.0, 0.0])[1] - ahead + max(0.0, ahead - index * (jobs - 1))
+        path = sum(max(a, (a + b) / jobs) for a, b in rest.values()) + max(p, (p + w) / jobs)
+    else:
+        path = sum(max(p, (p + w) / jobs) for p, w in cpu.values())
     print("CPU s per phase, parent+workers: " + " ".join(f"{k}={p:.2f}+{w:.2f}" for k, (p, w) in cpu.items())
+          + (f" (of which parsed ahead during the index {ahead:.2f})" if ahead else "")
           + f" total={total:.2f}; critical path on {jobs} cores {path:.1f} s {load}")
     return 0
 

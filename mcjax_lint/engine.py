@@ -18,6 +18,7 @@ Pipeline (the tooling's parallel/cached runner must give the same results as `an
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from mcjax_lint.analysis.index import ProjectIndex
 from mcjax_lint.analysis.summary import SUMMARY_VERSION, ModuleSummary
@@ -48,12 +49,13 @@ def summarize(source: str, path: str, module: str) -> ModuleSummary:
 
 
 def build_index(summaries: Iterable[ModuleSummary], settings: AnalysisSettings = AnalysisSettings(),
-                libraries: Iterable[ModuleSummary] = ()) -> ProjectIndex:
+                libraries: Iterable[ModuleSummary] = (), solve: bool = True) -> ProjectIndex:
     """Resolve names across modules and compute transitive facts (call-graph fixpoint).
-    `libraries`: summaries of installed library modules the project uses (`library_summaries`)."""
+    `libraries`: summaries of installed library modules the project uses (`library_summaries`).
+    `solve=False`: the tables only, the fixpoint left to `ProjectIndex.solve()`."""
     from mcjax_lint.analysis.index import build_project_index
 
-    return build_project_index(list(summaries), settings, list(libraries))
+    return build_project_index(list(summaries), settings, list(libraries), solve=solve)
 
 
 def library_summaries(summaries: Iterable[ModuleSummary], settings: AnalysisSettings = AnalysisSettings(),
@@ -67,6 +69,13 @@ def library_summaries(summaries: Iterable[ModuleSummary], settings: AnalysisSett
     return libraries.library_summaries(list(summaries), libraries.search_path(settings.library_paths), cache_dir).summaries
 
 
+def parse(source: str, path: str) -> Any:
+    """The precise pass's parse of one file (libcst), which needs no index: `analyze` takes it."""
+    from mcjax_lint.analysis.driver import parse_source
+
+    return parse_source(source, path)
+
+
 def needs_full_analysis(summary: ModuleSummary, index: ProjectIndex) -> bool:
     """False when the file cannot produce any finding, so `analyze` may be skipped for it."""
     return index.needs_full_analysis(summary)
@@ -78,11 +87,13 @@ def analyze(
     module: str,
     index: ProjectIndex,
     settings: AnalysisSettings = AnalysisSettings(),
+    parsed: Any = None,
 ) -> list[Finding]:
-    """Findings of one file (libcst). Raises `AnalysisError` if the source does not parse."""
+    """Findings of one file (libcst). Raises `AnalysisError` if the source does not parse.
+    `parsed`: what `parse(source, path)` gave for this very source, if it was parsed before."""
     from mcjax_lint.analysis.driver import analyze_source
 
-    return analyze_source(source, path, module, index, settings)
+    return analyze_source(source, path, module, index, settings, parsed=parsed)
 
 
 def analyze_project(

@@ -16,14 +16,16 @@ Work per run, cheapest first:
    it was built only moved lines (the lines it quotes are moved) or changed functions nothing
    outside their file can read (those are re-solved with every other fact fixed), else rebuilt
    (`engine.build_index`, once) from the summaries; see `_relocated`.
-4. Targets still without findings go through `needs_full_analysis` (here, before forking: it
-   reads much of the index) and, if selected, `engine.analyze` (libcst) — in worker processes
-   when there are many.
+4. Targets still without findings go through `needs_full_analysis` (here: it reads much of the
+   index) and, if selected, `engine.analyze` (libcst) — in worker processes when there are many.
+   When the index is built in this run, those workers are forked before its fixpoint and parse
+   the files likely selected while this process solves it (`_Ahead`).
 5. Selection, per-file ignores, severity overrides and suppressions apply to the raw findings
    (cheap, never cached, so changing `ignore` needs no re-analysis).
 
 Workers are forked (Linux) after the state they need exists, so nothing big is pickled: a
-worker gets (path, module) and returns small JSON-ready data.
+worker gets (path, module) and returns small JSON-ready data (the workers forked before the
+index's fixpoint get its solved facts, a few MB, once).
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ import json
 import os
 import pickle
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -286,16 +289,23 @@ def store_summary(directory: Path, digest: str, blob: bytes) -> None:
             pass
 
 
-def _analyze_task(task: tuple[str, str, str, str]) -> tuple[str, str | None, list[dict] | None, str | None, float]:
-    """(abs path, rel, module, expected digest) -> (rel, digest, findings, error, seconds)."""
+def _analyze_task(task: tuple[str, str, str, str], ahead: tuple | None = None
+                  ) -> tuple[str, str | None, list[dict] | None, str | None, float]:
+    """(abs path, rel, module, expected digest) -> (rel, digest, findings, error, seconds).
+    `ahead`: what `_parse_ahead` read and parsed of this file, if it did."""
     abs_path, rel, module, expected = task
     t0 = time.perf_counter()
-    try:
-        data, _ = read_bytes(Path(abs_path), _W_MAX_SIZE)
-        digest = _digest(data)
-        text = decode_source(data)
-    except ReadError as e:
-        return rel, None, None, str(e), time.perf_counter() - t0
+    parsed = None
+    if ahead is not None:
+        digest, text, parsed, took = ahead
+        t0 -= took
+    else:
+        try:
+            data, _ = read_bytes(Path(abs_path), _W_MAX_SIZE)
+            digest = _digest(data)
+            text = decode_source(data)
+        except ReadError as e:
+            return rel, None, None, str(e), time.perf_counter() - t0
     if digest != expected:  # changed since it was summarised: analyse it, but never cache that
         digest = None
     # No collection while one file is analysed: its libcst tree (millions of objects on a large
@@ -305,13 +315,223 @@ def _analyze_task(task: tuple[str, str, str, str]) -> tuple[str, str | None, lis
     enabled = gc.isenabled()
     gc.disable()
     try:
-        findings = engine.analyze(text, rel, module, _W_INDEX, _W_SETTINGS)
+        findings = engine.analyze(text, rel, module, _W_INDEX, _W_SETTINGS, parsed=parsed)
     except AnalysisError as e:
         return rel, digest, [], describe_error(e), time.perf_counter() - t0
     finally:
         if enabled:
             gc.enable()
     return rel, digest, [f.to_dict() for f in findings], None, time.perf_counter() - t0
+
+
+def _parse_ahead(task: tuple) -> tuple | None:
+    """Read and parse (libcst) one file for `_analyze_task`, before the index exists: (digest,
+    text, parse, seconds), or None where that fails (the analysis then reads it again and says
+    why)."""
+    t0 = time.perf_counter()
+    try:
+        data, _ = read_bytes(Path(task[0]), _W_MAX_SIZE)
+        text = decode_source(data)
+        parsed = engine.parse(text, task[1])
+    except Exception:
+        return None
+    return _digest(data), text, parsed, time.perf_counter() - t0
+
+
+def _ahead_plans(index: Any, tasks: list, jobs: int) -> list[list[int]]:
+    """Which files each worker parses ahead (`_Ahead`), as numbers of `tasks`, largest first:
+    a guess, from the unsolved index, of those the prefilter will keep, shared out by size. A
+    file is guessed kept where it calls `initialize()` or star-imports (always kept), or where
+    one of its functions touches a process-dependent value, an order or a string hash (the
+    summary's "p", "o", "h" flags) and one does collective work (a collective call, a jit), each
+    itself or in a project function it calls by name, at any depth (no method resolved, no
+    fact solved: ~0.1 s). Only which files are parsed ahead depends on it, never a finding.
+    Deterministic: every worker computes the same plans. Run in the workers (it fills caches of
+    the index that a solve reads; theirs are replaced by the solved ones)."""
+    from mcjax_lint.analysis.summary import STAR
+
+    callers: dict[str, list[str]] = {}
+    for q, f in index.functions.items():
+        for g in sorted(index._called_by_name(f)):
+            callers.setdefault(g, []).append(q)
+
+    def reaching(own: Callable[[Any], Any]) -> set[str]:
+        out = {q for q, f in index.functions.items() if own(f)}
+        todo = sorted(out)
+        while todo:
+            for q in callers.get(todo.pop(), ()):
+                if q not in out:
+                    out.add(q)
+                    todo.append(q)
+        return out
+
+    divergent = reaching(lambda f: "p" in f.flags or "o" in f.flags or "h" in f.flags)
+    work = reaching(lambda f: f.collective or f.jit or f.param_jits or f.glob_ops)
+
+    def likely(s: Any) -> bool:
+        if s.initialize_line or any(k.startswith(STAR) for k in s.imports):
+            return True
+        return any(q in divergent for q in s.functions) and any(q in work for q in s.functions)
+
+    plans: list[list[int]] = [[] for _ in range(jobs)]
+    load = [0] * jobs
+    for i, t in enumerate(tasks):
+        s = index.modules.get(t[2])
+        if s is not None and s.path == t[1] and likely(s):
+            k = load.index(min(load))
+            plans[k].append(i)
+            load[k] += _size(t[0])
+    return plans
+
+
+def _ahead_worker(conn, others: list, index: Any, tasks: list, jobs: int, w: int, claims) -> None:
+    """A worker of the precise pass forked before the index's fixpoint (`_Ahead`): it parses
+    the files of `plans[w]` (largest first) until the solved facts come, installs them in its
+    copy of the unsolved index, then analyses the files the prefilter keeps (their numbers
+    come one by one, then None): first those it parsed, then the rest of its plan, then those
+    in no plan, and once the selection is complete the other workers' (smallest first), each
+    claimed once among all the workers."""
+    global _W_INDEX
+    for c in others:  # (the other workers' pipes: only the parent holds them open)
+        c.close()
+    try:
+        plans = _ahead_plans(index, tasks, jobs)
+        parsed: dict[int, tuple] = {}
+        for i in plans[w]:
+            if conn.poll():
+                break
+            got = _parse_ahead(tasks[i])
+            if got is not None:
+                parsed[i] = got
+        index.adopt_solved(pickle.loads(conn.recv_bytes()))
+        _W_INDEX = index
+        gc.freeze()  # (as `_collect_again` in the parent: what lives as long as the worker)
+        gc.enable()
+        plan = {i: k for k, pl in enumerate(plans) for i in pl}
+        # The selected files so far, largest first: parsed here, in this worker's plan, in no
+        # plan, in another's (taken from the smallest, once the selection is complete).
+        queues: list[deque[int]] = [deque(), deque(), deque(), deque()]
+        complete = False
+        while True:
+            while not complete and conn.poll():
+                i = conn.recv()
+                if i is None:
+                    complete = True
+                    queues[3].reverse()
+                else:
+                    queues[0 if i in parsed else 1 if plan.get(i) == w else 2 if i not in plan else 3].append(i)
+            q = next((q for q in queues[:4 if complete else 3] if q), None)
+            if q is None:
+                if complete:
+                    break
+                conn.poll(None)  # (wait for the next selected file)
+                continue
+            i = q.popleft()
+            with claims.get_lock():
+                taken, claims[i] = claims[i], 1
+            if taken:
+                parsed.pop(i, None)
+                continue
+            conn.send(_analyze_task(tasks[i][:4], parsed.pop(i, None)))
+        conn.send(None)
+    except BaseException:
+        import traceback
+
+        try:
+            conn.send(traceback.format_exc())
+        except Exception:
+            pass
+    finally:
+        conn.close()
+
+
+class _Ahead:
+    """The precise pass's workers, forked before the index's fixpoint rather than after it:
+    while this process solves the index (one core) they parse (libcst), on the other cores,
+    the files the prefilter will likely keep (`_ahead_plans`), ~40% of their analysis and
+    none of it needing the index. Then they get the solved facts (`ProjectIndex.solved_state`,
+    a few MB) and, one by one as this process's prefilter keeps them, the files to analyse.
+    Their findings are the ones workers forked after the fixpoint give: the same summaries,
+    the same facts, the same parse."""
+
+    def __init__(self, tasks: list, jobs: int) -> None:
+        self.tasks, self.jobs = tasks, jobs
+        self.started = False
+        self.procs: list = []
+        self.conns: list = []
+        self.live: list = []
+
+    def start(self, index: Any) -> None:
+        import multiprocessing
+
+        _load_analysis()
+        ctx = multiprocessing.get_context("fork")
+        self.claims = ctx.Array("b", len(self.tasks))
+        for k in range(self.jobs):
+            mine, theirs = ctx.Pipe()
+            p = ctx.Process(target=_ahead_worker, args=(theirs, list(self.conns), index, self.tasks, self.jobs, k,
+                                                        self.claims), daemon=True)
+            p.start()
+            theirs.close()
+            self.procs.append(p)
+            self.conns.append(mine)
+        self.live = list(self.conns)
+        self.started = True
+
+    def run(self, index: Any, selected: Iterable[tuple]) -> Iterator[tuple]:
+        """Hand the workers the solved facts, then each file `selected` yields (a task, as this
+        process's prefilter keeps it); the workers' results (`_analyze_task`'s)."""
+        state = pickle.dumps(index.solved_state(), protocol=pickle.HIGHEST_PROTOCOL)
+        for c in self.conns:
+            c.send_bytes(state)
+        at = {t[1]: i for i, t in enumerate(self.tasks)}
+        early: list[tuple] = []
+        for task in selected:
+            for c in self.conns:
+                c.send(at[task[1]])
+            self._collect(early, 0)  # (read as they come: a worker blocked on a full pipe does nothing)
+        for c in self.conns:
+            c.send(None)
+        return self._results(early)
+
+    def _collect(self, into: list, timeout: float | None) -> None:
+        from multiprocessing.connection import wait
+
+        for c in wait(self.live, timeout):
+            try:
+                got = c.recv()
+            except EOFError:
+                raise RuntimeError("a worker of the precise pass ended without its results") from None
+            if got is None:
+                self.live.remove(c)
+            elif isinstance(got, str):
+                raise RuntimeError(f"a worker of the precise pass failed:\n{got}")
+            else:
+                into.append(got)
+
+    def _results(self, early: list) -> Iterator[tuple]:
+        done = False
+        try:
+            yield from early
+            while self.live:
+                got: list[tuple] = []
+                self._collect(got, None)
+                yield from got
+            done = True
+        finally:
+            self.close(wait=done)
+
+    def close(self, wait: bool = False) -> None:
+        """End the workers: let them exit once they sent every result (`wait`), else stop them."""
+        for c in self.conns:
+            c.close()
+        for p in self.procs:
+            if wait:
+                p.join(10)
+            if p.is_alive():
+                p.terminate()
+            p.join()
+        self.conns, self.procs = [], []
 
 
 def _map(func, tasks: list, jobs: int, chunksize: int) -> Iterable:
@@ -577,7 +797,10 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
     raw: dict[str, list[Finding]] = {}
     index = None
 
-    def ensure_index():
+    def ensure_index(before_solve=None):
+        """The index: cached (moved to the current lines), else built. `before_solve(index)` runs
+        on a built index after its tables and before its fixpoint (the precise pass's workers
+        are forked there: `_Ahead`)."""
         nonlocal index
         if index is None:
             t0 = time.perf_counter()
@@ -596,7 +819,10 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
                     libs = got.summaries
                     stats.library_modules, stats.library_modules_read = len(libs), got.read
                     stats.phase("libraries", t1)
-                index = engine.build_index(project, settings, libs)
+                index = engine.build_index(project, settings, libs, solve=before_solve is None)
+                if before_solve is not None:
+                    before_solve(index)
+                    index.solve()
                 index.library_env = lib_fp
                 index.library_note = got.not_followed() if settings.library_summaries else None
                 stats.index_built = True
@@ -645,7 +871,17 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
         to_analyze.append((str(f.path), f.rel, f.module, rec.digest, rec.summary_digest))
 
     if to_analyze:
-        _W_INDEX = ensure_index()
+        to_analyze.sort(key=lambda t: -_size(t[0]))
+        big = jobs > 1 and sum(_size(t[0]) for t in to_analyze) >= _PARALLEL_MIN_BYTES and single_threaded()
+        ahead = _Ahead(to_analyze, jobs) if big and index is None else None
+        try:
+            _W_INDEX = ensure_index(ahead.start if ahead is not None else None)
+        except BaseException:
+            if ahead is not None:
+                ahead.close()
+            raise
+        if ahead is not None and not ahead.started:  # (the cached index was used: nothing to solve)
+            ahead = None
         t = time.perf_counter()
         # The prefilter runs in this process: it reads every file's summary and much of the
         # index (cheap once the index's memos are warm), which in forked workers would copy
@@ -667,8 +903,19 @@ def _lint_files(targets, project_files, config: LintConfig, jobs, use_cache, cwd
             except Exception as e:  # (a _CacheMiss: the run is retried)
                 failed.append(e)
 
-        to_analyze.sort(key=lambda t: -_size(t[0]))
-        if jobs > 1 and sum(_size(t[0]) for t in to_analyze) >= _PARALLEL_MIN_BYTES and single_threaded():
+        if ahead is not None:
+            # The workers forked before the fixpoint have parsed the files they were given;
+            # they go on parsing while this process selects, then analyse what it selected.
+            try:
+                _collect_again()
+                results = ahead.run(_W_INDEX, prefilter(to_analyze))
+                if failed:
+                    raise failed[0]
+            except BaseException:
+                ahead.close()
+                raise
+            t = stats.phase("prefilter", t)
+        elif big:
             _load_analysis()
             _collect_again()
             results = _prefilter_streamed(prefilter(to_analyze), jobs)

@@ -8,7 +8,7 @@ from libcst.metadata import MetadataWrapper
 from mcjax_lint.analysis.cst import parse_module
 from mcjax_lint.analysis.divergence import Divergence
 from mcjax_lint.analysis.index import ProjectIndex
-from mcjax_lint.analysis.positions import lean_positions
+from mcjax_lint.analysis.positions import Positions, lean_positions
 from mcjax_lint.analysis.taint import FileAnalysis
 from mcjax_lint.errors import AnalysisError
 from mcjax_lint.model import Finding, merge_same_location
@@ -59,19 +59,29 @@ def _dispatch(wrapper: MetadataWrapper, visitors: list, div: Divergence, fa: Fil
         wrapper.visit_batched(walkers)
 
 
+def parse_source(source: str, path: str) -> tuple[MetadataWrapper, Positions]:
+    """The file's libcst tree (in its metadata wrapper) and its nodes' positions: all of the
+    precise pass that needs no project index (the runner does it while the index is solved)."""
+    mod = parse_module(source, path)
+    try:
+        wrapper = MetadataWrapper(mod, unsafe_skip_copy=True)
+        return wrapper, lean_positions(wrapper.module)
+    except RecursionError:
+        raise AnalysisError(path, "source nested too deeply to analyse") from None
+
+
 def analyze_source(source: str, path: str, module: str, index: ProjectIndex, settings: AnalysisSettings,
-                   rules: list[type] | None = None) -> list[Finding]:
-    """The findings of every rule in the catalogue (or of the rule classes `rules`) in one file."""
+                   rules: list[type] | None = None, parsed: tuple[MetadataWrapper, Positions] | None = None) -> list[Finding]:
+    """The findings of every rule in the catalogue (or of the rule classes `rules`) in one file.
+    `parsed`: `parse_source(source, path)`, when it was done before."""
     from mcjax_lint.rules import RULES, visitor_classes
     from mcjax_lint.rules.base import RuleContext
 
     own = _own_summary(source, path, module, index)
     if index.single_process_script(own):
         return []  # (decided from the summary: a program of one process is not parsed again)
-    mod = parse_module(source, path)
+    wrapper, positions = parsed if parsed is not None else parse_source(source, path)
     try:
-        wrapper = MetadataWrapper(mod, unsafe_skip_copy=True)
-        positions = lean_positions(wrapper.module)
         fa = FileAnalysis(wrapper.module, positions, path, module, index, settings, own.imports, source)
         fa.seeded_modules = set(own.seeded_rngs)
         fa.run()

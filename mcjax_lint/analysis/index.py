@@ -242,7 +242,9 @@ class ProjectIndex:
     """Cross-module facts; query with `call()`, `ref()`, `method()`; see module docstring."""
 
     def __init__(self, summaries: list[ModuleSummary], settings: AnalysisSettings,
-                 libraries: Sequence[ModuleSummary] = ()):
+                 libraries: Sequence[ModuleSummary] = (), solve: bool = True):
+        """`solve=False`: the tables only; `solve()` then computes the facts (the runner forks
+        the precise pass's workers in between: see `solved_state`)."""
         self.settings = settings
         # Facts (and the descriptions in messages) must not depend on the order files came in.
         summaries = sorted(summaries, key=lambda s: (s.module, s.path))
@@ -383,6 +385,13 @@ class ProjectIndex:
         # cap compared: what `relocate.relocate_index` needs to move lines without a rebuild.
         self._origin_paths: dict[str, dict[int, Any]] = {}
         self._capped_paths: set[str] = set()
+        self._unsolved = summaries  # (the project's own, sorted: what `solve` derives facts from)
+        if solve:
+            self.solve()
+
+    def solve(self) -> None:
+        """The call-graph fixpoint and the facts derived from it (once per index)."""
+        summaries = self.__dict__.pop("_unsolved")
         with self._logging_caps():
             self._solve()
         self._module_device_access = self._import_device_access()
@@ -570,6 +579,38 @@ class ProjectIndex:
     _LAZY = ("functions", "returns", "_attr_cache", "_global_cache", "classes", "modules", "fn_path",
              "attrs_by_name", "methods_by_name", "_suffix_map", "device_access", "globals", "param_flow", "returned_params",
              "_origin_paths", "item_flow", "collective", "_mentions", "_quoting", "env_params")
+
+    # What a copy of this index forked before `solve()` (built from the same summary objects)
+    # already holds: the tables built from the summaries, and what it rebuilds by itself on its
+    # first question (from the summaries alone, whatever was asked before). Memos keyed by the
+    # identity of summary objects (a copy's are other objects) and those kept within a fixpoint
+    # round are left behind too: a memo entry is reused only where computing it again would give
+    # the same value (`_fresh`), so a copy without them answers the same (as the cached index does).
+    _SUMMARY_TABLES = ("settings", "library_modules", "modules", "_suffix_map", "functions", "fn_path", "classes",
+                       "globals", "methods_by_name", "attrs_by_name", "attr_stores", "gen_stores", "gen_owners",
+                       "_cond_calls_by_name", "_writers", "_init_sites", "_cond_stores")
+    _IDENTITY_MEMOS = ("_memo", "_call_memo", "_coll_memo", "_static", "_wuc_memo", "_several_memo",
+                       "_elsewhere_memo", "_named_calls_memo", "_checks", "_dep_stack", "_resolving",
+                       "_in_written_under_condition")
+
+    def solved_state(self) -> dict:
+        """Everything `solve()` (and the questions asked since) added to this index, less what a
+        copy forked before it keeps or rebuilds alike: a few MB that `adopt_solved` installs in
+        that copy (a worker of the precise pass, which parsed its files while this process
+        solved). Every other attribute goes, so that a fact table added later is not forgotten."""
+        skip = {*self._SUMMARY_TABLES, *self._IDENTITY_MEMOS}
+        return {k: v for k, v in self.__dict__.items() if k not in skip}
+
+    def adopt_solved(self, state: dict) -> None:
+        """Make this unsolved copy answer as the solved index `state` came from (`solved_state`)."""
+        if "_unsolved" not in self.__dict__:
+            raise ValueError("adopt_solved: this index is solved already")
+        del self.__dict__["_unsolved"]
+        for k in self._IDENTITY_MEMOS:
+            v = self.__dict__.get(k)
+            if isinstance(v, (dict, list, set)):
+                v.clear()
+        self.__dict__.update(state)
 
     def __getstate__(self) -> dict:
         """A compact copy for the tooling (which caches it): the per-file analysis needs the
@@ -2843,6 +2884,6 @@ def _is_known_library(q: str) -> bool:
 
 
 def build_project_index(summaries: Iterable[ModuleSummary], settings: AnalysisSettings,
-                        libraries: Sequence[ModuleSummary] = ()) -> ProjectIndex:
-    index = ProjectIndex(list(summaries), settings, libraries)
+                        libraries: Sequence[ModuleSummary] = (), solve: bool = True) -> ProjectIndex:
+    index = ProjectIndex(list(summaries), settings, libraries, solve=solve)
     return index

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 import os
 import random
 import shutil
@@ -188,3 +189,35 @@ def test_working_directory_does_not_change_results(generated, monkeypatch):
     raw_sub, _, _ = _run(generated, 1, cache=True, cwd=Path.cwd())
     assert raw_sub == raw_root  # engine paths are project-relative
     assert os.getcwd() == str(generated / "gen")
+
+
+def test_index_solved_in_another_process_answers_the_same(generated):
+    """The precise pass's workers are forked before the index's fixpoint (runner._Ahead) and
+    install the solved facts (`solved_state`, pickled) in their own unsolved copy, built from
+    other summary objects; with a file parsed ahead (`engine.parse`), every prefilter answer
+    and finding is the solved index's own."""
+    files = sorted(p for p in generated.rglob("*.py") if p.name != "broken.py")
+    rel = {p: p.relative_to(generated).as_posix() for p in files}
+    names = module_names([str(p) for p in files])
+    sources = {p: p.read_text() for p in files}
+    settings = load_config(None, generated).analysis
+
+    def summaries():
+        return [engine.summarize(sources[p], rel[p], names[str(p)]) for p in files]
+
+    mine, theirs = summaries(), summaries()
+    solved = engine.build_index(mine, settings)
+    copy = engine.build_index(theirs, settings, solve=False)
+    copy.adopt_solved(pickle.loads(pickle.dumps(solved.solved_state())))
+    with pytest.raises(ValueError):
+        solved.adopt_solved({})
+    kept = 0
+    for p, a, b in zip(files, mine, theirs):
+        need = solved.needs_full_analysis(a)
+        assert copy.needs_full_analysis(b) == need
+        if need:
+            kept += 1
+            src, path, module = sources[p], rel[p], names[str(p)]
+            assert engine.analyze(src, path, module, copy, settings, parsed=engine.parse(src, path)) == \
+                engine.analyze(src, path, module, solved, settings)
+    assert kept >= 3
