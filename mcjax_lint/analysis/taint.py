@@ -1190,6 +1190,11 @@ class FileAnalysis(semantics.StatementRules):
                                          self._site(node, bound) if exact else None,
                                          info.args if exact and info is not None else None)
         target = self.index._follow_reexport(q)
+        if coll is None and exact and (given := _given(node)) is not None:
+            # a helper reducing a parameter, given a global array for it
+            gkeys = [a.keyword.value if a.keyword is not None else str(i)
+                     for i, a in enumerate(node.args) if self.ev_cached(a.value).glob]
+            coll = self.index.glob_param_work(target, gkeys, given[0], given[1], bound) if gkeys else None
         if self.index.env_params.get(target):
             res = res.join(self.index.env_read_by(target, lambda p, pos: _env_key_arg(node, p, pos)))
         if res.divergent:
