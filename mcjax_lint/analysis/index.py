@@ -654,7 +654,8 @@ class ProjectIndex:
                                            statics=list(f.statics), host_defaults=list(f.host_defaults),
                                            param_writes=dict(f.param_writes),  # (`FileAnalysis._method_stores`)
                                            arg_writes=dict(f.arg_writes), sized_by=list(f.sized_by),
-                                           defaults=dict(f.defaults) if q in self.work_gates else {})
+                                           defaults=dict(f.defaults) if q in self.work_gates else {},
+                                           glob_ops=_param_glob_ops(f))  # (`glob_param_work`)
                               for q, f in self.functions.items()}
         state["classes"] = {q: ClassFacts(c.name, c.line, list(c.bases), dict.fromkeys(c.attrs, {}), list(c.methods),
                                           dict(c.cond_attrs), list(c.sure_attrs),
@@ -2150,6 +2151,21 @@ class ProjectIndex:
             return False
         return any(key in gkeys for key in self._param_keys(q, params, np_, kw, bound).values())
 
+    def glob_param_work(self, q: str | None, gkeys: Collection[str], np_: int, kw: Collection[str],
+                        bound: bool) -> str | None:
+        """The array work `q` does on one of its parameters (`jnp.sum(x)`, `x.mean()`) where a
+        call passes a global array (the arguments at `gkeys`) for it: an array operation on a
+        global array is collective work, in a helper as in its caller."""
+        q = self._follow_reexport(q) if q else q
+        f = self.functions.get(q) if q else None
+        if f is None or not gkeys or np_ == -1:
+            return None
+        for desc, line, operand in f.glob_ops:
+            params = operand.get("params")
+            if params and any(key in gkeys for key in self._param_keys(q, params, np_, kw, bound).values()):
+                return f"{desc} ({os.path.basename(self.fn_path[q])}:{line})"
+        return None
+
     def local_at(self, q: str, site: dict) -> bool:
         """Whether a call of `q` (collective through jitted work on its parameters) passes
         process-local data for every parameter that work runs on."""
@@ -2825,6 +2841,12 @@ class ProjectIndex:
                 hashed = hashed or bool(v.hash)
                 collective = collective or bool(v.callable)
         return pd, order, hashed, collective
+
+
+def _param_glob_ops(f: FunctionFacts) -> list:
+    """The reductions of its parameters a function does (`FunctionFacts.glob_ops` entries on
+    `params`): what `ProjectIndex.glob_param_work` asks at each call, kept where the index ships."""
+    return [list(g) for g in f.glob_ops if "params" in g[2]]
 
 
 _CYCLE = "<cycle>"  # pseudo-dependency of values a resolution cycle cut short (never reused across rounds)

@@ -249,6 +249,9 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
             stub = index.functions.get(q)
             if stub is not None:
                 stub.line = f.line
+                # (the lines of its reductions of parameters: `ProjectIndex.glob_param_work`)
+                stub.glob_ops = [g for g in stub.glob_ops if "params" not in g[2]] + \
+                    [list(g) for g in f.glob_ops if "params" in g[2]]
         for q, c in s.classes.items():
             stub = index.classes.get(q)
             if stub is not None:

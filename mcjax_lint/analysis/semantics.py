@@ -2336,6 +2336,10 @@ class StatementRules:
             return None
         return self.global_name(name)
 
+    # The order an instance was taken in, where its method runs with `self` bound to an element
+    # of a per-process order (a pass that tracks it supplies this; None: none).
+    instance_order = staticmethod(lambda v: None)
+
     def self_class(self, node) -> str | None:
         """The class of `self` or `cls` where `node` is that name bound to an instance or class."""
         parts = self.name_parts(node)
@@ -2366,7 +2370,12 @@ class StatementRules:
     def _attribute(self, node, value, attr: str):
         cls = self.self_class(value)
         if cls is not None:
-            return self.member(cls, attr, node, True)
+            out = self.member(cls, attr, node, True)
+            # `self` of a method called on an instance taken in a per-process order
+            # (`engines[path].close()` for path in a set): its attributes are that instance's,
+            # reached in that order (`instance_order`)
+            own = self.instance_order(lookup_local(self.scope, self.name_parts(value)[1]))
+            return out if own is None else self.join(out, own)
         q = self.qualify(node)
         if q is not None:
             if q in K.PROCESS_DEPENDENT_CALLS and q.startswith("jax.distributed"):

@@ -1638,7 +1638,7 @@ class _Summarizer(semantics.StatementRules):
             self._gate_names = frozenset(p for p in facts.params if p not in stored)
         return (test.id, truth) if test.id in self._gate_names else None
 
-    def _glob_op(self, desc: str, node: ast.AST, operand: Sym) -> None:
+    def _glob_op(self, desc: str, node: ast.AST, operand: Sym, reduces: bool = False, at: ast.AST | None = None) -> None:
         """Array work on `operand`, a value read from elsewhere (an attribute, a global): the index
         decides whether it is a global array (`ProjectIndex._collective_of`)."""
         facts = self.scope.facts
@@ -1647,6 +1647,12 @@ class _Summarizer(semantics.StatementRules):
         refs = [r for r in operand.get("refs", ()) if not r.startswith(".")]
         if refs and not operand.get("params"):
             facts.glob_ops.append([desc, node.lineno, {"refs": refs}])
+        elif reduces and isinstance(at, ast.Name) and operand.get("params") == [at.id] \
+                and set(operand) <= {"params", "lp"}:
+            # A reduction of a parameter (`jnp.sum(x)`, `x.mean()`): across the processes where a
+            # call passes an array sharded over them (`ProjectIndex.glob_param_work`). (Not
+            # elementwise work: on a replicated array each process can do its own.)
+            facts.glob_ops.append([desc, node.lineno, {"params": list(operand["params"])}])
 
     def _device_access(self, desc: str, node: ast.AST) -> None:
         if self._main_guard and self.scope.is_module:
@@ -1882,8 +1888,9 @@ class _Summarizer(semantics.StatementRules):
         return dict(sym_taint(content), cnt=_count_taint(sym_taint(amount)) if amount else {})
 
     def array_op(self, q: str, node: ast.Call, args: list) -> None:
-        for _, a in args:
-            self._glob_op(f"`{q}()` on a global array", node, a)
+        for k, a in args:
+            self._glob_op(f"`{q}()` on a global array", node, a, q.rpartition(".")[2] in semantics.REDUCTIONS,
+                          node.args[k] if isinstance(k, int) and k < len(node.args) else None)
 
     def _method_call(self, meth: str, recv: Sym, node: ast.Call, args: list[Sym], kwargs: dict[str, Sym],
                      argu: Sym) -> Sym | None:
@@ -2039,7 +2046,8 @@ class _Summarizer(semantics.StatementRules):
             self.scope.facts.flags += "x"  # a possible per-process partition
 
     def array_method(self, meth: str, recv: Sym, node: ast.Call) -> None:
-        self._glob_op(f"`.{meth}()` on a global array", node, recv)
+        self._glob_op(f"`.{meth}()` on a global array", node, recv, meth in semantics.REDUCTIONS,
+                      node.func.value if isinstance(node.func, ast.Attribute) else None)
 
     # ---- numbers (`semantics` decides; this pass says which names hold numbers)
     def numeric_elements(self, node) -> bool:

@@ -1192,6 +1192,11 @@ class FileAnalysis(semantics.StatementRules):
         res, coll = self.index.call_name(q, argu, _given(node) if exact else None,
                                          self._site(node, bound) if exact else None, args)
         target = self.index._follow_reexport(q)
+        if coll is None and exact and (given := _given(node)) is not None:
+            # a helper reducing a parameter, given a global array for it
+            gkeys = [a.keyword.value if a.keyword is not None else str(i)
+                     for i, a in enumerate(node.args) if self.ev_cached(a.value).glob]
+            coll = self.index.glob_param_work(target, gkeys, given[0], given[1], bound) if gkeys else None
         if self.index.env_params.get(target):
             res = res.join(self.index.env_read_by(target, lambda p, pos: _env_key_arg(node, p, pos)))
         if res.divergent:
@@ -1383,12 +1388,20 @@ class FileAnalysis(semantics.StatementRules):
                 positional = [p.name.value for p in fdef.params.posonly_params + fdef.params.params]
         return tuple(tuple(x) for x in jit_statics(nums, names, positional))
 
-    def _record_param_taint(self, q: str, node: cst.Call, guess: str | None = None) -> None:
+    def _record_param_taint(self, q: str, node: cst.Call, guess: str | None = None,
+                            receiver: Val | None = None) -> None:
         fdef, _, _ = self.fn_nodes[q]
         params = [p.name.value for p in fdef.params.posonly_params + fdef.params.params]
-        if params and params[0] in ("self", "cls"):
-            params = params[1:]
         cur = self.fn_params.setdefault(q, {})
+        if params and params[0] in ("self", "cls"):
+            if receiver is not None and receiver.order and params[0] == "self":
+                # the receiver is the method's `self`: only the order it was taken in flows on
+                # (its class stays the method's own, `run_function`)
+                val = Val(order=receiver.order)
+                if guess is not None:
+                    val = evidence.mark(val, evidence.METHOD_ARGUMENT, guess, self.line(node))
+                cur["self"] = _joined_arg(cur["self"], val) if "self" in cur else val
+            params = params[1:]
         kwonly = {p.name.value for p in fdef.params.kwonly_params}
         self._record_call_constants(q, fdef, params, node)
         facts = self.index.functions.get(q)
@@ -1709,6 +1722,13 @@ class FileAnalysis(semantics.StatementRules):
 
     def order_free_call(self, q: str, node: cst.Call, argu: Val, arg0: Val | None) -> Val:
         out = argu.without_order()
+        if self._iter_orders and argu.order:
+            # The order of a loop this call runs in, carried by its argument (`sum(table[k])`
+            # for k in a set): which element the argument is differs with the position, not
+            # the order of its own elements; the sum at that position differs as the element.
+            active = frozenset().union(*self._iter_orders)
+            if kept := frozenset(x for x in argu.order if x in active):
+                out = replace(out, order=kept)
         if q == "len" and arg0 is not None and _built_here(arg0):
             # A list built here (a display, a comprehension, one grown by `append`) holds as
             # many elements as were put in it: its count alone (`Val.count_sources`), whatever
@@ -2149,11 +2169,15 @@ class FileAnalysis(semantics.StatementRules):
                     coll = f"{name} → {coll}"
         target = self.index.method(recv.cls, meth) if recv.cls else None
         info.callee = target
-        if target in self.fn_nodes and (argu.divergent or self._callable_desc(argu) or argu.length_sources):
+        if target in self.fn_nodes and (argu.divergent or self._callable_desc(argu) or argu.length_sources
+                                        or recv.order):
             # A method of a known class in this file, given divergent arguments: analysed again
             # with them, as a function called by name is (`_project_call`); a guess (which
             # instance's method runs, and what the other calls pass, are not followed).
-            self._record_param_taint(target, node, f"`.{meth}()`")
+            # `obj.m()` is `Cls.m(obj)`: a receiver taken in an order that differs between
+            # processes (`self.engines[path].close()` for path in a set) is `self` there, so the
+            # object's own data reaches the method's collective work in that order.
+            self._record_param_taint(target, node, f"`.{meth}()`", receiver=recv)
         if res.divergent:
             # The receiver's and arguments' own sources are located here already; what a project
             # method adds is not.
@@ -2189,6 +2213,7 @@ class FileAnalysis(semantics.StatementRules):
             self.bind(receiver, replace(recv.join(amount), rng=True))
     is_set = staticmethod(lambda v: v.struct == "set")
     order_of = staticmethod(lambda v: v.unordered)
+    instance_order = staticmethod(lambda v: Val(order=v.order) if v is not None and v.order else None)
     has_order = staticmethod(lambda v: bool(v.order))
     # A container of these values: their shape sources describe its elements; a sized value
     # (a string, an array) that differs with its size is content of another size, not another
@@ -3017,7 +3042,9 @@ class FileAnalysis(semantics.StatementRules):
             if param_taint and name in param_taint:
                 v = param_taint[name] if v == BOTTOM else v.join(param_taint[name])
             if i == 0 and cls and name in ("self", "cls") and not _is_static(node):
-                v = Val(cls=cls)
+                # (an instance taken in a per-process order: `_record_param_taint`)
+                v = Val(cls=cls) if not (param_taint and name in param_taint) else \
+                    replace(param_taint[name].taint(), cls=cls)
             if name in callbacks:
                 v = v.join(Val(callable=f"the collective callback passed as `{name}`"))
             if p.annotation is not None and _code(self.module, p.annotation.annotation).strip() in ("int", "float"):
@@ -3045,9 +3072,17 @@ class FileAnalysis(semantics.StatementRules):
         self.cls_stack = [cls] if cls else []
         self._in_class_body = False
         self.loop_depth = 0
+        # A method run on instances taken in a per-process order (`_record_param_taint`'s
+        # receiver): its body runs once per element of that order, as a loop's body does.
+        each = env[params[0].name.value].order if params and cls and param_taint and params[0].name.value == "self" \
+            and "self" in param_taint else frozenset()
+        if each:
+            self.enter_iteration(Val(order=each))
         try:
             self.block(node.body)
         finally:
+            if each:
+                self.leave_iteration()
             self.scope, self.cls_stack, self._in_class_body, self.loop_depth = saved
 
     def run(self) -> None:
