@@ -2836,7 +2836,7 @@ class StatementRules:
             return self.same_length(self.data(argu))  # (of a time given: `time.strftime("%y%j", t)`)
         if q in K.UNSEEDED_RNG_CONSTRUCTORS:  # (seeded: its seed may be a sink)
             self.seed_given(q, args, node)
-            return self.generator(argu)
+            return self.generator(argu) if q in K.RNG_CONSTRUCTORS else self.data(argu)
         if q in K.RNG_CONSTRUCTORS:
             return self.generator(argu)
         if q in TYPE_PREDICATES:

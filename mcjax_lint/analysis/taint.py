@@ -153,6 +153,8 @@ class FileAnalysis(semantics.StatementRules):
         self._info: CallInfo | None = None  # the library call `library_call` decides now, and its work
         self._work: str | None = None
         self.sinks: list[Sink] = []
+        # names each scope bound from an agreed cross-process result (`_note_agreed`)
+        self._agreed: dict[str, set[str]] = {}
         self.except_conds: dict[cst.ExceptHandler, Val] = {}
         self.module_defs: dict[str, str] = {}
         for stmt in module.body:
@@ -2515,6 +2517,72 @@ class FileAnalysis(semantics.StatementRules):
         if body is not None:
             self.block(body)
     assign_targets = staticmethod(lambda node: [t.target for t in node.targets])
+
+    # ---- state updated by a cross-process result: replicated by intent
+    def st_Assign(self, node) -> None:
+        targets = self.assign_targets(node)
+        prior = self._state_before(targets, node.value, False)
+        super().st_Assign(node)
+        self._note_agreed(node, targets, node.value, prior)
+
+    def st_AugAssign(self, node) -> None:
+        prior = self._state_before([node.target], node.value, True)
+        super().st_AugAssign(node)
+        self._note_agreed(node, [node.target], node.value, prior)
+
+    def _state_before(self, targets: list, value: cst.BaseExpression, aug: bool) -> Val | None:
+        """The value a name or attribute held before `t = f(t, ...)` (or `t op= v`) updates it from
+        itself, where it holds numbers drawn per process (`_drawn_per_process`); else None."""
+        if len(targets) != 1 or not isinstance(targets[0], (cst.Name, cst.Attribute)):
+            return None
+        code = _code(self.module, targets[0])
+        if not aug and not any(isinstance(n, (cst.Name, cst.Attribute)) and _code(self.module, n) == code
+                               for n in _subtree(value)):
+            return None
+        before = self.ev(targets[0])
+        return before if _drawn_per_process(before) else None
+
+    def _note_agreed(self, node, targets: list, value: cst.BaseExpression, prior: Val | None) -> None:
+        """After an assignment: names bound from a cross-process result are agreed (a collective's
+        result, or one computed from a name so bound in this scope that brings no per-process
+        value of its own); a state updated from itself and such a result (`w = w - lr *
+        mean_over_processes(g)`) is replicated by intent, so where it still holds numbers each
+        process drew for itself (`prior`'s draws), the replicas differ (a sink)."""
+        agreed = self._agreed.setdefault(self.scope.qualname, set())
+        hit = self._agreed_in(value, agreed)
+        after = self.ev_cached(value) if hit else BOTTOM
+        kept = [s for s in _drawn_per_process(prior) if s in after.pd or s in after.pdc] if prior is not None else []
+        for t in targets:
+            root = t
+            while isinstance(root, cst.Subscript):  # (`reduced[k] = ...`: the container)
+                root = root.value
+            if not isinstance(root, (cst.Name, cst.Attribute)):
+                continue
+            name = _code(self.module, root)
+            if hit and not kept and (hit == "direct" or not after.pd):
+                agreed.add(name)
+            elif root is t:
+                agreed.discard(name)
+        # (an update is arithmetic on the state, `p - lr * g`: a key advanced by an agreed count,
+        # `key = fold_in(key, step)`, stays per-process by design)
+        arithmetic = isinstance(node, cst.AugAssign) or any(isinstance(n, cst.BinaryOperation) for n in _subtree(value))
+        for s in kept[:1] if arithmetic else ():
+            self._add_sink(Sink(kinds.REPLICATED_STATE, kinds.VALUE, s, node, f"`{_code(self.module, targets[0])}`"))
+
+    def _agreed_in(self, value: cst.BaseExpression, agreed: set[str]) -> str | None:
+        """Whether `value` holds a cross-process result: "direct", a call that certainly did
+        collective work (not a jit of inputs not known to be global arrays, nor the building of a
+        global array from each process's data); "named", a name bound from one here; else None."""
+        named = None
+        for n in _subtree(value):
+            if isinstance(n, cst.Call):
+                info = self.calls.get(n)
+                if info is not None and info.collective and semantics.UNKNOWN_INPUTS_NOTE not in info.collective \
+                        and semantics.CAPTURES_NOTE not in info.collective and info.token != "construct a global array":
+                    return "direct"
+            elif isinstance(n, (cst.Name, cst.Attribute)) and agreed and _code(self.module, n) in agreed:
+                named = "named"
+        return named
     read = staticmethod(read)
 
     def st_Expr(self, node: cst.Expr) -> None:
@@ -3242,6 +3310,21 @@ def _filtered_iterable(node: cst.BaseExpression, cif: cst.CompIf) -> cst.BaseExp
             return f.iter
         f = f.inner_for_in
     return None
+
+
+def _subtree(node: cst.CSTNode):
+    """`node` and every node under it."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
+
+
+def _drawn_per_process(v: Val) -> list[Src]:
+    """The sources of `v` that are numbers each process drew for itself: unseeded randomness, or
+    a draw from a generator or key seeded per process (`kinds.DRAWN`)."""
+    return sorted(s for s in v.pd | v.pdc if kinds.unguarded(s.kind) in (kinds.RANDOM, kinds.DRAWN) and not _names_only(s))
 
 
 def _partition(base: Val, idx: Val) -> bool:
