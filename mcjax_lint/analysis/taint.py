@@ -1778,8 +1778,7 @@ class FileAnalysis(semantics.StatementRules):
     replicated_input = property(lambda self: lambda v, node, what: self._same_data_sink(v or BOTTOM, node, what))
     device_put_result = staticmethod(lambda argu, a0: a0 if a0 is not None else BOTTOM)
 
-    def sharding_made(self, node: cst.Call) -> Val:
-        return Val(sharding=True, replicated=self._replicated_spec(node))
+    sharding_made = staticmethod(lambda node, replicated: Val(sharding=True, replicated=replicated))
 
     one_device = staticmethod(lambda: Val(device=True))
     is_one_device = staticmethod(lambda v: v is not None and v.device)
@@ -1990,13 +1989,6 @@ class FileAnalysis(semantics.StatementRules):
         if sv.pd:
             out = replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"a shape computed from {_why(sv.pd)}"), sv.pd)})))
         return out
-
-    def _replicated_spec(self, node: cst.Call) -> bool:
-        """`NamedSharding(mesh, P())` (or `P(None, None)`): a fully replicated sharding."""
-        spec = node.args[1].value if len(node.args) > 1 and node.args[1].keyword is None and not node.args[1].star \
-            else next((a.value for a in node.args if a.keyword and a.keyword.value == "spec"), None)
-        return isinstance(spec, cst.Call) and (self.qualify(spec.func) or "").endswith("PartitionSpec") \
-            and all(a.keyword is None and not a.star and _is_none(a.value) for a in spec.args)
 
     def _same_data_sink(self, v: Val, node: cst.Call, what: str) -> None:
         """Host data that must be identical on every process (MCJ303): a process-dependent value
