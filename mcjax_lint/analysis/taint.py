@@ -155,6 +155,7 @@ class FileAnalysis(semantics.StatementRules):
         self.sinks: list[Sink] = []
         # names each scope bound from an agreed cross-process result (`_note_agreed`)
         self._agreed: dict[str, set[str]] = {}
+        self._shared_results = 0  # calls so far that certainly did collective work (`_note_agreed`)
         self.except_conds: dict[cst.ExceptHandler, Val] = {}
         self.module_defs: dict[str, str] = {}
         for stmt in module.body:
@@ -1126,6 +1127,11 @@ class FileAnalysis(semantics.StatementRules):
         info.result = info.result.join(result) if info.result != BOTTOM else result
         if info.collective:
             self._check_collective_args(info, coll)
+            if semantics.UNKNOWN_INPUTS_NOTE not in info.collective and semantics.CAPTURES_NOTE not in info.collective \
+                    and info.token != "construct a global array":
+                # (a certain cross-process result: `_note_agreed`; a global array built of each
+                # process's data is not a result they share)
+                self._shared_results += 1
         if info.name or info.callee:
             self._gated_callback(info, node, bound)
             self._method_stores(func, info.callee or info.name, args, node, bound)
@@ -2514,34 +2520,39 @@ class FileAnalysis(semantics.StatementRules):
     def st_Assign(self, node) -> None:
         targets = self.assign_targets(node)
         prior = self._state_before(targets, node.value, False)
+        seen = self._shared_results
         super().st_Assign(node)
-        self._note_agreed(node, targets, node.value, prior)
+        self._note_agreed(node, targets, node.value, prior, seen != self._shared_results)
 
     def st_AugAssign(self, node) -> None:
         prior = self._state_before([node.target], node.value, True)
+        seen = self._shared_results
         super().st_AugAssign(node)
-        self._note_agreed(node, [node.target], node.value, prior)
+        self._note_agreed(node, [node.target], node.value, prior, seen != self._shared_results)
 
     def _state_before(self, targets: list, value: cst.BaseExpression, aug: bool) -> Val | None:
         """The value a name or attribute held before `t = f(t, ...)` (or `t op= v`) updates it from
         itself, where it holds numbers drawn per process (`_drawn_per_process`); else None."""
         if len(targets) != 1 or not isinstance(targets[0], (cst.Name, cst.Attribute)):
             return None
-        code = _code(self.module, targets[0])
-        if not aug and not any(isinstance(n, (cst.Name, cst.Attribute)) and _code(self.module, n) == code
-                               for n in _subtree(value)):
+        t = targets[0]
+        if isinstance(t, cst.Name):  # (a local's value, looked up: no evaluation)
+            before = self.local(t.value)
+            if before is None or not _drawn_per_process(before):
+                return None
+        if not aug and not any(self._same_reference(n, t) for n in _subtree(value)):
             return None
-        before = self.ev(targets[0])
+        before = before if isinstance(t, cst.Name) else self.ev(t)
         return before if _drawn_per_process(before) else None
 
-    def _note_agreed(self, node, targets: list, value: cst.BaseExpression, prior: Val | None) -> None:
+    def _note_agreed(self, node, targets: list, value: cst.BaseExpression, prior: Val | None, shared: bool) -> None:
         """After an assignment: names bound from a cross-process result are agreed (a collective's
         result, or one computed from a name so bound in this scope that brings no per-process
         value of its own); a state updated from itself and such a result (`w = w - lr *
         mean_over_processes(g)`) is replicated by intent, so where it still holds numbers each
         process drew for itself (`prior`'s draws), the replicas differ (a sink)."""
         agreed = self._agreed.setdefault(self.scope.qualname, set())
-        hit = self._agreed_in(value, agreed)
+        hit = "direct" if shared else self._agreed_in(value, agreed) if agreed else None
         after = self.ev_cached(value) if hit else BOTTOM
         kept = [s for s in _drawn_per_process(prior) if s in after.pd or s in after.pdc] if prior is not None else []
         for t in targets:
@@ -2550,7 +2561,7 @@ class FileAnalysis(semantics.StatementRules):
                 root = root.value
             if not isinstance(root, (cst.Name, cst.Attribute)):
                 continue
-            name = _code(self.module, root)
+            name = root.value if isinstance(root, cst.Name) else _code(self.module, root)
             if hit and not kept and (hit == "direct" or not after.pd):
                 agreed.add(name)
             elif root is t:
@@ -2562,19 +2573,19 @@ class FileAnalysis(semantics.StatementRules):
             self._add_sink(Sink(kinds.REPLICATED_STATE, kinds.VALUE, s, node, f"`{_code(self.module, targets[0])}`"))
 
     def _agreed_in(self, value: cst.BaseExpression, agreed: set[str]) -> str | None:
-        """Whether `value` holds a cross-process result: "direct", a call that certainly did
-        collective work (not a jit of inputs not known to be global arrays, nor the building of a
-        global array from each process's data); "named", a name bound from one here; else None."""
-        named = None
+        """"named" where `value` reads a name bound here from a cross-process result (a call that
+        certainly did collective work is counted as it runs: `_shared_results`); else None."""
         for n in _subtree(value):
-            if isinstance(n, cst.Call):
-                info = self.calls.get(n)
-                if info is not None and info.collective and semantics.UNKNOWN_INPUTS_NOTE not in info.collective \
-                        and semantics.CAPTURES_NOTE not in info.collective and info.token != "construct a global array":
-                    return "direct"
-            elif isinstance(n, (cst.Name, cst.Attribute)) and agreed and _code(self.module, n) in agreed:
-                named = "named"
-        return named
+            if n.value in agreed if isinstance(n, cst.Name) else isinstance(n, cst.Attribute) and any(
+                    a.endswith("." + n.attr.value) for a in agreed) and _code(self.module, n) in agreed:
+                return "named"
+        return None
+
+    def _same_reference(self, n: cst.CSTNode, t: cst.Name | cst.Attribute) -> bool:
+        """Whether `n` names what the target `t` names (`w`, `self.params`), by its text."""
+        if isinstance(t, cst.Name):
+            return isinstance(n, cst.Name) and n.value == t.value
+        return isinstance(n, cst.Attribute) and n.attr.value == t.attr.value and _code(self.module, n) == _code(self.module, t)
     read = staticmethod(read)
 
     def st_Expr(self, node: cst.Expr) -> None:
