@@ -149,10 +149,12 @@ PROCESS_DEPENDENT_FIXTURES: dict[str, str] = {
 # Decorators that make a function a pytest fixture (pytest fills its parameters with fixtures).
 PYTEST_FIXTURE_DECORATORS = frozenset({"pytest.fixture", "pytest_asyncio.fixture"})
 # Calls that are sources only when called without a seed argument.
-UNSEEDED_RNG_CONSTRUCTORS = {"numpy.random.default_rng", "numpy.random.RandomState", "random.Random"}
+# (`np.random.SeedSequence()` without entropy reads the OS's: its `.entropy` and what it seeds differ.)
+UNSEEDED_RNG_CONSTRUCTORS = {"numpy.random.default_rng", "numpy.random.RandomState", "random.Random",
+                             "numpy.random.SeedSequence"}
 # Calls that make a stateful random generator object, seeded or not: each draw from it advances
 # its state, so processes that draw different amounts from one seeded generator leave step.
-RNG_CONSTRUCTORS = UNSEEDED_RNG_CONSTRUCTORS | {"numpy.random.Generator"}
+RNG_CONSTRUCTORS = {"numpy.random.default_rng", "numpy.random.RandomState", "random.Random", "numpy.random.Generator"}
 # Methods of such a generator that draw from it (numpy `Generator`/`RandomState`, `random.Random`),
 # each with where its size is given: (position, keyword); -1 every positional argument (`rand(3,
 # 4)`), None no size (one draw, or as many as its argument has elements: `shuffle(xs)`).

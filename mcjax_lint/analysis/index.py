@@ -1149,6 +1149,7 @@ class ProjectIndex:
             factory=(sym["jitf"][0], tuple(sym["jitf"][1]), tuple(sym["jitf"][2])) if sym.get("jitf") else (),
             ckpt=sym["ckpt"] if sym.get("ckpt") == semantics.SYNC else bool(sym.get("ckpt")),
             sharding=bool(sym.get("sharding")),
+            replicated=bool(sym.get("rep")) and bool(sym.get("sharding")),
             glob=bool(sym.get("glob")),
             cls=sym.get("cls"),
             sanitized=bool(sym.get("san")),
@@ -2863,7 +2864,7 @@ def _named_calls_only(sym: Sym) -> Sym:
 
 # The keys of a symbolic value `ProjectIndex._direct` reads ("statics", "hl" only with "callable").
 _DIRECT_KEYS = frozenset({"pd", "pdc", "order", "hash", "tr", "u", "callable", "jitf", "ckpt", "sharding", "glob", "cls",
-                          "san", "sub", "rng", "dev"})
+                          "san", "sub", "rng", "dev", "rep"})
 # What `_resolve` reads of a symbolic value after its references and calls (none: their join).
 _COMPOSITE_KEYS = frozenset({"ip", "trs", "elem", "tup", "keys", "host", "cnt", "ecls", "one"})
 _EXT = Val(ext=True)

@@ -83,6 +83,9 @@ SEED = "seed"  # the seed of an RNG (`jax.random.PRNGKey(s)`)
 GLOBAL_SHAPE = "global-shape"  # the explicit global shape of a global-array constructor
 STATIC_ARGUMENT = "static-argument"  # a static argument of a jitted function (picks the program)
 REPLICATED_DATA = "replicated-data"  # host data put on a fully replicated sharding
+# a state updated from itself and a cross-process result (`w = w - lr * allreduced_grad`): the
+# update presumes every process holds the same state
+REPLICATED_STATE = "replicated-state"
 BARRIER_NAME = "barrier-name"  # the name or id of a barrier, which every process must pass alike
 # a path read on some processes only, named from what each process draws for itself (the clock,
 # unseeded randomness): where the others wrote, under their own names, is not where it reads

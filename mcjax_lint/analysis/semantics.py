@@ -2845,7 +2845,7 @@ class StatementRules:
             return self.same_length(self.data(argu))  # (of a time given: `time.strftime("%y%j", t)`)
         if q in K.UNSEEDED_RNG_CONSTRUCTORS:  # (seeded: its seed may be a sink)
             self.seed_given(q, args, node)
-            return self.generator(argu)
+            return self.generator(argu) if q in K.RNG_CONSTRUCTORS else self.data(argu)
         if q in K.RNG_CONSTRUCTORS:
             return self.generator(argu)
         if q in TYPE_PREDICATES:
@@ -2939,7 +2939,7 @@ class StatementRules:
         if q in K.ONE_DEVICE_SHARDINGS:
             return self.one_device()  # (a sharding of one device: whatever its name says)
         if q in K.SHARDING_CONSTRUCTORS:
-            return self.sharding_made(node)
+            return self.sharding_made(node, fully_replicated_spec(node, self.read, self.qualify, self.parts.argument))
         if q.startswith(K.CHECKPOINTER_PREFIXES) and q.rsplit(".", 1)[-1].endswith(K.CHECKPOINTER_CLASS_SUFFIXES):
             return self.checkpointer(argu, synchronous_checkpointer(q, node, self.read, self.qualify, self.parts.argument))
         if q.startswith(K.JAX_RANDOM_PREFIX) and not any(self.is_global(v) for _, v in args):
@@ -3851,6 +3851,17 @@ def jit_kind(kind: str, keywords: Collection[str]) -> str:
     if kind in PMAP_KINDS and "axis_name" not in keywords:
         return f"{kind}{NO_AXIS}"
     return kind
+
+
+def fully_replicated_spec(node, read: Reader, qualify: Qualify, argument) -> bool:
+    """Whether a sharding constructor's call (`NamedSharding(mesh, P())`, `P(None, None)`) names a
+    fully replicated sharding: its spec is a `PartitionSpec` of no axis or only None's. Both passes
+    ask (a sharding stored in an attribute, `self.rep = NamedSharding(mesh, P())`, stays one)."""
+    spec = argument(node, 1, "spec")
+    r = read(spec) if spec is not None else ("other",)
+    if r[0] != "call" or not (qualify(r[1]) or "").endswith("PartitionSpec") or len(r[2]) != len(r[3]):
+        return False
+    return all(read(a) == ("name", "None") for a in r[2])
 
 
 def jitted_work(desc: str, global_input: bool) -> tuple[str, bool]:

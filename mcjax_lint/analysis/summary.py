@@ -79,9 +79,10 @@ def _merge_list(a: list, b: list) -> list:
 
 def sym_join(a: Sym | None, b: Sym | None) -> Sym:
     if not a:
-        return {k: v for k, v in b.items() if k not in ("host", "lp", "dev")} if b else {}  # (an empty Sym may be an unknown value)
+        # (an empty Sym may be an unknown value; None is no value yet: a first store keeps "rep")
+        return {k: v for k, v in b.items() if k not in ("host", "lp", "dev") and (k != "rep" or a is None)} if b else {}
     if not b:
-        return {k: v for k, v in a.items() if k not in ("host", "lp", "dev")}
+        return {k: v for k, v in a.items() if k not in ("host", "lp", "dev") and (k != "rep" or b is None)}
     out = dict(a)
     for k, v in b.items():
         if k in ("tup", "cnt", "keys"):
@@ -129,6 +130,8 @@ def sym_join(a: Sym | None, b: Sym | None) -> Sym:
         del out["host"]
     if out.get("dev") and not (a.get("dev") and b.get("dev")):
         del out["dev"]
+    if out.get("rep") and not (a.get("rep") and b.get("rep")):
+        del out["rep"]  # (fully replicated only where both are)
     # "lp": process-local when these parameters are; host data on the other side keeps it.
     la, lb = a.get("lp") or ([] if a.get("host") else None), b.get("lp") or ([] if b.get("host") else None)
     if la is None or lb is None or not (la or lb):
@@ -1862,7 +1865,7 @@ class _Summarizer(semantics.StatementRules):
     is_sharding = staticmethod(lambda v: bool(v.get("sharding")))
     replicated_input = staticmethod(lambda v, node, what: None)
     device_put_result = staticmethod(lambda argu, a0: sym_taint(argu))
-    sharding_made = staticmethod(lambda node: {"sharding": True})
+    sharding_made = staticmethod(lambda node, replicated: {"sharding": True, "rep": True} if replicated else {"sharding": True})
     one_device = staticmethod(lambda: {"dev": True})
     is_one_device = staticmethod(lambda v: bool(v and v.get("dev")))
     on_one_device = staticmethod(lambda argu: dict(sym_taint(argu), host=True))

@@ -153,6 +153,9 @@ class FileAnalysis(semantics.StatementRules):
         self._info: CallInfo | None = None  # the library call `library_call` decides now, and its work
         self._work: str | None = None
         self.sinks: list[Sink] = []
+        # names each scope bound from an agreed cross-process result (`_note_agreed`)
+        self._agreed: dict[str, set[str]] = {}
+        self._shared_results = 0  # calls so far that certainly did collective work (`_note_agreed`)
         self.except_conds: dict[cst.ExceptHandler, Val] = {}
         self.module_defs: dict[str, str] = {}
         for stmt in module.body:
@@ -1124,6 +1127,11 @@ class FileAnalysis(semantics.StatementRules):
         info.result = info.result.join(result) if info.result != BOTTOM else result
         if info.collective:
             self._check_collective_args(info, coll)
+            if semantics.UNKNOWN_INPUTS_NOTE not in info.collective and semantics.CAPTURES_NOTE not in info.collective \
+                    and info.token != "construct a global array":
+                # (a certain cross-process result: `_note_agreed`; a global array built of each
+                # process's data is not a result they share)
+                self._shared_results += 1
         if info.name or info.callee:
             self._gated_callback(info, node, bound)
             self._method_stores(func, info.callee or info.name, args, node, bound)
@@ -1839,8 +1847,7 @@ class FileAnalysis(semantics.StatementRules):
     replicated_input = property(lambda self: lambda v, node, what: self._same_data_sink(v or BOTTOM, node, what))
     device_put_result = staticmethod(lambda argu, a0: a0 if a0 is not None else BOTTOM)
 
-    def sharding_made(self, node: cst.Call) -> Val:
-        return Val(sharding=True, replicated=self._replicated_spec(node))
+    sharding_made = staticmethod(lambda node, replicated: Val(sharding=True, replicated=replicated))
 
     one_device = staticmethod(lambda: Val(device=True))
     is_one_device = staticmethod(lambda v: v is not None and v.device)
@@ -2051,13 +2058,6 @@ class FileAnalysis(semantics.StatementRules):
         if sv.pd:
             out = replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"a shape computed from {_why(sv.pd)}"), sv.pd)})))
         return out
-
-    def _replicated_spec(self, node: cst.Call) -> bool:
-        """`NamedSharding(mesh, P())` (or `P(None, None)`): a fully replicated sharding."""
-        spec = node.args[1].value if len(node.args) > 1 and node.args[1].keyword is None and not node.args[1].star \
-            else next((a.value for a in node.args if a.keyword and a.keyword.value == "spec"), None)
-        return isinstance(spec, cst.Call) and (self.qualify(spec.func) or "").endswith("PartitionSpec") \
-            and all(a.keyword is None and not a.star and _is_none(a.value) for a in spec.args)
 
     def _same_data_sink(self, v: Val, node: cst.Call, what: str) -> None:
         """Host data that must be identical on every process (MCJ303): a process-dependent value
@@ -2583,6 +2583,77 @@ class FileAnalysis(semantics.StatementRules):
         if body is not None:
             self.block(body)
     assign_targets = staticmethod(lambda node: [t.target for t in node.targets])
+
+    # ---- state updated by a cross-process result: replicated by intent
+    def st_Assign(self, node) -> None:
+        targets = self.assign_targets(node)
+        prior = self._state_before(targets, node.value, False)
+        seen = self._shared_results
+        super().st_Assign(node)
+        self._note_agreed(node, targets, node.value, prior, seen != self._shared_results)
+
+    def st_AugAssign(self, node) -> None:
+        prior = self._state_before([node.target], node.value, True)
+        seen = self._shared_results
+        super().st_AugAssign(node)
+        self._note_agreed(node, [node.target], node.value, prior, seen != self._shared_results)
+
+    def _state_before(self, targets: list, value: cst.BaseExpression, aug: bool) -> Val | None:
+        """The value a name or attribute held before `t = f(t, ...)` (or `t op= v`) updates it from
+        itself, where it holds numbers drawn per process (`_drawn_per_process`); else None."""
+        if len(targets) != 1 or not isinstance(targets[0], (cst.Name, cst.Attribute)):
+            return None
+        t = targets[0]
+        if isinstance(t, cst.Name):  # (a local's value, looked up: no evaluation)
+            before = self.local(t.value)
+            if before is None or not _drawn_per_process(before):
+                return None
+        if not aug and not any(self._same_reference(n, t) for n in _subtree(value)):
+            return None
+        before = before if isinstance(t, cst.Name) else self.ev(t)
+        return before if _drawn_per_process(before) else None
+
+    def _note_agreed(self, node, targets: list, value: cst.BaseExpression, prior: Val | None, shared: bool) -> None:
+        """After an assignment: names bound from a cross-process result are agreed (a collective's
+        result, or one computed from a name so bound in this scope that brings no per-process
+        value of its own); a state updated from itself and such a result (`w = w - lr *
+        mean_over_processes(g)`) is replicated by intent, so where it still holds numbers each
+        process drew for itself (`prior`'s draws), the replicas differ (a sink)."""
+        agreed = self._agreed.setdefault(self.scope.qualname, set())
+        hit = "direct" if shared else self._agreed_in(value, agreed) if agreed else None
+        after = self.ev_cached(value) if hit else BOTTOM
+        kept = [s for s in _drawn_per_process(prior) if s in after.pd or s in after.pdc] if prior is not None else []
+        for t in targets:
+            root = t
+            while isinstance(root, cst.Subscript):  # (`reduced[k] = ...`: the container)
+                root = root.value
+            if not isinstance(root, (cst.Name, cst.Attribute)):
+                continue
+            name = root.value if isinstance(root, cst.Name) else _code(self.module, root)
+            if hit and not kept and (hit == "direct" or not after.pd):
+                agreed.add(name)
+            elif root is t:
+                agreed.discard(name)
+        # (an update is arithmetic on the state, `p - lr * g`: a key advanced by an agreed count,
+        # `key = fold_in(key, step)`, stays per-process by design)
+        arithmetic = isinstance(node, cst.AugAssign) or any(isinstance(n, cst.BinaryOperation) for n in _subtree(value))
+        for s in kept[:1] if arithmetic else ():
+            self._add_sink(Sink(kinds.REPLICATED_STATE, kinds.VALUE, s, node, f"`{_code(self.module, targets[0])}`"))
+
+    def _agreed_in(self, value: cst.BaseExpression, agreed: set[str]) -> str | None:
+        """"named" where `value` reads a name bound here from a cross-process result (a call that
+        certainly did collective work is counted as it runs: `_shared_results`); else None."""
+        for n in _subtree(value):
+            if n.value in agreed if isinstance(n, cst.Name) else isinstance(n, cst.Attribute) and any(
+                    a.endswith("." + n.attr.value) for a in agreed) and _code(self.module, n) in agreed:
+                return "named"
+        return None
+
+    def _same_reference(self, n: cst.CSTNode, t: cst.Name | cst.Attribute) -> bool:
+        """Whether `n` names what the target `t` names (`w`, `self.params`), by its text."""
+        if isinstance(t, cst.Name):
+            return isinstance(n, cst.Name) and n.value == t.value
+        return isinstance(n, cst.Attribute) and n.attr.value == t.attr.value and _code(self.module, n) == _code(self.module, t)
     read = staticmethod(read)
 
     def st_Expr(self, node: cst.Expr) -> None:
@@ -3320,6 +3391,21 @@ def _filtered_iterable(node: cst.BaseExpression, cif: cst.CompIf) -> cst.BaseExp
             return f.iter
         f = f.inner_for_in
     return None
+
+
+def _subtree(node: cst.CSTNode):
+    """`node` and every node under it."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
+
+
+def _drawn_per_process(v: Val) -> list[Src]:
+    """The sources of `v` that are numbers each process drew for itself: unseeded randomness, or
+    a draw from a generator or key seeded per process (`kinds.DRAWN`)."""
+    return sorted(s for s in v.pd | v.pdc if kinds.unguarded(s.kind) in (kinds.RANDOM, kinds.DRAWN) and not _names_only(s))
 
 
 def _partition(base: Val, idx: Val) -> bool:

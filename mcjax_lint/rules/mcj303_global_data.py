@@ -20,13 +20,19 @@ class ProcessDependentGlobalData(Rule):
     FAMILY = "process-dependent shapes and pytrees"
 
     def reports_sink(self, sink: Sink) -> bool:
-        return sink.place in (kinds.REPLICATED_DATA, kinds.BARRIER_NAME) or (
+        return sink.place in (kinds.REPLICATED_DATA, kinds.BARRIER_NAME, kinds.REPLICATED_STATE) or (
             sink.place == kinds.PARTITION and sink.facet == kinds.VALUE)
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         self.visit_Call(node)  # (a per-process partition: `whole[rank * n:(rank + 1) * n]`)
 
-    def visit_Call(self, node: cst.Call | cst.Subscript) -> None:
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self.visit_Call(node)  # (a replicated state updated from itself: `w = w - lr * agreed_grad`)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.visit_Call(node)
+
+    def visit_Call(self, node: cst.Call | cst.Subscript | cst.Assign | cst.AugAssign) -> None:
         sinks = self.sinks(node)
         # A source in this file as written is certain; a value that became process-dependent
         # inside another function (a retry loop's deadline, a helper's default RNG) may be made
@@ -43,7 +49,12 @@ class ProcessDependentGlobalData(Rule):
                 chain.append(Step(s.line if s.located else 0, f"made process-dependent in another function: {s.describe()}",
                                   False, "a value decided inside another function may be made to agree there"))
             verb, message = _message(sink, s.describe(), where)
-            chain.append(self.work_step(node, sink.what, verb))
+            if sink.place == kinds.REPLICATED_STATE:
+                # (that the update means the state to be replicated is read off its form: a guess)
+                chain.append(Step(self.line(node), f"{verb} {sink.what}", False,
+                                  "a state updated by a cross-process result is taken to be meant the same everywhere"))
+            else:
+                chain.append(self.work_step(node, sink.what, verb))
             self.report(node, message, related=(related_source(s, "value source"),), chain=chain)
 
 
@@ -55,6 +66,13 @@ def _message(sink: Sink, source: str, where: str) -> tuple[str, str]:
             f"{sink.what} is computed from {source}{where}: every process must name the "
             f"barrier alike, and here the names differ, so the barrier fails on the mismatch or "
             f"each process waits for the others at its own barrier until the timeout")
+    if sink.place == kinds.REPLICATED_STATE:
+        return "updated as", (
+            f"{sink.what} is updated from a cross-process result but holds numbers drawn from "
+            f"{source}{where}: an update by a result every "
+            f"process shares (an all-reduced gradient) presumes the same state everywhere, and "
+            f"here each process drew its own, so the replicas start apart and stay apart; draw it "
+            f"from a seed every process shares (or broadcast it) first")
     if sink.place == kinds.PARTITION:
         return "taken apart as", (
             f"this process takes its part ({sink.what}) of data drawn from {source}{where}"
