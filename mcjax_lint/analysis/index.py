@@ -642,6 +642,7 @@ class ProjectIndex:
         state["_importers"] = None  # (rebuilt on the first question)
         state["_importers_of"] = None
         state["_mode_memo"] = {}
+        state.pop("_gated_initialize", None)
         state["_cond_stores"] = {}
         state["_cond_calls_by_name"], state["_writers"] = None, {}  # (rebuilt on the first question)
         state["_in_written_under_condition"] = False
@@ -2705,6 +2706,9 @@ class ProjectIndex:
         key = s.module
         if key in memo:
             return memo[key]
+        if not self._any_gated_initialize():  # (no program of the project can have a gate)
+            memo[key] = None
+            return None
         importers = self._importers_of_map()
         roots, todo = {s.module: s}, [s.module]
         while todo:
@@ -2733,6 +2737,15 @@ class ProjectIndex:
             if not any("=" + g.split("=", 1)[1] in given or g.split("=", 1)[0] + "=*" in given for g in gates):
                 out = gates[0]
         memo[key] = out
+        return out
+
+    def _any_gated_initialize(self) -> bool:
+        """Whether some module has a gated `initialize()` (`mode_not_selected` can answer other
+        than None only then); computed once per index."""
+        out = self.__dict__.get("_gated_initialize")
+        if out is None:
+            out = self.__dict__["_gated_initialize"] = any(
+                m.initialize_line and m.initialize_gates and "" not in m.initialize_gates for m in self.modules.values())
         return out
 
     def _importers_of_map(self) -> dict[str, set[str]]:

@@ -282,6 +282,7 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
         index._importers = None  # (who imports whom: `single_process_script`)
         index._importers_of = None
     index.__dict__.pop("_mode_memo", None)  # (`mode_not_selected`: mode values may have changed)
+    index.__dict__.pop("_gated_initialize", None)
 
 
 # --- a real change in one file, re-solved without a rebuild -------------------------------------

@@ -2608,7 +2608,7 @@ class FileAnalysis(semantics.StatementRules):
             before = self.local(t.value)
             if before is None or not _drawn_per_process(before):
                 return None
-        if not aug and not any(self._same_reference(n, t) for n in _subtree(value)):
+        if not aug and not any(self._same_reference(n, t) for n in _walk(value)):
             return None
         before = before if isinstance(t, cst.Name) else self.ev(t)
         return before if _drawn_per_process(before) else None
@@ -2636,15 +2636,15 @@ class FileAnalysis(semantics.StatementRules):
                 agreed.discard(name)
         # (an update is arithmetic on the state, `p - lr * g`: a key advanced by an agreed count,
         # `key = fold_in(key, step)`, stays per-process by design)
-        arithmetic = isinstance(node, cst.AugAssign) or any(isinstance(n, cst.BinaryOperation) for n in _subtree(value))
+        arithmetic = bool(kept) and (type(node) is cst.AugAssign or any(type(n) is cst.BinaryOperation for n in _walk(value)))
         for s in kept[:1] if arithmetic else ():
             self._add_sink(Sink(kinds.REPLICATED_STATE, kinds.VALUE, s, node, f"`{_code(self.module, targets[0])}`"))
 
     def _agreed_in(self, value: cst.BaseExpression, agreed: set[str]) -> str | None:
         """"named" where `value` reads a name bound here from a cross-process result (a call that
         certainly did collective work is counted as it runs: `_shared_results`); else None."""
-        for n in _subtree(value):
-            if n.value in agreed if isinstance(n, cst.Name) else isinstance(n, cst.Attribute) and any(
+        for n in _walk(value):
+            if n.value in agreed if type(n) is cst.Name else type(n) is cst.Attribute and any(
                     a.endswith("." + n.attr.value) for a in agreed) and _code(self.module, n) in agreed:
                 return "named"
         return None
@@ -2652,8 +2652,8 @@ class FileAnalysis(semantics.StatementRules):
     def _same_reference(self, n: cst.CSTNode, t: cst.Name | cst.Attribute) -> bool:
         """Whether `n` names what the target `t` names (`w`, `self.params`), by its text."""
         if isinstance(t, cst.Name):
-            return isinstance(n, cst.Name) and n.value == t.value
-        return isinstance(n, cst.Attribute) and n.attr.value == t.attr.value and _code(self.module, n) == _code(self.module, t)
+            return type(n) is cst.Name and n.value == t.value
+        return type(n) is cst.Attribute and n.attr.value == t.attr.value and _code(self.module, n) == _code(self.module, t)
     read = staticmethod(read)
 
     def st_Expr(self, node: cst.Expr) -> None:
@@ -3391,15 +3391,6 @@ def _filtered_iterable(node: cst.BaseExpression, cif: cst.CompIf) -> cst.BaseExp
             return f.iter
         f = f.inner_for_in
     return None
-
-
-def _subtree(node: cst.CSTNode):
-    """`node` and every node under it."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(n.children)
 
 
 def _drawn_per_process(v: Val) -> list[Src]:
