@@ -16,6 +16,9 @@ Programs (benchmarks/<set>/programs/<id>/): each hazard.py and correct.py is lin
 project of one file with the default configuration.
   - a hazard is found when hazard.py gets an error or warning finding on or within 3 lines of
     the documented hazard lines (meta.json / SOURCE.md);
+  - a found hazard is also told apart when one of those findings is not in correct.py (the same
+    code, severity and message, its numbers and file name aside): a finding the look-alike gets too says
+    nothing about the difference between them;
   - a correct look-alike is flagged when correct.py gets any error finding.
 Codebases (benchmarks/<set>/codebases.json): each is linted as its own project from a directory
 prepared by benchmarks/<set>/prepare_codebases.py; the error-level findings are counted and
@@ -34,6 +37,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -121,6 +125,12 @@ def _finding(f: dict) -> tuple:
     return (f["code"], f["severity"], f["line"], f.get("confidence"))
 
 
+def _said(f: dict) -> tuple:
+    """What a finding says, its numbers and the file's own name aside (lines shift between
+    hazard.py and correct.py, and a message may quote `hazard.py:12`)."""
+    return (f["code"], f["severity"], re.sub(r"\d+", "#", re.sub(r"\b(hazard|correct)\.py\b", "<file>", f.get("message", ""))))
+
+
 def score_programs(ids: list[str]) -> dict:
     rows = []
     for pid in sorted(ids):
@@ -133,20 +143,26 @@ def score_programs(ids: list[str]) -> dict:
         ok = lint_alone(PROGRAMS / pid / "correct.py")
         near = [f for f in hz if f["severity"] in ("error", "warning")
                 and any(f["line"] <= hi + NEAR and f.get("end_line", f["line"]) >= lo - NEAR for lo, hi in spans)]
+        also = {_said(f) for f in ok}
         rows.append({"id": pid, "hazard_lines": lines,
                      "hazard_found": bool(near), "hazard_findings": [_finding(f) for f in hz],
+                     "hazard_told_apart": any(_said(f) not in also for f in near),
                      "correct_flagged": any(f["severity"] == "error" for f in ok),
                      "correct_findings": [_finding(f) for f in ok]})
         r = rows[-1]
-        print(f"{pid:<40} hazard {'found' if r['hazard_found'] else 'MISSED':<6} {r['hazard_findings']}  "
+        seen = ("found" if r["hazard_told_apart"] else "found=") if r["hazard_found"] else "MISSED"
+        print(f"{pid:<40} hazard {seen:<6} {r['hazard_findings']}  "
               f"correct {'FLAGGED' if r['correct_flagged'] else 'clean'} {r['correct_findings']}", flush=True)
     n = len(rows)
     found = sum(r["hazard_found"] for r in rows)
+    apart = sum(r["hazard_told_apart"] for r in rows)
     flagged = sum(r["correct_flagged"] for r in rows)
     warned = sum(bool(r["correct_findings"]) for r in rows)
-    print(f"programs: {n}; hazards found {found}/{n} ({100 * found / max(n, 1):.0f}%); correct flagged (error) "
+    print(f"programs: {n}; hazards found {found}/{n} ({100 * found / max(n, 1):.0f}%), told apart from the "
+          f"look-alike {apart}/{n} ({100 * apart / max(n, 1):.0f}%; found= marks the others); correct flagged (error) "
           f"{flagged}/{n} ({100 * flagged / max(n, 1):.0f}%); correct with any finding {warned}/{n}")
-    return {"rows": rows, "hazards_found": found, "correct_flagged": flagged, "correct_any_finding": warned, "n": n}
+    return {"rows": rows, "hazards_found": found, "hazards_told_apart": apart, "correct_flagged": flagged,
+            "correct_any_finding": warned, "n": n}
 
 
 def score_codebases(repos: list[str], prepared: Path, jobs: int | None) -> dict:
