@@ -2626,6 +2626,11 @@ class StatementRules:
             return True
         return self.is_numeric(node)
 
+    def dunder_len(self, v, node):
+        """What `len(v)` adds where v is an instance of a project class defining `__len__`: that
+        method's result (a pass resolves the class and records the call); None otherwise."""
+        return None
+
     def declared_global(self, name: str) -> bool:
         """Whether a function of the module declares `name` `global` (and so may bind the
         module's name again when it runs). A pass supplies it; by default, yes."""
@@ -2944,7 +2949,14 @@ class StatementRules:
             return self.join(self.order_free_call(q, node, argu, arg0), self.tied_order(node, arg0))
         if q in K.ORDER_INSENSITIVE and not (q in K.INPUT_ORDER_KEYWORDS and any(
                 k in K.INPUT_ORDER_KEYWORDS[q] for k, _ in self.parts.keyword_arguments(node))):
-            return self.order_free_call(q, node, argu, arg0)
+            out = self.order_free_call(q, node, argu, arg0)
+            if q == "len" and arg0 is not None and len(args) == 1:
+                # `len(loader)` is `type(loader).__len__(loader)`: of an instance of a project
+                # class, what that method returns (a count of the share its `__init__` stored)
+                by_method = self.dunder_len(arg0, node)
+                if by_method is not None:
+                    out = self.join(out, by_method)
+            return out
         if q == "dict.fromkeys" or q == "dict" and arg0 is not None and self.is_unordered(arg0):
             return self.in_set_order(argu, arg0)
         if q in K.CONCATENATES and (padding := padded_concatenation(

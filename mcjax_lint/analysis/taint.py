@@ -1728,6 +1728,13 @@ class FileAnalysis(semantics.StatementRules):
         # (`bool(xs)` is whether xs is empty: its length, a value now; its own shape is fixed)
         return one_number(v.data())
 
+    def dunder_len(self, v: Val, node: cst.Call) -> Val | None:
+        # (semantics.StatementRules.dunder_len) `len(obj)` of a known project class: `obj.__len__()`
+        if not v.cls or self.index.method(v.cls, "__len__") is None:
+            return None
+        res, _ = self.index.call_method("__len__", v, BOTTOM, _given(node), self._site(node, True), None)
+        return res if res.divergent else None
+
     def order_free_call(self, q: str, node: cst.Call, argu: Val, arg0: Val | None) -> Val:
         out = argu.without_order()
         if self._iter_orders and argu.order:
