@@ -1208,7 +1208,9 @@ class Divergence:
             self.exits.append(ExitPoint(small, self._gate_guess(path_exit, path_other, dframe.cond), t, dframe.node,
                                         kind, guess=guess))
             self._branch_done.add(id(dframe.node))
-        elif dframe.kind in ("if", "else") and id(dframe.node) not in self._branch_done:
+        elif dframe.kind in ("if", "else") and isinstance(dframe.node, cst.If) and id(dframe.node) not in self._branch_done:
+            # (an `else` frame of a `try` whose handler catches a per-process raise has no test:
+            # its exits are the handler's, `_walk_try_body`)
             t2 = _first_difference(path_exit, path_other)
             if t2 is not None:
                 self._branch_done.add(id(dframe.node))

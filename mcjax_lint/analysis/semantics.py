@@ -1784,7 +1784,49 @@ def note_string_binding(scope, target: object, value: object, read: Reader) -> N
             known = Called((value,))  # (`fill = np.zeros((K - len(x), d))`: `bound_call`)
         elif kind == "compare":
             known = Compared((value,))  # (`keep = scores > t`: `bound_expression`)
+        elif kind == "unary" and read(value)[1] == "-":
+            known = Arithmetic((value,))  # (`per = -(-n // world)`: `ceiling_division`)
+        elif kind == "comp":
+            known = Comprehended((value,))  # (`chunks = [x[i:i + n] for i in ...]`: `bound_comprehension`)
     _bind_strings(scope, t[1], known)
+
+
+class Comprehended(tuple):
+    """What a name assigned once to a comprehension holds (`chunks = [x[i:i + n] for i in
+    range(0, len(x), n)]`): that comprehension, as written (its one element), for the forms read
+    through names (`StatementRules.short_windows`). Assigned again, nothing known (`_bind_strings`)."""
+
+
+def bound_comprehension(node: object, read: Reader, scope) -> object:
+    """The comprehension a name holds where it is read (`Comprehended`), else `node` itself."""
+    return _bound_form(node, read, scope, Comprehended)
+
+
+# The functions that round a quotient up (`math.ceil(a / b)`), by qualified name.
+_CEILINGS = frozenset({"math.ceil", "numpy.ceil", "jax.numpy.ceil"})
+
+
+def ceiling_division(node: object, read: Reader, qualify: Callable[[object], str | None], scope) -> bool:
+    """Whether `node` (or the arithmetic or call a name assigned once holds: `bound_expression`)
+    rounds a quotient up: `math.ceil(a / b)` (numpy's too, `int(...)` of either), `-(-a // b)`,
+    `-(a // -b)`, `(a + b - 1) // b`. Pieces that long cover a whole of a elements with the last
+    one short (or past the end, empty) unless b divides a."""
+    r = read(bound_expression(node, read, scope))
+    if r[0] == "call" and read(r[1]) == ("name", "int") and len(r[2]) == 1:
+        r = read(r[2][0])
+    if r[0] == "call" and len(r[2]) == 1 and qualify(r[1]) in _CEILINGS:
+        return read(r[2][0])[0] == "binop" and read(r[2][0])[1] == "/"
+    if r[0] == "unary" and r[1] == "-":
+        q = read(r[2])
+        return q[0] == "binop" and q[1] == "//" and any(read(x)[0] == "unary" and read(x)[1] == "-" for x in q[2:4])
+    if r[0] == "binop" and r[1] == "//":
+        top = read(r[2])
+        if top[0] == "binop" and top[1] == "-" and _small_int(top[3], read) == 1:
+            return read(top[2])[0] == "binop" and read(top[2])[1] == "+"
+        if top[0] == "binop" and top[1] == "+":
+            return any(read(x)[0] == "binop" and read(x)[1] == "-" and _small_int(read(x)[3], read) == 1
+                       for x in top[2:4])
+    return False
 
 
 class EqualRows(int):
@@ -2433,6 +2475,14 @@ class StatementRules:
                 self.indexed(node, base, idx, False)
                 piece = self.equal_pieces(idx, node) if split == "array_split" else self.same_length(idx)
                 return self.join(self.data(base), piece)
+            if self.short_windows(value):
+                # `[x[i:i + n] for i in range(0, len(x), n)][k]` (windows `math.ceil(m / p)`
+                # long): all n long but the last, short unless n divides len(x) (and past the
+                # end, none): which rows by k (content), how many by k only by a guess
+                # (`equal_pieces`), as `np.array_split(x, p)[k]`
+                idx = self.data(self.ev(keys[0][1]))
+                self.indexed(node, base, idx, False)
+                return self.join(self.data(base), self.equal_pieces(idx, node))
             if equal_length_rows(value, self.read) or bound_equal_rows(value, self.read, self.scope,
                                                                          self.declared_global):
                 # `{0: [12, 8], 1: [44, 9]}[rank]`: whichever row the key picks, it holds as many
@@ -2457,6 +2507,15 @@ class StatementRules:
                 and not self.varies(up)  # (`x[i:stop:n]` with stop per process: every bound counts)
             n = window_length(lower, upper, self.read, self.parts.same)
             even = self._even_split(lower, upper) if n is None and step is None and not strided else None
+            if n is not None and step is None and self.varies(lo) \
+                    and ceiling_division(n, self.read, self.qualify, self.scope):
+                # `x[rank * n:(rank + 1) * n]`, n = `math.ceil(len(x) / p)`: n long but for the
+                # last pieces, short or empty unless p divides len(x): which rows by the start
+                # (content), how many only by a guess (`equal_pieces`)
+                pieces = self.join(pieces, lo)
+                length = self.join(length, self.data(self.ev(n)))
+                counted = False
+                continue
             if not strided and even is None:
                 rest = self.join(self.join(self.join(rest, lo), up), st)
             if even is not None:
@@ -2500,6 +2559,30 @@ class StatementRules:
             out = self.window(out, node, bound, length)
         return self.slice_of(out, length, node)
 
+    def short_windows(self, node) -> bool:
+        """Whether `node` (or the comprehension a name assigned once holds) lists the consecutive
+        windows of one sequence, whose last ones need not be as long as the others:
+        `[x[i:i + n] for i in range(a, len(x), n)]` (the last short unless n divides the rest),
+        or windows `ceiling_division` long (`[x[k * n:(k + 1) * n] for k in range(p)]`, n =
+        `math.ceil(len(x) / p)`: short or empty at the end unless p divides len(x))."""
+        r = self.read(bound_comprehension(node, self.read, self.scope))
+        if r[0] != "comp" or len(r[2]) != 1 or r[3]:
+            return False
+        target, it = r[2][0]
+        if self.read(target)[0] != "name" or self.read(r[1])[0] != "subscript":
+            return False
+        value, keys = self.parts.read_subscript(r[1])
+        if len(keys) != 1 or keys[0][0] != "slice" or keys[0][3] is not None:
+            return False
+        n = window_length(keys[0][1], keys[0][2], self.read, self.parts.same)
+        if n is None:
+            return False
+        if ceiling_division(n, self.read, self.qualify, self.scope):
+            return True
+        rng = self.read(it)
+        return is_range(it, self.read) and len(rng[2]) == 3 == len(rng[3]) and self.parts.same(keys[0][1], target) \
+            and self.parts.same(rng[2][2], n) and measures(rng[2][1], value, self.read, self.parts.same, self.qualify)
+
     def _even_split(self, lower, upper):
         """What m and n carry where the slice `lower:upper` is piece a of n even pieces of m
         elements (`even_split_window`, either bound a name assigned once to its arithmetic:
@@ -2542,6 +2625,11 @@ class StatementRules:
         if r[0] == "call" and (self.qualify(r[1]) or "").rpartition(".")[2] in _SCALAR_CALLS:
             return True
         return self.is_numeric(node)
+
+    def dunder_len(self, v, node):
+        """What `len(v)` adds where v is an instance of a project class defining `__len__`: that
+        method's result (a pass resolves the class and records the call); None otherwise."""
+        return None
 
     def declared_global(self, name: str) -> bool:
         """Whether a function of the module declares `name` `global` (and so may bind the
@@ -2861,7 +2949,14 @@ class StatementRules:
             return self.join(self.order_free_call(q, node, argu, arg0), self.tied_order(node, arg0))
         if q in K.ORDER_INSENSITIVE and not (q in K.INPUT_ORDER_KEYWORDS and any(
                 k in K.INPUT_ORDER_KEYWORDS[q] for k, _ in self.parts.keyword_arguments(node))):
-            return self.order_free_call(q, node, argu, arg0)
+            out = self.order_free_call(q, node, argu, arg0)
+            if q == "len" and arg0 is not None and len(args) == 1:
+                # `len(loader)` is `type(loader).__len__(loader)`: of an instance of a project
+                # class, what that method returns (a count of the share its `__init__` stored)
+                by_method = self.dunder_len(arg0, node)
+                if by_method is not None:
+                    out = self.join(out, by_method)
+            return out
         if q == "dict.fromkeys" or q == "dict" and arg0 is not None and self.is_unordered(arg0):
             return self.in_set_order(argu, arg0)
         if q in K.CONCATENATES and (padding := padded_concatenation(

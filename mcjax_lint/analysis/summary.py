@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 127
+SUMMARY_VERSION = 129
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -2657,6 +2657,21 @@ class _Summarizer(semantics.StatementRules):
             c = {"l": expr.lineno, "m": m, "r": recv, "np": 0}
             if len(facts.calls) < 400 and c not in facts.calls:
                 facts.calls.append(c)
+
+    def dunder_len(self, v: Sym, node: ast.Call) -> Sym | None:
+        """`len(obj)` runs `type(obj).__len__(obj)` (`semantics.StatementRules.dunder_len`): of an
+        instance of a project class (known, constructed, or held where the index finds it), a
+        call of its `__len__` on the value, resolved by the index as `entered`'s calls are."""
+        facts = self.scope.facts
+        classes = [v["cls"]] if v.get("cls") else [
+            c["n"] for c in v.get("via", []) if "n" in c and self._class_like(c["n"])]
+        if facts is None or not (classes or v.get("refs")):
+            return None
+        recv = _prune({k: x for k, x in v.items() if k in ("cls", "via", "refs")}, 1)
+        c = {"l": node.lineno, "m": "__len__", "r": recv, "np": 0}
+        if len(facts.calls) < 400 and c not in facts.calls:
+            facts.calls.append(c)
+        return {"via": [c]}
 
     def _class_like(self, q: str) -> bool:
         """Whether a called name may be a class: capitalised (`Loader`), or a class this module

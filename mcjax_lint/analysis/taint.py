@@ -1728,6 +1728,13 @@ class FileAnalysis(semantics.StatementRules):
         # (`bool(xs)` is whether xs is empty: its length, a value now; its own shape is fixed)
         return one_number(v.data())
 
+    def dunder_len(self, v: Val, node: cst.Call) -> Val | None:
+        # (semantics.StatementRules.dunder_len) `len(obj)` of a known project class: `obj.__len__()`
+        if not v.cls or self.index.method(v.cls, "__len__") is None:
+            return None
+        res, _ = self.index.call_method("__len__", v, BOTTOM, _given(node), self._site(node, True), None)
+        return res if res.divergent else None
+
     def order_free_call(self, q: str, node: cst.Call, argu: Val, arg0: Val | None) -> Val:
         out = argu.without_order()
         if self._iter_orders and argu.order:
@@ -2168,6 +2175,15 @@ class FileAnalysis(semantics.StatementRules):
                 if not coll.startswith(name) and (coll.count("→") < 3 or coll.startswith("… → ")):
                     coll = f"{name} → {coll}"
         target = self.index.method(recv.cls, meth) if recv.cls else None
+        guess = f"`.{meth}()`"
+        if target is None and not recv.cls and not recv.ext and meth not in K.GENERIC_METHOD_NAMES \
+                and not meth.startswith("__") and len(cands := self.index.methods_by_name.get(meth, ())) == 1 \
+                and cands[0] in self.fn_nodes:
+            # `task.build(rank, world)` on a receiver of no known class (an element of a list
+            # given as a parameter): the only project method of that name, in this file, is
+            # analysed with what the call passes it, as the index resolves its work by name
+            target = cands[0]
+            guess = f"`.{meth}()` {evidence.BY_NAME_NOTE}"
         info.callee = target
         if target in self.fn_nodes and (argu.divergent or self._callable_desc(argu) or argu.length_sources
                                         or recv.order):
@@ -2177,7 +2193,7 @@ class FileAnalysis(semantics.StatementRules):
             # `obj.m()` is `Cls.m(obj)`: a receiver taken in an order that differs between
             # processes (`self.engines[path].close()` for path in a set) is `self` there, so the
             # object's own data reaches the method's collective work in that order.
-            self._record_param_taint(target, node, f"`.{meth}()`", receiver=recv)
+            self._record_param_taint(target, node, guess, receiver=recv)
         if res.divergent:
             # The receiver's and arguments' own sources are located here already; what a project
             # method adds is not.
@@ -2470,7 +2486,16 @@ class FileAnalysis(semantics.StatementRules):
                 else:
                     self.scope.env.set_or_delete(key, None)
                 # (a store of its own replaces what a method's call stored there)
-                self.scope.env.set_or_delete(_call_stored_key(target.value.value, target.attr.value), None)
+                stored = _call_stored_key(target.value.value, target.attr.value)
+                self.scope.env.set_or_delete(stored, None)
+                if not value.sanitized and (value.divergent or value.shape or value.tree):
+                    # `self.items = docs[rank::world]` ... `len(self.items)`: read back from this
+                    # object in this function, the attribute holds what was stored, joined with
+                    # what it holds otherwise (`stored_by_call`; the summary pass's
+                    # `_own_store_key` for `self`): a method analysed with what a call passes
+                    # it sees its own store of that
+                    self.scope.env[stored] = value
+                    self.scope.attr_owner[stored] = owner
         elif isinstance(target, cst.Subscript):
             base = target.value
             key = BOTTOM
