@@ -296,6 +296,7 @@ class ProjectIndex:
         # (and, per callee name, its conditional calls that are not on one of several instances,
         # each with the project functions it may call: what every attribute asks of that name)
         self._named_calls_memo: dict[str, tuple] = {}
+        self._params_in_memo: dict[int, tuple] = {}  # (`_params_in`)
         self._checks: list[tuple[int, dict[str, bool]]] = []  # (`_round_memo`'s computations under way)
         for s in summaries:
             for q, f in s.functions.items():
@@ -572,7 +573,7 @@ class ProjectIndex:
 
     # ---------------------------------------------------------------- pickling
     _TRANSIENT = ("_memo", "_call_memo", "_coll_memo", "_static", "_attr_cache", "_global_cache", "_props_cache",
-                  "_wuc_memo", "_several_memo", "_elsewhere_memo", "_named_calls_memo")
+                  "_wuc_memo", "_several_memo", "_elsewhere_memo", "_named_calls_memo", "_params_in_memo")
     # Tables stored by buckets of keys and unpickled when first read (lazy_table.LazyTable): a
     # one-file run that loads the cached index reads a few hundred of its facts (the prefilter of
     # one file, a re-solve of a few functions); unpickling all of it was most of its time.
@@ -590,7 +591,7 @@ class ProjectIndex:
                        "globals", "methods_by_name", "attrs_by_name", "attr_stores", "gen_stores", "gen_owners",
                        "_cond_calls_by_name", "_writers", "_init_sites", "_cond_stores")
     _IDENTITY_MEMOS = ("_memo", "_call_memo", "_coll_memo", "_static", "_wuc_memo", "_several_memo",
-                       "_elsewhere_memo", "_named_calls_memo", "_checks", "_dep_stack", "_resolving",
+                       "_elsewhere_memo", "_named_calls_memo", "_params_in_memo", "_checks", "_dep_stack", "_resolving",
                        "_in_written_under_condition")
 
     def solved_state(self) -> dict:
@@ -694,6 +695,7 @@ class ProjectIndex:
         state.setdefault("_several_memo", {})
         state.setdefault("_elsewhere_memo", {})
         state.setdefault("_named_calls_memo", {})
+        state.setdefault("_params_in_memo", {})
         state.setdefault("_checks", [])
         self.__dict__.update(state)
 
@@ -1336,6 +1338,22 @@ class ProjectIndex:
         """The parameters of `f` that `sym` (its return summary, or one element of a returned
         tuple) is computed from, and those of them it names only as the start of a piece of equal
         ones (`_returned_params`); None when one is not its own or unknown."""
+        # Asked again every fixpoint round for every function: the walk reads nothing of the
+        # index's state but which called functions carry their arguments (`_drops_arguments`),
+        # so an answer is reused while each of those answers is still the same (exact; the
+        # dependencies the walk recorded are recorded again).
+        hit = self._params_in_memo.get(id(sym))
+        if hit is not None and hit[0] is sym and all((q not in self.param_flow) == dropped for q, dropped in hit[2]):
+            for q, _ in hit[2]:
+                self._dep(q)
+            return hit[1]
+        checks: list[tuple[str, bool]] = []
+        got = self._params_in_walk(sym, f, checks)
+        self._params_in_memo[id(sym)] = (sym, got, tuple(checks))
+        return got
+
+    def _params_in_walk(self, sym: object, f: FunctionFacts, checks: list[tuple[str, bool]]
+                        ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
         names: set[str] = set()
         pieces: set[str] = set()
         elements: set[str] = set()
@@ -1360,7 +1378,7 @@ class ProjectIndex:
                     stack.append((x.get("a"), windows))
                     if x.get("pad"):
                         stack.append((x.get("b"), padded))
-                skip_args = n == SAME_LENGTH_CALL or self._drops_arguments(x)
+                skip_args = n == SAME_LENGTH_CALL or self._drops_arguments(x, checks)
                 for k, v in x.items():
                     if k == "params":
                         into.update(p.removesuffix("!o") for p in v)
@@ -1382,7 +1400,7 @@ class ProjectIndex:
         return (tuple(sorted(names)), tuple(sorted(("@" + p if p in points else p) for p in pieces)),
                 tuple(sorted(elements)), tuple(sorted(windows)), tuple(sorted(padded)))
 
-    def _drops_arguments(self, call: dict) -> bool:
+    def _drops_arguments(self, call: dict, checks: list[tuple[str, bool]] | None = None) -> bool:
         """Whether `call` (a summary's call record) names a project function whose result carries
         none of its arguments (no `param_flow`: `def gmax(v): return float(np.max(
         process_allgather(v)))`, a value agreed by a collective), so that the parameters its
@@ -1395,7 +1413,10 @@ class ProjectIndex:
         if g is None or g.jit or self._declared(q) is not None:
             return False
         self._dep(q)
-        return q not in self.param_flow
+        dropped = q not in self.param_flow
+        if checks is not None:
+            checks.append((q, dropped))
+        return dropped
 
     _return_changes: dict[str, int] | None = None  # per function, while `_solve` widens (see WIDEN_RETURNS_AFTER)
     _ctor_depth = 0  # constructions being followed (dataclasses nest deep: a bound keeps the stack)
@@ -2356,7 +2377,7 @@ class ProjectIndex:
         self._round, self._round_changes, self._since = 0, [], {}
         self._memo, self._call_memo, self._coll_memo = {}, {}, {}
         self._wuc_memo, self._several_memo, self._elsewhere_memo = {}, {}, {}
-        self._named_calls_memo = {}
+        self._named_calls_memo, self._params_in_memo = {}, {}
         settled = False
         with self._logging_caps():
             for _ in range(MAX_ITERATIONS):

@@ -650,7 +650,7 @@ def forget_changes(index: Any, plans: list[ChangePlan]) -> None:
     index._cond_stores = {}
     index._cond_calls_by_name = None  # (rebuilt from the functions now in place)
     index._wuc_memo, index._several_memo, index._elsewhere_memo = {}, {}, {}
-    index._named_calls_memo = {}
+    index._named_calls_memo, index._params_in_memo = {}, {}
 
 
 def resolve_changes(index: Any, plans: list[ChangePlan]) -> None:
