@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 127
+SUMMARY_VERSION = 128
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -985,6 +985,12 @@ class _Summarizer(semantics.StatementRules):
             # `self.meta.buckets`: the attribute of the class the index finds `self.meta` holding
             # (one project class at every construction), not only any attribute of that name
             out = sym_join(out, {"via": [{"l": node.lineno, "ga": attr, "r": {"refs": base["refs"]}}]})
+        elif isinstance(node.value, ast.Name) and base and base.get("params") == [node.value.id] \
+                and not self.scope.is_module:
+            # `pool.rng` of a parameter `pool`: the attribute of the class every call passes there
+            # (`ProjectIndex.param_classes`), not only any class's attribute of that name (a name
+            # as generic as `rng` or `state` is not resolved by name alone)
+            out = sym_join(out, {"via": [{"l": node.lineno, "ga": attr, "pf": [self.scope.facts.name, node.value.id]}]})
         if attr in K.LOCAL_SHARD_ATTRIBUTES:
             out = sym_join(out, self._local_shards(attr, base, node))
         return out
