@@ -3362,10 +3362,15 @@ class StatementRules:
             for name in names:
                 self.scope.env[name] = self.nothing()
             for name, tree in zip(positional, trees):
-                self.scope.env[name] = self.element(tree)
+                self.scope.env[name] = self.tree_leaf(tree)
             self.ev(body)
         finally:
             self.leave_comp_scope(saved)
+
+    def tree_leaf(self, tree):
+        """A leaf of the pytree `tree`, as a leaf map's lambda parameter holds it: an element of it
+        (`element`), unless the pass knows its parts."""
+        return self.element(tree)
 
     def enter_lambda_scope(self):
         """A lambda's own scope, left with `leave_comp_scope` (by default a comprehension's)."""

@@ -949,6 +949,21 @@ class FileAnalysis(semantics.StatementRules):
         return replace(out, struct=kind) if kind in ("list", "dict", "set") else out
 
     element = staticmethod(lambda v: v.element())
+
+    @staticmethod
+    def tree_leaf(tree: Val) -> Val:
+        """(semantics.StatementRules.tree_leaf) A leaf of a dict of known keys or a tuple of known
+        elements (`{"w": rng.normal(...)}`, `(params, opt_state)`) is one of the values stored
+        there, as it is: a value that differs by process is a leaf that differs (an element of an
+        unknown container is only content, `Val.element`). Of a tree of unknown parts, what makes
+        it differ is in some leaf, or in its structure (and then the map's calls differ): its
+        leaves together differ as it does."""
+        parts = [v for _, v in tree.keys] if tree.keys else list(tree.items) if tree.items else None
+        if not parts:
+            el = tree.element()
+            return replace(el, pd=tree.pd, pdc=el.pdc - tree.pd)
+        return join_all(replace(v, keys=None, items=None) if not (v.keys or v.items) else FileAnalysis.tree_leaf(v)
+                        for v in parts)
     unordered_set = staticmethod(lambda v, order: replace(v, unordered=order))
 
     # ---------------------------------------------------------------- calls
