@@ -3858,15 +3858,20 @@ def jit_kind(kind: str, keywords: Collection[str]) -> str:
     return kind
 
 
-def fully_replicated_spec(node, read: Reader, qualify: Qualify, argument) -> bool:
-    """Whether a sharding constructor's call (`NamedSharding(mesh, P())`, `P(None, None)`) names a
-    fully replicated sharding: its spec is a `PartitionSpec` of no axis or only None's. Both passes
-    ask (a sharding stored in an attribute, `self.rep = NamedSharding(mesh, P())`, stays one)."""
-    spec = argument(node, 1, "spec")
+def replicated_partition_spec(spec, read: Reader, qualify: Qualify) -> bool:
+    """Whether `spec` is written as a `PartitionSpec` of no axis or only None's (`P()`, `P(None)`):
+    every device holds the whole array."""
     r = read(spec) if spec is not None else ("other",)
     if r[0] != "call" or not (qualify(r[1]) or "").endswith("PartitionSpec") or len(r[2]) != len(r[3]):
         return False
     return all(read(a) == ("name", "None") for a in r[2])
+
+
+def fully_replicated_spec(node, read: Reader, qualify: Qualify, argument) -> bool:
+    """Whether a sharding constructor's call (`NamedSharding(mesh, P())`, `P(None, None)`) names a
+    fully replicated sharding: its spec is a `PartitionSpec` of no axis or only None's. Both passes
+    ask (a sharding stored in an attribute, `self.rep = NamedSharding(mesh, P())`, stays one)."""
+    return replicated_partition_spec(argument(node, 1, "spec"), read, qualify)
 
 
 def jitted_work(desc: str, global_input: bool) -> tuple[str, bool]:

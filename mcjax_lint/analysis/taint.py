@@ -2118,6 +2118,13 @@ class FileAnalysis(semantics.StatementRules):
             data = next((v for k, v in args if k in (1, "local_data")), None)
             if sharding is not None and sharding.replicated and data is not None:
                 self._same_data_sink(data, node, f"`{short_name(q)}()` on a fully replicated sharding")
+        if q == "jax.experimental.multihost_utils.host_local_array_to_global_array" and semantics.replicated_partition_spec(
+                read_cst.argument(node, 2, "pspecs"), read, self.qualify):
+            # (`P()`: each process's local input is the whole array, which must then be the same
+            # on every process, as for a replicated `make_array_from_process_local_data`)
+            data = next((v for k, v in args if k in (0, "local_inputs")), None)
+            if data is not None:
+                self._same_data_sink(data, node, f"`{short_name(q)}()` with a fully replicated spec")
         shape_arg = None
         if q == "jax.make_array_from_callback":
             shape_arg = next((v for k, v in args if k in (0, "shape")), None)
