@@ -1256,7 +1256,10 @@ class FileAnalysis(semantics.StatementRules):
             # (a container whose element count alone differs by process, `{}` on some: its
             # iteration in the callee runs a different number of times)
             if argu.divergent or self._callable_desc(argu) or (info and any(self._callable_desc(v) for _, v in info.args)) \
-                    or any(self.ev_cached(a.value).unordered for a in node.args) or argu.length_sources:
+                    or any(self.ev_cached(a.value).unordered for a in node.args) or argu.length_sources \
+                    or (fn is not None and not fn.jit and any(self.ev_cached(a.value).glob for a in node.args)):
+                # (a global array handed on: the callee's jitted calls given it and a host value
+                # span the processes, `_replicated_host_args`)
                 self._record_param_taint(target, node)
         return res, coll
 
@@ -1463,6 +1466,11 @@ class FileAnalysis(semantics.StatementRules):
                 # (Not for a process-dependent one: its class would derive again, from its
                 # construction, what the value carries already with this call's caveats.)
                 val = replace(val, cls=orig.cls)
+            if orig.glob and not desc:
+                # a global array: the callee's array work on it spans the processes, and a host
+                # value it hands a jitted function with it is taken as replicated (`_joined_arg`:
+                # only where every such call passes one)
+                val = replace(val, glob=True)
             if guess is not None:
                 val = evidence.mark(val, evidence.METHOD_ARGUMENT, guess, self.line(node))
             # (process-local data at every such call stays so in the callee: `Val.join`; an
@@ -3232,6 +3240,8 @@ def _joined_arg(old: Val, new: Val) -> Val:
     """What a parameter holds after one more call passing `new`: both calls' values, and an
     object's class only where both pass the same one."""
     out = old.join(new)
+    if out.glob and not (old.glob and new.glob):
+        out = replace(out, glob=False)
     return replace(out, cls=None) if out.cls and old.cls != new.cls else out
 
 
