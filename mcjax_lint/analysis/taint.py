@@ -2126,6 +2126,16 @@ class FileAnalysis(semantics.StatementRules):
             data = next((v for k, v in args if k in (1, "local_data")), None)
             if sharding is not None and sharding.replicated and data is not None:
                 self._same_data_sink(data, node, f"`{short_name(q)}()` on a fully replicated sharding")
+        if q == "jax.make_array_from_callback":
+            sharding = next((v for k, v in args if k in (1, "sharding")), None)
+            callback = next((v for k, v in args if k in (2, "data_callback")), None)
+            if sharding is not None and sharding.replicated and callback is not None and not callback.callable:
+                # (each process's callback fills its devices with the whole array: what the
+                # callback returns must be the same on every process; `lambda idx: local[idx]`
+                # returns, for the whole index of a replicated sharding, all of `local`)
+                whole = _indexed_by_parameter(read_cst.argument(node, 2, "data_callback"))
+                data = self.ev(whole).data() if whole is not None else callback.data()
+                self._same_data_sink(data, node, f"`{short_name(q)}()`'s callback on a fully replicated sharding")
         if q == "jax.experimental.multihost_utils.host_local_array_to_global_array" and semantics.replicated_partition_spec(
                 read_cst.argument(node, 2, "pspecs"), read, self.qualify):
             # (`P()`: each process's local input is the whole array, which must then be the same
@@ -3461,6 +3471,19 @@ def _partition_of_drawn_whole(base: Val, idx: Val) -> bool:
 
 _SCALAR_TYPES = frozenset({"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
                            "uint16", "uint32", "uint64", "bool_", "complex64", "complex128"})
+
+
+def _indexed_by_parameter(fn) -> cst.BaseExpression | None:
+    """`lambda idx: x[idx]`: the array `x` a one-parameter lambda indexes by that parameter alone
+    (for the whole index, all of `x`); else None."""
+    if not isinstance(fn, cst.Lambda) or len(fn.params.params) != 1 or isinstance(fn.params.star_arg, cst.Param) \
+            or fn.params.kwonly_params or not isinstance(fn.body, cst.Subscript) or len(fn.body.slice) != 1:
+        return None
+    idx = fn.body.slice[0].slice
+    if isinstance(idx, cst.Index) and isinstance(idx.value, cst.Name) and idx.value.value == fn.params.params[0].name.value \
+            and isinstance(fn.body.value, cst.Name):
+        return fn.body.value
+    return None
 
 
 def _scalar_of(expr: cst.BaseExpression, qualify) -> bool:
