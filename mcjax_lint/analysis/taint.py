@@ -172,6 +172,7 @@ class FileAnalysis(semantics.StatementRules):
         self._iter_orders: list[frozenset[Src]] = []
         self._element_orders: set[Src] = set()
         self.fn_params: dict[str, dict[str, Val]] = {}  # same-file function -> tainted params from callers
+        self._glob_params: dict[str, frozenset[str]] = {}  # same-file function -> params every call gives a global array
         # same-file function -> the literal constants each parameter holds at the calls recorded in
         # `fn_params` (`semantics.constant_repr`; None where a call passes something else)
         self.fn_consts: dict[str, dict[str, frozenset[str] | None]] = {}
@@ -1250,6 +1251,7 @@ class FileAnalysis(semantics.StatementRules):
         if fn is not None and "i" in fn.flags:
             res = self._runs_out_in_helper(target, node, res)
         if target in self.fn_nodes:
+            self._note_global_arguments(target, node)
             info = self.calls.get(node)
             # (`info.args` are this call's arguments from an earlier pass; on the first, the
             # union of the arguments says whether one of them is collective work)
@@ -1483,6 +1485,25 @@ class FileAnalysis(semantics.StatementRules):
                 if i < len(params) and (host is None or params[i] in host):
                     cur[params[i]] = _joined_arg(cur[params[i]], val) if params[i] in cur else val
                 i += 1
+
+    def _note_global_arguments(self, q: str, node: cst.Call) -> None:
+        """The parameters of `q` every call seen so far passes a global array for
+        (`_glob_params`; `run` keeps that fact on a helper analysed again only for those)."""
+        fdef = self.fn_nodes[q][0]
+        params = [p.name.value for p in fdef.params.posonly_params + fdef.params.params]
+        if params and params[0] in ("self", "cls") and isinstance(node.func, cst.Attribute):
+            params = params[1:]
+        here: set[str] = set()
+        if not any(a.star for a in node.args):
+            positional = [a for a in node.args if a.keyword is None]
+            for i, a in enumerate(positional):
+                if i < len(params) and self.ev_cached(a.value).glob:
+                    here.add(params[i])
+            for a in node.args:
+                if a.keyword is not None and self.ev_cached(a.value).glob:
+                    here.add(a.keyword.value)
+        cur = self._glob_params.get(q)
+        self._glob_params[q] = frozenset(here) if cur is None else cur & here
 
     def _record_call_constants(self, q: str, fdef: cst.FunctionDef, params: list[str], node: cst.Call) -> None:
         """The literal constant each parameter of `q` takes at this call (its argument, or the
@@ -3212,6 +3233,8 @@ class FileAnalysis(semantics.StatementRules):
                 break
             for q, taint in todo:
                 node, outer, cls = self.fn_nodes[q]
+                every = self._glob_params.get(q, frozenset())
+                taint = {p: replace(v, glob=False) if v.glob and p not in every else v for p, v in taint.items()}
                 defaults = {p.name.value: self.ev(p.default).data() for p in _all_params(node.params) if p.default is not None}
                 context = {p: c for p, c in consts.get(q, {}).items() if c and len(c) <= 4}
                 self.run_function(q, node, defaults, outer, cls, taint, context)
