@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 128
+SUMMARY_VERSION = 129
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -618,6 +618,7 @@ class _Scope:
         self.peeks: dict = {}  # names assigned `next(it)` (semantics.StatementRules.note_peek)
         self.none_params: set[str] = set()  # parameters whose default is None
         self.param_pos: dict[str, int] = {}  # parameter -> position after self (-1: keyword-only)
+        self.declared: set[str] = set()  # names this function declares `global`
 
 
 def _unparse(node: ast.AST) -> str:
@@ -838,6 +839,9 @@ class _Summarizer(semantics.StatementRules):
         if loc is not None:
             return loc
         glb = self.module_scope.env.get(node.id)
+        if not self.scope.is_module and self.declared_global(node.id):
+            # (what functions declaring it global store into it: `bind`, resolved by the index)
+            return sym_join(glb or {}, self._ref(f"{self.module}.{node.id}"))
         if glb is not None:
             return glb
         q = self.qualify(node)
@@ -2193,6 +2197,14 @@ class _Summarizer(semantics.StatementRules):
     def bind(self, target: ast.expr, value: Sym) -> None:
         if isinstance(target, ast.Name):
             self.scope.env[target.id] = value
+            if target.id in self.scope.declared:
+                # `global stop; stop = loss > best` (under `if rank == 0:`): the module's name
+                # holds this too, with what the enclosing conditions carry, wherever it is read
+                # after (`ev_Name` of a name some function declares global: the index's value)
+                stored = sym_join(sym_taint(value), self._implicit_taint())
+                if stored:
+                    g = self.summary.globals
+                    g[target.id] = sym_join(g.get(target.id), stored) if target.id in g else stored
         elif isinstance(target, (ast.Tuple, ast.List)):
             starred = any(isinstance(e, ast.Starred) for e in target.elts)
             tup = value.get("tup") if not starred else None
@@ -2890,7 +2902,8 @@ class _Summarizer(semantics.StatementRules):
     st_TryStar = st_Try
 
     def st_Global(self, node):
-        pass
+        if not self.scope.is_module:
+            self.scope.declared.update(node.names)
 
     def _may_declare_global(self) -> bool:
         """Whether the file may hold a `global` statement (`semantics.may_declare`)."""

@@ -439,6 +439,15 @@ class FileAnalysis(semantics.StatementRules):
         v = self.local(n)
         if v is None:
             v = self.module_scope.env.get(n)
+            if not self.scope.is_module and self.declared_global(n):
+                # (a name functions declare global: also what they store into it, with the
+                # conditions they store it under, as the index resolves it: summary `bind`)
+                q = f"{self.modname}.{n}"
+                stored = self.index.ref(q)
+                if stored.divergent:
+                    stored = evidence.mark(self.anchor(stored, node, n, call=False), evidence.GLOBAL_STORE,
+                                           f"`{n}`", self.line(node))
+                v = stored if v is None else v.join(stored)
         if v is not None:
             if v.pd and (traced := self._traced_scope()) is not None and not semantics.bound_within(self.scope, traced[0], n):
                 self._trace_constant(v.pd, node, traced)  # (a closure over a process-dependent value)
