@@ -31,6 +31,8 @@ UNMATCHED_EXCEPTION = "an exception whose type was not matched against the handl
 IMPLICIT_ATTRIBUTE = ("an attribute assigned elsewhere (another method, another reference to the object, a signal "
                       "handler) under a process-dependent condition or from a process-dependent argument of its own "
                       "method, taken as assigned before this read")
+GLOBAL_STORE = ("a module-level name a function declares `global` and assigns (under a process-dependent condition "
+                "or from a process-dependent value), taken as assigned before this read")
 ADVANCED_GENERATOR = ("a random generator held in an attribute, drawn from elsewhere by a process-dependent amount "
                       "(a size, or a draw under a per-process condition or loop), taken as drawn before this read")
 ITERATED_BY_HELPER = ("an instance of a class that iterates process-local data (its `__iter__`/`__next__`), handed to "

@@ -393,6 +393,10 @@ class ProjectIndex:
     def solve(self) -> None:
         """The call-graph fixpoint and the facts derived from it (once per index)."""
         summaries = self.__dict__.pop("_unsolved")
+        # (a first answer, from what construction sites pass as written: what a parameter's
+        # attribute reads during the fixpoint, `pool.rng` of `def draw(pool)`, is that class's)
+        self._stable = False
+        self.param_classes = self._param_classes(summaries)
         with self._logging_caps():
             self._solve()
         self._module_device_access = self._import_device_access()
@@ -1804,8 +1808,13 @@ class ProjectIndex:
         elif "ga" in call:
             # an attribute of an attribute (`self.meta.buckets`, summary.any_member): of the class
             # the inner one holds, where the index knows it
-            recv = self.resolve(call.get("r", {}), path)
-            got = self.attr(recv.cls, call["ga"]) if recv.cls else None
+            if "pf" in call:
+                # (of a parameter: the class every call in the project passes for it)
+                fq, param = call["pf"]
+                cls = getattr(self, "param_classes", {}).get(fq, {}).get(param)
+            else:
+                cls = self.resolve(call.get("r", {}), path).cls
+            got = self.attr(cls, call["ga"]) if cls else None
             res = got.taint() if got is not None else BOTTOM
         elif "v" in call:
             fv = self.resolve(call["v"], path)

@@ -3457,10 +3457,15 @@ class StatementRules:
             for name in names:
                 self.scope.env[name] = self.nothing()
             for name, tree in zip(positional, trees):
-                self.scope.env[name] = self.element(tree)
+                self.scope.env[name] = self.tree_leaf(tree)
             self.ev(body)
         finally:
             self.leave_comp_scope(saved)
+
+    def tree_leaf(self, tree):
+        """A leaf of the pytree `tree`, as a leaf map's lambda parameter holds it: an element of it
+        (`element`), unless the pass knows its parts."""
+        return self.element(tree)
 
     def enter_lambda_scope(self):
         """A lambda's own scope, left with `leave_comp_scope` (by default a comprehension's)."""
@@ -3948,15 +3953,20 @@ def jit_kind(kind: str, keywords: Collection[str]) -> str:
     return kind
 
 
-def fully_replicated_spec(node, read: Reader, qualify: Qualify, argument) -> bool:
-    """Whether a sharding constructor's call (`NamedSharding(mesh, P())`, `P(None, None)`) names a
-    fully replicated sharding: its spec is a `PartitionSpec` of no axis or only None's. Both passes
-    ask (a sharding stored in an attribute, `self.rep = NamedSharding(mesh, P())`, stays one)."""
-    spec = argument(node, 1, "spec")
+def replicated_partition_spec(spec, read: Reader, qualify: Qualify) -> bool:
+    """Whether `spec` is written as a `PartitionSpec` of no axis or only None's (`P()`, `P(None)`):
+    every device holds the whole array."""
     r = read(spec) if spec is not None else ("other",)
     if r[0] != "call" or not (qualify(r[1]) or "").endswith("PartitionSpec") or len(r[2]) != len(r[3]):
         return False
     return all(read(a) == ("name", "None") for a in r[2])
+
+
+def fully_replicated_spec(node, read: Reader, qualify: Qualify, argument) -> bool:
+    """Whether a sharding constructor's call (`NamedSharding(mesh, P())`, `P(None, None)`) names a
+    fully replicated sharding: its spec is a `PartitionSpec` of no axis or only None's. Both passes
+    ask (a sharding stored in an attribute, `self.rep = NamedSharding(mesh, P())`, stays one)."""
+    return replicated_partition_spec(argument(node, 1, "spec"), read, qualify)
 
 
 def jitted_work(desc: str, global_input: bool) -> tuple[str, bool]:

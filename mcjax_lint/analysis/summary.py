@@ -618,6 +618,7 @@ class _Scope:
         self.peeks: dict = {}  # names assigned `next(it)` (semantics.StatementRules.note_peek)
         self.none_params: set[str] = set()  # parameters whose default is None
         self.param_pos: dict[str, int] = {}  # parameter -> position after self (-1: keyword-only)
+        self.declared: set[str] = set()  # names this function declares `global`
 
 
 def _unparse(node: ast.AST) -> str:
@@ -838,6 +839,9 @@ class _Summarizer(semantics.StatementRules):
         if loc is not None:
             return loc
         glb = self.module_scope.env.get(node.id)
+        if not self.scope.is_module and self.declared_global(node.id):
+            # (what functions declaring it global store into it: `bind`, resolved by the index)
+            return sym_join(glb or {}, self._ref(f"{self.module}.{node.id}"))
         if glb is not None:
             return glb
         q = self.qualify(node)
@@ -985,6 +989,12 @@ class _Summarizer(semantics.StatementRules):
             # `self.meta.buckets`: the attribute of the class the index finds `self.meta` holding
             # (one project class at every construction), not only any attribute of that name
             out = sym_join(out, {"via": [{"l": node.lineno, "ga": attr, "r": {"refs": base["refs"]}}]})
+        elif isinstance(node.value, ast.Name) and base and base.get("params") == [node.value.id] \
+                and not self.scope.is_module:
+            # `pool.rng` of a parameter `pool`: the attribute of the class every call passes there
+            # (`ProjectIndex.param_classes`), not only any class's attribute of that name (a name
+            # as generic as `rng` or `state` is not resolved by name alone)
+            out = sym_join(out, {"via": [{"l": node.lineno, "ga": attr, "pf": [self.scope.facts.name, node.value.id]}]})
         if attr in K.LOCAL_SHARD_ATTRIBUTES:
             out = sym_join(out, self._local_shards(attr, base, node))
         return out
@@ -2187,6 +2197,14 @@ class _Summarizer(semantics.StatementRules):
     def bind(self, target: ast.expr, value: Sym) -> None:
         if isinstance(target, ast.Name):
             self.scope.env[target.id] = value
+            if target.id in self.scope.declared:
+                # `global stop; stop = loss > best` (under `if rank == 0:`): the module's name
+                # holds this too, with what the enclosing conditions carry, wherever it is read
+                # after (`ev_Name` of a name some function declares global: the index's value)
+                stored = sym_join(sym_taint(value), self._implicit_taint())
+                if stored:
+                    g = self.summary.globals
+                    g[target.id] = sym_join(g.get(target.id), stored) if target.id in g else stored
         elif isinstance(target, (ast.Tuple, ast.List)):
             starred = any(isinstance(e, ast.Starred) for e in target.elts)
             tup = value.get("tup") if not starred else None
@@ -2899,7 +2917,8 @@ class _Summarizer(semantics.StatementRules):
     st_TryStar = st_Try
 
     def st_Global(self, node):
-        pass
+        if not self.scope.is_module:
+            self.scope.declared.update(node.names)
 
     def _may_declare_global(self) -> bool:
         """Whether the file may hold a `global` statement (`semantics.may_declare`)."""

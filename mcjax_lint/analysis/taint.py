@@ -172,6 +172,7 @@ class FileAnalysis(semantics.StatementRules):
         self._iter_orders: list[frozenset[Src]] = []
         self._element_orders: set[Src] = set()
         self.fn_params: dict[str, dict[str, Val]] = {}  # same-file function -> tainted params from callers
+        self._glob_params: dict[str, frozenset[str]] = {}  # same-file function -> params every call gives a global array
         # same-file function -> the literal constants each parameter holds at the calls recorded in
         # `fn_params` (`semantics.constant_repr`; None where a call passes something else)
         self.fn_consts: dict[str, dict[str, frozenset[str] | None]] = {}
@@ -438,6 +439,15 @@ class FileAnalysis(semantics.StatementRules):
         v = self.local(n)
         if v is None:
             v = self.module_scope.env.get(n)
+            if not self.scope.is_module and self.declared_global(n):
+                # (a name functions declare global: also what they store into it, with the
+                # conditions they store it under, as the index resolves it: summary `bind`)
+                q = f"{self.modname}.{n}"
+                stored = self.index.ref(q)
+                if stored.divergent:
+                    stored = evidence.mark(self.anchor(stored, node, n, call=False), evidence.GLOBAL_STORE,
+                                           f"`{n}`", self.line(node))
+                v = stored if v is None else v.join(stored)
         if v is not None:
             if v.pd and (traced := self._traced_scope()) is not None and not semantics.bound_within(self.scope, traced[0], n):
                 self._trace_constant(v.pd, node, traced)  # (a closure over a process-dependent value)
@@ -949,6 +959,21 @@ class FileAnalysis(semantics.StatementRules):
         return replace(out, struct=kind) if kind in ("list", "dict", "set") else out
 
     element = staticmethod(lambda v: v.element())
+
+    @staticmethod
+    def tree_leaf(tree: Val) -> Val:
+        """(semantics.StatementRules.tree_leaf) A leaf of a dict of known keys or a tuple of known
+        elements (`{"w": rng.normal(...)}`, `(params, opt_state)`) is one of the values stored
+        there, as it is: a value that differs by process is a leaf that differs (an element of an
+        unknown container is only content, `Val.element`). Of a tree of unknown parts, what makes
+        it differ is in some leaf, or in its structure (and then the map's calls differ): its
+        leaves together differ as it does."""
+        parts = [v for _, v in tree.keys] if tree.keys else list(tree.items) if tree.items else None
+        if not parts:
+            el = tree.element()
+            return replace(el, pd=tree.pd, pdc=el.pdc - tree.pd)
+        return join_all(replace(v, keys=None, items=None) if not (v.keys or v.items) else FileAnalysis.tree_leaf(v)
+                        for v in parts)
     unordered_set = staticmethod(lambda v, order: replace(v, unordered=order))
 
     # ---------------------------------------------------------------- calls
@@ -1235,13 +1260,17 @@ class FileAnalysis(semantics.StatementRules):
         if fn is not None and "i" in fn.flags:
             res = self._runs_out_in_helper(target, node, res)
         if target in self.fn_nodes:
+            self._note_global_arguments(target, node)
             info = self.calls.get(node)
             # (`info.args` are this call's arguments from an earlier pass; on the first, the
             # union of the arguments says whether one of them is collective work)
             # (a container whose element count alone differs by process, `{}` on some: its
             # iteration in the callee runs a different number of times)
             if argu.divergent or self._callable_desc(argu) or (info and any(self._callable_desc(v) for _, v in info.args)) \
-                    or any(self.ev_cached(a.value).unordered for a in node.args) or argu.length_sources:
+                    or any(self.ev_cached(a.value).unordered for a in node.args) or argu.length_sources \
+                    or (fn is not None and not fn.jit and any(self.ev_cached(a.value).glob for a in node.args)):
+                # (a global array handed on: the callee's jitted calls given it and a host value
+                # span the processes, `_replicated_host_args`)
                 self._record_param_taint(target, node)
         return res, coll
 
@@ -1448,6 +1477,11 @@ class FileAnalysis(semantics.StatementRules):
                 # (Not for a process-dependent one: its class would derive again, from its
                 # construction, what the value carries already with this call's caveats.)
                 val = replace(val, cls=orig.cls)
+            if orig.glob and not desc:
+                # a global array: the callee's array work on it spans the processes, and a host
+                # value it hands a jitted function with it is taken as replicated (`_joined_arg`:
+                # only where every such call passes one)
+                val = replace(val, glob=True)
             if guess is not None:
                 val = evidence.mark(val, evidence.METHOD_ARGUMENT, guess, self.line(node))
             # (process-local data at every such call stays so in the callee: `Val.join`; an
@@ -1460,6 +1494,25 @@ class FileAnalysis(semantics.StatementRules):
                 if i < len(params) and (host is None or params[i] in host):
                     cur[params[i]] = _joined_arg(cur[params[i]], val) if params[i] in cur else val
                 i += 1
+
+    def _note_global_arguments(self, q: str, node: cst.Call) -> None:
+        """The parameters of `q` every call seen so far passes a global array for
+        (`_glob_params`; `run` keeps that fact on a helper analysed again only for those)."""
+        fdef = self.fn_nodes[q][0]
+        params = [p.name.value for p in fdef.params.posonly_params + fdef.params.params]
+        if params and params[0] in ("self", "cls") and isinstance(node.func, cst.Attribute):
+            params = params[1:]
+        here: set[str] = set()
+        if not any(a.star for a in node.args):
+            positional = [a for a in node.args if a.keyword is None]
+            for i, a in enumerate(positional):
+                if i < len(params) and self.ev_cached(a.value).glob:
+                    here.add(params[i])
+            for a in node.args:
+                if a.keyword is not None and self.ev_cached(a.value).glob:
+                    here.add(a.keyword.value)
+        cur = self._glob_params.get(q)
+        self._glob_params[q] = frozenset(here) if cur is None else cur & here
 
     def _record_call_constants(self, q: str, fdef: cst.FunctionDef, params: list[str], node: cst.Call) -> None:
         """The literal constant each parameter of `q` takes at this call (its argument, or the
@@ -2110,6 +2163,23 @@ class FileAnalysis(semantics.StatementRules):
             data = next((v for k, v in args if k in (1, "local_data")), None)
             if sharding is not None and sharding.replicated and data is not None:
                 self._same_data_sink(data, node, f"`{short_name(q)}()` on a fully replicated sharding")
+        if q == "jax.make_array_from_callback":
+            sharding = next((v for k, v in args if k in (1, "sharding")), None)
+            callback = next((v for k, v in args if k in (2, "data_callback")), None)
+            if sharding is not None and sharding.replicated and callback is not None and not callback.callable:
+                # (each process's callback fills its devices with the whole array: what the
+                # callback returns must be the same on every process; `lambda idx: local[idx]`
+                # returns, for the whole index of a replicated sharding, all of `local`)
+                whole = _indexed_by_parameter(read_cst.argument(node, 2, "data_callback"))
+                data = self.ev(whole).data() if whole is not None else callback.data()
+                self._same_data_sink(data, node, f"`{short_name(q)}()`'s callback on a fully replicated sharding")
+        if q == "jax.experimental.multihost_utils.host_local_array_to_global_array" and semantics.replicated_partition_spec(
+                read_cst.argument(node, 2, "pspecs"), read, self.qualify):
+            # (`P()`: each process's local input is the whole array, which must then be the same
+            # on every process, as for a replicated `make_array_from_process_local_data`)
+            data = next((v for k, v in args if k in (0, "local_inputs")), None)
+            if data is not None:
+                self._same_data_sink(data, node, f"`{short_name(q)}()` with a fully replicated spec")
         shape_arg = None
         if q == "jax.make_array_from_callback":
             shape_arg = next((v for k, v in args if k in (0, "shape")), None)
@@ -3197,6 +3267,8 @@ class FileAnalysis(semantics.StatementRules):
                 break
             for q, taint in todo:
                 node, outer, cls = self.fn_nodes[q]
+                every = self._glob_params.get(q, frozenset())
+                taint = {p: replace(v, glob=False) if v.glob and p not in every else v for p, v in taint.items()}
                 defaults = {p.name.value: self.ev(p.default).data() for p in _all_params(node.params) if p.default is not None}
                 context = {p: c for p, c in consts.get(q, {}).items() if c and len(c) <= 4}
                 self.run_function(q, node, defaults, outer, cls, taint, context)
@@ -3235,6 +3307,8 @@ def _joined_arg(old: Val, new: Val) -> Val:
     """What a parameter holds after one more call passing `new`: both calls' values, and an
     object's class only where both pass the same one."""
     out = old.join(new)
+    if out.glob and not (old.glob and new.glob):
+        out = replace(out, glob=False)
     return replace(out, cls=None) if out.cls and old.cls != new.cls else out
 
 
@@ -3454,6 +3528,19 @@ def _partition_of_drawn_whole(base: Val, idx: Val) -> bool:
 
 _SCALAR_TYPES = frozenset({"float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8",
                            "uint16", "uint32", "uint64", "bool_", "complex64", "complex128"})
+
+
+def _indexed_by_parameter(fn) -> cst.BaseExpression | None:
+    """`lambda idx: x[idx]`: the array `x` a one-parameter lambda indexes by that parameter alone
+    (for the whole index, all of `x`); else None."""
+    if not isinstance(fn, cst.Lambda) or len(fn.params.params) != 1 or isinstance(fn.params.star_arg, cst.Param) \
+            or fn.params.kwonly_params or not isinstance(fn.body, cst.Subscript) or len(fn.body.slice) != 1:
+        return None
+    idx = fn.body.slice[0].slice
+    if isinstance(idx, cst.Index) and isinstance(idx.value, cst.Name) and idx.value.value == fn.params.params[0].name.value \
+            and isinstance(fn.body.value, cst.Name):
+        return fn.body.value
+    return None
 
 
 def _scalar_of(expr: cst.BaseExpression, qualify) -> bool:
