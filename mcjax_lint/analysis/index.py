@@ -933,12 +933,33 @@ class ProjectIndex:
         answered: telling two instances apart resolves other attributes, whose own answer would
         ask this again (exponential on a real corpus); there, conditional writes claim nothing."""
         if getattr(self, "_in_written_under_condition", False):
+            self._dep(_GUARDED)  # (an answer cut short: what is computed from it is not reused outside)
             return []
         self._in_written_under_condition = True
         try:
-            return self._round_memo(self._wuc_memo, (c, name), None, lambda: self._written_under_condition_once(c, name))
+            return self._round_memo(self._wuc_memo, (c, name), None, lambda: self._written_under_condition_whole(c, name))
         finally:
             self._in_written_under_condition = False
+
+    def _written_under_condition_whole(self, c: str, name: str) -> list[tuple[Sym, str]]:
+        # Its answer (which calls, which conditions) reads only the classes of what it resolves,
+        # which no cut-short answer changes: the cuts within it do not make it contextual.
+        self._dep_stack.append(set())
+        try:
+            return self._written_under_condition_once(c, name)
+        finally:
+            deps = self._dep_stack.pop()
+            deps.discard(_GUARDED)
+            if self._dep_stack:
+                self._dep_stack[-1].update(deps)
+
+    def _in_context(self, deps: set[str]) -> bool:
+        """Whether a memo entry computed with these dependencies may be reused here: one computed
+        where `_written_under_condition` was cut short (inside another of its answers) holds
+        less than the same question asked anywhere else gives, so it is reused only there.
+        Without this the answers depended on the order the questions came in (an incremental
+        run's index, which asks in another order, disagreed with a rebuild: certain vs guess)."""
+        return _GUARDED not in deps or self._in_written_under_condition
 
     def _round_memo(self, table: dict, key: Any, ident: object, compute: Callable[[], Any]) -> Any:
         """`compute()` for `key`, answered once per fixpoint round and context: asked again in the
@@ -956,7 +977,7 @@ class ProjectIndex:
             return compute()
         depth = len(self._dep_stack)
         hit = table.get(key)
-        if hit is not None and hit[0] is ident and hit[3] == self._round \
+        if hit is not None and hit[0] is ident and hit[3] == self._round and self._in_context(hit[2]) \
                 and (not hit[4] or all((k in self._resolving) == cut for k, cut in hit[4].items())):
             if depth:
                 self._dep_stack[-1].update(hit[2])
@@ -1091,8 +1112,8 @@ class ProjectIndex:
             v = compute()
         finally:
             self._resolving.pop(key, None)
-        if self._stable:
-            cache[key] = v
+        if self._stable and not self._in_written_under_condition:
+            cache[key] = v  # (one computed inside `_written_under_condition` may be cut short there)
         return v
 
     # ---------------------------------------------------------------- resolution
@@ -1104,7 +1125,7 @@ class ProjectIndex:
             key = id(sym)
             memo, stack = self._memo, self._dep_stack
             hit = memo.get(key)
-            if hit is not None and hit[0] is sym and (hit[3] == self._round or self._fresh(hit, memo, key)):
+            if hit is not None and hit[0] is sym and (hit[3] == self._round or self._fresh(hit, memo, key)) and self._in_context(hit[2]):
                 if stack and hit[2]:
                     stack[-1].update(hit[2])
                 return hit[1]
@@ -1687,7 +1708,7 @@ class ProjectIndex:
         key = id(call)
         memo, stack = self._call_memo, self._dep_stack
         hit = memo.get(key)
-        if hit is not None and hit[0] is call and (hit[3] == self._round or self._fresh(hit, memo, key)):
+        if hit is not None and hit[0] is call and (hit[3] == self._round or self._fresh(hit, memo, key)) and self._in_context(hit[2]):
             if stack and hit[2]:
                 stack[-1].update(hit[2])
             return hit[1]
@@ -1712,9 +1733,11 @@ class ProjectIndex:
         key = id(call)
         stack = self._dep_stack
         hit = self._call_memo.get(key)
-        if hit is None or hit[0] is not call or not (hit[3] == self._round or self._fresh(hit, self._call_memo, key)):
+        if hit is None or hit[0] is not call or not (hit[3] == self._round or self._fresh(hit, self._call_memo, key)) \
+                or not self._in_context(hit[2]):
             hit = self._coll_memo.get(key)
-            if hit is not None and (hit[0] is not call or not (hit[3] == self._round or self._fresh(hit, self._coll_memo, key))):
+            if hit is not None and (hit[0] is not call or not (hit[3] == self._round or self._fresh(hit, self._coll_memo, key))
+                                    or not self._in_context(hit[2])):
                 hit = None
         if hit is not None:
             if stack and hit[2]:
@@ -2863,6 +2886,7 @@ def _param_glob_ops(f: FunctionFacts) -> list:
     return [list(g) for g in f.glob_ops if "params" in g[2]]
 
 
+_GUARDED = "<cut short by the written-under-condition guard>"  # (`ProjectIndex._in_context`)
 _CYCLE = "<cycle>"  # pseudo-dependency of values a resolution cycle cut short (never reused across rounds)
 
 
