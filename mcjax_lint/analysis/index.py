@@ -953,14 +953,6 @@ class ProjectIndex:
             if self._dep_stack:
                 self._dep_stack[-1].update(deps)
 
-    def _in_context(self, deps: set[str]) -> bool:
-        """Whether a memo entry computed with these dependencies may be reused here: one computed
-        where `_written_under_condition` was cut short (inside another of its answers) holds
-        less than the same question asked anywhere else gives, so it is reused only there.
-        Without this the answers depended on the order the questions came in (an incremental
-        run's index, which asks in another order, disagreed with a rebuild: certain vs guess)."""
-        return _GUARDED not in deps or self._in_written_under_condition
-
     def _round_memo(self, table: dict, key: Any, ident: object, compute: Callable[[], Any]) -> Any:
         """`compute()` for `key`, answered once per fixpoint round and context: asked again in the
         same round, the answer is reused and what it read (its dependencies) is added to the
@@ -977,7 +969,8 @@ class ProjectIndex:
             return compute()
         depth = len(self._dep_stack)
         hit = table.get(key)
-        if hit is not None and hit[0] is ident and hit[3] == self._round and self._in_context(hit[2]) \
+        if hit is not None and hit[0] is ident and hit[3] == self._round \
+                and (_GUARDED not in hit[2] or self._in_written_under_condition) \
                 and (not hit[4] or all((k in self._resolving) == cut for k, cut in hit[4].items())):
             if depth:
                 self._dep_stack[-1].update(hit[2])
@@ -1125,7 +1118,8 @@ class ProjectIndex:
             key = id(sym)
             memo, stack = self._memo, self._dep_stack
             hit = memo.get(key)
-            if hit is not None and hit[0] is sym and (hit[3] == self._round or self._fresh(hit, memo, key)) and self._in_context(hit[2]):
+            if hit is not None and hit[0] is sym and (hit[3] == self._round or self._fresh(hit, memo, key)) \
+                    and (_GUARDED not in hit[2] or self._in_written_under_condition):
                 if stack and hit[2]:
                     stack[-1].update(hit[2])
                 return hit[1]
@@ -1708,7 +1702,8 @@ class ProjectIndex:
         key = id(call)
         memo, stack = self._call_memo, self._dep_stack
         hit = memo.get(key)
-        if hit is not None and hit[0] is call and (hit[3] == self._round or self._fresh(hit, memo, key)) and self._in_context(hit[2]):
+        if hit is not None and hit[0] is call and (hit[3] == self._round or self._fresh(hit, memo, key)) \
+                and (_GUARDED not in hit[2] or self._in_written_under_condition):
             if stack and hit[2]:
                 stack[-1].update(hit[2])
             return hit[1]
@@ -1734,10 +1729,10 @@ class ProjectIndex:
         stack = self._dep_stack
         hit = self._call_memo.get(key)
         if hit is None or hit[0] is not call or not (hit[3] == self._round or self._fresh(hit, self._call_memo, key)) \
-                or not self._in_context(hit[2]):
+                or not (_GUARDED not in hit[2] or self._in_written_under_condition):
             hit = self._coll_memo.get(key)
             if hit is not None and (hit[0] is not call or not (hit[3] == self._round or self._fresh(hit, self._coll_memo, key))
-                                    or not self._in_context(hit[2])):
+                                    or not (_GUARDED not in hit[2] or self._in_written_under_condition)):
                 hit = None
         if hit is not None:
             if stack and hit[2]:
@@ -2886,7 +2881,12 @@ def _param_glob_ops(f: FunctionFacts) -> list:
     return [list(g) for g in f.glob_ops if "params" in g[2]]
 
 
-_GUARDED = "<cut short by the written-under-condition guard>"  # (`ProjectIndex._in_context`)
+# Pseudo-dependency of a value computed where `_written_under_condition` was cut short (inside
+# another of its answers): it holds less than the same question asked anywhere else gives, so a
+# memo entry holding it is reused only there (`_GUARDED not in deps or _in_written_under_condition`
+# at each memo). Without this the answers depended on the order the questions came in: an
+# incremental run's index, which asks in another order, disagreed with a rebuild (certain vs guess).
+_GUARDED = "<cut short by the written-under-condition guard>"
 _CYCLE = "<cycle>"  # pseudo-dependency of values a resolution cycle cut short (never reused across rounds)
 
 
