@@ -31,6 +31,8 @@ UNMATCHED_EXCEPTION = "an exception whose type was not matched against the handl
 IMPLICIT_ATTRIBUTE = ("an attribute assigned elsewhere (another method, another reference to the object, a signal "
                       "handler) under a process-dependent condition or from a process-dependent argument of its own "
                       "method, taken as assigned before this read")
+RESTORED_ATTRIBUTE = ("an attribute also stored again from a value computed from its own that agrees across "
+                      "processes (`x.attr = broadcast(x.attr)`): whether this read comes after that store is not followed")
 ADVANCED_GENERATOR = ("a random generator held in an attribute, drawn from elsewhere by a process-dependent amount "
                       "(a size, or a draw under a per-process condition or loop), taken as drawn before this read")
 ITERATED_BY_HELPER = ("an instance of a class that iterates process-local data (its `__iter__`/`__next__`), handed to "

@@ -281,6 +281,10 @@ class ProjectIndex:
         self.attr_stores: dict[str, list[tuple[Sym, str]]] = {}
         # attr -> [(what a draw from the generator it holds carries, its file)] (summary.gen_stores)
         self.gen_stores: dict[str, list[tuple[Sym, str]]] = {}
+        # attr -> [(a value stored from the attribute's own by a call, its file, its line)] (summary.restores)
+        self.restores: dict[str, list[tuple[Sym, str, int]]] = {}
+        self._restore_checks: set[str] = set()  # (`_restored_agreed` under way)
+        self._cut_depth = 0  # (within `_written_under_condition` or `_restored_agreed`: `_GUARDED`)
         self.gen_owners: dict[str, set[str]] = {}  # attr -> classes whose methods draw from `self.attr`
         # (`_written_under_condition`, built at its first use: calls under a condition by the
         # callee's name, and the names of the methods writing each attribute)
@@ -320,6 +324,9 @@ class ProjectIndex:
                         # (calls of methods, resolved by name, are left out here and below: they
                         # tied attributes into cycles that kept the fixpoint from settling)
                         self.attr_stores.setdefault(name, []).append((_named_calls_only(v), s.path))
+                for name, vals in s.restores.items():
+                    for line, v in vals:
+                        self.restores.setdefault(name, []).append((_named_calls_only(v), s.path, line))
                 for name, v in s.gen_stores.items():
                     self.gen_stores.setdefault(name, []).append((_named_calls_only(v), s.path))
                     owner, _, attr = name.rpartition(".")
@@ -587,11 +594,11 @@ class ProjectIndex:
     # round are left behind too: a memo entry is reused only where computing it again would give
     # the same value (`_fresh`), so a copy without them answers the same (as the cached index does).
     _SUMMARY_TABLES = ("settings", "library_modules", "modules", "_suffix_map", "functions", "fn_path", "classes",
-                       "globals", "methods_by_name", "attrs_by_name", "attr_stores", "gen_stores", "gen_owners",
+                       "globals", "methods_by_name", "attrs_by_name", "attr_stores", "gen_stores", "gen_owners", "restores",
                        "_cond_calls_by_name", "_writers", "_init_sites", "_cond_stores")
     _IDENTITY_MEMOS = ("_memo", "_call_memo", "_coll_memo", "_static", "_wuc_memo", "_several_memo",
                        "_elsewhere_memo", "_named_calls_memo", "_checks", "_dep_stack", "_resolving",
-                       "_in_written_under_condition")
+                       "_in_written_under_condition", "_restore_checks", "_cut_depth")
 
     def solved_state(self) -> dict:
         """Everything `solve()` (and the questions asked since) added to this index, less what a
@@ -646,6 +653,7 @@ class ProjectIndex:
         state["_cond_stores"] = {}
         state["_cond_calls_by_name"], state["_writers"] = None, {}  # (rebuilt on the first question)
         state["_in_written_under_condition"] = False
+        state["_restore_checks"], state["_cut_depth"] = set(), 0
         state["_checks"] = []
         if "_mentions" not in state:
             from mcjax_lint.analysis.relocate import mentions_by_module
@@ -695,6 +703,8 @@ class ProjectIndex:
         state.setdefault("_elsewhere_memo", {})
         state.setdefault("_named_calls_memo", {})
         state.setdefault("_checks", [])
+        state.setdefault("_restore_checks", set())
+        state.setdefault("_cut_depth", 0)
         self.__dict__.update(state)
 
     def _load_parts(self) -> None:
@@ -861,6 +871,8 @@ class ProjectIndex:
                                                                           self._attr_cache))
                 if extra.pd or extra.pdc:
                     v = v.join(evidence.mark(extra, evidence.IMPLICIT_ATTRIBUTE, f"`.{name}`"))
+                if (v.pd or v.pdc) and name in self.restores and (at := self._restored_agreed(name)):
+                    v = evidence.mark(v, evidence.RESTORED_ATTRIBUTE, f"`.{name}` (stored again at {at})")
                 if v.rng:
                     # A generator some draw advances by a process-dependent amount (its size, or a
                     # draw under a per-process condition or loop): its later draws differ.
@@ -869,6 +881,23 @@ class ProjectIndex:
                         v = v.join(evidence.mark(Val(pd=drawn.pd), evidence.ADVANCED_GENERATOR, f"`.{name}`"))
                 return v
         return None
+
+    def _restored_agreed(self, name: str) -> str:
+        """Whether attribute `name` is somewhere stored again from a value a call computes from its
+        own (`summary.restores`) that agrees across processes although the attribute does not
+        (`cfg.out = broadcast(cfg.out)`): the program makes it agree there. Its own reads inside
+        that value see it without this check (asked again within, the answer is no)."""
+        if name in self._restore_checks:
+            self._dep(_GUARDED)  # (a read within it: unmarked here, so not reused outside)
+            return False
+        self._restore_checks.add(name)
+        self._cut_depth += 1
+        try:
+            return self._uncut(lambda: next((f"{os.path.basename(path)}:{line}" for sym, path, line in self.restores[name]
+                                             if not ((r := self.resolve(sym, path)).pd or r.pdc)), ""))
+        finally:
+            self._restore_checks.discard(name)
+            self._cut_depth -= 1
 
     def absent_unless(self, cls: str, name: str) -> Val | None:
         """The process-dependent conditions without which an object of class `cls` has no
@@ -936,17 +965,23 @@ class ProjectIndex:
             self._dep(_GUARDED)  # (an answer cut short: what is computed from it is not reused outside)
             return []
         self._in_written_under_condition = True
+        self._cut_depth += 1
         try:
             return self._round_memo(self._wuc_memo, (c, name), None, lambda: self._written_under_condition_whole(c, name))
         finally:
             self._in_written_under_condition = False
+            self._cut_depth -= 1
 
     def _written_under_condition_whole(self, c: str, name: str) -> list[tuple[Sym, str]]:
         # Its answer (which calls, which conditions) reads only the classes of what it resolves,
         # which no cut-short answer changes: the cuts within it do not make it contextual.
+        return self._uncut(lambda: self._written_under_condition_once(c, name))
+
+    def _uncut(self, compute: Callable[[], Any]) -> Any:
+        # (`compute()`, whose answer no cut within it changes: what it read, less `_GUARDED`)
         self._dep_stack.append(set())
         try:
-            return self._written_under_condition_once(c, name)
+            return compute()
         finally:
             deps = self._dep_stack.pop()
             deps.discard(_GUARDED)
@@ -970,7 +1005,7 @@ class ProjectIndex:
         depth = len(self._dep_stack)
         hit = table.get(key)
         if hit is not None and hit[0] is ident and hit[3] == self._round \
-                and (_GUARDED not in hit[2] or self._in_written_under_condition) \
+                and (_GUARDED not in hit[2] or self._cut_depth) \
                 and (not hit[4] or all((k in self._resolving) == cut for k, cut in hit[4].items())):
             if depth:
                 self._dep_stack[-1].update(hit[2])
@@ -1105,7 +1140,7 @@ class ProjectIndex:
             v = compute()
         finally:
             self._resolving.pop(key, None)
-        if self._stable and not self._in_written_under_condition:
+        if self._stable and not self._cut_depth:
             cache[key] = v  # (one computed inside `_written_under_condition` may be cut short there)
         return v
 
@@ -1119,7 +1154,7 @@ class ProjectIndex:
             memo, stack = self._memo, self._dep_stack
             hit = memo.get(key)
             if hit is not None and hit[0] is sym and (hit[3] == self._round or self._fresh(hit, memo, key)) \
-                    and (_GUARDED not in hit[2] or self._in_written_under_condition):
+                    and (_GUARDED not in hit[2] or self._cut_depth):
                 if stack and hit[2]:
                     stack[-1].update(hit[2])
                 return hit[1]
@@ -1703,7 +1738,7 @@ class ProjectIndex:
         memo, stack = self._call_memo, self._dep_stack
         hit = memo.get(key)
         if hit is not None and hit[0] is call and (hit[3] == self._round or self._fresh(hit, memo, key)) \
-                and (_GUARDED not in hit[2] or self._in_written_under_condition):
+                and (_GUARDED not in hit[2] or self._cut_depth):
             if stack and hit[2]:
                 stack[-1].update(hit[2])
             return hit[1]
@@ -1729,10 +1764,10 @@ class ProjectIndex:
         stack = self._dep_stack
         hit = self._call_memo.get(key)
         if hit is None or hit[0] is not call or not (hit[3] == self._round or self._fresh(hit, self._call_memo, key)) \
-                or not (_GUARDED not in hit[2] or self._in_written_under_condition):
+                or not (_GUARDED not in hit[2] or self._cut_depth):
             hit = self._coll_memo.get(key)
             if hit is not None and (hit[0] is not call or not (hit[3] == self._round or self._fresh(hit, self._coll_memo, key))
-                                    or not (_GUARDED not in hit[2] or self._in_written_under_condition)):
+                                    or not (_GUARDED not in hit[2] or self._cut_depth)):
                 hit = None
         if hit is not None:
             if stack and hit[2]:
@@ -2881,9 +2916,9 @@ def _param_glob_ops(f: FunctionFacts) -> list:
     return [list(g) for g in f.glob_ops if "params" in g[2]]
 
 
-# Pseudo-dependency of a value computed where `_written_under_condition` was cut short (inside
-# another of its answers): it holds less than the same question asked anywhere else gives, so a
-# memo entry holding it is reused only there (`_GUARDED not in deps or _in_written_under_condition`
+# Pseudo-dependency of a value computed where `_written_under_condition` (or `_restored_agreed`)
+# was cut short (inside another of its answers): it holds less than the same question asked anywhere else gives, so a
+# memo entry holding it is reused only there (`_GUARDED not in deps or _cut_depth`
 # at each memo). Without this the answers depended on the order the questions came in: an
 # incremental run's index, which asks in another order, disagreed with a rebuild (certain vs guess).
 _GUARDED = "<cut short by the written-under-condition guard>"

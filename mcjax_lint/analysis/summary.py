@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 127
+SUMMARY_VERSION = 128
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -436,6 +436,12 @@ class ModuleSummary:
     # The index joins these into that attribute (of that class and the classes related to it, or
     # of any class) where it holds a generator, as a guess.
     gen_stores: dict[str, Sym] = field(default_factory=dict)
+    # Attributes stored again from a value a call computes from their own (`cfg.out =
+    # broadcast(cfg.out)`, `self.seed = int(allgather(self.seed)[0])`): attr -> [line, value]. Where
+    # one agrees across processes while the attribute is process-dependent, the program makes it
+    # agree there, and the index takes a read as seeing the process-dependent value by a guess
+    # (which store comes first is not followed: `ProjectIndex.attr`).
+    restores: dict[str, list] = field(default_factory=dict)
     version: int = SUMMARY_VERSION
 
     def to_dict(self) -> dict:
@@ -466,6 +472,7 @@ class ModuleSummary:
             "value_refs": self.value_refs,
             "attr_stores": self.attr_stores,
             "gen_stores": self.gen_stores,
+            "restores": self.restores,
         }
 
     @classmethod
@@ -498,6 +505,7 @@ class ModuleSummary:
             value_refs=list(d.get("value_refs", [])),
             attr_stores=dict(d.get("attr_stores", {})),
             gen_stores=dict(d.get("gen_stores", {})),
+            restores={k: list(v) for k, v in d.get("restores", {}).items()},
         )
 
 
@@ -2279,6 +2287,16 @@ class _Summarizer(semantics.StatementRules):
                         if ck is not None and cur.get("keys") is not None:
                             whole = with_key(cur, ck, value, whole)  # `d["k"] = v`: that key holds v alone
                         self.bind(base, whole)
+
+    def stored_attribute_from(self, target: ast.Attribute, value: ast.expr, v: Sym) -> None:
+        # `x.attr = f(..., x.attr, ...)`: a call computes the value from the attribute's own
+        # (not a plain copy); `ModuleSummary.restores`
+        base = target.value
+        if not isinstance(base, ast.Name) or not isinstance(value, ast.Call):
+            return
+        if any(isinstance(n, ast.Attribute) and n.attr == target.attr and isinstance(n.value, ast.Name)
+               and n.value.id == base.id for n in ast.walk(value)):
+            self.summary.restores.setdefault(target.attr, []).append([target.lineno, v])
 
     def _implicit_taint(self) -> Sym:
         """What the conditions carry under which an attribute assignment here runs (enclosing
