@@ -2099,7 +2099,10 @@ class ProjectIndex:
             # An instance configured for a process subset (by its arguments, or by its own
             # __init__) does its collective work in that subset.
             sub = argv.subgroup or bool(init and "g" in self.functions[init].flags)
-            return Val(cls=q, subgroup=sub), (self.collective.get(init) if init else None)
+            coll = self.collective.get(init) if init else None
+            if coll and site is not None and init in self.work_gates and self.gated_off(init, dict(site, bd=1)):
+                coll = None  # (`Loader(data, distributed=False)`: its `__init__`'s work is not taken)
+            return Val(cls=q, subgroup=sub), coll
         if q in self.globals:
             g = self.ref(q)
             if g.factory:  # applying a jit decorator of the project's own: a jitted function

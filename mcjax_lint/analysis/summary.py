@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 128
+SUMMARY_VERSION = 129
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -707,7 +707,8 @@ class _Summarizer(semantics.StatementRules):
         # Tests of the function's own parameters the code being read lies under: (param, truth)
         # (`_param_gate`; recorded on calls as "gp" and on direct collective work as `dgates`).
         self._gates: list[tuple[str, bool]] = []
-        self._arm_gates: dict[int, tuple[str, bool]] = {}  # id(an `if`'s arm) -> the test it holds under
+        self._arm_gates: dict[int, list[tuple[str, bool]]] = {}  # id(an `if`'s arm) -> the tests it holds under
+        self._exit_gates: dict[int, list[tuple[str, bool]]] = {}  # id(an `if`) -> the tests where its body fails
         self._gate_names: frozenset[str] | None = None  # (the function's parameters never assigned: `_param_gate`)
         self._gate_node: ast.AST | None = None
         self._cond_call_at: dict[int, tuple[str, int]] = {}  # a `cond_calls` entry -> (callee's code, line)
@@ -1629,6 +1630,22 @@ class _Summarizer(semantics.StatementRules):
             gate = [list(g) for g in dict.fromkeys(self._gates)]
             if gate not in facts.dgates and len(facts.dgates) < MAX_ITEMS:
                 facts.dgates.append(gate)
+
+    def _param_gates(self, test: ast.expr) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
+        """What an `if` on `test` tells of the function's own parameters' truth in each arm: (the
+        tests its body runs under, those its `else` runs under), each a conjunction
+        (`_param_gate`). `a and not b`: the body runs only where every operand holds, so where
+        each test of a parameter among them does (`if sync_dist and not rank_zero_only:`
+        ...), the `else` where one fails (nothing known of each); `a or b` the other way round."""
+        one = self._param_gate(test)
+        if one is not None:
+            return [one], [(one[0], not one[1])]
+        if type(test) is ast.BoolOp:
+            gates = [g for v in test.values if (g := self._param_gate(v)) is not None]
+            if type(test.op) is ast.And:
+                return gates, []
+            return [], [(p, not truth) for p, truth in gates]
+        return [], []
 
     def _param_gate(self, test: ast.expr) -> tuple[str, bool] | None:
         """A test of one of the function's own parameters by its truth (`if sync:`, `if not
@@ -2555,7 +2572,7 @@ class _Summarizer(semantics.StatementRules):
         gdepth = len(self._gates)  # (and a parameter test it leaves under)
         gate = self._arm_gates.get(id(block))
         if gate is not None:
-            self._gates.append(gate)
+            self._gates.extend(gate)
         if implicit:
             self._attr_taints.append(implicit)
             self._attr_fatal.append(False)
@@ -2633,23 +2650,26 @@ class _Summarizer(semantics.StatementRules):
 
     def arms_of_if(self, node: ast.If, cond: Sym) -> None:
         self._loop_taints.append(self._count_of_test(cond, node.test))
-        gate = self._param_gate(node.test)
-        if gate is not None:
-            self._arm_gates[id(node.body)] = gate
-            if node.orelse:
-                self._arm_gates[id(node.orelse)] = (gate[0], not gate[1])
+        body, other = self._param_gates(node.test)
+        if body:
+            self._arm_gates[id(node.body)] = body
+        if other and node.orelse:
+            self._arm_gates[id(node.orelse)] = other
+        if other and not node.orelse:
+            self._exit_gates[id(node)] = other  # (`after_if`: where the body leaves, the rest runs so)
 
     def after_if(self, node: ast.If, cond: Sym, token: None) -> None:
         self._loop_taints.pop()
-        gate = self._arm_gates.pop(id(node.body), None)
+        self._arm_gates.pop(id(node.body), None)
         if node.orelse:
             self._arm_gates.pop(id(node.orelse), None)
-        if gate is not None and not node.orelse and last_statement(node.body) == "return" \
+        other = self._exit_gates.pop(id(node), None)
+        if other and not node.orelse and last_statement(node.body) == "return" \
                 and self._gate_node is not None and any(st is node for st in self._gate_node.body):
             # `if not sync: return` among the function's own statements: the rest of it runs
             # where the test fails (not inside a loop, whose body may run no time, a `try`, whose
             # `finally` runs anyway, or a loop's `else`, which a `break` skips)
-            self._gates.append((gate[0], not gate[1]))
+            self._gates.extend(other)
         self._ungate_both_arms(node)
         control = _control(cond)
         if not self.scope.is_module and _always_exits(node.body) != _always_exits(node.orelse):
