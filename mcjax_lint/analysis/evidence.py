@@ -31,6 +31,9 @@ UNMATCHED_EXCEPTION = "an exception whose type was not matched against the handl
 IMPLICIT_ATTRIBUTE = ("an attribute assigned elsewhere (another method, another reference to the object, a signal "
                       "handler) under a process-dependent condition or from a process-dependent argument of its own "
                       "method, taken as assigned before this read")
+OVERRIDDEN_METHOD = ("a method whose result differs between processes, called on an instance whose class has a "
+                     "subclass overriding it with one that returns the same value everywhere: which class's method "
+                     "runs is not followed")
 RESTORED_ATTRIBUTE = ("an attribute also stored again from a value computed from its own that agrees across "
                       "processes (`x.attr = broadcast(x.attr)`): whether this read comes after that store is not followed")
 ADVANCED_GENERATOR = ("a random generator held in an attribute, drawn from elsewhere by a process-dependent amount "

@@ -646,6 +646,7 @@ class ProjectIndex:
         state["_star_cache"] = {}
         state["_init_sites"] = {}  # read only to resolve class attributes (resolved above)
         state["_mro_cache"] = {}
+        state.pop("_subclass_cache", None)
         state["_importers"] = None  # (rebuilt on the first question)
         state["_importers_of"] = None
         state["_mode_memo"] = {}
@@ -1963,6 +1964,38 @@ class ProjectIndex:
 
     def call_name(self, q: str, argv: Val = BOTTOM, given: tuple | None = None,
                   site: dict | None = None, args: Sequence[tuple[object, Val]] | None = None) -> tuple[Val, str | None]:
+        """`_call_name`; a method called on an instance (`self._evaluate(...)` in a base class's
+        loop, `trainer.fit()`), whose result differs between processes while an override in a
+        subclass of its class returns a value made the same everywhere (`return bool(broadcast(
+        super()._evaluate(...)))`: a collective's agreed result, or a value the same everywhere from
+        an override that does collective work): which class's method runs is not followed, so that result's process dependence is a guess (`evidence.OVERRIDDEN_METHOD`)."""
+        res, coll = self._call_name(q, argv, given, site, args)
+        if (res.pd or res.pdc) and site is not None and site.get("bd"):
+            f = self.functions.get(q)
+            if f is not None and f.cls:
+                for o in self._overrides(f.cls, q):
+                    r, work = self._call_name(o, argv, given, site, args)
+                    if not (r.pd or r.pdc) and (r.sanitized or work):  # (made to agree: not a call left unfollowed)
+                        res = evidence.mark(res, evidence.OVERRIDDEN_METHOD,
+                                            f"`{short_name(q)}()` (overridden by `{short_name(o)}()`)")
+                        break
+        return res, coll
+
+    def _overrides(self, cls: str, q: str) -> list[str]:
+        """The methods of subclasses of `cls` (project classes with it in their MRO) that override
+        method `q` (by name), sorted."""
+        subs = self.__dict__.get("_subclass_cache")
+        if subs is None:
+            subs = {}
+            for c in self.classes:
+                for b in self.mro(c)[1:]:
+                    subs.setdefault(b, []).append(c)
+            self.__dict__["_subclass_cache"] = subs
+        name = q.rpartition(".")[2]
+        return sorted({m for d in subs.get(cls, ()) if (m := self.method(d, name)) is not None and m != q})
+
+    def _call_name(self, q: str, argv: Val = BOTTOM, given: tuple | None = None,
+                   site: dict | None = None, args: Sequence[tuple[object, Val]] | None = None) -> tuple[Val, str | None]:
         """`given`: (number of positional arguments, keyword names) when known; `site`: where this
         call's arguments live (`semantics.arg_locality`: "h", "np", "kw", "bd" as in a summary's
         call), to analyse the callee in its context; `args`: each argument apart ((position or

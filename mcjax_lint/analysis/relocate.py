@@ -646,6 +646,7 @@ def forget_changes(index: Any, plans: list[ChangePlan]) -> None:
                 index.methods_by_name.pop(name, None)
     index._reexport_cache = {}
     index._mro_cache = {}
+    index.__dict__.pop("_subclass_cache", None)
     index._props_cache = {}
     index._cond_stores = {}
     index._cond_calls_by_name = None  # (rebuilt from the functions now in place)

@@ -66,6 +66,19 @@ def test_an_attribute_stored_again_from_an_agreed_value_is_a_guess_at_its_other_
     assert step.why == evidence.RESTORED_ATTRIBUTE and "restored_attribute_agreed_by_allgather.py:23" in step.text
 
 
+def test_a_method_an_override_makes_agree_is_a_guess_at_its_self_calls():
+    # A base class's loop stops on `self.stop_requested()`, per process in the base; a subclass's
+    # override that does collective work and returns one answer everywhere may be what runs (the
+    # instance's class is not followed): a guess naming the override. An override that only
+    # passes the base's answer on leaves it certain.
+    [c] = _findings("overridden_stop_test_still_local.py")
+    assert (c.code, c.severity, c.confidence) == ("MCJ102", Severity.ERROR, "certain")
+    [g] = _findings("overridden_stop_test_agreed.py")
+    assert (g.code, g.severity, g.confidence) == ("MCJ102", Severity.WARNING, "guess")
+    [step] = [s for s in g.chain if not s.certain]
+    assert step.why == evidence.OVERRIDDEN_METHOD and "AgreeingLoop.stop_requested" in step.text
+
+
 def test_a_helper_reading_a_file_at_its_argument_is_a_guess_at_the_call():
     # The summary pass: a helper of another module returns what a file at the path it is given
     # holds; at a call with a per-process path, that is a guess placed at the call.
