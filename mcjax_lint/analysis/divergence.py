@@ -1858,9 +1858,9 @@ def _root_name(expr) -> str | None:
 class _MethodWrites:
     """For `_changes`: whether a call `obj.meth(...)` on a root a condition reads only through
     attributes (`self.is_main`, `_leaf_attributes`) leaves those attributes alone: `meth` is a
-    project method that assigns or changes in place (`FunctionFacts.writes`) none of them, nor
-    does a method it calls on its own object (`self.wait()` in `main_process_first`: a barrier,
-    no store). Anything else (a library method, an unknown callee) may change them."""
+    project method that assigns or changes in place none of them, nor does a method it calls on
+    its own object (`ProjectIndex.method_writes`; `self.wait()` in `main_process_first`: a
+    barrier, no store). Anything else (a library method, an unknown callee) may change them."""
 
     def __init__(self, index, leaves: dict[str, set[str]] | None):
         self.index, self.leaves = index, leaves
@@ -1871,25 +1871,8 @@ class _MethodWrites:
                 or any(_root_name(a.value) == root for a in call.args):
             return False
         q = getattr(calls.get(call), "name", None)
-        f = self.index.functions.get(q) if q else None
-        if f is None or not f.cls:
-            return False
-        seen, todo = {q}, [f]
-        while todo:
-            g = todo.pop()
-            if not attrs.isdisjoint(g.writes):
-                return False
-            for call_rec in g.calls:
-                n = call_rec.get("n")
-                if n and not call_rec.get("bd") and n not in self.index.functions:
-                    continue
-                if call_rec.get("bd") and n and n not in seen and (h := self.index.functions.get(
-                        self.index.method(n.rpartition(".")[0], n.rpartition(".")[2]) or n)) is not None:
-                    seen.add(n)
-                    todo.append(h)
-                    if len(seen) > 16:
-                        return False
-        return True
+        writes = self.index.method_writes(q) if q else None
+        return writes is not None and attrs.isdisjoint(writes)
 
 
 def _leaf_attributes(test) -> dict[str, set[str]] | None:

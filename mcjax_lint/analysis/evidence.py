@@ -35,7 +35,8 @@ OVERRIDDEN_METHOD = ("a method whose result differs between processes, called on
                      "subclass overriding it with one that returns the same value everywhere: which class's method "
                      "runs is not followed")
 RESTORED_ATTRIBUTE = ("an attribute also stored again from a value computed from its own that agrees across "
-                      "processes (`x.attr = broadcast(x.attr)`): whether this read comes after that store is not followed")
+                      "processes (`x.attr = broadcast(x.attr)`) in another function: whether this read comes after "
+                      "that store is not followed")
 ADVANCED_GENERATOR = ("a random generator held in an attribute, drawn from elsewhere by a process-dependent amount "
                       "(a size, or a draw under a per-process condition or loop), taken as drawn before this read")
 ITERATED_BY_HELPER = ("an instance of a class that iterates process-local data (its `__iter__`/`__next__`), handed to "

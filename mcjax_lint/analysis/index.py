@@ -281,8 +281,8 @@ class ProjectIndex:
         self.attr_stores: dict[str, list[tuple[Sym, str]]] = {}
         # attr -> [(what a draw from the generator it holds carries, its file)] (summary.gen_stores)
         self.gen_stores: dict[str, list[tuple[Sym, str]]] = {}
-        # attr -> [(a value stored from the attribute's own by a call, its file, its line)] (summary.restores)
-        self.restores: dict[str, list[tuple[Sym, str, int]]] = {}
+        # attr -> [(a value stored from the attribute's own by a call, its file)] (summary.restores)
+        self.restores: dict[str, list[tuple[Sym, str]]] = {}
         self._restore_checks: set[str] = set()  # (`_restored_agreed` under way)
         self._cut_depth = 0  # (within `_written_under_condition` or `_restored_agreed`: `_GUARDED`)
         self.gen_owners: dict[str, set[str]] = {}  # attr -> classes whose methods draw from `self.attr`
@@ -325,8 +325,8 @@ class ProjectIndex:
                         # tied attributes into cycles that kept the fixpoint from settling)
                         self.attr_stores.setdefault(name, []).append((_named_calls_only(v), s.path))
                 for name, vals in s.restores.items():
-                    for line, v in vals:
-                        self.restores.setdefault(name, []).append((_named_calls_only(v), s.path, line))
+                    for v in vals:
+                        self.restores.setdefault(name, []).append((_named_calls_only(v), s.path))
                 for name, v in s.gen_stores.items():
                     self.gen_stores.setdefault(name, []).append((_named_calls_only(v), s.path))
                     owner, _, attr = name.rpartition(".")
@@ -665,8 +665,11 @@ class ProjectIndex:
                                            param_writes=dict(f.param_writes),  # (`FileAnalysis._method_stores`)
                                            arg_writes=dict(f.arg_writes), sized_by=list(f.sized_by),
                                            defaults=dict(f.defaults) if q in self.work_gates else {},
-                                           glob_ops=_param_glob_ops(f))  # (`glob_param_work`)
+                                           glob_ops=_param_glob_ops(f),  # (`glob_param_work`)
+                                           writes=list(f.writes) if f.cls else [])  # (`method_writes`)
                               for q, f in self.functions.items()}
+        # (`method_writes`: the methods each method calls on its own object; the calls go)
+        state["_self_call_names"] = {q: names for q, f in self.functions.items() if f.cls and (names := _bound_call_names(f))}
         state["classes"] = {q: ClassFacts(c.name, c.line, list(c.bases), dict.fromkeys(c.attrs, {}), list(c.methods),
                                           dict(c.cond_attrs), list(c.sure_attrs),
                                           dict(c.absent_conds))  # (`absent_unless`)
@@ -705,6 +708,7 @@ class ProjectIndex:
         state.setdefault("_named_calls_memo", {})
         state.setdefault("_checks", [])
         state.setdefault("_restore_checks", set())
+        state.setdefault("_self_call_names", {})
         state.setdefault("_cut_depth", 0)
         self.__dict__.update(state)
 
@@ -872,8 +876,8 @@ class ProjectIndex:
                                                                           self._attr_cache))
                 if extra.pd or extra.pdc:
                     v = v.join(evidence.mark(extra, evidence.IMPLICIT_ATTRIBUTE, f"`.{name}`"))
-                if (v.pd or v.pdc) and name in self.restores and (at := self._restored_agreed(name)):
-                    v = evidence.mark(v, evidence.RESTORED_ATTRIBUTE, f"`.{name}` (stored again at {at})")
+                if (v.pd or v.pdc) and name in self.restores and self._restored_agreed(name):
+                    v = evidence.mark(v, evidence.RESTORED_ATTRIBUTE, f"`.{name}`")
                 if v.rng:
                     # A generator some draw advances by a process-dependent amount (its size, or a
                     # draw under a per-process condition or loop): its later draws differ.
@@ -883,7 +887,7 @@ class ProjectIndex:
                 return v
         return None
 
-    def _restored_agreed(self, name: str) -> str:
+    def _restored_agreed(self, name: str) -> bool:
         """Whether attribute `name` is somewhere stored again from a value a call computes from its
         own (`summary.restores`) that agrees across processes although the attribute does not
         (`cfg.out = broadcast(cfg.out)`): the program makes it agree there. Its own reads inside
@@ -894,11 +898,38 @@ class ProjectIndex:
         self._restore_checks.add(name)
         self._cut_depth += 1
         try:
-            return self._uncut(lambda: next((f"{os.path.basename(path)}:{line}" for sym, path, line in self.restores[name]
-                                             if not ((r := self.resolve(sym, path)).pd or r.pdc)), ""))
+            return self._uncut(lambda: any(not ((r := self.resolve(sym, path)).pd or r.pdc)
+                                           for sym, path in self.restores[name]))
         finally:
             self._restore_checks.discard(name)
             self._cut_depth -= 1
+
+    def method_writes(self, q: str) -> frozenset[str] | None:
+        """The attributes of its object method `q` assigns or changes in place
+        (`FunctionFacts.writes`), with those of the methods it calls on its own object, and so on
+        (16 methods at most); None for no project method or past that bound."""
+        f = self.functions.get(q)
+        if f is None or not f.cls:
+            return None
+        shipped = self.__dict__.get("_self_call_names")
+        out: set[str] = set()
+        seen, todo = {q}, [q]
+        while todo:
+            m = todo.pop()
+            g = self.functions.get(m)
+            if g is None:
+                continue
+            out.update(g.writes)
+            names = shipped[m] if shipped is not None and m in shipped else _bound_call_names(g)
+            for n in names:
+                cls, _, meth = n.rpartition(".")
+                t = (self.method(cls, meth) if cls in self.classes else None) or n
+                if t not in seen:
+                    seen.add(t)
+                    todo.append(t)
+                    if len(seen) > 16:
+                        return None
+        return frozenset(out)
 
     def absent_unless(self, cls: str, name: str) -> Val | None:
         """The process-dependent conditions without which an object of class `cls` has no
@@ -2959,6 +2990,11 @@ def _param_glob_ops(f: FunctionFacts) -> list:
 # incremental run's index, which asks in another order, disagreed with a rebuild (certain vs guess).
 _GUARDED = "<cut short by the written-under-condition guard>"
 _CYCLE = "<cycle>"  # pseudo-dependency of values a resolution cycle cut short (never reused across rounds)
+
+
+def _bound_call_names(f: FunctionFacts) -> list[str]:
+    """The methods `f` calls on its own object (`self.helper()`: summary calls with "bd" and "n")."""
+    return sorted({c["n"] for c in f.calls if c.get("bd") and "n" in c})
 
 
 def _named_calls_only(sym: Sym) -> Sym:

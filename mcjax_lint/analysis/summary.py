@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 129
+SUMMARY_VERSION = 130
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -437,7 +437,7 @@ class ModuleSummary:
     # of any class) where it holds a generator, as a guess.
     gen_stores: dict[str, Sym] = field(default_factory=dict)
     # Attributes stored again from a value a call computes from their own (`cfg.out =
-    # broadcast(cfg.out)`, `self.seed = int(allgather(self.seed)[0])`): attr -> [line, value]. Where
+    # broadcast(cfg.out)`, `self.seed = int(allgather(self.seed)[0])`): attr -> those values. Where
     # one agrees across processes while the attribute is process-dependent, the program makes it
     # agree there, and the index takes a read as seeing the process-dependent value by a guess
     # (which store comes first is not followed: `ProjectIndex.attr`).
@@ -2313,7 +2313,7 @@ class _Summarizer(semantics.StatementRules):
             return
         if any(isinstance(n, ast.Attribute) and n.attr == target.attr and isinstance(n.value, ast.Name)
                and n.value.id == base.id for n in ast.walk(value)):
-            self.summary.restores.setdefault(target.attr, []).append([target.lineno, v])
+            self.summary.restores.setdefault(target.attr, []).append(v)
 
     def _implicit_taint(self) -> Sym:
         """What the conditions carry under which an attribute assignment here runs (enclosing
