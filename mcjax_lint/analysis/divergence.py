@@ -1116,8 +1116,9 @@ class Divergence:
         first = stmts[lo]
         roots = _test_reads(first.test)
         calls = self.fa.calls
+        leaves = _MethodWrites(self.fa.index, _leaf_attributes(first.test))
         if first in self.fa.decided_ifs or roots is None or not _stable_calls(first.test, calls) \
-                or _changes([first], roots, calls):
+                or _changes([first], roots, calls, leaves):
             return None
         code = self.fa.module.code_for_node
         yes, no = self.seq_block(first.body), self.seq_block(first.orelse)
@@ -1125,7 +1126,7 @@ class Divergence:
             t = stmts[j]
             if across_yield and _bare_yield(t):
                 continue
-            if _exits_in(t, t, calls) or _yields(t) or _changes([t], roots, calls):
+            if _exits_in(t, t, calls) or _yields(t) or _changes([t], roots, calls, leaves):
                 return None
             k = None
             if isinstance(t, cst.If) and t not in self.fa.decided_ifs:
@@ -1856,11 +1857,56 @@ def _root_name(expr) -> str | None:
     return expr.value if isinstance(expr, cst.Name) else None
 
 
-def _changes(stmts: list, roots: set[str], calls: dict) -> bool:
+class _MethodWrites:
+    """For `_changes`: whether a call `obj.meth(...)` on a root a condition reads only through
+    attributes (`self.is_main`, `_leaf_attributes`) leaves those attributes alone: `meth` is a
+    project method that assigns or changes in place none of them, nor does a method it calls on
+    its own object (`ProjectIndex.method_writes`; `self.wait()` in `main_process_first`: a
+    barrier, no store). Anything else (a library method, an unknown callee) may change them."""
+
+    def __init__(self, index, leaves: dict[str, set[str]] | None):
+        self.index, self.leaves = index, leaves
+
+    def leaves_alone(self, call: cst.Call, root: str, calls: dict) -> bool:
+        attrs = (self.leaves or {}).get(root)
+        if not attrs or not isinstance(call.func, cst.Attribute) or not isinstance(call.func.value, cst.Name) \
+                or any(_root_name(a.value) == root for a in call.args):
+            return False
+        q = getattr(calls.get(call), "name", None)
+        writes = self.index.method_writes(q) if q else None
+        return writes is not None and attrs.isdisjoint(writes)
+
+
+def _leaf_attributes(test) -> dict[str, set[str]] | None:
+    """The attributes a condition reads of each root name, where it reads a root only as
+    `root.attr` and no further (`self.is_main`, not `self.state.done`, nor `f(self)`): root ->
+    those attribute names; a root read otherwise is left out."""
+    out: dict[str, set[str]] = {}
+    other: set[str] = set()
+    parents: dict[int, object] = {}
+    for n in walk(test):
+        for c in n.children:
+            parents[id(c)] = n
+    for n in walk(test):
+        if isinstance(n, cst.Name):
+            p = parents.get(id(n))
+            if isinstance(p, cst.Attribute) and p.value is n:
+                pp = parents.get(id(p))
+                if isinstance(pp, cst.Attribute) and pp.value is p or isinstance(pp, cst.Call) and pp.func is p:
+                    other.add(n.value)
+                else:
+                    out.setdefault(n.value, set()).add(p.attr.value)
+            elif not (isinstance(p, cst.Attribute) and p.attr is n):
+                other.add(n.value)
+    return {r: a for r, a in out.items() if r not in other} or None
+
+
+def _changes(stmts: list, roots: set[str], calls: dict, leaves: _MethodWrites | None = None) -> bool:
     """Whether `stmts` may change a variable of `roots` (what a condition reads): bind, assign
     into or delete it (`x = ...`, `x[k] = ...`, `x.a = ...`, `del x[k]`, a loop or `with` target),
-    call a method on it (`pending.clear()`), or pass it to a function that may mutate it (anything
-    but `K.NON_MUTATING_CALLS`: `print(x)` leaves it alone, `reset(x)` need not)."""
+    call a method on it (`pending.clear()`; not a project method that stores none of the
+    attributes the condition reads: `leaves`), or pass it to a function that may mutate it
+    (anything but `K.NON_MUTATING_CALLS`: `print(x)` leaves it alone, `reset(x)` need not)."""
     if not roots:
         return False
     for s in stmts:
@@ -1876,7 +1922,8 @@ def _changes(stmts: list, roots: set[str], calls: dict) -> bool:
                 if any(_root_name(x) in roots for x in walk(t) if isinstance(x, (cst.Name, cst.Attribute, cst.Subscript))):
                     return True
             if isinstance(n, cst.Call):
-                if isinstance(n.func, cst.Attribute) and _root_name(n.func.value) in roots:
+                if isinstance(n.func, cst.Attribute) and _root_name(n.func.value) in roots \
+                        and not (leaves is not None and leaves.leaves_alone(n, _root_name(n.func.value), calls)):
                     return True
                 if getattr(calls.get(n), "name", None) not in K.NON_MUTATING_CALLS \
                         and any(_root_name(a.value) in roots for a in n.args):

@@ -33,6 +33,12 @@ IMPLICIT_ATTRIBUTE = ("an attribute assigned elsewhere (another method, another 
                       "method, taken as assigned before this read")
 GLOBAL_STORE = ("a module-level name a function declares `global` and assigns (under a process-dependent condition "
                 "or from a process-dependent value), taken as assigned before this read")
+OVERRIDDEN_METHOD = ("a method whose result differs between processes, called on an instance whose class has a "
+                     "subclass overriding it with one that returns the same value everywhere: which class's method "
+                     "runs is not followed")
+RESTORED_ATTRIBUTE = ("an attribute also stored again from a value computed from its own that agrees across "
+                      "processes (`x.attr = broadcast(x.attr)`) in another function: whether this read comes after "
+                      "that store is not followed")
 ADVANCED_GENERATOR = ("a random generator held in an attribute, drawn from elsewhere by a process-dependent amount "
                       "(a size, or a draw under a per-process condition or loop), taken as drawn before this read")
 ITERATED_BY_HELPER = ("an instance of a class that iterates process-local data (its `__iter__`/`__next__`), handed to "

@@ -281,6 +281,10 @@ class ProjectIndex:
         self.attr_stores: dict[str, list[tuple[Sym, str]]] = {}
         # attr -> [(what a draw from the generator it holds carries, its file)] (summary.gen_stores)
         self.gen_stores: dict[str, list[tuple[Sym, str]]] = {}
+        # attr -> [(a value stored from the attribute's own by a call, its file)] (summary.restores)
+        self.restores: dict[str, list[tuple[Sym, str]]] = {}
+        self._restore_checks: set[str] = set()  # (`_restored_agreed` under way)
+        self._cut_depth = 0  # (within `_written_under_condition` or `_restored_agreed`: `_GUARDED`)
         self.gen_owners: dict[str, set[str]] = {}  # attr -> classes whose methods draw from `self.attr`
         # (`_written_under_condition`, built at its first use: calls under a condition by the
         # callee's name, and the names of the methods writing each attribute)
@@ -321,6 +325,9 @@ class ProjectIndex:
                         # (calls of methods, resolved by name, are left out here and below: they
                         # tied attributes into cycles that kept the fixpoint from settling)
                         self.attr_stores.setdefault(name, []).append((_named_calls_only(v), s.path))
+                for name, vals in s.restores.items():
+                    for v in vals:
+                        self.restores.setdefault(name, []).append((_named_calls_only(v), s.path))
                 for name, v in s.gen_stores.items():
                     self.gen_stores.setdefault(name, []).append((_named_calls_only(v), s.path))
                     owner, _, attr = name.rpartition(".")
@@ -592,11 +599,11 @@ class ProjectIndex:
     # round are left behind too: a memo entry is reused only where computing it again would give
     # the same value (`_fresh`), so a copy without them answers the same (as the cached index does).
     _SUMMARY_TABLES = ("settings", "library_modules", "modules", "_suffix_map", "functions", "fn_path", "classes",
-                       "globals", "methods_by_name", "attrs_by_name", "attr_stores", "gen_stores", "gen_owners",
+                       "globals", "methods_by_name", "attrs_by_name", "attr_stores", "gen_stores", "gen_owners", "restores",
                        "_cond_calls_by_name", "_writers", "_init_sites", "_cond_stores")
     _IDENTITY_MEMOS = ("_memo", "_call_memo", "_coll_memo", "_static", "_wuc_memo", "_several_memo",
                        "_elsewhere_memo", "_named_calls_memo", "_params_in_memo", "_checks", "_dep_stack", "_resolving",
-                       "_in_written_under_condition")
+                       "_in_written_under_condition", "_restore_checks", "_cut_depth")
 
     def solved_state(self) -> dict:
         """Everything `solve()` (and the questions asked since) added to this index, less what a
@@ -644,6 +651,7 @@ class ProjectIndex:
         state["_star_cache"] = {}
         state["_init_sites"] = {}  # read only to resolve class attributes (resolved above)
         state["_mro_cache"] = {}
+        state.pop("_subclass_cache", None)
         state["_importers"] = None  # (rebuilt on the first question)
         state["_importers_of"] = None
         state["_mode_memo"] = {}
@@ -651,6 +659,7 @@ class ProjectIndex:
         state["_cond_stores"] = {}
         state["_cond_calls_by_name"], state["_writers"] = None, {}  # (rebuilt on the first question)
         state["_in_written_under_condition"] = False
+        state["_restore_checks"], state["_cut_depth"] = set(), 0
         state["_checks"] = []
         if "_mentions" not in state:
             from mcjax_lint.analysis.relocate import mentions_by_module
@@ -661,8 +670,11 @@ class ProjectIndex:
                                            param_writes=dict(f.param_writes),  # (`FileAnalysis._method_stores`)
                                            arg_writes=dict(f.arg_writes), sized_by=list(f.sized_by),
                                            defaults=dict(f.defaults) if q in self.work_gates else {},
-                                           glob_ops=_param_glob_ops(f))  # (`glob_param_work`)
+                                           glob_ops=_param_glob_ops(f),  # (`glob_param_work`)
+                                           writes=list(f.writes) if f.cls else [])  # (`method_writes`)
                               for q, f in self.functions.items()}
+        # (`method_writes`: the methods each method calls on its own object; the calls go)
+        state["_self_call_names"] = {q: names for q, f in self.functions.items() if f.cls and (names := _bound_call_names(f))}
         state["classes"] = {q: ClassFacts(c.name, c.line, list(c.bases), dict.fromkeys(c.attrs, {}), list(c.methods),
                                           dict(c.cond_attrs), list(c.sure_attrs),
                                           dict(c.absent_conds))  # (`absent_unless`)
@@ -701,6 +713,9 @@ class ProjectIndex:
         state.setdefault("_named_calls_memo", {})
         state.setdefault("_params_in_memo", {})
         state.setdefault("_checks", [])
+        state.setdefault("_restore_checks", set())
+        state.setdefault("_self_call_names", {})
+        state.setdefault("_cut_depth", 0)
         self.__dict__.update(state)
 
     def _load_parts(self) -> None:
@@ -867,6 +882,8 @@ class ProjectIndex:
                                                                           self._attr_cache))
                 if extra.pd or extra.pdc:
                     v = v.join(evidence.mark(extra, evidence.IMPLICIT_ATTRIBUTE, f"`.{name}`"))
+                if (v.pd or v.pdc) and name in self.restores and self._restored_agreed(name):
+                    v = evidence.mark(v, evidence.RESTORED_ATTRIBUTE, f"`.{name}`")
                 if v.rng:
                     # A generator some draw advances by a process-dependent amount (its size, or a
                     # draw under a per-process condition or loop): its later draws differ.
@@ -875,6 +892,50 @@ class ProjectIndex:
                         v = v.join(evidence.mark(Val(pd=drawn.pd), evidence.ADVANCED_GENERATOR, f"`.{name}`"))
                 return v
         return None
+
+    def _restored_agreed(self, name: str) -> bool:
+        """Whether attribute `name` is somewhere stored again from a value a call computes from its
+        own (`summary.restores`) that agrees across processes although the attribute does not
+        (`cfg.out = broadcast(cfg.out)`): the program makes it agree there. Its own reads inside
+        that value see it without this check (asked again within, the answer is no)."""
+        if name in self._restore_checks:
+            self._dep(_GUARDED)  # (a read within it: unmarked here, so not reused outside)
+            return False
+        self._restore_checks.add(name)
+        self._cut_depth += 1
+        try:
+            return self._uncut(lambda: any(not ((r := self.resolve(sym, path)).pd or r.pdc)
+                                           for sym, path in self.restores[name]))
+        finally:
+            self._restore_checks.discard(name)
+            self._cut_depth -= 1
+
+    def method_writes(self, q: str) -> frozenset[str] | None:
+        """The attributes of its object method `q` assigns or changes in place
+        (`FunctionFacts.writes`), with those of the methods it calls on its own object, and so on
+        (16 methods at most); None for no project method or past that bound."""
+        f = self.functions.get(q)
+        if f is None or not f.cls:
+            return None
+        shipped = self.__dict__.get("_self_call_names")
+        out: set[str] = set()
+        seen, todo = {q}, [q]
+        while todo:
+            m = todo.pop()
+            g = self.functions.get(m)
+            if g is None:
+                continue
+            out.update(g.writes)
+            names = shipped[m] if shipped is not None and m in shipped else _bound_call_names(g)
+            for n in names:
+                cls, _, meth = n.rpartition(".")
+                t = (self.method(cls, meth) if cls in self.classes else None) or n
+                if t not in seen:
+                    seen.add(t)
+                    todo.append(t)
+                    if len(seen) > 16:
+                        return None
+        return frozenset(out)
 
     def absent_unless(self, cls: str, name: str) -> Val | None:
         """The process-dependent conditions without which an object of class `cls` has no
@@ -939,12 +1000,31 @@ class ProjectIndex:
         answered: telling two instances apart resolves other attributes, whose own answer would
         ask this again (exponential on a real corpus); there, conditional writes claim nothing."""
         if getattr(self, "_in_written_under_condition", False):
+            self._dep(_GUARDED)  # (an answer cut short: what is computed from it is not reused outside)
             return []
         self._in_written_under_condition = True
+        self._cut_depth += 1
         try:
-            return self._round_memo(self._wuc_memo, (c, name), None, lambda: self._written_under_condition_once(c, name))
+            return self._round_memo(self._wuc_memo, (c, name), None, lambda: self._written_under_condition_whole(c, name))
         finally:
             self._in_written_under_condition = False
+            self._cut_depth -= 1
+
+    def _written_under_condition_whole(self, c: str, name: str) -> list[tuple[Sym, str]]:
+        # Its answer (which calls, which conditions) reads only the classes of what it resolves,
+        # which no cut-short answer changes: the cuts within it do not make it contextual.
+        return self._uncut(lambda: self._written_under_condition_once(c, name))
+
+    def _uncut(self, compute: Callable[[], Any]) -> Any:
+        # (`compute()`, whose answer no cut within it changes: what it read, less `_GUARDED`)
+        self._dep_stack.append(set())
+        try:
+            return compute()
+        finally:
+            deps = self._dep_stack.pop()
+            deps.discard(_GUARDED)
+            if self._dep_stack:
+                self._dep_stack[-1].update(deps)
 
     def _round_memo(self, table: dict, key: Any, ident: object, compute: Callable[[], Any]) -> Any:
         """`compute()` for `key`, answered once per fixpoint round and context: asked again in the
@@ -963,6 +1043,7 @@ class ProjectIndex:
         depth = len(self._dep_stack)
         hit = table.get(key)
         if hit is not None and hit[0] is ident and hit[3] == self._round \
+                and (_GUARDED not in hit[2] or self._cut_depth) \
                 and (not hit[4] or all((k in self._resolving) == cut for k, cut in hit[4].items())):
             if depth:
                 self._dep_stack[-1].update(hit[2])
@@ -1097,8 +1178,8 @@ class ProjectIndex:
             v = compute()
         finally:
             self._resolving.pop(key, None)
-        if self._stable:
-            cache[key] = v
+        if self._stable and not self._cut_depth:
+            cache[key] = v  # (one computed inside `_written_under_condition` may be cut short there)
         return v
 
     # ---------------------------------------------------------------- resolution
@@ -1110,7 +1191,8 @@ class ProjectIndex:
             key = id(sym)
             memo, stack = self._memo, self._dep_stack
             hit = memo.get(key)
-            if hit is not None and hit[0] is sym and (hit[3] == self._round or self._fresh(hit, memo, key)):
+            if hit is not None and hit[0] is sym and (hit[3] == self._round or self._fresh(hit, memo, key)) \
+                    and (_GUARDED not in hit[2] or self._cut_depth):
                 if stack and hit[2]:
                     stack[-1].update(hit[2])
                 return hit[1]
@@ -1712,7 +1794,8 @@ class ProjectIndex:
         key = id(call)
         memo, stack = self._call_memo, self._dep_stack
         hit = memo.get(key)
-        if hit is not None and hit[0] is call and (hit[3] == self._round or self._fresh(hit, memo, key)):
+        if hit is not None and hit[0] is call and (hit[3] == self._round or self._fresh(hit, memo, key)) \
+                and (_GUARDED not in hit[2] or self._cut_depth):
             if stack and hit[2]:
                 stack[-1].update(hit[2])
             return hit[1]
@@ -1737,9 +1820,11 @@ class ProjectIndex:
         key = id(call)
         stack = self._dep_stack
         hit = self._call_memo.get(key)
-        if hit is None or hit[0] is not call or not (hit[3] == self._round or self._fresh(hit, self._call_memo, key)):
+        if hit is None or hit[0] is not call or not (hit[3] == self._round or self._fresh(hit, self._call_memo, key)) \
+                or not (_GUARDED not in hit[2] or self._cut_depth):
             hit = self._coll_memo.get(key)
-            if hit is not None and (hit[0] is not call or not (hit[3] == self._round or self._fresh(hit, self._coll_memo, key))):
+            if hit is not None and (hit[0] is not call or not (hit[3] == self._round or self._fresh(hit, self._coll_memo, key))
+                                    or not (_GUARDED not in hit[2] or self._cut_depth)):
                 hit = None
         if hit is not None:
             if stack and hit[2]:
@@ -1940,6 +2025,38 @@ class ProjectIndex:
 
     def call_name(self, q: str, argv: Val = BOTTOM, given: tuple | None = None,
                   site: dict | None = None, args: Sequence[tuple[object, Val]] | None = None) -> tuple[Val, str | None]:
+        """`_call_name`; a method called on an instance (`self._evaluate(...)` in a base class's
+        loop, `trainer.fit()`), whose result differs between processes while an override in a
+        subclass of its class returns a value made the same everywhere (`return bool(broadcast(
+        super()._evaluate(...)))`: a collective's agreed result, or a value the same everywhere from
+        an override that does collective work): which class's method runs is not followed, so that result's process dependence is a guess (`evidence.OVERRIDDEN_METHOD`)."""
+        res, coll = self._call_name(q, argv, given, site, args)
+        if (res.pd or res.pdc) and site is not None and site.get("bd"):
+            f = self.functions.get(q)
+            if f is not None and f.cls:
+                for o in self._overrides(f.cls, q):
+                    r, work = self._call_name(o, argv, given, site, args)
+                    if not (r.pd or r.pdc) and (r.sanitized or work):  # (made to agree: not a call left unfollowed)
+                        res = evidence.mark(res, evidence.OVERRIDDEN_METHOD,
+                                            f"`{short_name(q)}()` (overridden by `{short_name(o)}()`)")
+                        break
+        return res, coll
+
+    def _overrides(self, cls: str, q: str) -> list[str]:
+        """The methods of subclasses of `cls` (project classes with it in their MRO) that override
+        method `q` (by name), sorted."""
+        subs = self.__dict__.get("_subclass_cache")
+        if subs is None:
+            subs = {}
+            for c in self.classes:
+                for b in self.mro(c)[1:]:
+                    subs.setdefault(b, []).append(c)
+            self.__dict__["_subclass_cache"] = subs
+        name = q.rpartition(".")[2]
+        return sorted({m for d in subs.get(cls, ()) if (m := self.method(d, name)) is not None and m != q})
+
+    def _call_name(self, q: str, argv: Val = BOTTOM, given: tuple | None = None,
+                   site: dict | None = None, args: Sequence[tuple[object, Val]] | None = None) -> tuple[Val, str | None]:
         """`given`: (number of positional arguments, keyword names) when known; `site`: where this
         call's arguments live (`semantics.arg_locality`: "h", "np", "kw", "bd" as in a summary's
         call), to analyse the callee in its context; `args`: each argument apart ((position or
@@ -2076,7 +2193,10 @@ class ProjectIndex:
             # An instance configured for a process subset (by its arguments, or by its own
             # __init__) does its collective work in that subset.
             sub = argv.subgroup or bool(init and "g" in self.functions[init].flags)
-            return Val(cls=q, subgroup=sub), (self.collective.get(init) if init else None)
+            coll = self.collective.get(init) if init else None
+            if coll and site is not None and init in self.work_gates and self.gated_off(init, dict(site, bd=1)):
+                coll = None  # (`Loader(data, distributed=False)`: its `__init__`'s work is not taken)
+            return Val(cls=q, subgroup=sub), coll
         if q in self.globals:
             g = self.ref(q)
             if g.factory:  # applying a jit decorator of the project's own: a jitted function
@@ -2893,7 +3013,18 @@ def _param_glob_ops(f: FunctionFacts) -> list:
     return [list(g) for g in f.glob_ops if "params" in g[2]]
 
 
+# Pseudo-dependency of a value computed where `_written_under_condition` (or `_restored_agreed`)
+# was cut short (inside another of its answers): it holds less than the same question asked anywhere else gives, so a
+# memo entry holding it is reused only there (`_GUARDED not in deps or _cut_depth`
+# at each memo). Without this the answers depended on the order the questions came in: an
+# incremental run's index, which asks in another order, disagreed with a rebuild (certain vs guess).
+_GUARDED = "<cut short by the written-under-condition guard>"
 _CYCLE = "<cycle>"  # pseudo-dependency of values a resolution cycle cut short (never reused across rounds)
+
+
+def _bound_call_names(f: FunctionFacts) -> list[str]:
+    """The methods `f` calls on its own object (`self.helper()`: summary calls with "bd" and "n")."""
+    return sorted({c["n"] for c in f.calls if c.get("bd") and "n" in c})
 
 
 def _named_calls_only(sym: Sym) -> Sym:

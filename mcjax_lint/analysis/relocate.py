@@ -615,6 +615,10 @@ def forget_changes(index: Any, plans: list[ChangePlan]) -> None:
     """Reset the facts of the planned functions (so a fact that no longer holds goes) and put the
     changed files' function facts in place; then `relocate_index`, then `resolve_changes`."""
     for plan in plans:
+        restores = getattr(index, "restores", {})
+        if plan.summary.restores or any(p == plan.path for v in restores.values() for _, p in v):
+            # (`ProjectIndex.restores` is built from every file's summary at once, lines included)
+            raise Unrelocatable("an attribute stored again from its own value")
         for q in plan.gone + plan.names:
             if q in index.local_unless:
                 # Its callers decided call by call whether it does collective work there.
@@ -622,6 +626,10 @@ def forget_changes(index: Any, plans: list[ChangePlan]) -> None:
             for table in (index.returns, index.param_flow, index.returned_params, index.item_flow, index.collective, index.env_params,
                           index.device_access, index.callback_params):
                 table.pop(q, None)
+        shipped = index.__dict__.get("_self_call_names")
+        for q in plan.gone + plan.names:
+            if shipped is not None:
+                shipped.pop(q, None)  # (its facts in place hold its calls: `ProjectIndex.method_writes`)
         for q in plan.gone:
             index.functions.pop(q, None)
             index.fn_path.pop(q, None)
@@ -646,6 +654,7 @@ def forget_changes(index: Any, plans: list[ChangePlan]) -> None:
                 index.methods_by_name.pop(name, None)
     index._reexport_cache = {}
     index._mro_cache = {}
+    index.__dict__.pop("_subclass_cache", None)
     index._props_cache = {}
     index._cond_stores = {}
     index._cond_calls_by_name = None  # (rebuilt from the functions now in place)

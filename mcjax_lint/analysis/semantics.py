@@ -3550,7 +3550,14 @@ class StatementRules:
                 continue
             self.bind(t, v)
             note_string_binding(self.scope, t, node.value, self.read)
+            if self.read(t)[0] == "attr":
+                self.stored_attribute_from(t, node.value, v)
         self.note_peek(node.value, targets)
+
+    def stored_attribute_from(self, target, value, v) -> None:
+        """Hook: `x.attr = value` (v: its value). The summary records a store computed from the
+        attribute's own value by a call (`ModuleSummary.restores`); the precise pass asks the
+        index."""
 
     # ---- peeking at an iterator and putting the element back (`first = next(it)`, then
     # `it = itertools.chain([first], it)`) leaves it yielding the elements it yielded before

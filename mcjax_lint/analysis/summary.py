@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 130
+SUMMARY_VERSION = 131
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -436,6 +436,12 @@ class ModuleSummary:
     # The index joins these into that attribute (of that class and the classes related to it, or
     # of any class) where it holds a generator, as a guess.
     gen_stores: dict[str, Sym] = field(default_factory=dict)
+    # Attributes stored again from a value a call computes from their own (`cfg.out =
+    # broadcast(cfg.out)`, `self.seed = int(allgather(self.seed)[0])`): attr -> those values. Where
+    # one agrees across processes while the attribute is process-dependent, the program makes it
+    # agree there, and the index takes a read as seeing the process-dependent value by a guess
+    # (which store comes first is not followed: `ProjectIndex.attr`).
+    restores: dict[str, list] = field(default_factory=dict)
     version: int = SUMMARY_VERSION
 
     def to_dict(self) -> dict:
@@ -466,6 +472,7 @@ class ModuleSummary:
             "value_refs": self.value_refs,
             "attr_stores": self.attr_stores,
             "gen_stores": self.gen_stores,
+            "restores": self.restores,
         }
 
     @classmethod
@@ -498,6 +505,7 @@ class ModuleSummary:
             value_refs=list(d.get("value_refs", [])),
             attr_stores=dict(d.get("attr_stores", {})),
             gen_stores=dict(d.get("gen_stores", {})),
+            restores={k: list(v) for k, v in d.get("restores", {}).items()},
         )
 
 
@@ -700,7 +708,8 @@ class _Summarizer(semantics.StatementRules):
         # Tests of the function's own parameters the code being read lies under: (param, truth)
         # (`_param_gate`; recorded on calls as "gp" and on direct collective work as `dgates`).
         self._gates: list[tuple[str, bool]] = []
-        self._arm_gates: dict[int, tuple[str, bool]] = {}  # id(an `if`'s arm) -> the test it holds under
+        self._arm_gates: dict[int, list[tuple[str, bool]]] = {}  # id(an `if`'s arm) -> the tests it holds under
+        self._exit_gates: dict[int, list[tuple[str, bool]]] = {}  # id(an `if`) -> the tests where its body fails
         self._gate_names: frozenset[str] | None = None  # (the function's parameters never assigned: `_param_gate`)
         self._gate_node: ast.AST | None = None
         self._cond_call_at: dict[int, tuple[str, int]] = {}  # a `cond_calls` entry -> (callee's code, line)
@@ -1632,6 +1641,22 @@ class _Summarizer(semantics.StatementRules):
             if gate not in facts.dgates and len(facts.dgates) < MAX_ITEMS:
                 facts.dgates.append(gate)
 
+    def _param_gates(self, test: ast.expr) -> tuple[list[tuple[str, bool]], list[tuple[str, bool]]]:
+        """What an `if` on `test` tells of the function's own parameters' truth in each arm: (the
+        tests its body runs under, those its `else` runs under), each a conjunction
+        (`_param_gate`). `a and not b`: the body runs only where every operand holds, so where
+        each test of a parameter among them does (`if sync_dist and not rank_zero_only:`
+        ...), the `else` where one fails (nothing known of each); `a or b` the other way round."""
+        one = self._param_gate(test)
+        if one is not None:
+            return [one], [(one[0], not one[1])]
+        if type(test) is ast.BoolOp:
+            gates = [g for v in test.values if (g := self._param_gate(v)) is not None]
+            if type(test.op) is ast.And:
+                return gates, []
+            return [], [(p, not truth) for p, truth in gates]
+        return [], []
+
     def _param_gate(self, test: ast.expr) -> tuple[str, bool] | None:
         """A test of one of the function's own parameters by its truth (`if sync:`, `if not
         sync:`): (the parameter, the truth the `if`'s body runs under). Only for parameters the
@@ -2298,6 +2323,16 @@ class _Summarizer(semantics.StatementRules):
                             whole = with_key(cur, ck, value, whole)  # `d["k"] = v`: that key holds v alone
                         self.bind(base, whole)
 
+    def stored_attribute_from(self, target: ast.Attribute, value: ast.expr, v: Sym) -> None:
+        # `x.attr = f(..., x.attr, ...)`: a call computes the value from the attribute's own
+        # (not a plain copy); `ModuleSummary.restores`
+        base = target.value
+        if not isinstance(base, ast.Name) or not isinstance(value, ast.Call):
+            return
+        if any(isinstance(n, ast.Attribute) and n.attr == target.attr and isinstance(n.value, ast.Name)
+               and n.value.id == base.id for n in ast.walk(value)):
+            self.summary.restores.setdefault(target.attr, []).append(v)
+
     def _implicit_taint(self) -> Sym:
         """What the conditions carry under which an attribute assignment here runs (enclosing
         branches and loops, earlier early exits, a signal handler's body):
@@ -2555,7 +2590,7 @@ class _Summarizer(semantics.StatementRules):
         gdepth = len(self._gates)  # (and a parameter test it leaves under)
         gate = self._arm_gates.get(id(block))
         if gate is not None:
-            self._gates.append(gate)
+            self._gates.extend(gate)
         if implicit:
             self._attr_taints.append(implicit)
             self._attr_fatal.append(False)
@@ -2633,23 +2668,26 @@ class _Summarizer(semantics.StatementRules):
 
     def arms_of_if(self, node: ast.If, cond: Sym) -> None:
         self._loop_taints.append(self._count_of_test(cond, node.test))
-        gate = self._param_gate(node.test)
-        if gate is not None:
-            self._arm_gates[id(node.body)] = gate
-            if node.orelse:
-                self._arm_gates[id(node.orelse)] = (gate[0], not gate[1])
+        body, other = self._param_gates(node.test)
+        if body:
+            self._arm_gates[id(node.body)] = body
+        if other and node.orelse:
+            self._arm_gates[id(node.orelse)] = other
+        if other and not node.orelse:
+            self._exit_gates[id(node)] = other  # (`after_if`: where the body leaves, the rest runs so)
 
     def after_if(self, node: ast.If, cond: Sym, token: None) -> None:
         self._loop_taints.pop()
-        gate = self._arm_gates.pop(id(node.body), None)
+        self._arm_gates.pop(id(node.body), None)
         if node.orelse:
             self._arm_gates.pop(id(node.orelse), None)
-        if gate is not None and not node.orelse and last_statement(node.body) == "return" \
+        other = self._exit_gates.pop(id(node), None)
+        if other and not node.orelse and last_statement(node.body) == "return" \
                 and self._gate_node is not None and any(st is node for st in self._gate_node.body):
             # `if not sync: return` among the function's own statements: the rest of it runs
             # where the test fails (not inside a loop, whose body may run no time, a `try`, whose
             # `finally` runs anyway, or a loop's `else`, which a `break` skips)
-            self._gates.append((gate[0], not gate[1]))
+            self._gates.extend(other)
         self._ungate_both_arms(node)
         control = _control(cond)
         if not self.scope.is_module and _always_exits(node.body) != _always_exits(node.orelse):

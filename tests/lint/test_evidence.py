@@ -53,6 +53,32 @@ def test_a_guess_in_the_chain_makes_the_finding_a_possible_warning(certain, gues
     assert all(s.line > 0 for s in g.chain)
 
 
+def test_an_attribute_stored_again_from_an_agreed_value_is_a_guess_at_its_other_reads():
+    # `cfg.seed = int(process_allgather(np.int32(cfg.seed))[0])`: the program makes the attribute
+    # agree there; whether a read in a helper comes after that store is not followed (a guess,
+    # naming the attribute). Stored again through a call that does not agree (`int(...)`),
+    # the read stays certain.
+    [c] = _findings("restored_attribute_copied_not_agreed.py")
+    assert (c.code, c.severity, c.confidence) == ("MCJ101", Severity.ERROR, "certain")
+    [g] = _findings("restored_attribute_agreed_by_allgather.py")
+    assert (g.code, g.severity, g.confidence) == ("MCJ101", Severity.WARNING, "guess")
+    [step] = [s for s in g.chain if not s.certain]
+    assert step.why == evidence.RESTORED_ATTRIBUTE and step.text == "`.shuffle_seed`"
+
+
+def test_a_method_an_override_makes_agree_is_a_guess_at_its_self_calls():
+    # A base class's loop stops on `self.stop_requested()`, per process in the base; a subclass's
+    # override that does collective work and returns one answer everywhere may be what runs (the
+    # instance's class is not followed): a guess naming the override. An override that only
+    # passes the base's answer on leaves it certain.
+    [c] = _findings("overridden_stop_test_still_local.py")
+    assert (c.code, c.severity, c.confidence) == ("MCJ102", Severity.ERROR, "certain")
+    [g] = _findings("overridden_stop_test_agreed.py")
+    assert (g.code, g.severity, g.confidence) == ("MCJ102", Severity.WARNING, "guess")
+    [step] = [s for s in g.chain if not s.certain]
+    assert step.why == evidence.OVERRIDDEN_METHOD and "AgreeingLoop.stop_requested" in step.text
+
+
 def test_a_helper_reading_a_file_at_its_argument_is_a_guess_at_the_call():
     # The summary pass: a helper of another module returns what a file at the path it is given
     # holds; at a call with a per-process path, that is a guess placed at the call.

@@ -383,3 +383,50 @@ def test_a_device_scope_change_reaches_the_local_only_script_importing_it(tmp_pa
     inc = chk.lint(root, [root / "pkg" / "run.py"], need_index=True)
     ref = chk.lint(root, [root / "pkg" / "run.py"], need_index=True, reference=True)
     assert inc[0] == ref[0] and ref[0], "the script's findings after the edit equal a rebuild's (and exist)"
+
+
+_BOOKKEEPING = (
+    "import jax\nfrom jax.experimental import multihost_utils\n\n\n"
+    "class Meter:\n    def __init__(self):\n        self.a = 0\n        self.b = 0\n        self.total = 0\n\n"
+    "    def update(self, x):\n        if x > 0:\n            self.a = x\n        else:\n            self.b = x\n"
+    "        self.total = self.a + self.b\n\n\n"
+    "class Trainer:\n    def __init__(self):\n        self.train_meter = Meter()\n        self.eval_meter = None\n"
+    "        self.rank = jax.process_index()\n        self.best = 0\n\n"
+    "    def mark(self, v):\n        self.best = v\n\n"
+    "    def step(self, x):\n        if self.rank == 0:\n            self.train_meter.update(x)\n            self.mark(x)\n")
+_BOOKKEEPING_READER = ("from jax.experimental import multihost_utils\nfrom pkg.t import Trainer\n\n\n"
+                       "def f(t: Trainer):\n    if t.best > 0:\n        multihost_utils.sync_global_devices('b')\n")
+
+
+def test_an_attribute_written_under_a_rank_condition_answers_alike_in_any_order(tmp_path):
+    """Methods called under `if rank == 0` write attributes (`Meter.update` writes `total` from
+    the `a`/`b` it writes conditionally; `Trainer.mark` writes `best`): whether a read of
+    `Trainer.best` carries that guess must not depend on which attribute was asked first (the
+    guard of `_written_under_condition` answers nothing inside another of its answers; a value
+    computed there was cached and served to later askers). An incremental run, which asks in
+    another order, equals a rebuild; so does every order of the questions on one index."""
+    import itertools
+
+    from mcjax_lint.engine import build_index, library_summaries, summarize
+    from mcjax_lint.settings import AnalysisSettings
+
+    s = summarize(_BOOKKEEPING, "t.py", "t")
+    answers, libs = set(), library_summaries([s], AnalysisSettings())
+    qs = [("t.Meter", "a"), ("t.Meter", "total"), ("t.Trainer", "best"), ("t.Trainer", "rank")]
+    for order in itertools.permutations(qs):
+        index = build_index([s], AnalysisSettings(), libs)
+        got = {q: index.attr(*q) for q in order}
+        answers.add(tuple(sorted((q, tuple(sorted((x.desc, bool(x.guess)) for x in v.pd))) for q, v in got.items())))
+    assert len(answers) == 1
+    assert dict(next(iter(answers)))[("t.Trainer", "best")], "`best` is written under the rank condition (a guess)"
+
+    root = _pkg_project(tmp_path)
+    (root / "pkg" / "t.py").write_text(_BOOKKEEPING)
+    reader = root / "pkg" / "r.py"
+    reader.write_text(_BOOKKEEPING_READER)
+    chk.lint(root, None)
+    reader.write_text(_BOOKKEEPING_READER + "\n\ndef g(t: Trainer):\n    return t.train_meter.a\n")
+    inc = chk.lint(root, [reader], need_index=True)
+    ref = chk.lint(root, [reader], need_index=True, reference=True)
+    assert _diff_with_rebuild(inc, ref) == []
+    assert inc[0] == ref[0] and ref[0], "the guess-level finding at `t.best` in both"
