@@ -96,7 +96,9 @@ class Unrelocatable(Exception):
 
 
 _ANCHOR = re.compile(r"\(([^()\s:]+):(\d+)\)")
-_VAL_TABLES = ("returns", "_attr_cache", "_global_cache")  # resolved values: sources with origins
+# Resolved values: sources with origins (`_gates`: `ProjectIndex.param_gate`'s conditions, None for
+# a parameter run on every process).
+_VAL_TABLES = ("returns", "_attr_cache", "_global_cache", "_gates")
 _TEXT_TABLES = ("collective", "device_access")  # descriptions with `(file.py:line)` anchors
 
 
@@ -124,9 +126,11 @@ def quoting_table(index: Any) -> dict[str, list[tuple[str, str]]]:
         return hit
 
     for name in (*_VAL_TABLES, *_TEXT_TABLES):
-        table = getattr(index, name)
+        table = index.__dict__.get(name, {}) if name == "_gates" else getattr(index, name)
         of = of_val if name in _VAL_TABLES else of_text
         for k, v in table.items():
+            if v is None:
+                continue
             for short in of(v):
                 out.setdefault(short, []).append((name, k))
     return out
@@ -215,11 +219,12 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
 
     quoting = index.__dict__.get("_quoting")
     if quoting is None:  # an index built in this process: look at every fact
-        todo = [(name, k) for name in (*_VAL_TABLES, *_TEXT_TABLES) if by_short for k in getattr(index, name)]
+        todo = [(name, k) for name in (*_VAL_TABLES, *_TEXT_TABLES) if by_short
+                for k in (index.__dict__.get(name, {}) if name == "_gates" else getattr(index, name))]
     else:  # a cached one: only the facts that quote a file of a moved file's name
         todo = sorted({entry for short in by_short for entry in quoting.get(short, ())})
     for name, k in todo:
-        table = getattr(index, name)
+        table = index.__dict__.get(name, {}) if name == "_gates" else getattr(index, name)
         v = table.get(k)
         if v is None:
             continue  # reset by `forget_changes`: re-solved after

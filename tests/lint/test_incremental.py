@@ -132,6 +132,44 @@ def test_a_line_move_moves_the_sources_kept_per_key(tmp_path):
     assert _diff_with_rebuild(inc, ref) == []
 
 
+
+_GATING_DECORATOR = """import functools
+
+import jax
+
+
+def main_process_only(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, sync=False, **kwargs):
+        if jax.process_index() > 0:
+            if sync:
+                return fn(*args, **kwargs)
+            return {}
+        return fn(*args, **kwargs)
+    return wrapper
+"""
+
+
+def test_a_line_move_moves_the_conditions_a_callable_parameter_runs_under(tmp_path):
+    """The condition under which a decorator's wrapper calls the function it wraps
+    (`ProjectIndex.param_gate`, kept with the cached index) quotes the decorator's file: a line
+    move there moves it, so findings that quote it equal a rebuild's."""
+    root = _pkg_project(tmp_path)
+    deco = root / "pkg" / "deco.py"
+    deco.write_text(_GATING_DECORATOR)
+    use = root / "pkg" / "use.py"
+    use.write_text("import numpy as np\nfrom jax.experimental import multihost_utils\n\nfrom pkg.deco import "
+                   "main_process_only\n\n\n@main_process_only\ndef write_summary(losses):\n    return "
+                   "multihost_utils.process_allgather(np.asarray(losses))\n")
+    cold = chk.lint(root, None)
+    assert any(f[5] == "MCJ101" for f in cold[0])
+    deco.write_text("# three lines\n# move the\n# decorator\n" + _GATING_DECORATOR)
+    inc = chk.lint(root, [deco, use], need_index=True)
+    ref = chk.lint(root, [deco, use], need_index=True, reference=True)
+    assert not inc[2].stats.index_built, inc[2].stats.relocation_refused
+    assert inc[0] == ref[0]
+    assert _diff_with_rebuild(inc, ref) == []
+
 def test_a_comment_line_on_top_changes_no_fixture_summary_but_its_lines():
     """Every position a summary holds is one `relocate.position_free` knows: a comment line put
     on top of any fixture leaves the position-free summary as it was, so a line move is served
