@@ -120,6 +120,10 @@ class _Frame:
     other: object = None  # for if/else: the other branch's block
 
 
+# How many functions up an exception is followed through callers that do nothing collective after
+# the call (a bound on the work per raise).
+_RAISE_DEPTH = 6
+
 # How many sibling statements apart two `if`s on one condition may be and still pair (a bound
 # on the work per `if`: pairs in real code are a few statements apart).
 _PAIR_REACH = 40
@@ -664,14 +668,26 @@ class Divergence:
             if qual is None:
                 continue
             raised_at = None
-            for call, (stmt, frames) in self._call_sites.items():
-                info = self.fa.calls.get(call)
-                name = info.callee or info.name if info is not None else None
-                if name is None or self.fa.index._follow_reexport(name) != qual:
-                    continue
-                j = next((k for k in range(len(frames) - 1, -1, -1) if frames[k].kind in ("func", "try")), 0)
-                t = first_tok(self._rest_after(frames[j:], stmt, kind))
-                if t is not None:
+            # An exception leaves every frame up to a handler: a caller with no collective work
+            # after the call (and no `try` around it) is left too, and its callers' next
+            # collective work is skipped (`build_grid()` → `Table(rows)` whose `__init__` raises
+            # on an empty share).
+            todo, seen = [qual], {qual}
+            while todo:
+                q = todo.pop(0)
+                left = False
+                for call, (stmt, frames) in self._call_sites.items():
+                    if not self._runs(call, q):
+                        continue
+                    j = next((k for k in range(len(frames) - 1, -1, -1) if frames[k].kind in ("func", "try")), 0)
+                    t = first_tok(self._rest_after(frames[j:], stmt, kind))
+                    if t is None:
+                        if kind == "raise" and frames[j].kind == "func" and len(seen) < _RAISE_DEPTH:
+                            up = by_node.get(id(frames[j].node))
+                            if up is not None and up not in seen:
+                                seen.add(up)
+                                todo.append(up)
+                        continue
                     guess = _raise_guess(small, dframe, fn_node) if kind == "raise" else ""
                     if kind == "raise" and (uniform or not any(f.kind == "loop" for f in frames[j:])):
                         # (the first caller's is reported at the raise, every other one's at its call)
@@ -682,7 +698,22 @@ class Divergence:
                     if raised_at is not None:
                         continue  # (an early exit of a loop in this caller: the first caller's report stands)
                     self.exits.append(ExitPoint(small, dframe.cond, t, dframe.node, kind, call, guess))
+                    left = True
                     break
+                if left:
+                    break
+
+    def _runs(self, call: cst.Call, q: str) -> bool:
+        """Whether `call` runs the same-file function `q`: calls it by name or as a method of a
+        known class, or constructs the class whose `__init__` it is (`Table(rows)`)."""
+        info = self.fa.calls.get(call)
+        name = info.callee or info.name if info is not None else None
+        if name is None:
+            return False
+        name = self.fa.index._follow_reexport(name)
+        if name == q:
+            return True
+        return q.endswith(".__init__") and name in self.fa.index.classes and self.fa.index.method(name, "__init__") == q
 
     def _caught_in_callers(self) -> None:
         """A same-file function that can fail on one process (a call under a process-dependent

@@ -1243,6 +1243,12 @@ class FileAnalysis(semantics.StatementRules):
             if argu.divergent or self._callable_desc(argu) or (info and any(self._callable_desc(v) for _, v in info.args)) \
                     or any(self.ev_cached(a.value).unordered for a in node.args) or argu.length_sources:
                 self._record_param_taint(target, node)
+        elif exact and target in self.index.classes and (argu.divergent or argu.length_sources):
+            # A construction runs the class's `__init__` with its arguments (`Table(own_rows)`):
+            # analysed again with them, as a function called by name is.
+            init = self.index.method(target, "__init__")
+            if init in self.fn_nodes:
+                self._record_param_taint(init, node)
         return res, coll
 
     def _iterable_instances(self, q: str, argu: Val, args: list, node: cst.Call) -> tuple[Val, list]:
