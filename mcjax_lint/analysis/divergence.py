@@ -120,6 +120,10 @@ class _Frame:
     other: object = None  # for if/else: the other branch's block
 
 
+# How many functions up an exception is followed through callers that do nothing collective after
+# the call (a bound on the work per raise).
+_RAISE_DEPTH = 6
+
 # How many sibling statements apart two `if`s on one condition may be and still pair (a bound
 # on the work per `if`: pairs in real code are a few statements apart).
 _PAIR_REACH = 40
@@ -556,6 +560,7 @@ class Divergence:
         self._raises_into_callers()
         self._absent_into_callers()
         self._caught_in_callers()
+        self._helpers_raising_on_some()
         return self
 
     def _rest_after(self, frames: list[_Frame], node, kind: str) -> tuple:
@@ -663,14 +668,26 @@ class Divergence:
             if qual is None:
                 continue
             raised_at = None
-            for call, (stmt, frames) in self._call_sites.items():
-                info = self.fa.calls.get(call)
-                name = info.callee or info.name if info is not None else None
-                if name is None or self.fa.index._follow_reexport(name) != qual:
-                    continue
-                j = next((k for k in range(len(frames) - 1, -1, -1) if frames[k].kind in ("func", "try")), 0)
-                t = first_tok(self._rest_after(frames[j:], stmt, kind))
-                if t is not None:
+            # An exception leaves every frame up to a handler: a caller with no collective work
+            # after the call (and no `try` around it) is left too, and its callers' next
+            # collective work is skipped (`build_grid()` → `Table(rows)` whose `__init__` raises
+            # on an empty share).
+            todo, seen = [qual], {qual}
+            while todo:
+                q = todo.pop(0)
+                left = False
+                for call, (stmt, frames) in self._call_sites.items():
+                    if not self._runs(call, q):
+                        continue
+                    j = next((k for k in range(len(frames) - 1, -1, -1) if frames[k].kind in ("func", "try")), 0)
+                    t = first_tok(self._rest_after(frames[j:], stmt, kind))
+                    if t is None:
+                        if kind == "raise" and frames[j].kind == "func" and len(seen) < _RAISE_DEPTH:
+                            up = by_node.get(id(frames[j].node))
+                            if up is not None and up not in seen:
+                                seen.add(up)
+                                todo.append(up)
+                        continue
                     guess = _raise_guess(small, dframe, fn_node) if kind == "raise" else ""
                     if kind == "raise" and (uniform or not any(f.kind == "loop" for f in frames[j:])):
                         # (the first caller's is reported at the raise, every other one's at its call)
@@ -681,7 +698,22 @@ class Divergence:
                     if raised_at is not None:
                         continue  # (an early exit of a loop in this caller: the first caller's report stands)
                     self.exits.append(ExitPoint(small, dframe.cond, t, dframe.node, kind, call, guess))
+                    left = True
                     break
+                if left:
+                    break
+
+    def _runs(self, call: cst.Call, q: str) -> bool:
+        """Whether `call` runs the same-file function `q`: calls it by name or as a method of a
+        known class, or constructs the class whose `__init__` it is (`Table(rows)`)."""
+        info = self.fa.calls.get(call)
+        name = info.callee or info.name if info is not None else None
+        if name is None:
+            return False
+        name = self.fa.index._follow_reexport(name)
+        if name == q:
+            return True
+        return q.endswith(".__init__") and name in self.fa.index.classes and self.fa.index.method(name, "__init__") == q
 
     def _caught_in_callers(self) -> None:
         """A same-file function that can fail on one process (a call under a process-dependent
@@ -731,6 +763,81 @@ class Divergence:
                     if self._goes_on(h) and (self._catches_failure(h, io) or self._catches_raised(h, where)):
                         self.exceptions.append(ExceptionPoint(where, h, val, tok, "caught"))
                         break
+
+    def _raising_helpers(self) -> dict[str, cst.Raise]:
+        """The same-file functions that can raise out of themselves, each with a `raise X`
+        statement that does it: one of its own outside any `try` (not an assertion of an
+        invariant, `NotImplementedError`, a check of its own arguments, or a raise under a
+        process-dependent condition, which `_exit_point` reports), or one of a same-file
+        function it calls outside any `try` of its own."""
+        out: dict[str, cst.Raise] = {}
+        calls: dict[str, list[str]] = {}
+        for q, (fdef, _, _) in self.fa.fn_nodes.items():
+            if not isinstance(fdef, cst.FunctionDef):
+                continue
+            tried = {id(n) for t in _tries_in(fdef.body) for n in walk_own_scope(t)}
+            ifs = [n for n in walk_own_scope(fdef.body) if isinstance(n, cst.If)]
+            for r in _raises_in(fdef):
+                if id(r) in tried or _asserts_invariant(r) or _not_implemented(r):
+                    continue
+                around = [n for n in ifs if _contains(n.body, r) or (n.orelse is not None and _contains(n.orelse, r))]
+                if any(self.fa.conds.get(n, BOTTOM).divergent or _checks_arguments(n, fdef) for n in around):
+                    continue
+                out[q] = r
+                break
+            calls[q] = [c for c in (self._callee(x) for x in _walk_calls(fdef.body) if id(x) not in tried)
+                        if c is not None and c != q]
+        changed = bool(out)
+        while changed:
+            changed = False
+            for q, callees in calls.items():
+                hit = next((c for c in callees if c in out), None) if q not in out else None
+                if hit is not None:
+                    out[q] = out[hit]
+                    changed = True
+        return out
+
+    def _helpers_raising_on_some(self) -> None:
+        """A call, in a block only some processes run (`if jax.process_index() == 0:`), of a
+        same-file function that can raise (`_raising_helpers`: a logger's init without
+        credentials, a check of what that process read), with no `try` around it in its
+        function, before collective work after the block: where it raises, that process fails
+        while the others wait in the collective (MCJ104). A guess (`evidence.HELPER_RAISES`):
+        whether it raises is never known."""
+        if not self._call_sites:
+            return
+        raising = None
+        done = {id(p.node) for p in self.exceptions} | {id(p.raise_node) for p in self.exceptions}
+        for call, (stmt, ctx) in self._call_sites.items():
+            if id(call) in done:
+                continue
+            j = next((k for k in range(len(ctx) - 1, -1, -1) if ctx[k].kind in ("try", "func")), 0)
+            reach = ctx[j:]
+            if reach[0].kind != "func":
+                continue
+            d = next((k for k in range(len(reach) - 1, -1, -1)
+                      if reach[k].kind in ("if", "else", "handler", "case") and reach[k].cond.divergent), None)
+            if d is None or any(f.kind == "loop" for f in reach[:d]):
+                continue
+            if raising is None:
+                raising = self._raising_helpers()
+                if not raising:
+                    return
+            q = self._callee(call)
+            r = raising.get(q) if q is not None else None
+            if r is None or id(r) in done:
+                continue
+            dframe = reach[d]
+            inner = reach[d + 1].node if d + 1 < len(reach) else stmt
+            upto = _index_of_containing(dframe.stmts, inner)
+            path_exit = self.seq_block(dframe.stmts[:upto])
+            rest = self._rest_after(reach[:d], dframe.node, "raise") if d > 0 else ()
+            other = self.seq_block(dframe.other) if dframe.kind in ("if", "else") and dframe.other is not None else ()
+            t = first_tok(rest)
+            if t is None or self.same_work(path_exit, other + rest):
+                continue
+            done.add(id(call))
+            self.exceptions.append(ExceptionPoint(call, r, dframe.cond, t, "helper", evidence.HELPER_RAISES))
 
     def _callee(self, call: cst.Call) -> str | None:
         """The same-file function a call runs, where known (a function by name, a method of a
@@ -1790,6 +1897,12 @@ def _leaves_in(stmts: list) -> bool:
         for c in children(n):
             stack.append((c, loop if c is not getattr(n, "orelse", None) else in_loop))
     return False
+
+
+def _not_implemented(r: cst.Raise) -> bool:
+    """`raise NotImplementedError(...)`: a method left for a subclass to define."""
+    exc = r.exc.func if isinstance(r.exc, cst.Call) else r.exc
+    return isinstance(exc, cst.Name) and exc.value == "NotImplementedError"
 
 
 def _tries_in(body) -> list:

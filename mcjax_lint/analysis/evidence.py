@@ -80,6 +80,8 @@ METHOD_STORE = ("a method's store into an attribute of its object from its argum
                 "them), taken as made by this call (its other inputs, and whether the store runs, are not followed)")
 HANDLED_FAILURE = ("an `except` handler that raises, in a block only some processes run: taken as raising where the "
                    "`try` body failed there (whether it fails is never known)")
+HELPER_RAISES = ("a project function with a `raise` outside any `try` of its own, called in a block only some "
+                 "processes run: taken as able to raise there (whether it raises is never known)")
 CAPTURES_UNKNOWN = ("a jitted function given process-local inputs, taken as collective work because it may capture "
                     "global arrays (a bound method, a lambda, a closure)")
 EQUAL_PIECES = ("a per-process piece of equal ones (`x[i::n]`, `range(i, stop, n)`), whose lengths differ only "

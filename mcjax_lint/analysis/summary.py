@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 131
+SUMMARY_VERSION = 132
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -191,6 +191,8 @@ def sym_element(a: Sym) -> Sym:
         out["elem"] = True  # resolved taint of via/params/refs becomes content-only
     if a.get("host"):
         out["host"] = True  # an element of process-local data is process-local
+    elif a.get("lp"):
+        out["lp"] = a["lp"]  # (and one of what is so where these parameters are, is so there)
     return out
 
 
@@ -1518,6 +1520,8 @@ class _Summarizer(semantics.StatementRules):
                 # (a pmap's outputs are this process's own arrays: `semantics.result_is_local`)
                 if semantics.result_is_local(semantics.callable_kind(fv["callable"])):
                     return {"host": True}
+                if need:
+                    return dict(_as_content(sym_taint(argu), node.lineno), glob=True)
                 return {"glob": True}
             call["v"] = _prune({k: v for k, v in fv.items() if k in ("via", "refs", "params", "callable")})
             if isinstance(func, ast.Name) and fv.get("refs") == [f"{self.scope.facts.name if not self.scope.is_module else self.module}.{func.id}"] \

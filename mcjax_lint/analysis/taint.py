@@ -1272,6 +1272,12 @@ class FileAnalysis(semantics.StatementRules):
                 # (a global array handed on: the callee's jitted calls given it and a host value
                 # span the processes, `_replicated_host_args`)
                 self._record_param_taint(target, node)
+        elif exact and target in self.index.classes and (argu.divergent or argu.length_sources):
+            # A construction runs the class's `__init__` with its arguments (`Table(own_rows)`):
+            # analysed again with them, as a function called by name is.
+            init = self.index.method(target, "__init__")
+            if init in self.fn_nodes:
+                self._record_param_taint(init, node)
         return res, coll
 
     def _iterable_instances(self, q: str, argu: Val, args: list, node: cst.Call) -> tuple[Val, list]:

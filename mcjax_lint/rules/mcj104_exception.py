@@ -56,6 +56,13 @@ class OneProcessException(Rule):
                 msg = (f"{name} is None on some processes{cause}: {use} raises TypeError there, while "
                        f"the others go on to {self.tok_text(p.collective)} and wait there until the coordination "
                        f"service aborts them")
+            elif p.kind == "helper":
+                info = self.ctx.fa.calls.get(node)
+                called = (info.callee or info.name) if info is not None else None
+                callee = f"`{(called or 'this call').rsplit('.', 1)[-1]}()`"
+                msg = (f"{callee} can raise (line {raise_line}) and runs here on some processes only{cause}: where "
+                       f"it raises, that process fails while the others go on to {self.tok_text(p.collective)} "
+                       f"and wait there until the coordination service aborts them")
             elif p.kind == "raise" and node is not p.raise_node:
                 info = self.ctx.fa.calls.get(node)
                 called = (info.callee or info.name) if info is not None else None
