@@ -57,17 +57,11 @@ class OneProcessException(Rule):
                        f"the others go on to {self.tok_text(p.collective)} and wait there until the coordination "
                        f"service aborts them")
             elif p.kind == "helper":
-                info = self.ctx.fa.calls.get(node)
-                called = (info.callee or info.name) if info is not None else None
-                callee = f"`{(called or 'this call').rsplit('.', 1)[-1]}()`"
-                msg = (f"{callee} can raise (line {raise_line}) and runs here on some processes only{cause}: where "
+                msg = (f"{self._callee(node)} can raise (line {raise_line}) and runs here on some processes only{cause}: where "
                        f"it raises, that process fails while the others go on to {self.tok_text(p.collective)} "
                        f"and wait there until the coordination service aborts them")
             elif p.kind == "raise" and node is not p.raise_node:
-                info = self.ctx.fa.calls.get(node)
-                called = (info.callee or info.name) if info is not None else None
-                callee = f"`{(called or 'this call').rsplit('.', 1)[-1]}()`"
-                msg = (f"{callee} raises under a process-dependent condition at line {raise_line}{cause}: this "
+                msg = (f"{self._callee(node)} raises under a process-dependent condition at line {raise_line}{cause}: this "
                        f"process fails here while the others go on to {self.tok_text(p.collective)} and wait "
                        f"there until the coordination service aborts them")
             elif p.kind == "raise":
@@ -86,6 +80,12 @@ class OneProcessException(Rule):
             chain = [*(self.source_steps(srcs[0]) if srcs else ()), raised, self.step(node, f"{p.kind} here"),
                      self.tok_step(p.collective)]
             self.report(node, msg, related=related, chain=chain)
+
+    def _callee(self, node: cst.CSTNode) -> str:
+        """The called function's short name, quoted (`save()`), for a message."""
+        info = self.ctx.fa.calls.get(node)
+        called = (info.callee or info.name) if info is not None else None
+        return f"`{(called or 'this call').rsplit('.', 1)[-1]}()`"
 
 
 def _short(code: str, limit: int = 50) -> str:
