@@ -1021,10 +1021,11 @@ class ProjectIndex:
         try:
             return compute()
         finally:
-            deps = self._dep_stack.pop()
-            deps.discard(_GUARDED)
-            if self._dep_stack:
-                self._dep_stack[-1].update(deps)
+            deps = self._pop_deps()
+            if _GUARDED in deps:
+                deps = deps - {_GUARDED}  # (a new set: this one may be shared)
+            if self._dep_stack and deps:
+                self._merge_deps(deps)
 
     def _round_memo(self, table: dict, key: Any, ident: object, compute: Callable[[], Any]) -> Any:
         """`compute()` for `key`, answered once per fixpoint round and context: asked again in the
@@ -1045,8 +1046,8 @@ class ProjectIndex:
         if hit is not None and hit[0] is ident and hit[3] == self._round \
                 and (_GUARDED not in hit[2] or self._cut_depth) \
                 and (not hit[4] or all((k in self._resolving) == cut for k, cut in hit[4].items())):
-            if depth:
-                self._dep_stack[-1].update(hit[2])
+            if depth and hit[2]:
+                self._merge_deps(hit[2])
             seen = hit[4]
         else:
             self._dep_stack.append(set())
@@ -1054,10 +1055,10 @@ class ProjectIndex:
             try:
                 v = compute()
             finally:
-                deps = self._dep_stack.pop()
+                deps = self._pop_deps()
                 seen = self._checks.pop()[1]
-            if depth:
-                self._dep_stack[-1].update(deps)
+            if depth and deps:
+                self._merge_deps(deps)
             hit = table[key] = (ident, v, deps, self._round, seen)
         if seen and self._checks and self._checks[-1][0] == depth:
             # (asked directly by another such computation: its answer is as contextual)
@@ -1194,15 +1195,15 @@ class ProjectIndex:
             if hit is not None and hit[0] is sym and (hit[3] == self._round or self._fresh(hit, memo, key)) \
                     and (_GUARDED not in hit[2] or self._cut_depth):
                 if stack and hit[2]:
-                    stack[-1].update(hit[2])
+                    self._merge_deps(hit[2])
                 return hit[1]
             stack.append(set())
             try:
                 v = self._resolve(sym, path)
             finally:
-                deps = stack.pop()
+                deps = self._pop_deps()
             if stack and deps:
-                stack[-1].update(deps)
+                self._merge_deps(deps)
             memo[key] = (sym, v, deps, self._round)
             return v
         return self._resolve(sym, path, mark_params)
@@ -1251,8 +1252,36 @@ class ProjectIndex:
         return v
 
     def _dep(self, name: str) -> None:
-        if self._dep_stack:
-            self._dep_stack[-1].add(name)
+        stack = self._dep_stack
+        if stack:
+            top = stack[-1]
+            if top.__class__ is tuple:  # (shared: `_merge_deps`)
+                if name in top[0]:
+                    return
+                top = stack[-1] = set(top[0])
+            top.add(name)
+
+    def _merge_deps(self, deps: set[str]) -> None:
+        """Add what a computation read to its asker's frame (the top of `_dep_stack`). A frame that
+        has read nothing yet holds the set itself, shared, as `(deps,)`, and copies it at its first
+        write: most frames read through one computation, and copying its set up every level of
+        the stack was most of the fixpoint's bookkeeping. A set popped off the stack or kept in a
+        memo entry is never written again (`_pop_deps`)."""
+        stack = self._dep_stack
+        top = stack[-1]
+        if top.__class__ is tuple:
+            if top[0] is deps:
+                return
+            top = stack[-1] = set(top[0])
+        elif not top:
+            stack[-1] = (deps,)
+            return
+        top.update(deps)
+
+    def _pop_deps(self) -> set[str]:
+        """The top frame's dependencies, popped (a shared set as it is: read-only from here)."""
+        deps = self._dep_stack.pop()
+        return deps[0] if deps.__class__ is tuple else deps
 
     def _resolve(self, sym: Sym, path: str, mark_params: list | None = None) -> Val:
         v = self._direct(sym, path)
@@ -1797,15 +1826,15 @@ class ProjectIndex:
         if hit is not None and hit[0] is call and (hit[3] == self._round or self._fresh(hit, memo, key)) \
                 and (_GUARDED not in hit[2] or self._cut_depth):
             if stack and hit[2]:
-                stack[-1].update(hit[2])
+                self._merge_deps(hit[2])
             return hit[1]
         stack.append(set())
         try:
             r = self._call(call, path)
         finally:
-            deps = stack.pop()
+            deps = self._pop_deps()
         if stack and deps:
-            stack[-1].update(deps)
+            self._merge_deps(deps)
         memo[key] = (call, r, deps, self._round)
         return r
 
@@ -1828,15 +1857,15 @@ class ProjectIndex:
                 hit = None
         if hit is not None:
             if stack and hit[2]:
-                stack[-1].update(hit[2])
+                self._merge_deps(hit[2])
             return hit[1]
         stack.append(set())
         try:
             r = self._call(call, path, with_args=False)
         finally:
-            deps = stack.pop()
+            deps = self._pop_deps()
         if stack and deps:
-            stack[-1].update(deps)
+            self._merge_deps(deps)
         self._coll_memo[key] = (call, r, deps, self._round)
         return r
 
@@ -2638,7 +2667,7 @@ class ProjectIndex:
             if dev:
                 self.device_access[q] = dev
                 changed.add(q)
-        return self._dep_stack.pop()
+        return self._pop_deps()
 
     def gated_off(self, q: str, site: dict) -> bool:
         """Whether a call (`site`: "np", "kw", "kc", "bd" as in a summary's call record) of `q`
