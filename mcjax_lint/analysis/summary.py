@@ -2712,11 +2712,17 @@ class _Summarizer(semantics.StatementRules):
         facts = self.scope.facts
         if facts is None or not value or not (value.get("cls") or value.get("via") or value.get("refs")):
             return
-        recv = _prune({k: v for k, v in value.items() if k in ("cls", "via", "refs")}, 1)
         for m in ("__enter__", "__exit__"):
-            c = {"l": expr.lineno, "m": m, "r": recv, "np": 0}
-            if len(facts.calls) < 400 and c not in facts.calls:
-                facts.calls.append(c)
+            self._special_call(facts, value, m, expr.lineno)
+
+    def _special_call(self, facts: FunctionFacts, value: Sym, method: str, line: int) -> dict:
+        """A special method that Python calls on `value` (`__enter__`, `__len__`, `__iter__`),
+        recorded as a method call on it (the index resolves its class); the record."""
+        recv = _prune({k: v for k, v in value.items() if k in ("cls", "via", "refs")}, 1)
+        c = {"l": line, "m": method, "r": recv, "np": 0}
+        if len(facts.calls) < 400 and c not in facts.calls:
+            facts.calls.append(c)
+        return c
 
     def dunder_len(self, v: Sym, node: ast.Call) -> Sym | None:
         """`len(obj)` runs `type(obj).__len__(obj)` (`semantics.StatementRules.dunder_len`): of an
@@ -2727,11 +2733,7 @@ class _Summarizer(semantics.StatementRules):
             c["n"] for c in v.get("via", []) if "n" in c and self._class_like(c["n"])]
         if facts is None or not (classes or v.get("refs")):
             return None
-        recv = _prune({k: x for k, x in v.items() if k in ("cls", "via", "refs")}, 1)
-        c = {"l": node.lineno, "m": "__len__", "r": recv, "np": 0}
-        if len(facts.calls) < 400 and c not in facts.calls:
-            facts.calls.append(c)
-        return {"via": [c]}
+        return {"via": [self._special_call(facts, v, "__len__", node.lineno)]}
 
     def _class_like(self, q: str) -> bool:
         """Whether a called name may be a class: capitalised (`Loader`), or a class this module
@@ -2753,11 +2755,7 @@ class _Summarizer(semantics.StatementRules):
                 return it
             # A class the index finds (an attribute holding one project class's instances): its
             # `__iter__`, called on the value.
-            recv = _prune({k: v for k, v in it.items() if k in ("cls", "via", "refs")}, 1)
-            c = {"l": node.lineno, "m": "__iter__", "r": recv, "np": 0}
-            if len(facts.calls) < 400 and c not in facts.calls:
-                facts.calls.append(c)
-            return sym_join(it, {"via": [c]})
+            return sym_join(it, {"via": [self._special_call(facts, it, "__iter__", node.lineno)]})
         calls = [{"l": node.lineno, "n": f"{cls}.{m}"} for cls in classes[:2] for m in semantics.ITERATION_METHODS]
         for c in calls:
             if len(facts.calls) < 400 and c not in facts.calls:
