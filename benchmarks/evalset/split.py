@@ -40,9 +40,10 @@ def make_split(doc: str, set_dir: Path, *, with_codebases: bool) -> int:
     """Split the programs of set_dir into split.json with the sha256 of the sealed half's files.
 
     with_codebases (the first set): one random.Random(seed) shuffles the program ids, then the
-    repos of codebases.json. Otherwise (the second set): only confirmed programs (confirmations.json),
-    an even number of them; the codebases' halves are copied from codebases_split.json (made by
-    split_codebases) so that one sha256 covers both sealed parts."""
+    repos of codebases.json. Otherwise (the second set on): only confirmed programs
+    (confirmations.json; with an odd number, the sealed half has one more: sets 3-8 dropped one
+    instead); the codebases' halves are copied from codebases_split.json (made by split_codebases)
+    so that one sha256 covers both sealed parts."""
     sealed_eval.select_set(set_dir.name)
     args = _args(doc, sealed_eval.SPLIT)
     programs = [p.name for p in (set_dir / "programs").iterdir() if p.is_dir()]
@@ -60,11 +61,10 @@ def make_split(doc: str, set_dir: Path, *, with_codebases: bool) -> int:
         missing = sorted(p for p in programs if not confirmed.get(p, {}).get("confirmed"))
         if missing:
             raise SystemExit(f"make_split: not confirmed (drop them or confirm them first): {', '.join(missing)}")
-        if len(programs) % 2:
-            raise SystemExit(f"make_split: {len(programs)} programs cannot make two equal halves")
         p_open, p_sealed = halves(programs, random.Random(args.seed))
         split = {"seed": args.seed,
-                 "method": "random.Random(seed): shuffle the sorted program ids, first half open",
+                 "method": "random.Random(seed): shuffle the sorted program ids, first half open"
+                           + (" (n // 2; the sealed half takes the odd one)" if len(programs) % 2 else ""),
                  "programs": {"open": p_open, "sealed": p_sealed},
                  "codebases": {"open": [], "sealed": []}}
         cb_split = set_dir / "codebases_split.json"
