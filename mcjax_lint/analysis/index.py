@@ -20,7 +20,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis import values as _values
-from mcjax_lint.analysis.summary import ELEMENT_CALL, SAME_LENGTH_CALL, STAR, TIED_SORT_CALL, ClassFacts, FunctionFacts, ModuleSummary, SIZED_BY_CONTENT, Sym, star_exports
+from mcjax_lint.analysis.summary import CALLS_CAP, ELEMENT_CALL, SAME_LENGTH_CALL, STAR, TIED_SORT_CALL, ClassFacts, FunctionFacts, ModuleSummary, SIZED_BY_CONTENT, Sym, star_exports
 from mcjax_lint.analysis.values import BOTTOM, Src, Val, applied, join_all, most_certain, replace
 from mcjax_lint.settings import AnalysisSettings
 
@@ -176,9 +176,6 @@ def _sized_by_content(sym: Sym) -> bool:
     return bool(entries) and all(e[0] == SIZED_BY_CONTENT for e in entries)
 
 
-_CALLS_CAP = 400  # call records a summary keeps per function (summary.ev_Call)
-
-
 def _decided_params(summaries: list[ModuleSummary], functions: dict[str, FunctionFacts], follow) -> dict[str, dict[str, str]]:
     """Module-level functions' parameters that hold one literal constant at every call in the
     project (`cleanup(sync=False)` everywhere, or a default `assert_exist=False` no call
@@ -192,7 +189,7 @@ def _decided_params(summaries: list[ModuleSummary], functions: dict[str, Functio
     for s in summaries:
         indirect.update(follow(q) for q in s.value_refs)
         for f in s.functions.values():
-            if len(f.calls) >= _CALLS_CAP:
+            if len(f.calls) >= CALLS_CAP:
                 return {}
             for call in f.calls:
                 n = call.get("n")
@@ -461,7 +458,7 @@ class ProjectIndex:
         for s in summaries:
             indirect.update(follow(q) for q in s.value_refs)
             for caller, f in s.functions.items():
-                if len(f.calls) >= _CALLS_CAP:
+                if len(f.calls) >= CALLS_CAP:
                     return {}
                 for call in f.calls:
                     n = call.get("n")

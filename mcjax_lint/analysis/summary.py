@@ -28,6 +28,8 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
+CALLS_CAP = 400  # call records a summary keeps per function (`ev_Call`); the index reads a full list as cut short
+
 SUMMARY_VERSION = 132
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
@@ -1558,7 +1560,7 @@ class _Summarizer(semantics.StatementRules):
                 call["pa"] = pa
         if self._gates:
             call["gp"] = [list(g) for g in dict.fromkeys(self._gates)]
-        if len(facts.calls) < 400 and call not in facts.calls:
+        if len(facts.calls) < CALLS_CAP and call not in facts.calls:
             facts.calls.append(call)
         if "o" not in facts.flags and ("m" in call or "n" in call and not call["n"].startswith(_EXTERNAL_ROOTS)) \
                 and any(a.get("u") for a in [*args, *kwargs.values()]):
@@ -2720,7 +2722,7 @@ class _Summarizer(semantics.StatementRules):
         recorded as a method call on it (the index resolves its class); the record."""
         recv = _prune({k: v for k, v in value.items() if k in ("cls", "via", "refs")}, 1)
         c = {"l": line, "m": method, "r": recv, "np": 0}
-        if len(facts.calls) < 400 and c not in facts.calls:
+        if len(facts.calls) < CALLS_CAP and c not in facts.calls:
             facts.calls.append(c)
         return c
 
@@ -2758,7 +2760,7 @@ class _Summarizer(semantics.StatementRules):
             return sym_join(it, {"via": [self._special_call(facts, it, "__iter__", node.lineno)]})
         calls = [{"l": node.lineno, "n": f"{cls}.{m}"} for cls in classes[:2] for m in semantics.ITERATION_METHODS]
         for c in calls:
-            if len(facts.calls) < 400 and c not in facts.calls:
+            if len(facts.calls) < CALLS_CAP and c not in facts.calls:
                 facts.calls.append(c)
         return sym_join(it, {"via": calls})
 

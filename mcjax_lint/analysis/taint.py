@@ -1508,15 +1508,7 @@ class FileAnalysis(semantics.StatementRules):
         params = [p.name.value for p in fdef.params.posonly_params + fdef.params.params]
         if params and params[0] in ("self", "cls") and isinstance(node.func, cst.Attribute):
             params = params[1:]
-        here: set[str] = set()
-        if not any(a.star for a in node.args):
-            positional = [a for a in node.args if a.keyword is None]
-            for i, a in enumerate(positional):
-                if i < len(params) and self.ev_cached(a.value).glob:
-                    here.add(params[i])
-            for a in node.args:
-                if a.keyword is not None and self.ev_cached(a.value).glob:
-                    here.add(a.keyword.value)
+        here = {p for p, v in (_arguments_by_parameter(params, node) or {}).items() if self.ev_cached(v).glob}
         cur = self._glob_params.get(q)
         self._glob_params[q] = frozenset(here) if cur is None else cur & here
 
@@ -1524,16 +1516,13 @@ class FileAnalysis(semantics.StatementRules):
         """The literal constant each parameter of `q` takes at this call (its argument, or the
         default it is left to), joined into `fn_consts[q]`: where every such call agrees, the
         analysis of `q` for them runs the arm of an `if` those constants decide."""
+        bound = _arguments_by_parameter(params, node)  # (None for `f(*xs)`, `f(**kw)`: not read)
         here: dict[str, str | None] = {}
-        starred = any(a.star for a in node.args)  # (`f(*xs)`, `f(**kw)`: which value a parameter gets is not read)
         for p in _all_params(fdef.params):
-            here[p.name.value] = None if starred or p.default is None else semantics.constant_repr(p.default, read)
-        for i, a in enumerate(x for x in node.args if x.keyword is None and not x.star):
-            if i < len(params) and not starred:
-                here[params[i]] = semantics.constant_repr(a.value, read)
-        for a in node.args:
-            if a.keyword is not None and a.keyword.value in here and not starred:
-                here[a.keyword.value] = semantics.constant_repr(a.value, read)
+            here[p.name.value] = None if bound is None or p.default is None else semantics.constant_repr(p.default, read)
+        for name, v in (bound or {}).items():
+            if name in here:
+                here[name] = semantics.constant_repr(v, read)
         cur = self.fn_consts.get(q)
         self.fn_consts[q] = {p: None if c is None or (cur is not None and cur.get(p) is None)
                              else (frozenset({c}) if cur is None else cur[p] | {c}) for p, c in here.items()}
@@ -3796,6 +3785,17 @@ def _why(srcs: frozenset[Src]) -> str:
 
 def _first(s: frozenset[Src]) -> Src:
     return sorted(s)[0]
+
+
+def _arguments_by_parameter(params: list[str], node: cst.Call) -> dict[str, cst.BaseExpression] | None:
+    """The argument each parameter takes at `node`: the positional ones by position in `params`
+    (those past its end dropped), keywords by name; None for a call unpacking `*xs` or `**kw`,
+    where which value a parameter gets is not read."""
+    if any(a.star for a in node.args):
+        return None
+    bound = {params[i]: a.value for i, a in enumerate(x for x in node.args if x.keyword is None) if i < len(params)}
+    bound.update((a.keyword.value, a.value) for a in node.args if a.keyword is not None)
+    return bound
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:
