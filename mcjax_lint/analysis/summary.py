@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 132
+SUMMARY_VERSION = 133
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -626,6 +626,7 @@ class _Scope:
         self.is_module = is_module
         self.strings: dict[str, str | None] = {}  # names assigned to a str literal (semantics.note_string_binding)
         self.peeks: dict = {}  # names assigned `next(it)` (semantics.StatementRules.note_peek)
+        self.sized: dict = {}  # what made each name's value last (semantics.note_sized)
         self.none_params: set[str] = set()  # parameters whose default is None
         self.param_pos: dict[str, int] = {}  # parameter -> position after self (-1: keyword-only)
         self.declared: set[str] = set()  # names this function declares `global`
@@ -1041,6 +1042,12 @@ class _Summarizer(semantics.StatementRules):
         resolved by the index as `evidence.equal_pieces` (the start's value may come from calls,
         parameters or attributes known only then)."""
         return _resolved_later(sym_taint(v), node.lineno, evidence.EQUAL_PIECES_CALL, ("pd", "pdc", "via", "params", "refs"))
+
+    @staticmethod
+    def piece_content(v: Sym, node: ast.AST) -> Sym:
+        """What the start of a piece of pieces known to be equally long (`semantics.length_multiple`)
+        carries: which elements, not how many — content, resolved as such (`_as_content`)."""
+        return _as_content(sym_taint(v), node.lineno)
 
     @staticmethod
     def split_piece(v: Sym, node: ast.AST) -> Sym:

@@ -85,6 +85,7 @@ class _Scope:
     params: frozenset = frozenset()  # a function's own parameters (in its scope only)
     strings: dict = field(default_factory=dict)  # names assigned to a str literal (semantics.note_string_binding)
     peeks: dict = field(default_factory=dict)  # names assigned `next(it)` (semantics.StatementRules.note_peek)
+    sized: dict = field(default_factory=dict)  # what made each name's value last (semantics.note_sized)
     attr_owner: dict = field(default_factory=dict)  # an agreed attribute store's object (`stored_attribute`)
     decided: dict = field(default_factory=dict)  # parameters constant at every call (index.decided), never reassigned
     node: object = None  # the function (or module) whose body this scope runs (`_count_names`)
@@ -608,6 +609,10 @@ class FileAnalysis(semantics.StatementRules):
 
     def equal_pieces(self, v: Val, node: cst.CSTNode) -> Val:
         return evidence.equal_pieces(v, self.line(node))
+
+    def piece_content(self, v: Val, node: cst.CSTNode) -> Val:
+        """(semantics: the start of a piece of equally long ones) which elements, not how many."""
+        return v.same_length()
 
     def split_piece(self, v: Val, node: cst.CSTNode) -> Val:
         return evidence.split_points(v, self.line(node))
