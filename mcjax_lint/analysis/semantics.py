@@ -2155,6 +2155,57 @@ def piece_of_equal_ones(start: object | None, step: object | None, read: Reader)
     return not (st[0] == "number" and str(st[1]) == "1")
 
 
+# ---- the least over the processes of a count each gathered: no process's own count is below it ---
+# `n = int(np.min(process_allgather(local_count)))` (the builtin `min`, `np.amin`, `jnp.min`, a
+# `.min()` of the gathered array, `jax.lax.pmin`): a loop bounded by n (`zip(range(n), data)`)
+# runs n times on every process whose data holds the count it gathered.
+_LEAST = frozenset({"min", "numpy.min", "numpy.amin", "jax.numpy.min", "jax.numpy.amin"})
+_GATHERS = frozenset({"jax.experimental.multihost_utils.process_allgather", "jax.lax.all_gather"})
+_PASS_THROUGH = frozenset({"int", "numpy.asarray", "numpy.array", "numpy.int32", "numpy.int64", "jax.device_get"})
+
+
+def least_over_processes(node: object, read: Reader, qualify: Callable[[object], str | None], scope,
+                         depth: int = 0) -> bool:
+    """Whether the number `node` is the least over the processes of a value each gathered: a
+    minimum (`_LEAST`, or the method `.min()`) of an all-gather's result (`_GATHERS`), or
+    `jax.lax.pmin`; through `int(...)`, `np.asarray(...)`, `[0]`-free conversions and names
+    assigned once (`bound_expression`)."""
+    if depth > _MULTIPLE_DEPTH:
+        return False
+    again = lambda x: least_over_processes(x, read, qualify, scope, depth + 1)  # noqa: E731
+    r = read(bound_expression(node, read, scope))
+    if r[0] != "call":
+        return False
+    q = qualify(r[1]) or ""
+    f = read(r[1])
+    if q == "jax.lax.pmin":
+        return True
+    if q in _PASS_THROUGH or (f[0] == "name" and f[1] == "int"):
+        return len(r[2]) == 1 and again(r[2][0])
+    if q in _LEAST or (f[0] == "name" and f[1] == "min"):
+        return len(r[2]) == 1 and _gathered(r[2][0], read, qualify, scope, depth + 1)
+    if f[0] == "attr" and f[2] == "min" and not r[2]:
+        return _gathered(f[1], read, qualify, scope, depth + 1)
+    return False
+
+
+def _gathered(node: object, read: Reader, qualify, scope, depth: int) -> bool:
+    """Whether `node` is an all-gather's result (through conversions and names assigned once)."""
+    if depth > _MULTIPLE_DEPTH:
+        return False
+    r = read(bound_expression(node, read, scope))
+    if r[0] != "call":
+        return False
+    q = qualify(r[1]) or ""
+    if q in _GATHERS:
+        return True
+    if q in _PASS_THROUGH and len(r[2]) == 1:
+        return _gathered(r[2][0], read, qualify, scope, depth + 1)
+    f = read(r[1])
+    return f[0] == "attr" and f[2] in ("reshape", "ravel", "flatten", "tolist") \
+        and _gathered(f[1], read, qualify, scope, depth + 1)
+
+
 # ---- wholes cut or padded to a multiple of n: their n interleaved pieces are equally long ------
 # `x[i::n]` of a whole whose length is a multiple of n holds len(x) // n elements on every process
 # (`range(i, stop, n)` too, stop a multiple of n): which ones by i, how many not at all. A sampler
@@ -2839,7 +2890,25 @@ class StatementRules:
         if n is None or not self.carries_nothing(self.data(n)):
             return None  # (a count of this process's own content, `len(local) // b`, counts)
         whole = self.data(self.iterated(arg0, r[2][0]))
+        if least_over_processes(r[2][1], self.read, self.qualify, self.scope):
+            # (n the least count over the processes: n elements on every process, which ones
+            # its own: `bounded_by_least_count`)
+            return self.piece_content(whole, node)
         return self.window(self.join(whole, self.data(n)), node, r[2][1], self.data(n))
+
+    def bounded_by_least_count(self, node) -> bool:
+        """`zip(range(n), data)` (n agreed: `bounded_by_agreed_range`) with n the least over the
+        processes of a count they gathered (`least_over_processes`): no process's count is below
+        n, so every process runs n tuples where each counted its own data."""
+        _, _, nodes, every = self.read(node)
+        if len(nodes) != len(every):
+            return False
+        for x in nodes:
+            r = self.read(x)
+            if is_range(x, self.read) and len(r[2]) == 1 == len(r[3]) \
+                    and least_over_processes(r[2][0], self.read, self.qualify, self.scope):
+                return True
+        return False
 
     def bounded_by_agreed_range(self, node, args: list) -> bool:
         """`zip(..., range(n), ...)` with n the same on every process (`carries_nothing`: its value
@@ -3176,7 +3245,8 @@ class StatementRules:
             if out is not None and q == "zip":
                 # As many tuples as the shortest argument has elements (`zipped`); `zip(range(n),
                 # data)`, n alike everywhere: n, unless data runs out first (`bounded`).
-                out = self.zipped(out, node, args, self.bounded_by_agreed_range(node, args))
+                bounded = self.bounded_by_agreed_range(node, args)
+                out = self.zipped(out, node, args, "least" if bounded and self.bounded_by_least_count(node) else bounded)
             if out is not None:
                 return out
         if q in K.SEED_CALLS:

@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 133
+SUMMARY_VERSION = 134
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -1072,9 +1072,11 @@ class _Summarizer(semantics.StatementRules):
     # (anything not yet resolved, `via`/`params`/`refs`, may still differ: not agreed here)
     carries_nothing = staticmethod(lambda v: not sym_taint(v))
 
-    def zipped(self, out: Sym, node: ast.Call, args: list, bounded: bool) -> Sym:
+    def zipped(self, out: Sym, node: ast.Call, args: list, bounded: bool | str) -> Sym:
         """`zip(...)`: the arguments' taint (how many tuples: shapes are not summarized), but
         `zip(range(n), data)` (n agreed): `bounded_count`."""
+        if bounded == "least":
+            return _as_content(sym_taint(out), node.lineno)  # (n tuples on every process: content only)
         return self.bounded_count(out, node) if bounded else out
 
     @staticmethod

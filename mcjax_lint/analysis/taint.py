@@ -640,12 +640,13 @@ class FileAnalysis(semantics.StatementRules):
     # A value that differs between processes for no reason this pass knows of.
     carries_nothing = staticmethod(lambda v: not (v.pd or v.pdc or v.order or v.hash or v.shape or v.tree))
 
-    def zipped(self, out: Val, node: cst.Call, args: list, bounded: bool) -> Val:
+    def zipped(self, out: Val, node: cst.Call, args: list, bounded: bool | str) -> Val:
         """`zip(a, b, ...)`: what the arguments hold, as content; how many tuples, as many as the
         shortest argument: what made any argument's count differ (`Val.count_sources`: of a list
         built here its length sources alone, `[x * rank for x in TABLE]` is as long as TABLE).
         `bounded` (a `range(n)` among them, n agreed): those counts only as a guess
-        (`evidence.bounded_count`)."""
+        (`evidence.bounded_count`); "least" (n the least count over the processes,
+        `semantics.least_over_processes`): none."""
         _, _, nodes, every = read(node)
         if len(nodes) != len(every):
             return out  # (`zip(*rows)`: which argument is which is not known)
@@ -653,6 +654,8 @@ class FileAnalysis(semantics.StatementRules):
         for k, v in args:
             if isinstance(k, int):
                 counts = counts.join(Val(pd=v.pd, shape=v.shape) if v.struct is None else Val(shape=v.shape))
+        if bounded == "least":
+            return self.endless(out)  # (n the least count over processes: n tuples everywhere)
         length = Val(pd=counts.pd, shape=rekinded((s for s in counts.shape if s.kind != kinds.ELEMENTS), kinds.LENGTH))
         if bounded:
             length = evidence.bounded_count(length, self.line(node))
