@@ -1770,9 +1770,11 @@ def note_string_binding(scope, target: object, value: object, read: Reader) -> N
         for e in t[1]:  # (`a, b = ...`: whatever each held before, nothing known now)
             if read(e)[0] == "name":
                 _bind_strings(scope, read(e)[1], None)
+                forget_sized(scope, read(e)[1])
         return
     if t[0] != "name":
         return
+    note_sized(scope, target, value, read)
     known = _strings(value, read)
     if known is None and equal_length_rows(value, read):
         known = EqualRows(len(read(read(value)[1][0])[1]))  # (`STEPS = {0: [96, 200], 1: [128, 120]}`)
@@ -2011,6 +2013,9 @@ def note_loop_strings(scope, target: object, iterable: object, read: Reader) -> 
     """A loop `for name in it` (or a comprehension's): where `it` is a collection of known
     strings (a display of str literals, a name bound once to one), name holds one of them."""
     t = read(target)
+    for e in (t[1] if t[0] in ("tuple", "seq") else [target] if t[0] == "name" else ()):
+        if read(e)[0] == "name":
+            forget_sized(scope, read(e)[1])  # (rebound by the loop: no longer what made it)
     if t[0] != "name":
         return
     r = read(iterable)
@@ -2150,6 +2155,224 @@ def piece_of_equal_ones(start: object | None, step: object | None, read: Reader)
     return not (st[0] == "number" and str(st[1]) == "1")
 
 
+# ---- the least over the processes of a count each gathered: no process's own count is below it ---
+# `n = int(np.min(process_allgather(local_count)))` (the builtin `min`, `np.amin`, `jnp.min`, a
+# `.min()` of the gathered array, `jax.lax.pmin`): a loop bounded by n (`zip(range(n), data)`)
+# runs n times on every process whose data holds the count it gathered.
+_LEAST = frozenset({"min", "numpy.min", "numpy.amin", "jax.numpy.min", "jax.numpy.amin"})
+_GATHERS = frozenset({"jax.experimental.multihost_utils.process_allgather", "jax.lax.all_gather"})
+_PASS_THROUGH = frozenset({"int", "numpy.asarray", "numpy.array", "numpy.int32", "numpy.int64", "jax.device_get"})
+
+
+def least_over_processes(node: object, read: Reader, qualify: Callable[[object], str | None], scope,
+                         depth: int = 0) -> bool:
+    """Whether the number `node` is the least over the processes of a value each gathered: a
+    minimum (`_LEAST`, or the method `.min()`) of an all-gather's result (`_GATHERS`), or
+    `jax.lax.pmin`; through `int(...)`, `np.asarray(...)`, `[0]`-free conversions and names
+    assigned once (`bound_expression`)."""
+    if depth > _MULTIPLE_DEPTH:
+        return False
+    again = lambda x: least_over_processes(x, read, qualify, scope, depth + 1)  # noqa: E731
+    r = read(bound_expression(node, read, scope))
+    if r[0] != "call":
+        return False
+    q = qualify(r[1]) or ""
+    f = read(r[1])
+    if q == "jax.lax.pmin":
+        return True
+    if q in _PASS_THROUGH or (f[0] == "name" and f[1] == "int"):
+        return len(r[2]) == 1 and again(r[2][0])
+    if q in _LEAST or (f[0] == "name" and f[1] == "min"):
+        return len(r[2]) == 1 and _gathered(r[2][0], read, qualify, scope, depth + 1)
+    if f[0] == "attr" and f[2] == "min" and not r[2]:
+        return _gathered(f[1], read, qualify, scope, depth + 1)
+    return False
+
+
+def _gathered(node: object, read: Reader, qualify, scope, depth: int) -> bool:
+    """Whether `node` is an all-gather's result (through conversions and names assigned once)."""
+    if depth > _MULTIPLE_DEPTH:
+        return False
+    r = read(bound_expression(node, read, scope))
+    if r[0] != "call":
+        return False
+    q = qualify(r[1]) or ""
+    if q in _GATHERS:
+        return True
+    if q in _PASS_THROUGH and len(r[2]) == 1:
+        return _gathered(r[2][0], read, qualify, scope, depth + 1)
+    f = read(r[1])
+    return f[0] == "attr" and f[2] in ("reshape", "ravel", "flatten", "tolist") \
+        and _gathered(f[1], read, qualify, scope, depth + 1)
+
+
+# ---- wholes cut or padded to a multiple of n: their n interleaved pieces are equally long ------
+# `x[i::n]` of a whole whose length is a multiple of n holds len(x) // n elements on every process
+# (`range(i, stop, n)` too, stop a multiple of n): which ones by i, how many not at all. A sampler
+# drops the remainder (`x[:len(x) // n * n]`, `x[:len(x) - len(x) % n]`), pads to a multiple
+# (`np.concatenate([x, x[:per * n - len(x)]])`, `x + [pad] * (-len(x) % n)`) or counts a multiple
+# (`np.arange(k * n)`) to make the pieces agree: what the pieces' lengths would differ by is gone.
+_MULTIPLE_DEPTH = 4
+_COUNTING = frozenset({"range", "numpy.arange", "jax.numpy.arange"})
+
+
+def count_multiple(e: object, n: object, read: Reader, same: Callable[[object, object], bool], scope,
+                   depth: int = 0) -> bool:
+    """Whether the number `e` is a multiple of `n` by its arithmetic: n itself; a product with
+    a factor that is (`len(x) // n * n`, `k * n`, `per * (n * b)`); `a - a % m` with m one; a sum
+    or difference of two; `int(...)` of one; a name assigned once to such arithmetic
+    (`bound_arithmetic`)."""
+    if depth > _MULTIPLE_DEPTH or e is None:
+        return False
+    if same(e, n):
+        return True
+    again = lambda x: count_multiple(x, n, read, same, scope, depth + 1)  # noqa: E731
+    r = read(e)
+    if r[0] == "name":
+        b = bound_arithmetic(e, read, scope)
+        return b is not e and again(b)
+    if r[0] == "call" and read(r[1]) == ("name", "int") and len(r[2]) == 1 == len(r[3]):
+        return again(r[2][0])
+    if r[0] != "binop":
+        return False
+    if r[1] == "*":
+        return again(r[2]) or again(r[3])
+    if r[1] == "-":
+        m = read(r[3])
+        if m[0] == "binop" and m[1] == "%" and same(m[2], r[2]) and again(m[3]):
+            return True  # (`a - a % m`)
+    if r[1] in ("+", "-"):
+        return again(r[2]) and again(r[3])
+    return False
+
+
+def _rounded_down_length(upper: object, base: object, n: object, read: Reader, same, qualify, scope) -> bool:
+    """Whether `base[:upper]` holds a multiple of n elements: upper written from base's own length
+    rounded down to a multiple of n (`len(x) // m * m`, `m * (len(x) // m)`, `len(x) - len(x) % m`,
+    m a multiple of n), never more than base holds."""
+    u = read(bound_arithmetic(upper, read, scope))
+    if u[0] != "binop" or not count_multiple(upper, n, read, same, scope):
+        return False
+    if u[1] == "-":
+        return measures(u[2], base, read, same, qualify)
+    if u[1] == "*":
+        for q in (read(u[2]), read(u[3])):
+            if q[0] == "binop" and q[1] == "//" and measures(q[2], base, read, same, qualify):
+                return True
+    return False
+
+
+def _padding_length(pad: object, read: Reader, qualify, sub) -> object | None:
+    """How many elements a padding holds, as written: P for `z[:P]`, `[e] * P` (either order),
+    `np.zeros(P)` / `np.full((P, d), v)` (`PADDING_CONSTRUCTORS`); None otherwise."""
+    r = read(pad)
+    if r[0] == "subscript":
+        keys = sub(pad)[1]
+        if len(keys) == 1 and keys[0][0] == "slice" and keys[0][1] is None and keys[0][3] is None:
+            return keys[0][2]
+        return None
+    if r[0] == "binop" and r[1] == "*":
+        for seq, count in ((r[2], r[3]), (r[3], r[2])):
+            if read(seq)[0] == "seq" and len(read(seq)[1]) == 1:
+                return count
+    if r[0] == "call" and r[2] and (qualify(r[1]) or "").endswith(PADDING_CONSTRUCTORS):
+        w = read(r[2][0])
+        return (w[1][0] if w[1] else None) if w[0] in ("tuple", "seq") else r[2][0]
+    return None
+
+
+def _pads_to_multiple(x: object, pad: object, n: object, read: Reader, same, qualify, sub, scope) -> bool:
+    """Whether `pad` pads x to a multiple of n: its length is `T - len(x)` (T a multiple of n,
+    `math.ceil(len(x) / n) * n`) or `-len(x) % m` (m a multiple of n)."""
+    p = _padding_length(pad, read, qualify, sub)
+    if p is None:
+        return False
+    r = read(bound_arithmetic(p, read, scope))
+    if r[0] == "binop" and r[1] == "-" and measures(r[3], x, read, same, qualify):
+        return count_multiple(r[2], n, read, same, scope)
+    if r[0] == "binop" and r[1] == "%" and count_multiple(r[3], n, read, same, scope):
+        neg = read(r[2])
+        return neg[0] == "unary" and neg[1] == "-" and measures(neg[2], x, read, same, qualify)
+    return False
+
+
+def length_multiple(x: object, n: object, read: Reader, same: Callable[[object, object], bool],
+                    qualify: Callable[[object], str | None], sub: Callable[[object], tuple], scope,
+                    depth: int = 0) -> bool:
+    """Whether the sequence `x` holds a multiple of n elements by how it was made: a window cut
+    from its own length rounded down (`_rounded_down_length`), `range(k * n)` / `np.arange(k *
+    n)`, a concatenation (`np.concatenate([x, pad])`, `x + pad`) whose padding pads to a multiple
+    (`_pads_to_multiple`), or a name whose last assignment in this scope is one (`note_sized`)."""
+    if depth > _MULTIPLE_DEPTH:
+        return False
+    r = read(x)
+    if r[0] == "name":
+        made = _sized(r[1], scope)
+        if type(made) is MadeEither:
+            return all(length_multiple(m, n, read, same, qualify, sub, scope, depth + 1) for m in made)
+        return made is not None and length_multiple(made, n, read, same, qualify, sub, scope, depth + 1)
+    if r[0] == "subscript":
+        base, keys = sub(x)
+        if len(keys) != 1 or keys[0][0] != "slice":
+            return False
+        _, lower, upper, step = keys[0]
+        if step is None and upper is not None and (lower is None or _small_int(lower, read) == 0):
+            return _rounded_down_length(upper, base, n, read, same, qualify, scope)
+        return False
+    if r[0] == "call":
+        q = qualify(r[1]) or ""
+        if q in _COUNTING and len(r[2]) == 1 == len(r[3]):
+            return count_multiple(r[2][0], n, read, same, scope)
+        if q in K.CONCATENATES and r[2]:
+            seq = read(r[2][0])
+            parts = seq[1] if seq[0] in ("seq", "tuple") else ()
+            return len(parts) == 2 and _pads_to_multiple(parts[0], parts[1], n, read, same, qualify, sub, scope)
+        return False
+    if r[0] == "binop" and r[1] == "+":
+        return _pads_to_multiple(r[2], r[3], n, read, same, qualify, sub, scope)
+    return False
+
+
+def note_sized(scope, target: object, value: object, read: Reader) -> None:
+    """An assignment `name = value`: what made the name's value last in this scope, for
+    `length_multiple` (another binding form, an in-place change: nothing known, `forget_sized`)."""
+    t = read(target)
+    if t[0] == "name":
+        scope.sized[t[1]] = value
+
+
+def join_sized(before: dict, arms: list[dict]) -> dict:
+    """What made each name last after one of several blocks ran (`branches`), each starting from
+    `before`: where every block left the same expression, that one; else nothing known."""
+    if not arms:
+        return before
+    out = {}
+    for k, made in arms[0].items():
+        if all(a.get(k) is made for a in arms[1:]):
+            out[k] = made
+        elif all(k in a for a in arms[1:]):
+            # (each block made it its own way: known only as one of those, `length_multiple`)
+            out[k] = MadeEither(x for a in arms for x in (a[k] if type(a[k]) is MadeEither else (a[k],)))
+    return out
+
+
+class MadeEither(tuple):
+    """What made a name last where several blocks each made it another way (`join_sized`): one
+    of these expressions."""
+
+
+def forget_sized(scope, name: str) -> None:
+    scope.sized.pop(name, None)
+
+
+def _sized(name: str, scope) -> object | None:
+    while scope is not None:
+        if name in scope.env:
+            return scope.sized.get(name)
+        scope = scope.outer
+    return None
+
+
 def _len_of_name(node: object, read: Reader) -> str | None:
     """`s` for `len(s)` (one positional argument, a name), else None."""
     r = read(node)
@@ -2269,6 +2492,7 @@ class StatementRules:
         if t[0] == "name":
             self.scope.peeks.pop(t[1], None)  # (`first += x`: no longer what `next(it)` gave)
             _bind_strings(self.scope, t[1], None)  # (nor the string or arithmetic it was bound to)
+            forget_sized(self.scope, t[1])  # (nor made as it was: `length_multiple`)
 
     def ev_NamedExpr(self, node):
         """`(x := v)`: x is bound to v's value, which is also the expression's."""
@@ -2491,7 +2715,7 @@ class StatementRules:
                 self.indexed(node, base, idx, False)
                 return self.same_length(self.join(self.element(base), idx))
         idx = length = pieces = rest = self.nothing()
-        slicing = False
+        slicing = equal = False
         counted = True  # every key is a slice whose length is written out
         for key in keys:
             if key[0] == "index":
@@ -2530,6 +2754,13 @@ class StatementRules:
             if n is not None:
                 length = self.join(length, self.data(self.ev(n)))  # `a[start:start + n]`: n long
                 counted = counted and step is None
+            elif strided and upper is None and self._multiple_of(value, step):
+                # `x[i::n]` of a whole made a multiple of n long (`length_multiple`): len(x) // n
+                # elements on every process, which ones by i (content)
+                rest = self.join(self.join(rest, st), self.piece_content(lo, node))
+                length = self.join(length, st)
+                counted, equal = False, True
+                continue
             elif strided:
                 pieces = self.join(pieces, lo)  # (its length a guess: `equal_pieces`)
                 rest = self.join(self.join(rest, st), up)
@@ -2553,6 +2784,9 @@ class StatementRules:
         if pieces != self.nothing():
             # `x[i::n]`: x's data, which elements by i (content), how many by i only by a guess
             return self.slice_of(self.join(self.join(self.data(base), rest), self.equal_pieces(pieces, node)), length, node)
+        if equal:
+            # (`x[i::n]` of a whole a multiple of n long: which elements by i, in `rest`)
+            return self.slice_of(self.join(self.data(base), rest), length, node)
         out = self.join(self.data(base), idx)
         if counted and not self.varies(length):
             bound = keys[-1][2] if len(keys) == 1 and keys[0][1] is None else None
@@ -2656,7 +2890,25 @@ class StatementRules:
         if n is None or not self.carries_nothing(self.data(n)):
             return None  # (a count of this process's own content, `len(local) // b`, counts)
         whole = self.data(self.iterated(arg0, r[2][0]))
+        if least_over_processes(r[2][1], self.read, self.qualify, self.scope):
+            # (n the least count over the processes: n elements on every process, which ones
+            # its own: `bounded_by_least_count`)
+            return self.piece_content(whole, node)
         return self.window(self.join(whole, self.data(n)), node, r[2][1], self.data(n))
+
+    def bounded_by_least_count(self, node) -> bool:
+        """`zip(range(n), data)` (n agreed: `bounded_by_agreed_range`) with n the least over the
+        processes of a count they gathered (`least_over_processes`): no process's count is below
+        n, so every process runs n tuples where each counted its own data."""
+        _, _, nodes, every = self.read(node)
+        if len(nodes) != len(every):
+            return False
+        for x in nodes:
+            r = self.read(x)
+            if is_range(x, self.read) and len(r[2]) == 1 == len(r[3]) \
+                    and least_over_processes(r[2][0], self.read, self.qualify, self.scope):
+                return True
+        return False
 
     def bounded_by_agreed_range(self, node, args: list) -> bool:
         """`zip(..., range(n), ...)` with n the same on every process (`carries_nothing`: its value
@@ -2689,7 +2941,25 @@ class StatementRules:
             return self.same_length(self.join(vals[0], vals[1]))
         if self.varies(vals[1]) or self.varies(vals[2]):
             return None
+        if self._multiple_stop(nodes[1], nodes[2]):
+            # `range(i, stop, n)`, stop a multiple of n (`len(x)` of a whole made one): stop // n
+            # numbers on every process, which ones by i
+            return self.join(self.join(vals[1], vals[2]), self.piece_content(vals[0], node))
         return self.join(self.join(vals[1], vals[2]), self.equal_pieces(vals[0], node))
+
+    def _multiple_of(self, whole, n) -> bool:
+        """Whether the sequence `whole` holds a multiple of n elements (`length_multiple`)."""
+        return length_multiple(whole, n, self.read, self.parts.same, self.qualify, self.parts.read_subscript,
+                               self.scope)
+
+    def _multiple_stop(self, stop, n) -> bool:
+        """Whether the number `stop` is a multiple of n: by its arithmetic (`count_multiple`), or
+        the length of a sequence made a multiple of n long (`len(x)`, `length_multiple`)."""
+        if count_multiple(stop, n, self.read, self.parts.same, self.scope):
+            return True
+        r = self.read(stop)
+        return r[0] == "call" and self.read(r[1]) == ("name", "len") and len(r[2]) == 1 == len(r[3]) \
+            and self._multiple_of(r[2][0], n)
 
     def shard_piece(self, recv, node):
         """`ds.shard(num_shards=n, index=i)` (tf.data, Hugging Face `datasets`; positionally `(n,
@@ -2975,7 +3245,8 @@ class StatementRules:
             if out is not None and q == "zip":
                 # As many tuples as the shortest argument has elements (`zipped`); `zip(range(n),
                 # data)`, n alike everywhere: n, unless data runs out first (`bounded`).
-                out = self.zipped(out, node, args, self.bounded_by_agreed_range(node, args))
+                bounded = self.bounded_by_agreed_range(node, args)
+                out = self.zipped(out, node, args, "least" if bounded and self.bounded_by_least_count(node) else bounded)
             if out is not None:
                 return out
         if q in K.SEED_CALLS:
@@ -3160,6 +3431,8 @@ class StatementRules:
         if meth in MUTATORS and args and receiver is not None and not self.own_method(recv, meth):
             root = container_root(receiver, self.read)
             name = self.read(root)[1] if self.read(root)[0] == "name" else None
+            if name is not None:
+                forget_sized(self.scope, name)  # (grown in place: no longer as long as it was made)
             cur = self.name_value(name) if name is not None else None
             # (a mutation is a write even where it adds nothing the value tracks: under a
             # process-dependent condition or loop the container's length, so its contents, follow
@@ -3285,9 +3558,11 @@ class StatementRules:
         `divergent(cond)`, `agreed(value)` and `bound_under(value, name, vals, context)`."""
         before = self.scope.env
         results = []
+        sized_before, sized_after = self.scope.sized, []
         token = self.arms_begin(cond)
         for i, b in enumerate(blocks):
             self.scope.env = before.child()
+            self.scope.sized = dict(sized_before)
             snames = singleton.get(i, ()) if singleton is not None and b is not None else ()
             narrowed = [(sname, self.singleton(sname)) for sname in snames]
             for sname, n in narrowed:
@@ -3296,7 +3571,10 @@ class StatementRules:
             for sname, n in reversed(narrowed):
                 leave_singleton(self.scope.env, sname, n)
             results.append(self.scope.env)
+            sized_after.append(self.scope.sized)
         self.scope.env = before
+        # (what made a name last: known after the blocks only where every block leaves the same)
+        self.scope.sized = join_sized(sized_before, sized_after)
         context = self.arms_end(cond, node, token)
         uniform = not self.divergent(cond)
         for k, vals in branch_changes(before, results).items():

@@ -30,7 +30,7 @@ from mcjax_lint.errors import AnalysisError
 
 CALLS_CAP = 400  # call records a summary keeps per function (`ev_Call`); the index reads a full list as cut short
 
-SUMMARY_VERSION = 132
+SUMMARY_VERSION = 135
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -628,6 +628,7 @@ class _Scope:
         self.is_module = is_module
         self.strings: dict[str, str | None] = {}  # names assigned to a str literal (semantics.note_string_binding)
         self.peeks: dict = {}  # names assigned `next(it)` (semantics.StatementRules.note_peek)
+        self.sized: dict = {}  # what made each name's value last (semantics.note_sized)
         self.none_params: set[str] = set()  # parameters whose default is None
         self.param_pos: dict[str, int] = {}  # parameter -> position after self (-1: keyword-only)
         self.declared: set[str] = set()  # names this function declares `global`
@@ -1045,6 +1046,12 @@ class _Summarizer(semantics.StatementRules):
         return _resolved_later(sym_taint(v), node.lineno, evidence.EQUAL_PIECES_CALL, ("pd", "pdc", "via", "params", "refs"))
 
     @staticmethod
+    def piece_content(v: Sym, node: ast.AST) -> Sym:
+        """What the start of a piece of pieces known to be equally long (`semantics.length_multiple`)
+        carries: which elements, not how many — content, resolved as such (`_as_content`)."""
+        return _as_content(sym_taint(v), node.lineno)
+
+    @staticmethod
     def split_piece(v: Sym, node: ast.AST) -> Sym:
         """A piece of a split at given points taken by an index (`semantics.StatementRules.
         ev_Subscript`): resolved by the index as `evidence.split_points`."""
@@ -1067,9 +1074,11 @@ class _Summarizer(semantics.StatementRules):
     # (anything not yet resolved, `via`/`params`/`refs`, may still differ: not agreed here)
     carries_nothing = staticmethod(lambda v: not sym_taint(v))
 
-    def zipped(self, out: Sym, node: ast.Call, args: list, bounded: bool) -> Sym:
+    def zipped(self, out: Sym, node: ast.Call, args: list, bounded: bool | str) -> Sym:
         """`zip(...)`: the arguments' taint (how many tuples: shapes are not summarized), but
         `zip(range(n), data)` (n agreed): `bounded_count`."""
+        if bounded == "least":
+            return _as_content(sym_taint(out), node.lineno)  # (n tuples on every process: content only)
         return self.bounded_count(out, node) if bounded else out
 
     @staticmethod

@@ -85,6 +85,7 @@ class _Scope:
     params: frozenset = frozenset()  # a function's own parameters (in its scope only)
     strings: dict = field(default_factory=dict)  # names assigned to a str literal (semantics.note_string_binding)
     peeks: dict = field(default_factory=dict)  # names assigned `next(it)` (semantics.StatementRules.note_peek)
+    sized: dict = field(default_factory=dict)  # what made each name's value last (semantics.note_sized)
     attr_owner: dict = field(default_factory=dict)  # an agreed attribute store's object (`stored_attribute`)
     decided: dict = field(default_factory=dict)  # parameters constant at every call (index.decided), never reassigned
     node: object = None  # the function (or module) whose body this scope runs (`_count_names`)
@@ -609,6 +610,10 @@ class FileAnalysis(semantics.StatementRules):
     def equal_pieces(self, v: Val, node: cst.CSTNode) -> Val:
         return evidence.equal_pieces(v, self.line(node))
 
+    def piece_content(self, v: Val, node: cst.CSTNode) -> Val:
+        """(semantics: the start of a piece of equally long ones) which elements, not how many."""
+        return v.same_length()
+
     def split_piece(self, v: Val, node: cst.CSTNode) -> Val:
         return evidence.split_points(v, self.line(node))
     same_length = staticmethod(lambda v: v.same_length())
@@ -635,12 +640,13 @@ class FileAnalysis(semantics.StatementRules):
     # A value that differs between processes for no reason this pass knows of.
     carries_nothing = staticmethod(lambda v: not (v.pd or v.pdc or v.order or v.hash or v.shape or v.tree))
 
-    def zipped(self, out: Val, node: cst.Call, args: list, bounded: bool) -> Val:
+    def zipped(self, out: Val, node: cst.Call, args: list, bounded: bool | str) -> Val:
         """`zip(a, b, ...)`: what the arguments hold, as content; how many tuples, as many as the
         shortest argument: what made any argument's count differ (`Val.count_sources`: of a list
         built here its length sources alone, `[x * rank for x in TABLE]` is as long as TABLE).
         `bounded` (a `range(n)` among them, n agreed): those counts only as a guess
-        (`evidence.bounded_count`)."""
+        (`evidence.bounded_count`); "least" (n the least count over the processes,
+        `semantics.least_over_processes`): none."""
         _, _, nodes, every = read(node)
         if len(nodes) != len(every):
             return out  # (`zip(*rows)`: which argument is which is not known)
@@ -648,6 +654,8 @@ class FileAnalysis(semantics.StatementRules):
         for k, v in args:
             if isinstance(k, int):
                 counts = counts.join(Val(pd=v.pd, shape=v.shape) if v.struct is None else Val(shape=v.shape))
+        if bounded == "least":
+            return self.endless(out)  # (n the least count over processes: n tuples everywhere)
         length = Val(pd=counts.pd, shape=rekinded((s for s in counts.shape if s.kind != kinds.ELEMENTS), kinds.LENGTH))
         if bounded:
             length = evidence.bounded_count(length, self.line(node))
@@ -3581,24 +3589,37 @@ def _const_str(node) -> str | None:
     return None
 
 
-def _self_attrs(node, pieces: set[str] | None = None) -> set[str]:
+def _self_attrs(node, pieces: set[str] | None = None, made=None) -> set[str]:
     """`X` of every `self.X` read in an expression. With `pieces`: those read only as the start
     of a piece of equal ones (`self.xs[self.rank::n]`, `range(self.rank, stop, n)`: which
-    elements, a guess for how many, `semantics.strided_piece`) go there instead."""
+    elements, a guess for how many, `semantics.strided_piece`) go there instead; of a piece of a
+    whole made a multiple of n long (`semantics.length_multiple`, `made`: what made the names
+    read, `_made_before`), nowhere: they decide which elements alone."""
     out = set()
-    starts = set()
+    starts, equal = set(), set()
     if pieces is not None:
         for n in _walk(node):
             if isinstance(n, cst.Subscript):
                 for e in n.slice:
                     sl = e.slice
                     if isinstance(sl, cst.Slice) and semantics.strided_piece(sl.lower, sl.upper, sl.step, read):
-                        starts.add(id(sl.lower))
+                        multiple = made is not None and sl.upper is None and semantics.length_multiple(
+                            n.value, sl.step, read, read_cst.same, _no_qualify, read_cst.read_subscript, made)
+                        (equal if multiple else starts).add(id(sl.lower))
             elif isinstance(n, cst.Call) and len(n.args) == 3 and semantics.range_of_pieces(n, read, read_cst.same):
-                starts.add(id(n.args[0].value))
+                stop, step = n.args[1].value, n.args[2].value
+                r = read(stop)
+                multiple = made is not None and (
+                    semantics.count_multiple(stop, step, read, read_cst.same, made)
+                    or r[0] == "call" and read(r[1]) == ("name", "len") and len(r[2]) == 1
+                    and semantics.length_multiple(r[2][0], step, read, read_cst.same, _no_qualify,
+                                                  read_cst.read_subscript, made))
+                (equal if multiple else starts).add(id(n.args[0].value))
     stack = [node]
     while stack:
         n = stack.pop()
+        if id(n) in equal:
+            continue
         if id(n) in starts:
             pieces |= _self_attrs(n)
             continue
@@ -3608,6 +3629,43 @@ def _self_attrs(node, pieces: set[str] | None = None) -> set[str]:
     if pieces is not None:
         pieces -= out
     return out
+
+
+class _MadeScope:
+    """What made each name a function body assigns at its top level before a statement
+    (`_made_before`), as `semantics.length_multiple` asks a scope (`env`, `sized`, `strings`)."""
+
+    def __init__(self, sized: dict, names: set):
+        self.sized, self.env, self.strings, self.outer = sized, names, {}, None
+
+
+def _no_qualify(node) -> None:
+    return None  # (library calls, `np.arange(...)`, are not resolved here: not a multiple)
+
+
+def _made_before(fdef: cst.FunctionDef, stmt) -> _MadeScope:
+    """The last `name = value` of fdef's top-level statements before the one holding `stmt`, for
+    each name no nested block before it rebinds (a loop target, an `if` arm: nothing known)."""
+    sized, names = {}, set()
+    for top in fdef.body.body:
+        if any(n is stmt for n in _walk(top)):
+            break
+        if isinstance(top, cst.SimpleStatementLine):
+            for small in top.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                        and isinstance(small.targets[0].target, cst.Name):
+                    name = small.targets[0].target.value
+                    sized[name] = small.value
+                    names.add(name)
+                    continue
+                for n in _walk(small):
+                    if isinstance(n, cst.Name):
+                        sized.pop(n.value, None)  # (`xs += ...`, `xs.append(...)`: not as made)
+            continue
+        for n in _walk(top):
+            if isinstance(n, cst.Name):
+                sized.pop(n.value, None)
+    return _MadeScope(sized, names)
 
 
 def _is_generator_def(fdef: cst.FunctionDef) -> bool:
@@ -3642,7 +3700,7 @@ def _iteration_attrs(fdef: cst.FunctionDef, pieces: set[str]) -> set[str]:
         if isinstance(n, cst.If) and stops(n.body):
             out |= _self_attrs(n.test)
         elif isinstance(n, (cst.For, cst.While)) and any(isinstance(y, cst.Yield) for y in _walk(n.body)):
-            out |= _self_attrs(n.iter if isinstance(n, cst.For) else n.test, pieces)
+            out |= _self_attrs(n.iter if isinstance(n, cst.For) else n.test, pieces, _made_before(fdef, n))
         elif isinstance(n, cst.Yield) and isinstance(n.value, cst.From):
             out |= _self_attrs(n.value.item, pieces)
         elif isinstance(n, cst.Return) and not gen and n.value is not None and not (
