@@ -28,7 +28,7 @@ from mcjax_lint.analysis.env import Env, branch_changes
 from mcjax_lint.analysis.read_ast import last_statement, read
 from mcjax_lint.errors import AnalysisError
 
-SUMMARY_VERSION = 132
+SUMMARY_VERSION = 133
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -1189,8 +1189,19 @@ class _Summarizer(semantics.StatementRules):
             out = sym_join(out, v)
         return out
 
+    def star_iterated(self, v: Sym, at: ast.expr) -> Sym:
+        """`*x` (`f(*x)`, `[*x]`, `zip(*d.items())`) iterates x: a set's order, as `list(x)`
+        (`semantics.set_order`; the precise pass's `star_iterated`)."""
+        if not v.get("u"):
+            return v
+        out = {k: x for k, x in v.items() if k != "u"}
+        return sym_join(out, self.set_ordered(at, v))
+
+    def ev_Starred(self, node: ast.Starred) -> Sym:
+        return self.star_iterated(self.ev(node.value), node.value)
+
     def ev_Tuple(self, node: ast.Tuple) -> Sym:
-        elems = [self.ev(e.value if isinstance(e, ast.Starred) else e) for e in node.elts]
+        elems = [self.ev(e) for e in node.elts]
         out: Sym = {}
         for e in elems:
             out = sym_join(out, sym_taint(e))
@@ -1200,11 +1211,12 @@ class _Summarizer(semantics.StatementRules):
 
     def ev_Set(self, node):
         order = semantics.set_order(node, read, self._num)
+        elems = [self.ev(e.value if isinstance(e, ast.Starred) else e) for e in node.elts]  # (`{*s}`: no order)
+        out: Sym = {"u": order} if order else {}
+        for e in elems:
+            out = sym_join(out, sym_taint(e))
         if not order:
-            return sym_taint(self.ev_children(node))
-        out: Sym = {"u": order}
-        for e in node.elts:
-            out = sym_join(out, sym_taint(self.ev(e)))
+            return out
         self.summary.order_sources = True
         return out
 
@@ -1378,7 +1390,7 @@ class _Summarizer(semantics.StatementRules):
     _kwargs_of: object = None  # (the `dict(k=v)` call whose keyword values `_ev_call` hands back)
 
     def _ev_call(self, node: ast.Call) -> Sym:
-        args = [self.ev(a.value if isinstance(a, ast.Starred) else a) for a in node.args]
+        args = [self.ev(a) for a in node.args]
         kwargs = {k.arg: self.ev(k.value) for k in node.keywords}
         if self._kwargs_of is node:
             self._kwargs_of = kwargs

@@ -736,8 +736,16 @@ class FileAnalysis(semantics.StatementRules):
     def ev_Set(self, node: cst.Set) -> Val:
         return replace(join_all(self.ev(e.value).data() for e in node.elements), unordered=semantics.set_order(node, read, self._num))
 
+    def star_iterated(self, v: Val, at: cst.CSTNode) -> Val:
+        """`*x` (`f(*x)`, `[*x]`, `zip(*d.items())`) iterates x: a set's order, as `list(x)`
+        (`semantics.set_order`; the summary pass's `star_iterated`)."""
+        if not v.unordered:
+            return v
+        return replace(v, unordered=False).join(Val(order=frozenset({self._set_iteration(at, v)})))
+
     def ev_List(self, node) -> Val:
-        vals = [self.ev(e.value) for e in node.elements]
+        vals = [self.star_iterated(self.ev(e.value), e.value) if isinstance(e, cst.StarredElement) else self.ev(e.value)
+                for e in node.elements]
         out = join_all(v.data().as_elements() for v in vals)
         # (`[*xs]`, `[a, *xs]`: as long as xs and the rest, no fixed length)
         starred = any(isinstance(e, cst.StarredElement) for e in node.elements)
@@ -1001,7 +1009,7 @@ class FileAnalysis(semantics.StatementRules):
             if a.keyword is not None:
                 args.append((a.keyword.value, v))
             elif a.star:
-                args.append(("*", v))
+                args.append(("*", self.star_iterated(v, a.value) if a.star == "*" else v))
             else:
                 args.append((pos, v))
                 pos += 1
