@@ -2526,8 +2526,12 @@ class FileAnalysis(semantics.StatementRules):
                 # element: the k-th call pairs this process's data for its k-th element with the
                 # others' for theirs (`for name in wells: process_allgather(local[name])`). (A
                 # listing may name other files on each process: its entries' order is as local.)
-                v = replace(v, order=frozenset(s for s in v.order if s.kind == kinds.SET_ORDER and (
-                    s in self._element_orders or any(s in o for o in self._iter_orders))), hash=frozenset())
+                # A set of strings' order still lays out values put in place by its elements
+                # (`[stats[k] for k in names]`): kept as a guess (`evidence.per_process_layout`).
+                per_element = frozenset(s for s in v.order if s.kind == kinds.SET_ORDER and (
+                    s in self._element_orders or any(s in o for o in self._iter_orders)))
+                laid = evidence.per_process_layout(v.order - per_element, self.line(info.node))
+                v = replace(v, order=per_element | laid, hash=frozenset())
             for facet in (kinds.ORDER, kinds.HASH, kinds.SHAPE, kinds.TREE):
                 self._sink(kinds.COLLECTIVE_INPUT, facet, v, info.node, what)
         named = K.BARRIER_NAME_ARGS.get(info.name or "") or K.BARRIER_NAME_ARGS.get(info.token or "")
