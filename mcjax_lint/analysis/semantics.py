@@ -371,6 +371,21 @@ def set_order(arg: object | None, read: Reader, num_name: NumName) -> bool | str
     return SALTED if _elements_text(arg, read) else GUESS
 
 
+# Dict views that are sets of their dict's keys (or items): `a.keys() | b`, `a.items() & b`.
+SET_LIKE_VIEWS = frozenset({"keys", "items"})
+
+
+def view_set_order(node: object, read: Reader) -> bool | str:
+    """What iterating the result of a set operator (`|`, `&`, `-`, `^`) with `node` on one side
+    follows, where `node` is a dict's keys or items view (`d.keys()`, `d.items()`): the result
+    is a set of the dict's keys (items), whose type is unknown here (`GUESS`); False otherwise."""
+    r = read(node)
+    if r[0] != "call" or r[2]:
+        return False
+    f = read(r[1])
+    return GUESS if f[0] == "attr" and f[2] in SET_LIKE_VIEWS else False
+
+
 # Set methods that put elements into the set they are called on.
 SET_ADDING_METHODS = frozenset({"add", "update"})
 

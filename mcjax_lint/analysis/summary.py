@@ -1355,8 +1355,13 @@ class _Summarizer(semantics.StatementRules):
     def ev_BinOp(self, node: ast.BinOp) -> Sym:
         a, b = self.ev(node.left), self.ev(node.right)
         out = sym_join(sym_taint(a), sym_taint(b))
-        if (a.get("u") or b.get("u")) and isinstance(node.op, (ast.BitOr, ast.BitAnd, ast.Sub, ast.BitXor)):
-            out["u"] = semantics.stronger_order(a.get("u", False), b.get("u", False))
+        if isinstance(node.op, (ast.BitOr, ast.BitAnd, ast.Sub, ast.BitXor)):
+            # (a set, or a dict's keys/items view, on either side: a set, `semantics.view_set_order`)
+            u = semantics.stronger_order(a.get("u") or semantics.view_set_order(node.left, read),
+                                         b.get("u") or semantics.view_set_order(node.right, read))
+            if u:
+                out["u"] = u
+                self.summary.order_sources = True
         if a.get("glob") or b.get("glob"):
             out["glob"] = True  # arithmetic on a global jax.Array gives a global array
         return out

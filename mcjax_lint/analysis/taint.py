@@ -810,8 +810,12 @@ class FileAnalysis(semantics.StatementRules):
         out = a.data().join(b.data())
         if a.glob or b.glob:
             out = replace(out, glob=True)  # arithmetic on a global jax.Array gives a global array
-        if (a.unordered or b.unordered) and isinstance(node.operator, (cst.BitOr, cst.BitAnd, cst.Subtract, cst.BitXor)):
-            out = replace(out, unordered=semantics.stronger_order(a.unordered, b.unordered))
+        if isinstance(node.operator, (cst.BitOr, cst.BitAnd, cst.Subtract, cst.BitXor)):
+            # (a set, or a dict's keys/items view, on either side: a set, `semantics.view_set_order`)
+            u = semantics.stronger_order(a.unordered or semantics.view_set_order(node.left, read),
+                                         b.unordered or semantics.view_set_order(node.right, read))
+            if u:
+                out = replace(out, unordered=u)
         if isinstance(node.operator, cst.Multiply) and isinstance(node.left, (cst.List, cst.Tuple)) and b.pd:
             out = replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"a sequence repeated {_why(b.pd)} times", kinds.LENGTH), b.pd)})))
         if isinstance(node.operator, cst.Add) and (width := _repeat_count(node.right)) is not None:
