@@ -1727,6 +1727,8 @@ def qualname(name: str, module: str, cls: str | None, function: str | None) -> s
 
 
 MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "appendleft", "extendleft", "setdefault"})
+# Methods that take elements out of a list, dict, set or deque: a write too (`removed`).
+REMOVERS = frozenset({"pop", "popitem", "remove", "discard", "popleft"})  # (not `clear`: an Event's too)
 # Mutators that add their argument as one element (the others add the elements of an iterable).
 ELEMENT_ADDERS = frozenset({"append", "add", "insert", "appendleft"})
 
@@ -3207,6 +3209,14 @@ class StatementRules:
                 self.attribute_grown(root)
                 if root is receiver and (el := stored_element(meth, args)) is not None:
                     self.attribute_holds(root, el)
+        if meth in REMOVERS and receiver is not None and not self.own_method(recv, meth) \
+                and not self.instance_class(recv):
+            if not any(self.data(v) != self.without_order(self.data(v)) for _, v in args):
+                self.removed(receiver)  # (keyed by an arbitrary order's element: see `removed`)
+            if meth in ("pop", "popleft", "popitem"):
+                # One element of it (chosen by the arguments, or their default): its content, not
+                # the container's length
+                return self.join(self.element(recv), self.data(argu)) if args else self.element(recv)
         if meth == "sort" and receiver is not None and self.read(receiver)[0] == "name":
             cur = self.name_value(self.read(receiver)[1])
             if cur is not None:
@@ -3249,6 +3259,21 @@ class StatementRules:
         its joined data: still the list it was, one element longer, whatever the element holds (a
         pass that tracks a container's structure keeps `cur`'s; a list stays a list)."""
         return new
+
+    def removed(self, target) -> None:
+        """`xs.pop()`, `d.pop(k)`, `s.discard(x)`, `del d[k]`: the container named by `target` (or
+        holding `target`'s element) lost elements in place. Under a process-dependent condition
+        or loop, which keys (how many elements) it holds then follows it, as after a mutator
+        that adds: it is rebound to itself, changed (`mutated`). (A caller skips a removal keyed
+        by an element of an arbitrarily ordered iteration, `for k in names: d.pop(k)`: whatever
+        the order, the same keys go; the condition on that element says nothing more.)"""
+        root = container_root(target, self.read)
+        r = self.read(root)
+        if r[0] != "name":
+            return
+        cur = self.name_value(r[1])
+        if cur is not None:
+            self.bind(root, self.mutated(root, cur))
 
     def mutated(self, name, v):
         """What the container named `name` holds after a method changed it in place (`xs.append(v)`):

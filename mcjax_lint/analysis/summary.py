@@ -2459,6 +2459,14 @@ class _Summarizer(semantics.StatementRules):
             if isinstance(child, ast.expr):
                 self.ev(child)
 
+    def st_Delete(self, node: ast.Delete) -> None:
+        # `del d[k]`: a removal from the container d (`semantics.removed`), as the precise pass's
+        self.st_other(node)
+        for t in node.targets:
+            for e in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
+                if isinstance(e, ast.Subscript) and not self.ev(e.slice).get("order"):
+                    self.removed(e.value)
+
     def st_Expr(self, node: ast.Expr) -> None:
         super().st_Expr(node)
         c = node.value

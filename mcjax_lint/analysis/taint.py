@@ -2797,7 +2797,13 @@ class FileAnalysis(semantics.StatementRules):
             self.ev(node.exc)
 
     def st_Del(self, node):
-        pass
+        # `del d[k]`: a removal from the container d (`semantics.removed`); `del x`: nothing tracked
+        targets = node.target.elements if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]
+        for t in targets:
+            t = t.value if isinstance(t, cst.Element) else t
+            if isinstance(t, cst.Subscript) and not any(self.ev(e.slice.value).order for e in t.slice
+                                                        if isinstance(e.slice, cst.Index)):
+                self.removed(t.value)
 
     def st_Import(self, node):
         pass
