@@ -46,6 +46,9 @@ ITERATED_BY_HELPER = ("an instance of a class that iterates process-local data (
 METHOD_ARGUMENT = ("a method analysed with what one call passes it (the instance it runs on and the other calls "
                    "are not followed)")
 HELPER_NOT_FOLLOWED = "a helper not followed"
+PER_PROCESS_LAYOUT = ("a collective meant for per-process data, given values laid out in a set's order: the "
+                      "processes' k-th entries belong to different elements where the result is read by position")
+PER_PROCESS_LAYOUT_TEXT = "values laid out in a set's order"
 UNKNOWN_SET_ELEMENTS = "its order differs between processes only if they are strings, bytes or objects hashed by identity"
 UNKNOWN_HASHED_TYPE = "it differs between processes only if the value is or holds a str/bytes, or is hashed by identity"
 ENV_NOT_KNOWN_PER_PROCESS = ("an environment variable not known to differ by process (launchers usually set a variable "
@@ -250,6 +253,16 @@ def set_order_guess(s: Src) -> Src:
     if tied and not any(x[2] == TIED_SORT_KEY for x in g):
         g = g + ((s.line if s.located else 0, TIED_SORT_KEY_TEXT, TIED_SORT_KEY),)
     return replace(s, guess=g) if g is not s.guess else s
+
+
+def per_process_layout(order: frozenset[Src], line: int = 0) -> frozenset[Src]:
+    """The set orders of `order` that survive a collective meant for per-process data: those of a
+    set of strings or bytes, each marked as a guess (`PER_PROCESS_LAYOUT`). A set of elements of
+    unknown type (`UNKNOWN_SET_ELEMENTS`: often this process's own items, ids or steps, gathered
+    to be joined) has an order as local as its content."""
+    step = (line, PER_PROCESS_LAYOUT_TEXT, PER_PROCESS_LAYOUT)
+    return frozenset((replace(s, guess=s.guess + (step,)) if len(s.guess) < MAX_GUESSES else s) for s in order if s.kind == kinds.SET_ORDER
+                     and not any(g[2] == UNKNOWN_SET_ELEMENTS for g in s.guess))
 
 
 def tied_order(order: frozenset[Src]) -> frozenset[Src]:

@@ -371,6 +371,21 @@ def set_order(arg: object | None, read: Reader, num_name: NumName) -> bool | str
     return SALTED if _elements_text(arg, read) else GUESS
 
 
+# Dict views that are sets of their dict's keys (or items): `a.keys() | b`, `a.items() & b`.
+SET_LIKE_VIEWS = frozenset({"keys", "items"})
+
+
+def view_set_order(node: object, read: Reader) -> bool | str:
+    """What iterating the result of a set operator (`|`, `&`, `-`, `^`) with `node` on one side
+    follows, where `node` is a dict's keys or items view (`d.keys()`, `d.items()`): the result
+    is a set of the dict's keys (items), whose type is unknown here (`GUESS`); False otherwise."""
+    r = read(node)
+    if r[0] != "call" or r[2]:
+        return False
+    f = read(r[1])
+    return GUESS if f[0] == "attr" and f[2] in SET_LIKE_VIEWS else False
+
+
 # Set methods that put elements into the set they are called on.
 SET_ADDING_METHODS = frozenset({"add", "update"})
 
@@ -1712,6 +1727,8 @@ def qualname(name: str, module: str, cls: str | None, function: str | None) -> s
 
 
 MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "appendleft", "extendleft", "setdefault"})
+# Methods that take elements out of a list, dict, set or deque: a write too (`removed`).
+REMOVERS = frozenset({"pop", "popitem", "remove", "discard", "popleft"})  # (not `clear`: an Event's too)
 # Mutators that add their argument as one element (the others add the elements of an iterable).
 ELEMENT_ADDERS = frozenset({"append", "add", "insert", "appendleft"})
 
@@ -3465,6 +3482,14 @@ class StatementRules:
                 self.attribute_grown(root)
                 if root is receiver and (el := stored_element(meth, args)) is not None:
                     self.attribute_holds(root, el)
+        if meth in REMOVERS and receiver is not None and not self.own_method(recv, meth) \
+                and not self.instance_class(recv):
+            if not any(self.data(v) != self.without_order(self.data(v)) for _, v in args):
+                self.removed(receiver)  # (keyed by an arbitrary order's element: see `removed`)
+            if meth in ("pop", "popleft", "popitem"):
+                # One element of it (chosen by the arguments, or their default): its content, not
+                # the container's length
+                return self.join(self.element(recv), self.data(argu)) if args else self.element(recv)
         if meth == "sort" and receiver is not None and self.read(receiver)[0] == "name":
             cur = self.name_value(self.read(receiver)[1])
             if cur is not None:
@@ -3507,6 +3532,21 @@ class StatementRules:
         its joined data: still the list it was, one element longer, whatever the element holds (a
         pass that tracks a container's structure keeps `cur`'s; a list stays a list)."""
         return new
+
+    def removed(self, target) -> None:
+        """`xs.pop()`, `d.pop(k)`, `s.discard(x)`, `del d[k]`: the container named by `target` (or
+        holding `target`'s element) lost elements in place. Under a process-dependent condition
+        or loop, which keys (how many elements) it holds then follows it, as after a mutator
+        that adds: it is rebound to itself, changed (`mutated`). (A caller skips a removal keyed
+        by an element of an arbitrarily ordered iteration, `for k in names: d.pop(k)`: whatever
+        the order, the same keys go; the condition on that element says nothing more.)"""
+        root = container_root(target, self.read)
+        r = self.read(root)
+        if r[0] != "name":
+            return
+        cur = self.name_value(r[1])
+        if cur is not None:
+            self.bind(root, self.mutated(root, cur))
 
     def mutated(self, name, v):
         """What the container named `name` holds after a method changed it in place (`xs.append(v)`):

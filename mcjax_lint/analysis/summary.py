@@ -30,7 +30,7 @@ from mcjax_lint.errors import AnalysisError
 
 CALLS_CAP = 400  # call records a summary keeps per function (`ev_Call`); the index reads a full list as cut short
 
-SUMMARY_VERSION = 135
+SUMMARY_VERSION = 136
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -1200,8 +1200,19 @@ class _Summarizer(semantics.StatementRules):
             out = sym_join(out, v)
         return out
 
+    def star_iterated(self, v: Sym, at: ast.expr) -> Sym:
+        """`*x` (`f(*x)`, `[*x]`, `zip(*d.items())`) iterates x: a set's order, as `list(x)`
+        (`semantics.set_order`; the precise pass's `star_iterated`)."""
+        if not v.get("u"):
+            return v
+        out = {k: x for k, x in v.items() if k != "u"}
+        return sym_join(out, self.set_ordered(at, v))
+
+    def ev_Starred(self, node: ast.Starred) -> Sym:
+        return self.star_iterated(self.ev(node.value), node.value)
+
     def ev_Tuple(self, node: ast.Tuple) -> Sym:
-        elems = [self.ev(e.value if isinstance(e, ast.Starred) else e) for e in node.elts]
+        elems = [self.ev(e) for e in node.elts]
         out: Sym = {}
         for e in elems:
             out = sym_join(out, sym_taint(e))
@@ -1211,11 +1222,12 @@ class _Summarizer(semantics.StatementRules):
 
     def ev_Set(self, node):
         order = semantics.set_order(node, read, self._num)
+        elems = [self.ev(e.value if isinstance(e, ast.Starred) else e) for e in node.elts]  # (`{*s}`: no order)
+        out: Sym = {"u": order} if order else {}
+        for e in elems:
+            out = sym_join(out, sym_taint(e))
         if not order:
-            return sym_taint(self.ev_children(node))
-        out: Sym = {"u": order}
-        for e in node.elts:
-            out = sym_join(out, sym_taint(self.ev(e)))
+            return out
         self.summary.order_sources = True
         return out
 
@@ -1354,8 +1366,13 @@ class _Summarizer(semantics.StatementRules):
     def ev_BinOp(self, node: ast.BinOp) -> Sym:
         a, b = self.ev(node.left), self.ev(node.right)
         out = sym_join(sym_taint(a), sym_taint(b))
-        if (a.get("u") or b.get("u")) and isinstance(node.op, (ast.BitOr, ast.BitAnd, ast.Sub, ast.BitXor)):
-            out["u"] = semantics.stronger_order(a.get("u", False), b.get("u", False))
+        if isinstance(node.op, (ast.BitOr, ast.BitAnd, ast.Sub, ast.BitXor)):
+            # (a set, or a dict's keys/items view, on either side: a set, `semantics.view_set_order`)
+            u = semantics.stronger_order(a.get("u") or semantics.view_set_order(node.left, read),
+                                         b.get("u") or semantics.view_set_order(node.right, read))
+            if u:
+                out["u"] = u
+                self.summary.order_sources = True
         if a.get("glob") or b.get("glob"):
             out["glob"] = True  # arithmetic on a global jax.Array gives a global array
         return out
@@ -1389,7 +1406,7 @@ class _Summarizer(semantics.StatementRules):
     _kwargs_of: object = None  # (the `dict(k=v)` call whose keyword values `_ev_call` hands back)
 
     def _ev_call(self, node: ast.Call) -> Sym:
-        args = [self.ev(a.value if isinstance(a, ast.Starred) else a) for a in node.args]
+        args = [self.ev(a) for a in node.args]
         kwargs = {k.arg: self.ev(k.value) for k in node.keywords}
         if self._kwargs_of is node:
             self._kwargs_of = kwargs
@@ -2452,6 +2469,14 @@ class _Summarizer(semantics.StatementRules):
         for child in _children(node):
             if isinstance(child, ast.expr):
                 self.ev(child)
+
+    def st_Delete(self, node: ast.Delete) -> None:
+        # `del d[k]`: a removal from the container d (`semantics.removed`), as the precise pass's
+        self.st_other(node)
+        for t in node.targets:
+            for e in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
+                if isinstance(e, ast.Subscript) and not self.ev(e.slice).get("order"):
+                    self.removed(e.value)
 
     def st_Expr(self, node: ast.Expr) -> None:
         super().st_Expr(node)

@@ -744,8 +744,16 @@ class FileAnalysis(semantics.StatementRules):
     def ev_Set(self, node: cst.Set) -> Val:
         return replace(join_all(self.ev(e.value).data() for e in node.elements), unordered=semantics.set_order(node, read, self._num))
 
+    def star_iterated(self, v: Val, at: cst.CSTNode) -> Val:
+        """`*x` (`f(*x)`, `[*x]`, `zip(*d.items())`) iterates x: a set's order, as `list(x)`
+        (`semantics.set_order`; the summary pass's `star_iterated`)."""
+        if not v.unordered:
+            return v
+        return replace(v, unordered=False).join(Val(order=frozenset({self._set_iteration(at, v)})))
+
     def ev_List(self, node) -> Val:
-        vals = [self.ev(e.value) for e in node.elements]
+        vals = [self.star_iterated(self.ev(e.value), e.value) if isinstance(e, cst.StarredElement) else self.ev(e.value)
+                for e in node.elements]
         out = join_all(v.data().as_elements() for v in vals)
         # (`[*xs]`, `[a, *xs]`: as long as xs and the rest, no fixed length)
         starred = any(isinstance(e, cst.StarredElement) for e in node.elements)
@@ -810,8 +818,12 @@ class FileAnalysis(semantics.StatementRules):
         out = a.data().join(b.data())
         if a.glob or b.glob:
             out = replace(out, glob=True)  # arithmetic on a global jax.Array gives a global array
-        if (a.unordered or b.unordered) and isinstance(node.operator, (cst.BitOr, cst.BitAnd, cst.Subtract, cst.BitXor)):
-            out = replace(out, unordered=semantics.stronger_order(a.unordered, b.unordered))
+        if isinstance(node.operator, (cst.BitOr, cst.BitAnd, cst.Subtract, cst.BitXor)):
+            # (a set, or a dict's keys/items view, on either side: a set, `semantics.view_set_order`)
+            u = semantics.stronger_order(a.unordered or semantics.view_set_order(node.left, read),
+                                         b.unordered or semantics.view_set_order(node.right, read))
+            if u:
+                out = replace(out, unordered=u)
         if isinstance(node.operator, cst.Multiply) and isinstance(node.left, (cst.List, cst.Tuple)) and b.pd:
             out = replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"a sequence repeated {_why(b.pd)} times", kinds.LENGTH), b.pd)})))
         if isinstance(node.operator, cst.Add) and (width := _repeat_count(node.right)) is not None:
@@ -1009,7 +1021,7 @@ class FileAnalysis(semantics.StatementRules):
             if a.keyword is not None:
                 args.append((a.keyword.value, v))
             elif a.star:
-                args.append(("*", v))
+                args.append(("*", self.star_iterated(v, a.value) if a.star == "*" else v))
             else:
                 args.append((pos, v))
                 pos += 1
@@ -2515,8 +2527,12 @@ class FileAnalysis(semantics.StatementRules):
                 # element: the k-th call pairs this process's data for its k-th element with the
                 # others' for theirs (`for name in wells: process_allgather(local[name])`). (A
                 # listing may name other files on each process: its entries' order is as local.)
-                v = replace(v, order=frozenset(s for s in v.order if s.kind == kinds.SET_ORDER and (
-                    s in self._element_orders or any(s in o for o in self._iter_orders))), hash=frozenset())
+                # A set of strings' order still lays out values put in place by its elements
+                # (`[stats[k] for k in names]`): kept as a guess (`evidence.per_process_layout`).
+                per_element = frozenset(s for s in v.order if s.kind == kinds.SET_ORDER and (
+                    s in self._element_orders or any(s in o for o in self._iter_orders)))
+                laid = evidence.per_process_layout(v.order - per_element, self.line(info.node))
+                v = replace(v, order=per_element | laid, hash=frozenset())
             for facet in (kinds.ORDER, kinds.HASH, kinds.SHAPE, kinds.TREE):
                 self._sink(kinds.COLLECTIVE_INPUT, facet, v, info.node, what)
         named = K.BARRIER_NAME_ARGS.get(info.name or "") or K.BARRIER_NAME_ARGS.get(info.token or "")
@@ -2778,7 +2794,13 @@ class FileAnalysis(semantics.StatementRules):
             self.ev(node.exc)
 
     def st_Del(self, node):
-        pass
+        # `del d[k]`: a removal from the container d (`semantics.removed`); `del x`: nothing tracked
+        targets = node.target.elements if isinstance(node.target, (cst.Tuple, cst.List)) else [node.target]
+        for t in targets:
+            t = t.value if isinstance(t, cst.Element) else t
+            if isinstance(t, cst.Subscript) and not any(self.ev(e.slice.value).order for e in t.slice
+                                                        if isinstance(e.slice, cst.Index)):
+                self.removed(t.value)
 
     def st_Import(self, node):
         pass
