@@ -30,7 +30,7 @@ from mcjax_lint.errors import AnalysisError
 
 CALLS_CAP = 400  # call records a summary keeps per function (`ev_Call`); the index reads a full list as cut short
 
-SUMMARY_VERSION = 132
+SUMMARY_VERSION = 133
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -49,6 +49,8 @@ MAX_KEYS = 32  # constant keys kept apart in a dict (`values.MAX_KEYS`, the prec
 #       a value's own "keys" are dropped); the Sym itself stays the join of all of them
 #   ip: ["Cls.__init__:position:param", ...]  (a class attribute `__init__` stores from its parameter:
 #       the index joins the arguments every construction site passes; position -1: keyword-only)
+#   ipi: True  (that attribute is the parameter itself, not computed from it: it is the argument
+#       object, a set where every construction passes one)
 # A call is {"n": qualname} | {"m": method, "r": receiver Sym} | {"v": callee Sym}, plus "a": the
 # union Sym of its arguments, "l": line, and "cb": [qualname, ...] function references passed as
 # arguments (callbacks), "ai": {param position or keyword: qualname} for callback parameters,
@@ -1547,7 +1549,7 @@ class _Summarizer(semantics.StatementRules):
                 facts.called_params.append(func.id)
         if isinstance(func, ast.Name) and facts is not None:
             self._gated_param_call(func.id)
-        if (argu or any(a.get("glob") for a in [*args, *kwargs.values()])) and call.get("np") != -1 and "n" in call and (q is not None or isinstance(func, ast.Name)) \
+        if (argu or any(a.get("glob") or a.get("u") for a in [*args, *kwargs.values()])) and call.get("np") != -1 and "n" in call and (q is not None or isinstance(func, ast.Name)) \
                 and self._class_like(call["n"]) and not call["n"].startswith(_EXTERNAL_ROOTS):
             # Each argument apart (a constructor's arguments flow into the attributes it stores;
             # kept for class-like names only, for size: another construction adds no taint).
@@ -2411,6 +2413,8 @@ class _Summarizer(semantics.StatementRules):
               if p.removesuffix("!o") in sc.param_pos]
         if ip:
             out["ip"] = ip
+            if set(value) <= {"params", "lp"} and len(value["params"]) == 1 and value.get("lp") == value["params"]:
+                out["ipi"] = True  # (the parameter itself: the argument object, a set where it is one)
         if vias:
             out["via"] = [{k: (self._as_init_refs(v, depth - 1) if k in ("a", "r") and isinstance(v, dict) else v)
                            for k, v in c.items()} for c in vias]
@@ -3551,6 +3555,8 @@ def _arg_sym(a: Sym) -> Sym:
     """What a construction's argument hands the attribute `__init__` stores from it: its taint,
     and whether it is a global array."""
     out = sym_taint(a)
+    if a.get("u"):
+        out = dict(out, u=a["u"])  # (a set: iterating the attribute follows its hash order)
     return dict(out, glob=True) if a.get("glob") else out
 
 
