@@ -46,6 +46,10 @@ ITERATED_BY_HELPER = ("an instance of a class that iterates process-local data (
 METHOD_ARGUMENT = ("a method analysed with what one call passes it (the instance it runs on and the other calls "
                    "are not followed)")
 HELPER_NOT_FOLLOWED = "a helper not followed"
+ITERATED_ELSEWHERE = ("a set (or a list made in its order) iterated in another function, whose elements are "
+                      "followed into the objects and attributes built from them: which loop reaches the "
+                      "collective work, and in which order, is not followed")
+ITERATED_ELSEWHERE_TEXT = "a set iterated in another function"
 UNKNOWN_SET_ELEMENTS = "its order differs between processes only if they are strings, bytes or objects hashed by identity"
 UNKNOWN_HASHED_TYPE = "it differs between processes only if the value is or holds a str/bytes, or is hashed by identity"
 ENV_NOT_KNOWN_PER_PROCESS = ("an environment variable not known to differ by process (launchers usually set a variable "

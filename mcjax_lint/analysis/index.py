@@ -1929,6 +1929,16 @@ class ProjectIndex:
         elif "m" in call:
             recv = self.resolve(call.get("r", {}), path)
             res, coll = self.call_method(call["m"], recv, argv, given, call)
+            if call["m"] == "__iter__" and recv.unordered and not recv.cls:
+                # `for x in self.names` of a set (or a list made of one in its order): the elements
+                # come in its hash order, a source of their own (as the precise pass's `_set_iteration`);
+                # a guess, as what is built of them is followed further than the loop that reaches
+                # the collective work
+                line = call.get("l", 0)
+                s = evidence.set_order_guess(Src(line, 0, semantics.set_iteration_desc(recv.unordered), kinds.SET_ORDER,
+                                                 origin=f"{os.path.basename(path)}:{line}"))
+                s = replace(s, guess=s.guess + ((0, evidence.ITERATED_ELSEWHERE_TEXT, evidence.ITERATED_ELSEWHERE),))
+                res = res.join(Val(order=frozenset({s})))
         elif "ga" in call:
             # an attribute of an attribute (`self.meta.buckets`, summary.any_member): of the class
             # the inner one holds, where the index knows it

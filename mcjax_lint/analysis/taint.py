@@ -171,6 +171,9 @@ class FileAnalysis(semantics.StatementRules):
         # as its own (`_per_element_collective`).
         self._iter_orders: list[frozenset[Src]] = []
         self._element_orders: set[Src] = set()
+        # Order sources an array's shape was computed from (`np.zeros((n, n))` with n the size of
+        # the element a set's iteration reached): the shape, not only the content, differs.
+        self._shape_orders: set[Src] = set()
         self.fn_params: dict[str, dict[str, Val]] = {}  # same-file function -> tainted params from callers
         self._glob_params: dict[str, frozenset[str]] = {}  # same-file function -> params every call gives a global array
         # same-file function -> the literal constants each parameter holds at the calls recorded in
@@ -2070,6 +2073,8 @@ class FileAnalysis(semantics.StatementRules):
                 [a.value for a in positional], read, lambda n: _code(self.module, n)))
         else:
             sv = self.ev(shape_node)
+        if sv.order:
+            self._shape_orders.update(sv.order)
         # (`np.resize(x, K)` repeats or cuts x to K: its shape is K's alone)
         keeps_input_shape = q.endswith((".pad", ".reshape", ".broadcast_to", ".tile")) and not stripped
         base = out if keeps_input_shape else replace(out, shape=frozenset())
@@ -2507,7 +2512,10 @@ class FileAnalysis(semantics.StatementRules):
                 # element: the k-th call pairs this process's data for its k-th element with the
                 # others' for theirs (`for name in wells: process_allgather(local[name])`). (A
                 # listing may name other files on each process: its entries' order is as local.)
-                v = replace(v, order=frozenset(s for s in v.order if s.kind == kinds.SET_ORDER and (
+                # Nor an order that decided the shape of this process's part (`np.zeros((n, n))`, n
+                # read for the element a set's iteration reached): each process's part must still
+                # have the others' shape.
+                v = replace(v, order=frozenset(s for s in v.order if s in self._shape_orders or s.kind == kinds.SET_ORDER and (
                     s in self._element_orders or any(s in o for o in self._iter_orders))), hash=frozenset())
             for facet in (kinds.ORDER, kinds.HASH, kinds.SHAPE, kinds.TREE):
                 self._sink(kinds.COLLECTIVE_INPUT, facet, v, info.node, what)
