@@ -1795,6 +1795,13 @@ class FileAnalysis(semantics.StatementRules):
             active = frozenset().union(*self._iter_orders)
             if kept := frozenset(x for x in argu.order if x in active):
                 out = replace(out, order=kept)
+        if argu.order and self._element_orders and node.args and isinstance(a0 := node.args[0].value, cst.Name) \
+                and a0.value in self.scope.params:
+            # (`len(name)` of a parameter that a caller's loop hands this helper one element at a
+            # time, in a set's order (`_per_element_collective`): which element, so its length,
+            # differs with the position)
+            if kept := frozenset(x for x in argu.order if x in self._element_orders):
+                out = replace(out, order=_cap(out.order | kept))
         if q == "len" and arg0 is not None and _built_here(arg0):
             # A list built here (a display, a comprehension, one grown by `append`) holds as
             # many elements as were put in it: its count alone (`Val.count_sources`), whatever
