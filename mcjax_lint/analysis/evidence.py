@@ -49,6 +49,10 @@ HELPER_NOT_FOLLOWED = "a helper not followed"
 PER_PROCESS_LAYOUT = ("a collective meant for per-process data, given values laid out in a set's order: the "
                       "processes' k-th entries belong to different elements where the result is read by position")
 PER_PROCESS_LAYOUT_TEXT = "values laid out in a set's order"
+ITERATED_ELSEWHERE = ("a set (or a list made in its order) iterated in another function, whose elements are "
+                      "followed into the objects and attributes built from them: which loop reaches the "
+                      "collective work, and in which order, is not followed")
+ITERATED_ELSEWHERE_TEXT = "a set iterated in another function"
 UNKNOWN_SET_ELEMENTS = "its order differs between processes only if they are strings, bytes or objects hashed by identity"
 UNKNOWN_HASHED_TYPE = "it differs between processes only if the value is or holds a str/bytes, or is hashed by identity"
 ENV_NOT_KNOWN_PER_PROCESS = ("an environment variable not known to differ by process (launchers usually set a variable "

@@ -235,6 +235,14 @@ def _is_test_module(module: str) -> bool:
             or any(p in ("tests", "test") for p in parts[:-1]))
 
 
+def _weakest_order(claims: list) -> bool | str:
+    """What every one of several `semantics.set_order` claims holds: none where one is none,
+    a guess where one is a guess."""
+    if not claims or not all(claims):
+        return False
+    return semantics.SALTED if all(c is semantics.SALTED for c in claims) else semantics.GUESS
+
+
 class ProjectIndex:
     """Cross-module facts; query with `call()`, `ref()`, `method()`; see module docstring."""
 
@@ -1332,7 +1340,9 @@ class ProjectIndex:
         if sym.keys().isdisjoint(_COMPOSITE_KEYS):  # (most: none of what follows applies)
             return v.join(extra)
         for ip in sym.get("ip", ()):
-            extra = extra.join(self._constructor_args(ip))
+            a = self._constructor_args(ip)
+            # (what is computed from the argument is no set: only the parameter itself is the object)
+            extra = extra.join(a if sym.get("ipi") or not a.unordered else replace(a, unordered=False))
         if sym.get("trs"):
             # None or a value, chosen by a condition resolved here (summary `_none_structure`).
             t = self._resolve(sym["trs"], path)
@@ -1574,7 +1584,7 @@ class ProjectIndex:
                 return BOTTOM
             arg_v = self.resolve(arg, path)
             classes.add(arg_v.cls)
-            vals.append(replace(arg_v.taint(), glob=arg_v.glob))
+            vals.append(replace(arg_v.taint(), glob=arg_v.glob, unordered=arg_v.unordered))
         out = BOTTOM
         for v in vals:
             out = out.join(v)
@@ -1586,7 +1596,10 @@ class ProjectIndex:
                   shape=out.shape if all(v.shape for v in vals) else frozenset(), glob=glob,
                   # (an instance of one project class at every construction: its methods, e.g. the
                   # `__iter__` a `for` over the attribute runs, are that class's)
-                  cls=next(iter(classes)) if len(classes) == 1 else None)
+                  cls=next(iter(classes)) if len(classes) == 1 else None,
+                  # (a set at every construction: iterating the attribute follows its hash order,
+                  # certainly so only where every construction's is certain)
+                  unordered=_weakest_order([v.unordered for v in vals]))
         if out.pd:
             out = replace(out, pdc=out.pdc - out.pd)
         return out
@@ -1916,6 +1929,16 @@ class ProjectIndex:
         elif "m" in call:
             recv = self.resolve(call.get("r", {}), path)
             res, coll = self.call_method(call["m"], recv, argv, given, call)
+            if call["m"] == "__iter__" and recv.unordered and not recv.cls:
+                # `for x in self.names` of a set (or a list made of one in its order): the elements
+                # come in its hash order, a source of their own (as the precise pass's `_set_iteration`);
+                # a guess, as what is built of them is followed further than the loop that reaches
+                # the collective work
+                line = call.get("l", 0)
+                s = evidence.set_order_guess(Src(line, 0, semantics.set_iteration_desc(recv.unordered), kinds.SET_ORDER,
+                                                 origin=f"{os.path.basename(path)}:{line}"))
+                s = replace(s, guess=s.guess + ((0, evidence.ITERATED_ELSEWHERE_TEXT, evidence.ITERATED_ELSEWHERE),))
+                res = res.join(Val(order=frozenset({s})))
         elif "ga" in call:
             # an attribute of an attribute (`self.meta.buckets`, summary.any_member): of the class
             # the inner one holds, where the index knows it

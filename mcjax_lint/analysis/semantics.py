@@ -350,14 +350,15 @@ numeric_elements = elements_hash_fixed  # (the name both passes ask by)
 
 
 def _elements_text(node: object, read: Reader) -> bool:
-    """Whether some element of a collection built from `node` is certainly a str/bytes (a str
-    literal itself iterates as its characters)."""
+    """Whether some element of a collection built from `node` is certainly a str/bytes or a
+    tuple holding one, which hashes with the string's salt (`_holds_text`, as `hash_salt`; a
+    str literal itself iterates as its characters)."""
     r = read(node)
     if r[0] == "comp":
         e = read(r[1])
-        return is_text(r[1], read) or e[0] == "name" and any(_tests_text(t, e[1], read) for t in r[3])
+        return _holds_text(r[1], read) or e[0] == "name" and any(_tests_text(t, e[1], read) for t in r[3])
     if r[0] in ("seq", "tuple"):
-        return any(is_text(e, read) for e in r[1])
+        return any(_holds_text(e, read) for e in r[1])
     return r[0] in ("string", "text")
 
 

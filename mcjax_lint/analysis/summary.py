@@ -30,7 +30,7 @@ from mcjax_lint.errors import AnalysisError
 
 CALLS_CAP = 400  # call records a summary keeps per function (`ev_Call`); the index reads a full list as cut short
 
-SUMMARY_VERSION = 136
+SUMMARY_VERSION = 138
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -49,6 +49,8 @@ MAX_KEYS = 32  # constant keys kept apart in a dict (`values.MAX_KEYS`, the prec
 #       a value's own "keys" are dropped); the Sym itself stays the join of all of them
 #   ip: ["Cls.__init__:position:param", ...]  (a class attribute `__init__` stores from its parameter:
 #       the index joins the arguments every construction site passes; position -1: keyword-only)
+#   ipi: True  (that attribute is the parameter itself, not computed from it: it is the argument
+#       object, a set where every construction passes one)
 # A call is {"n": qualname} | {"m": method, "r": receiver Sym} | {"v": callee Sym}, plus "a": the
 # union Sym of its arguments, "l": line, and "cb": [qualname, ...] function references passed as
 # arguments (callbacks), "ai": {param position or keyword: qualname} for callback parameters,
@@ -1276,9 +1278,16 @@ class _Summarizer(semantics.StatementRules):
         """What the comprehension holds; a list or dict built here also says what decides how
         many elements it has ("cnt": the iterables' and filters' count taint), apart from what
         they hold: a helper returning it returns a container of that count (`ProjectIndex`)."""
+        out = acc["out"]
+        if acc["kind"] == "dict" and out.get("order") and not _reads_enumerate_position(node):
+            # A dict keyed by an arbitrarily ordered iteration: the same mapping everywhere, its
+            # insertion order only differs (as the precise pass's `comp_result`): no value read
+            # from it by key carries that order, nor what the index resolves of its values'
+            # calls (`_strip_order`); iterating it does (an unordered container).
+            out = dict(_strip_order(out, node.lineno), u=semantics.SALTED)
         if acc["kind"] in ("list", "dict"):
-            return dict(acc["out"], cnt=acc["cnt"])
-        return acc["out"]
+            return dict(out, cnt=acc["cnt"])
+        return out
 
     def ev_List(self, node: ast.List) -> Sym:
         """A list display: its elements' taint; without a starred element, as many elements on
@@ -1573,7 +1582,7 @@ class _Summarizer(semantics.StatementRules):
                 facts.called_params.append(func.id)
         if isinstance(func, ast.Name) and facts is not None:
             self._gated_param_call(func.id)
-        if (argu or any(a.get("glob") for a in [*args, *kwargs.values()])) and call.get("np") != -1 and "n" in call and (q is not None or isinstance(func, ast.Name)) \
+        if (argu or any(a.get("glob") or a.get("u") for a in [*args, *kwargs.values()])) and call.get("np") != -1 and "n" in call and (q is not None or isinstance(func, ast.Name)) \
                 and self._class_like(call["n"]) and not call["n"].startswith(_EXTERNAL_ROOTS):
             # Each argument apart (a constructor's arguments flow into the attributes it stores;
             # kept for class-like names only, for size: another construction adds no taint).
@@ -2337,6 +2346,9 @@ class _Summarizer(semantics.StatementRules):
                     guess = semantics.set_iteration_desc(semantics.GUESS)
                     u = semantics.GUESS if all(o[0].startswith(guess) for o in korder) else True
                     cf.attrs[base.attr] = sym_join(cf.attrs.get(base.attr), {"u": u})
+                    # (the same mapping everywhere: a value read from it by key carries no order,
+                    # as the precise pass's store under such a key)
+                    stored = _strip_order(stored, target.lineno)
                 stored = {"via": [{"l": target.lineno, "n": evidence.STORED_ELEMENT_CALL, "a": _prune(stored, 1)}]}
                 cf.attrs[base.attr] = sym_join(cf.attrs.get(base.attr), stored)
             elif isinstance(base, ast.Name):
@@ -2437,6 +2449,8 @@ class _Summarizer(semantics.StatementRules):
               if p.removesuffix("!o") in sc.param_pos]
         if ip:
             out["ip"] = ip
+            if set(value) <= {"params", "lp"} and len(value["params"]) == 1 and value.get("lp") == value["params"]:
+                out["ipi"] = True  # (the parameter itself: the argument object, a set where it is one)
         if vias:
             out["via"] = [{k: (self._as_init_refs(v, depth - 1) if k in ("a", "r") and isinstance(v, dict) else v)
                            for k, v in c.items()} for c in vias]
@@ -3585,6 +3599,8 @@ def _arg_sym(a: Sym) -> Sym:
     """What a construction's argument hands the attribute `__init__` stores from it: its taint,
     and whether it is a global array."""
     out = sym_taint(a)
+    if a.get("u"):
+        out = dict(out, u=a["u"])  # (a set: iterating the attribute follows its hash order)
     return dict(out, glob=True) if a.get("glob") else out
 
 
@@ -3751,6 +3767,20 @@ def _measured_iterable(node: ast.Call) -> ast.Name | None:
             and isinstance(arg.args[0], ast.Name) and arg.args[0].id == "len" and isinstance(arg.args[1], ast.Name):
         return arg.args[1]
     return None
+
+
+def _reads_enumerate_position(node: ast.expr) -> bool:
+    """Whether a comprehension's key or value reads the counter of an `enumerate` it iterates
+    (`{w: i for i, w in enumerate(words)}`): a position in that order, a value of its own that
+    differs where the order does (the precise pass keeps such a source apart: `_POSITION`)."""
+    names = set()
+    for gen in getattr(node, "generators", ()):
+        pos = semantics.enumerate_position(gen.iter, gen.target, read)
+        if isinstance(pos, ast.Name):
+            names.add(pos.id)
+    parts = [getattr(node, "key", None), getattr(node, "value", None), getattr(node, "elt", None)]
+    return bool(names) and any(isinstance(n, ast.Name) and n.id in names
+                               for p in parts if p is not None for n in ast.walk(p))
 
 
 def _strip_order(v: Sym, line: int | None = None) -> Sym:

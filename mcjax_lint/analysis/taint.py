@@ -172,6 +172,9 @@ class FileAnalysis(semantics.StatementRules):
         # as its own (`_per_element_collective`).
         self._iter_orders: list[frozenset[Src]] = []
         self._element_orders: set[Src] = set()
+        # Order sources an array's shape was computed from (`np.zeros((n, n))` with n the size of
+        # the element a set's iteration reached): the shape, not only the content, differs.
+        self._shape_orders: set[Src] = set()
         self.fn_params: dict[str, dict[str, Val]] = {}  # same-file function -> tainted params from callers
         self._glob_params: dict[str, frozenset[str]] = {}  # same-file function -> params every call gives a global array
         # same-file function -> the literal constants each parameter holds at the calls recorded in
@@ -1812,6 +1815,13 @@ class FileAnalysis(semantics.StatementRules):
             active = frozenset().union(*self._iter_orders)
             if kept := frozenset(x for x in argu.order if x in active):
                 out = replace(out, order=kept)
+        if argu.order and self._element_orders and node.args and isinstance(a0 := node.args[0].value, cst.Name) \
+                and a0.value in self.scope.params:
+            # (`len(name)` of a parameter that a caller's loop hands this helper one element at a
+            # time, in a set's order (`_per_element_collective`): which element, so its length,
+            # differs with the position)
+            if kept := frozenset(x for x in argu.order if x in self._element_orders):
+                out = replace(out, order=_cap(out.order | kept))
         if q == "len" and arg0 is not None and _built_here(arg0):
             # A list built here (a display, a comprehension, one grown by `append`) holds as
             # many elements as were put in it: its count alone (`Val.count_sources`), whatever
@@ -2090,6 +2100,8 @@ class FileAnalysis(semantics.StatementRules):
                 [a.value for a in positional], read, lambda n: _code(self.module, n)))
         else:
             sv = self.ev(shape_node)
+        if sv.order:
+            self._shape_orders.update(sv.order)
         # (`np.resize(x, K)` repeats or cuts x to K: its shape is K's alone)
         keeps_input_shape = q.endswith((".pad", ".reshape", ".broadcast_to", ".tile")) and not stripped
         base = out if keeps_input_shape else replace(out, shape=frozenset())
@@ -2527,12 +2539,15 @@ class FileAnalysis(semantics.StatementRules):
                 # element: the k-th call pairs this process's data for its k-th element with the
                 # others' for theirs (`for name in wells: process_allgather(local[name])`). (A
                 # listing may name other files on each process: its entries' order is as local.)
-                # A set of strings' order still lays out values put in place by its elements
-                # (`[stats[k] for k in names]`): kept as a guess (`evidence.per_process_layout`).
-                per_element = frozenset(s for s in v.order if s.kind == kinds.SET_ORDER and (
+                # Nor an order that decided the shape of this process's part (`np.zeros((n, n))`, n
+                # read for the element a set's iteration reached): each process's part must still
+                # have the others' shape. A set of strings' order still lays out values put in
+                # place by its elements (`[stats[k] for k in names]`): kept as a guess
+                # (`evidence.per_process_layout`).
+                kept = frozenset(s for s in v.order if s in self._shape_orders or s.kind == kinds.SET_ORDER and (
                     s in self._element_orders or any(s in o for o in self._iter_orders)))
-                laid = evidence.per_process_layout(v.order - per_element, self.line(info.node))
-                v = replace(v, order=per_element | laid, hash=frozenset())
+                laid = evidence.per_process_layout(v.order - kept, self.line(info.node))
+                v = replace(v, order=kept | laid, hash=frozenset())
             for facet in (kinds.ORDER, kinds.HASH, kinds.SHAPE, kinds.TREE):
                 self._sink(kinds.COLLECTIVE_INPUT, facet, v, info.node, what)
         named = K.BARRIER_NAME_ARGS.get(info.name or "") or K.BARRIER_NAME_ARGS.get(info.token or "")
