@@ -414,6 +414,7 @@ class ProjectIndex:
         self._module_device_access = self._import_device_access()
         self.decided = _decided_params(summaries, self.functions, self._follow_reexport)
         self.param_classes = self._param_classes(summaries)
+        del self._param_sites
         # Functions a branch could be decided in (a constant default, or a literal argument at
         # some call): an edit of their calls makes the cached index refuse to relocate.
         self.decision_callees = set(self.work_gates) | {q for q, f in self.functions.items() if f.defaults and not f.cls} | {
@@ -460,27 +461,18 @@ class ProjectIndex:
         records were cut short. A method (`_method_sites`) counts only where each call of a
         method of its name is seen: on a receiver of a known project class or on `self`."""
         follow = self._follow_reexport
-        sites: dict[str, list[tuple[str, dict]]] = {}
-        indirect: set[str] = set()
-        by_method: dict[str, list[tuple[str, dict, str]]] = {}
-        for s in summaries:
-            indirect.update(follow(q) for q in s.value_refs)
-            for caller, f in s.functions.items():
-                if len(f.calls) >= CALLS_CAP:
-                    return {}
-                for call in f.calls:
-                    n = call.get("n")
-                    if n is not None:
-                        sites.setdefault(follow(n), []).append((caller, call))
-                    elif "m" in call:
-                        by_method.setdefault(call["m"], []).append((caller, call, s.path))
-                    for cb in call.get("cb", ()):
-                        indirect.add(follow(cb))
-        module_level = {q for s in summaries for q in s.functions if q.rpartition(".")[0] == s.module}
+        # (asked twice, before and after the fixpoint: the call sites are read from the summaries
+        # once, `solve` drops them after the second answer)
+        got = self.__dict__.get("_param_sites")
+        if got is None:
+            got = self._param_sites = self._param_call_sites(summaries)
+        if not got:
+            return {}
+        named, by_method, indirect, module_level, forwards = got
+        sites = dict(named)  # (the methods' own sites join it below: the shared table stays as read)
         methods = self._method_sites(sites, by_method, indirect)
         sites.update(methods)
         memo: dict[tuple[str, str], str | None] = {}
-        forwards: dict[tuple[str, str], tuple[list[dict], int]] = {}  # (caller, callee) -> (its forwards, its calls)
 
         def forwarded(caller: str, q: str, key: str) -> str | None:
             # the caller's parameter handed on as it is at `key` by every call of `q` it makes
@@ -546,6 +538,33 @@ class ProjectIndex:
                 if c is not None:
                     out.setdefault(q, {})[p] = c
         return out
+
+    def _param_call_sites(self, summaries: list[ModuleSummary]) -> tuple | None:
+        """What `_param_classes` reads of the summaries, which the fixpoint does not change: the
+        calls of each function by name, those of each method name on a receiver, the functions
+        used as values (callers not seen), the module-level functions, and an empty table of
+        each caller's forwards (filled as asked); None when some function's call records were
+        cut short."""
+        follow = self._follow_reexport
+        sites: dict[str, list[tuple[str, dict]]] = {}
+        indirect: set[str] = set()
+        by_method: dict[str, list[tuple[str, dict, str]]] = {}
+        for s in summaries:
+            indirect.update(follow(q) for q in s.value_refs)
+            for caller, f in s.functions.items():
+                if len(f.calls) >= CALLS_CAP:
+                    return None
+                for call in f.calls:
+                    n = call.get("n")
+                    if n is not None:
+                        sites.setdefault(follow(n), []).append((caller, call))
+                    elif "m" in call:
+                        by_method.setdefault(call["m"], []).append((caller, call, s.path))
+                    for cb in call.get("cb", ()):
+                        indirect.add(follow(cb))
+        module_level = {q for s in summaries for q in s.functions if q.rpartition(".")[0] == s.module}
+        forwards: dict[tuple[str, str], tuple[list[dict], int]] = {}  # (caller, callee) -> (its forwards, its calls)
+        return sites, by_method, indirect, module_level, forwards
 
     def _method_sites(self, sites: dict, by_method: dict, indirect: set) -> dict[str, list[tuple[str, dict]]]:
         """The calls of each method whose every call is seen (`_param_classes`): method -> its

@@ -126,11 +126,23 @@ class Positions:
             self._spans_, self._tokens = state.spans, state.tokens
         return self._spans_
 
-    def _at(self, token_index: int) -> tuple[int, int]:
+    def ready(self) -> Positions:
+        """Compute now what the first question would (the code generation, the line starts):
+        done ahead, beside the index (`runner._parse_ahead`), on a core the index leaves idle.
+        The answers are the same whenever they are computed: the tree does not change."""
+        self._spans
+        self._lines()
+        return self
+
+    def _lines(self) -> None:
         if self._offsets is None:
             self._offsets = list(accumulate(map(len, self._tokens), initial=0))
             text = "".join(self._tokens)
             self._line_starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
+
+    def _at(self, token_index: int) -> tuple[int, int]:
+        if self._offsets is None:
+            self._lines()
         off = self._offsets[min(token_index, len(self._offsets) - 1)]
         line = bisect_right(self._line_starts, off)
         return line, off - self._line_starts[line - 1]

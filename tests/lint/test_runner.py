@@ -194,8 +194,8 @@ def test_working_directory_does_not_change_results(generated, monkeypatch):
 def test_index_solved_in_another_process_answers_the_same(generated):
     """The precise pass's workers are forked before the index's fixpoint (runner._Ahead) and
     install the solved facts (`solved_state`, pickled) in their own unsolved copy, built from
-    other summary objects; with a file parsed ahead (`engine.parse`), every prefilter answer
-    and finding is the solved index's own."""
+    other summary objects; with a file parsed ahead (`engine.parse`, its positions found then
+    too: `runner._parse_ahead`), every prefilter answer and finding is the solved index's own."""
     files = sorted(p for p in generated.rglob("*.py") if p.name != "broken.py")
     rel = {p: p.relative_to(generated).as_posix() for p in files}
     names = module_names([str(p) for p in files])
@@ -218,6 +218,20 @@ def test_index_solved_in_another_process_answers_the_same(generated):
         if need:
             kept += 1
             src, path, module = sources[p], rel[p], names[str(p)]
-            assert engine.analyze(src, path, module, copy, settings, parsed=engine.parse(src, path)) == \
+            ahead = engine.parse(src, path)
+            if kept % 2:
+                ahead[1].ready()  # (as `runner._parse_ahead` does; the others find them when asked)
+            assert engine.analyze(src, path, module, copy, settings, parsed=ahead) == \
                 engine.analyze(src, path, module, solved, settings)
     assert kept >= 3
+
+
+def test_positions_found_ahead_are_those_found_when_asked():
+    """`Positions.ready` (done beside the index by `runner._parse_ahead`) computes what the first
+    question would: every node's range is the same either way."""
+    src = "import jax\n\n\ndef f(x, *, y=1):\n    if jax.process_index() == 0:  # c\n        return [x +\n   y]\n    return {'a': (x)}\n"
+    lazy, early = engine.parse(src, "m.py"), engine.parse(src, "m.py")
+    assert early[1].ready() is early[1]
+    assert len(early[1]) == len(lazy[1]) > 20
+    for (_, _, a), (_, _, b) in zip(lazy[1]._spans.values(), early[1]._spans.values()):
+        assert lazy[1][a] == early[1][b]
