@@ -30,7 +30,7 @@ from mcjax_lint.errors import AnalysisError
 
 CALLS_CAP = 400  # call records a summary keeps per function (`ev_Call`); the index reads a full list as cut short
 
-SUMMARY_VERSION = 138
+SUMMARY_VERSION = 139
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -3637,7 +3637,10 @@ def _is_self_attribute(node: ast.expr) -> bool:
 def _prune(sym: Sym, depth: int = VIA_DEPTH) -> Sym:
     """Bound the nesting of call records (`f(g(h(x)))` chains): below `depth`, a call counts as
     passing its arguments' taint through, like a library call. Without this, summaries of long
-    expression chains grow exponentially (a 39 kB file gave a 23 MB summary)."""
+    expression chains grow exponentially (a 39 kB file gave a 23 MB summary). At the bound, a
+    value that reads attributes of what its calls return (`refs`: `Args(...).data_folder`) keeps
+    those calls one level more: folded, a construction's arguments would become every attribute
+    read of it (`my_rank=jax.process_index()` reaching `.data_folder`)."""
     vias = sym.get("via")
     if not vias:
         return sym
@@ -3646,13 +3649,13 @@ def _prune(sym: Sym, depth: int = VIA_DEPTH) -> Sym:
     for call in vias:
         if "ga" in call:
             kept.append(call)  # (an attribute's attribute: a leaf, its receiver only references)
-        elif depth > 0 or call.get("n") in _KEPT_AT_BOUND:
+        elif depth > 0 or call.get("n") in _KEPT_AT_BOUND or (depth == 0 and sym.get("refs")):
             c = dict(call)
             c.pop("pa", None)  # read only from the function's own call list
             c.pop("pk", None)
             for key in ("a", "r", "v"):
                 if key in c:
-                    c[key] = _prune(c[key], max(depth - 1, 0))
+                    c[key] = _prune(c[key], max(depth - 1, -1))
             kept.append(c)
         else:
             for key in ("a", "r"):
