@@ -1944,7 +1944,8 @@ def padded_concatenation(node: object, read: Reader, same: Callable[[object, obj
                          qualify: Callable[[object], str | None], argument: Callable, scope) -> tuple | None:
     """Where `node`, a concatenation along the first axis (`K.CONCATENATES`), joins a part x with
     a padding of `K - len(x)` rows (`np.concatenate([x, np.zeros((K - len(x), d))])`, the padding
-    written in place or a name assigned once to it, `bound_call`): (x, the padding as written in
+    written in place or a name assigned once to it, `bound_call`, its count too: `pad = K -
+    len(x)`, `bound_arithmetic`): (x, the padding as written in
     the display, the expressions that decide the result's shape: K and the padding's other
     dimensions). The result holds K rows whatever x held. None otherwise."""
     r = read(node)
@@ -1974,7 +1975,7 @@ def padded_concatenation(node: object, read: Reader, same: Callable[[object, obj
                 continue
             sizes, found = [], False
             for d in dims:
-                b = read(d)
+                b = read(bound_arithmetic(d, read, scope))  # (`pad = K - len(x)`, `zeros((pad, d))`)
                 if b[0] == "binop" and b[1] == "-" and measures(b[3], x, read, same, qualify):
                     found = True
                     sizes.append(b[2])
@@ -2173,11 +2174,15 @@ def piece_of_equal_ones(start: object | None, step: object | None, read: Reader)
     return not (st[0] == "number" and str(st[1]) == "1")
 
 
-# ---- the least over the processes of a count each gathered: no process's own count is below it ---
+# ---- the least (greatest) over the processes of a count each gathered ---------------------------
 # `n = int(np.min(process_allgather(local_count)))` (the builtin `min`, `np.amin`, `jnp.min`, a
 # `.min()` of the gathered array, `jax.lax.pmin`): a loop bounded by n (`zip(range(n), data)`)
-# runs n times on every process whose data holds the count it gathered.
+# runs n times on every process whose data holds the count it gathered. The greatest (`max`,
+# `.max()`, `jax.lax.pmax`) is no process's own count below: data padded up to it
+# (`xs + [pad] * (K - len(xs))`) holds K elements on every process (`padded_to_greatest`).
 _LEAST = frozenset({"min", "numpy.min", "numpy.amin", "jax.numpy.min", "jax.numpy.amin"})
+_GREATEST = frozenset({"max", "numpy.max", "numpy.amax", "jax.numpy.max", "jax.numpy.amax"})
+_EXTREMES = {"min": (_LEAST, "jax.lax.pmin"), "max": (_GREATEST, "jax.lax.pmax")}
 _GATHERS = frozenset({"jax.experimental.multihost_utils.process_allgather", "jax.lax.all_gather"})
 _PASS_THROUGH = frozenset({"int", "numpy.asarray", "numpy.array", "numpy.int32", "numpy.int64", "jax.device_get"})
 
@@ -2188,40 +2193,96 @@ def least_over_processes(node: object, read: Reader, qualify: Callable[[object],
     minimum (`_LEAST`, or the method `.min()`) of an all-gather's result (`_GATHERS`), or
     `jax.lax.pmin`; through `int(...)`, `np.asarray(...)`, `[0]`-free conversions and names
     assigned once (`bound_expression`)."""
+    return extreme_over_processes(node, "min", read, qualify, scope, depth) is not None
+
+
+def extreme_over_processes(node: object, which: str, read: Reader, qualify: Callable[[object], str | None],
+                           scope, depth: int = 0) -> object | None:
+    """What each process contributed (as written: the all-gather's argument, `pmin`'s operand)
+    where the number `node` is the least (`which` "min") or greatest ("max") over the processes
+    of a value each gathered: `np.min`/`np.max` (`_EXTREMES`, the builtins, the methods `.min()`
+    / `.max()`) of an all-gather's result (`_GATHERS`), or `jax.lax.pmin`/`pmax`; through
+    `int(...)`, `np.asarray(...)` and names assigned once (`bound_expression`). None otherwise."""
     if depth > _MULTIPLE_DEPTH:
-        return False
-    again = lambda x: least_over_processes(x, read, qualify, scope, depth + 1)  # noqa: E731
+        return None
+    names, collective = _EXTREMES[which]
     r = read(bound_expression(node, read, scope))
     if r[0] != "call":
-        return False
-    q = qualify(r[1]) or ""
+        return None
     f = read(r[1])
-    if q == "jax.lax.pmin":
-        return True
+    if not r[2]:  # (`.min()` / `.max()` of the gathered array)
+        return _gathered(f[1], read, qualify, scope, depth + 1) if f[0] == "attr" and f[2] == which else None
+    q = qualify(r[1]) or ""
+    if q == collective:
+        return r[2][0]
     if q in _PASS_THROUGH or (f[0] == "name" and f[1] == "int"):
-        return len(r[2]) == 1 and again(r[2][0])
-    if q in _LEAST or (f[0] == "name" and f[1] == "min"):
-        return len(r[2]) == 1 and _gathered(r[2][0], read, qualify, scope, depth + 1)
-    if f[0] == "attr" and f[2] == "min" and not r[2]:
-        return _gathered(f[1], read, qualify, scope, depth + 1)
-    return False
+        return extreme_over_processes(r[2][0], which, read, qualify, scope, depth + 1) if len(r[2]) == 1 else None
+    if q in names or (f[0] == "name" and f[1] == which):
+        return _gathered(r[2][0], read, qualify, scope, depth + 1) if len(r[2]) == 1 else None
+    return None
 
 
-def _gathered(node: object, read: Reader, qualify, scope, depth: int) -> bool:
-    """Whether `node` is an all-gather's result (through conversions and names assigned once)."""
+def _gathered(node: object, read: Reader, qualify, scope, depth: int) -> object | None:
+    """What each process contributed (the all-gather's argument, as written) where `node` is an
+    all-gather's result (through conversions and names assigned once), else None."""
     if depth > _MULTIPLE_DEPTH:
-        return False
+        return None
     r = read(bound_expression(node, read, scope))
     if r[0] != "call":
-        return False
+        return None
     q = qualify(r[1]) or ""
     if q in _GATHERS:
-        return True
+        return r[2][0] if r[2] else node
     if q in _PASS_THROUGH and len(r[2]) == 1:
         return _gathered(r[2][0], read, qualify, scope, depth + 1)
     f = read(r[1])
-    return f[0] == "attr" and f[2] in ("reshape", "ravel", "flatten", "tolist") \
-        and _gathered(f[1], read, qualify, scope, depth + 1)
+    if f[0] == "attr" and f[2] in ("reshape", "ravel", "flatten", "tolist"):
+        return _gathered(f[1], read, qualify, scope, depth + 1)
+    return None
+
+
+def _counts_of(e: object, x: object, read: Reader, same, qualify, scope, depth: int = 0) -> bool:
+    """Whether what a process contributed to a gather, `e`, is the length of x (`measures`):
+    through one-argument conversions (`np.int32(len(x))`, `np.array([len(x)], np.int32)`: the
+    first argument), a display of it alone (`[len(x)]`) and names assigned once."""
+    if depth > _MULTIPLE_DEPTH or e is None:
+        return False
+    e = bound_expression(e, read, scope)
+    if measures(e, x, read, same, qualify):
+        return True
+    r = read(e)
+    if r[0] in ("seq", "tuple") and len(r[1]) == 1:
+        return _counts_of(r[1][0], x, read, same, qualify, scope, depth + 1)
+    if r[0] == "call" and r[2] and ((qualify(r[1]) or "") in _PASS_THROUGH or read(r[1]) == ("name", "int")):
+        return _counts_of(r[2][0], x, read, same, qualify, scope, depth + 1)
+    return False
+
+
+def padded_count(x: object, count: object, read: Reader, same: Callable[[object, object], bool],
+                 qualify: Callable[[object], str | None], scope) -> tuple[object, bool] | None:
+    """Where a padding of `count` elements appended to x (`x + [pad] * count`) pads x up to K:
+    count is `K - len(x)` (as written or through a name assigned once, `bound_arithmetic`).
+    (K, whether K is the greatest over the processes of the lengths of x they gathered:
+    `extreme_over_processes` of what `_counts_of` x.) None otherwise. Padded to such a greatest,
+    no process's x is longer than K, so x padded holds K elements on every process; to a K agreed
+    otherwise (a constant, ceil(n / world), process 0's count), max(len(x), K), which differs
+    where some process's x is longer: a list repeated a negative number of times is empty."""
+    p = read(bound_arithmetic(count, read, scope))
+    if p[0] != "binop" or p[1] != "-" or not measures(p[3], x, read, same, qualify):
+        return None
+    contributed = extreme_over_processes(p[2], "max", read, qualify, scope)
+    return p[2], contributed is not None and _counts_of(contributed, x, read, same, qualify, scope)
+
+
+def repeated_display_count(node: object, read: Reader) -> object | None:
+    """n in a repeated display `[pad] * n` (or `n * [pad]`, a tuple too), else None."""
+    r = read(node)
+    if r[0] != "binop" or r[1] != "*":
+        return None
+    for seq, n in ((r[2], r[3]), (r[3], r[2])):
+        if type(seq).__name__ in ("List", "Tuple"):
+            return n
+    return None
 
 
 # ---- wholes cut or padded to a multiple of n: their n interleaved pieces are equally long ------
@@ -2502,10 +2563,16 @@ class StatementRules:
 
     def st_AugAssign(self, node) -> None:
         """`x op= v`: x's value joined with what v carries into the result; a target whose value
-        the pass does not track (an attribute, an element under a computed key) takes v's alone."""
+        the pass does not track (an attribute, an element under a computed key) takes v's alone.
+        `xs += [pad] * (K - len(xs))`, K the greatest length of xs over the processes: xs padded
+        to K (`padded_to_greatest`, `padded_list`)."""
         v = self.data(self.ev(node.value))
         cur = self.ev(node.target) if self.tracks_target(node.target) else self.nothing()
-        self.bind(node.target, self.join(cur, v))
+        if self.read(node)[2] == "+" and self.tracks_target(node.target) \
+                and self.padded_to_greatest(node.target, [node.value]):
+            self.bind(node.target, self.padded_list(self.join(self.data(cur), v), node))
+        else:
+            self.bind(node.target, self.join(cur, v))
         t = self.read(node.target)
         if t[0] == "name":
             self.scope.peeks.pop(t[1], None)  # (`first += x`: no longer what `next(it)` gave)
@@ -2913,6 +2980,21 @@ class StatementRules:
             # its own: `bounded_by_least_count`)
             return self.piece_content(whole, node)
         return self.window(self.join(whole, self.data(n)), node, r[2][1], self.data(n))
+
+    def padded_to_greatest(self, xs, added: list) -> bool:
+        """Whether `added` (the one value appended to the sequence `xs`: `xs + added`, `xs +=
+        added`, `xs.extend(added)`) is a repeated display (`[pad] * (K - len(xs))`) padding xs up
+        to the greatest of the processes' gathered lengths of xs (`padded_count`): xs then holds
+        K elements on every process (which ones: its content)."""
+        if len(added) != 1 or (width := repeated_display_count(added[0], self.read)) is None:
+            return False
+        padding = padded_count(xs, width, self.read, self.parts.same, self.qualify, self.scope)
+        return padding is not None and padding[1]
+
+    def padded_list(self, v, node):
+        """(a pass's) A list carrying `v` padded to the same length on every process
+        (`padded_to_greatest`)."""
+        return v
 
     def bounded_by_least_count(self, node) -> bool:
         """`zip(range(n), data)` (n agreed: `bounded_by_agreed_range`) with n the least over the
@@ -3445,6 +3527,13 @@ class StatementRules:
             # (a file's later reads return what lies at the position sought: what decides the
             # position decides what they read, as a file read at a path carrying it)
             self.bind(receiver, self.join(cur, self.file_content(self.data(argu), node, "`.seek()`")))
+            return self.nothing()
+        if meth == "extend" and receiver is not None and self.read(receiver)[0] == "name" \
+                and (cur := self.name_value(self.read(receiver)[1])) is not None \
+                and self.padded_to_greatest(receiver, self.parts.positional_arguments(node)):
+            # `xs.extend([pad] * (K - len(xs)))`, K the greatest length of xs over the processes
+            forget_sized(self.scope, self.read(receiver)[1])
+            self.bind(receiver, self.mutated(receiver, self.padded_list(self.data(cur), node)))
             return self.nothing()
         if meth in MUTATORS and args and receiver is not None and not self.own_method(recv, meth):
             root = container_root(receiver, self.read)

@@ -30,7 +30,7 @@ from mcjax_lint.errors import AnalysisError
 
 CALLS_CAP = 400  # call records a summary keeps per function (`ev_Call`); the index reads a full list as cut short
 
-SUMMARY_VERSION = 139
+SUMMARY_VERSION = 140
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -1162,6 +1162,12 @@ class _Summarizer(semantics.StatementRules):
         return sym_join(out, {"via": [rec]})
     endless = property(lambda self: self.same_length)  # (an endless iterator: no count; shapes are not summarized)
 
+    def padded_list(self, v: Sym, node: ast.AST) -> Sym:
+        """(semantics: `xs + [pad] * (K - len(xs))`, K the greatest length of xs over the
+        processes) K elements everywhere: a window of K of what xs holds (`window`, padded: its
+        content, one length)."""
+        return self.window(sym_taint(v), node, None, {}, padding=True)
+
     def padded(self, node: ast.Call, padding: tuple, args: list, argu: Sym) -> Sym:
         """(semantics.StatementRules.library_call) `concatenate([x, zeros((K - len(x), d))])`: K
         rows whatever x held (`semantics.padded_concatenation`): a window of K of what the parts
@@ -1375,6 +1381,8 @@ class _Summarizer(semantics.StatementRules):
     def ev_BinOp(self, node: ast.BinOp) -> Sym:
         a, b = self.ev(node.left), self.ev(node.right)
         out = sym_join(sym_taint(a), sym_taint(b))
+        if isinstance(node.op, ast.Add) and self.padded_to_greatest(node.left, [node.right]):
+            return self.padded_list(out, node)
         if isinstance(node.op, (ast.BitOr, ast.BitAnd, ast.Sub, ast.BitXor)):
             # (a set, or a dict's keys/items view, on either side: a set, `semantics.view_set_order`)
             u = semantics.stronger_order(a.get("u") or semantics.view_set_order(node.left, read),

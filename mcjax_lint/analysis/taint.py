@@ -613,6 +613,13 @@ class FileAnalysis(semantics.StatementRules):
     def equal_pieces(self, v: Val, node: cst.CSTNode) -> Val:
         return evidence.equal_pieces(v, self.line(node))
 
+    @staticmethod
+    def padded_list(v: Val, node: cst.CSTNode) -> Val:
+        """(semantics: `xs + [pad] * (K - len(xs))`, K the greatest length of xs over the
+        processes) a list of K elements on every process, built here: its content, no count.
+        (Of a K agreed otherwise, a longer xs keeps its own length: `ev_BinaryOperation`.)"""
+        return replace(v.same_length(), struct="list")
+
     def piece_content(self, v: Val, node: cst.CSTNode) -> Val:
         """(semantics: the start of a piece of equally long ones) which elements, not how many."""
         return v.same_length()
@@ -829,6 +836,8 @@ class FileAnalysis(semantics.StatementRules):
                 out = replace(out, unordered=u)
         if isinstance(node.operator, cst.Multiply) and isinstance(node.left, (cst.List, cst.Tuple)) and b.pd:
             out = replace(out, shape=_cap(out.shape | frozenset({evidence.derived(self.src(node, f"a sequence repeated {_why(b.pd)} times", kinds.LENGTH), b.pd)})))
+        if isinstance(node.operator, cst.Add) and self.padded_to_greatest(node.left, [node.right]):
+            return self.padded_list(out, node)
         if isinstance(node.operator, cst.Add) and (width := _repeat_count(node.right)) is not None:
             k, padded = self._pad_width(width, node.left)
             if padded and not k.pd:  # (K the same everywhere)
