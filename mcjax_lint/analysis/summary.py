@@ -3642,13 +3642,20 @@ def _is_self_attribute(node: ast.expr) -> bool:
     return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
+def _constructs(call: dict) -> bool:
+    """Whether a call record may construct a project class (`Args(...)`: a capitalised name
+    outside the libraries' roots), whose attributes a read of its result takes one by one."""
+    n = call.get("n")
+    return bool(n) and n.rpartition(".")[2][:1].isupper() and not n.startswith(_EXTERNAL_ROOTS)
+
+
 def _prune(sym: Sym, depth: int = VIA_DEPTH) -> Sym:
     """Bound the nesting of call records (`f(g(h(x)))` chains): below `depth`, a call counts as
     passing its arguments' taint through, like a library call. Without this, summaries of long
     expression chains grow exponentially (a 39 kB file gave a 23 MB summary). At the bound, a
     value that reads attributes of what its calls return (`refs`: `Args(...).data_folder`) keeps
-    those calls one level more: folded, a construction's arguments would become every attribute
-    read of it (`my_rank=jax.process_index()` reaching `.data_folder`)."""
+    its constructions of project classes one level more: folded, a construction's arguments would
+    become every attribute read of it (`my_rank=jax.process_index()` reaching `.data_folder`)."""
     vias = sym.get("via")
     if not vias:
         return sym
@@ -3657,7 +3664,7 @@ def _prune(sym: Sym, depth: int = VIA_DEPTH) -> Sym:
     for call in vias:
         if "ga" in call:
             kept.append(call)  # (an attribute's attribute: a leaf, its receiver only references)
-        elif depth > 0 or call.get("n") in _KEPT_AT_BOUND or (depth == 0 and sym.get("refs")):
+        elif depth > 0 or call.get("n") in _KEPT_AT_BOUND or (depth == 0 and sym.get("refs") and _constructs(call)):
             c = dict(call)
             c.pop("pa", None)  # read only from the function's own call list
             c.pop("pk", None)
