@@ -2592,12 +2592,15 @@ class FileAnalysis(semantics.StatementRules):
                 # (a store of its own replaces what a method's call stored there)
                 stored = _call_stored_key(target.value.value, target.attr.value)
                 self.scope.env.set_or_delete(stored, None)
-                if not value.sanitized and (value.divergent or value.shape or value.tree):
+                if not value.sanitized and (value.divergent or value.shape or value.tree or self._per_process_arms):
                     # `self.items = docs[rank::world]` ... `len(self.items)`: read back from this
                     # object in this function, the attribute holds what was stored, joined with
                     # what it holds otherwise (`stored_by_call`; the summary pass's
                     # `_own_store_key` for `self`): a method analysed with what a call passes
-                    # it sees its own store of that
+                    # it sees its own store of that. So does any value stored in an arm of a
+                    # process-dependent `if` (`if acc >= target: state.stop = True`): the join
+                    # of the arms carries the condition into it (`bound_under`), as it does
+                    # into a name
                     self.scope.env[stored] = value
                     self.scope.attr_owner[stored] = owner
         elif isinstance(target, cst.Subscript):
