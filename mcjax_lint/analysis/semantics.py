@@ -1166,6 +1166,8 @@ def is_stored_attribute_key(key: str) -> bool:
 
 
 _OPEN_CALLS = ("open", "io.open", "tensorflow.io.gfile.GFile")
+# The last part of the name of every call `written_path` knows (a cheap test before qualifying).
+WRITER_NAMES = frozenset({q.rsplit(".", 1)[-1] for q in (*K.FILE_WRITERS, *_OPEN_CALLS)} | {"write_text", "write_bytes"})
 
 
 def written_path(node, qualify, read: Reader):
@@ -1175,6 +1177,9 @@ def written_path(node, qualify, read: Reader):
     `.write_bytes()` is called on."""
     r = read(node)
     if r[0] != "call":
+        return None
+    f = read(r[1])
+    if (f[1] if f[0] == "name" else f[2] if f[0] == "attr" else None) not in WRITER_NAMES:
         return None
     q = qualify(r[1])
     if q in K.FILE_WRITERS:
@@ -1186,7 +1191,6 @@ def written_path(node, qualify, read: Reader):
             if mode[0] == "string" and isinstance(mode[1], str) and any(m in mode[1] for m in "wax"):
                 return r[2][0]
         return None
-    f = read(r[1])
     if f[0] == "attr" and f[2] in ("write_text", "write_bytes"):
         return f[1]
     return None
