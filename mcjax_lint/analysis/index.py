@@ -693,6 +693,7 @@ class ProjectIndex:
                                            statics=list(f.statics), host_defaults=list(f.host_defaults),
                                            param_writes=dict(f.param_writes),  # (`FileAnalysis._method_stores`)
                                            arg_writes=dict(f.arg_writes), sized_by=list(f.sized_by),
+                                           path_writes=list(f.path_writes),  # (`FileAnalysis._part_written`)
                                            defaults=dict(f.defaults) if q in self.work_gates else {},
                                            glob_ops=_param_glob_ops(f),  # (`glob_param_work`)
                                            writes=list(f.writes) if f.cls else [])  # (`method_writes`)

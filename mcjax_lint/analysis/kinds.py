@@ -90,6 +90,9 @@ BARRIER_NAME = "barrier-name"  # the name or id of a barrier, which every proces
 # a path read on some processes only, named from what each process draws for itself (the clock,
 # unseeded randomness): where the others wrote, under their own names, is not where it reads
 EXCHANGE_PATH = "exchange-path"
+# a path a process writes its own part at (named by its index: `part{rank}.npy`) under a name it
+# drew for itself (the clock, unseeded randomness): the parts meant to lie side by side do not
+PART_PATH = "part-path"
 # Sources a process draws a name from for itself, with no relation to its index: two processes
 # name the same thing apart (`EXCHANGE_PATH`).
 SELF_DRAWN_NAMES = frozenset({CLOCK, RANDOM})

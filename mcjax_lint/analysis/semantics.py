@@ -1165,6 +1165,37 @@ def is_stored_attribute_key(key: str) -> bool:
     return "." in key
 
 
+_OPEN_CALLS = ("open", "io.open", "tensorflow.io.gfile.GFile")
+# The last part of the name of every call `written_path` knows (a cheap test before qualifying).
+WRITER_NAMES = frozenset({q.rsplit(".", 1)[-1] for q in (*K.FILE_WRITERS, *_OPEN_CALLS)} | {"write_text", "write_bytes"})
+
+
+def written_path(node, qualify, read: Reader):
+    """The path expression a call writes a file at, None if it writes none: a file writer's
+    path argument (`knowledge.FILE_WRITERS`: `np.save(path, x)`, `shutil.copy(src, dst)`),
+    `open(path, mode)` with a writing mode ("w", "a", "x"), the path a `.write_text()` /
+    `.write_bytes()` is called on."""
+    r = read(node)
+    if r[0] != "call":
+        return None
+    f = read(r[1])
+    if (f[1] if f[0] == "name" else f[2] if f[0] == "attr" else None) not in WRITER_NAMES:
+        return None
+    q = qualify(r[1])
+    if q in K.FILE_WRITERS:
+        pos = K.FILE_WRITERS[q]
+        return r[2][pos] if len(r[2]) > pos else None
+    if q in _OPEN_CALLS:
+        if len(r[2]) > 1:
+            mode = read(r[2][1])
+            if mode[0] == "string" and isinstance(mode[1], str) and any(m in mode[1] for m in "wax"):
+                return r[2][0]
+        return None
+    if f[0] == "attr" and f[2] in ("write_text", "write_bytes"):
+        return f[1]
+    return None
+
+
 def agreeing_buffer(node, meth: str, parts, read: Reader):
     """The variable an mpi4py buffer collective (`comm.Allreduce(x, out)`, `comm.Bcast(buf,
     root=0)`: `knowledge.MPI_AGREEING_BUFFER_METHODS`) writes its agreeing result into: the

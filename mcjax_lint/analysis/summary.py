@@ -30,7 +30,7 @@ from mcjax_lint.errors import AnalysisError
 
 CALLS_CAP = 400  # call records a summary keeps per function (`ev_Call`); the index reads a full list as cut short
 
-SUMMARY_VERSION = 141
+SUMMARY_VERSION = 142
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -336,12 +336,17 @@ class FunctionFacts:
     # (`_Summarizer._param_gates`; a call's own are its record's "gp"). The index decides at each
     # call whether its constant arguments falsify every point's tests (`ProjectIndex.work_gates`).
     dgates: list = field(default_factory=list)
+    # Its parameters that name the path of a file it writes (`np.save(os.path.join(d, name), x)`,
+    # `open(path, "w")`, `(d / n).write_text(...)`; `semantics.written_path`): a call's argument
+    # for one of them is a path written there (MCJ106: a process's part written under a name it
+    # drew for itself).
+    path_writes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"name": self.name, "line": self.line}
         for k in ("params", "cls", "returns", "collective", "jit", "calls", "called_params", "device_access", "flags", "refs",
                   "prop", "statics", "defaults", "param_jits", "host_defaults", "glob_ops", "prop_reads", "gated", "decos", "forwards", "writes", "cond_calls",
-                  "param_writes", "arg_writes", "sized_by", "dgates"):
+                  "param_writes", "arg_writes", "sized_by", "dgates", "path_writes"):
             v = getattr(self, k)
             if v:
                 d[k] = v
@@ -358,6 +363,7 @@ class FunctionFacts:
             dict(d.get("gated", {})), list(d.get("decos", [])), list(d.get("forwards", [])),
             list(d.get("writes", [])), list(d.get("cond_calls", [])), dict(d.get("param_writes", {})),
             dict(d.get("arg_writes", {})), list(d.get("sized_by", [])), list(d.get("dgates", [])),
+            list(d.get("path_writes", [])),
         )
 
 
@@ -2906,6 +2912,7 @@ class _Summarizer(semantics.StatementRules):
         in_class_body = bool(self.class_stack) and self.class_stack[-1].name == qual.rsplit(".", 1)[0]
         if in_class_body and pos:
             facts.writes = _self_writes(node.body, pos[0].arg)
+        facts.path_writes = _path_params(node, params, self.qualify)
         if in_class_body:
             self.class_stack[-1].methods.append(node.name)
         value: Sym = {"refs": [qual]}
@@ -4128,3 +4135,23 @@ def summarize_source(source: str, path: str, module: str) -> ModuleSummary:
         return _Summarizer(path, module, tree, is_package, source).run()
     except RecursionError:
         raise AnalysisError(path, "source nested too deeply to analyse") from None
+
+
+def _path_params(node: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str], qualify) -> list[str]:
+    """The parameters of the function `node` that name a path it writes a file at
+    (`FunctionFacts.path_writes`): a parameter read in the path of a writing call
+    (`semantics.written_path`) of its own body (not of functions defined in it)."""
+    out: list[str] = []
+    todo = list(node.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(n, ast.Call):
+            path = semantics.written_path(n, qualify, read)
+            if path is not None:
+                for x in ast.walk(path):
+                    if isinstance(x, ast.Name) and x.id in params and x.id not in out:
+                        out.append(x.id)
+        todo.extend(ast.iter_child_nodes(n))
+    return out

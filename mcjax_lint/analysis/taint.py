@@ -691,6 +691,49 @@ class FileAnalysis(semantics.StatementRules):
                 self._sink(kinds.EXCHANGE_PATH, kinds.VALUE, Val(pd=drawn), node, f"the path read by {text}")
         return evidence.file_content(v, text, self.line(node))
 
+    def _part_written(self, node: cst.Call, info: CallInfo, args: list, bound: bool) -> None:
+        """A file written at a path that holds this process's index (its own part: `rank{r}.npz`)
+        and a name the process drew for itself (the clock, unseeded randomness): a sink
+        (`kinds.PART_PATH`; MCJ106 reports it where collective work follows in the function: the
+        parts meant to lie side by side lie under as many names as there are processes). The
+        write is a call that writes at its path argument (`semantics.written_path`) or a project
+        function that does at a parameter (`FunctionFacts.path_writes`)."""
+        paths: list[Val] = []
+        written = semantics.written_path(node, self.qualify, read)
+        if written is not None:
+            positional = [a.value for a in node.args if a.keyword is None and not a.star]
+            paths += [v for k, v in args if isinstance(k, int) and k < len(positional) and positional[k] is written]
+        q = info.callee or info.name
+        cands = [q] if q else []
+        by_name = not q and isinstance(node.func, cst.Attribute) and not node.func.attr.value.startswith("__")
+        if by_name:
+            # `obj.save(path)` on a receiver of no known class: the project's methods of that name,
+            # where every one writes at that argument (a guess: `evidence.METHOD_BY_NAME`)
+            cands = list(self.index.methods_by_name.get(node.func.attr.value, ()))
+        found: list[list[Val]] = []
+        for c in cands:
+            f = self.index.functions.get(c)
+            if f is None or not f.path_writes:
+                found = []
+                break
+            offset = 1 if (bound or by_name) and f.params and f.params[0] in ("self", "cls") else 0
+            found.append([v for k, v in args if (f.params[k + offset] if isinstance(k, int) and k + offset < len(f.params)
+                                                 else k) in f.path_writes])
+        if found and all(found) and (not by_name or all(len(x) == len(found[0]) for x in found)):
+            for v in found[0]:
+                paths.append(evidence.mark(v, evidence.METHOD_BY_NAME, f"`.{node.func.attr.value}()`", self.line(node))
+                             if by_name else v)
+        for v in paths:
+            if v.sanitized:
+                continue
+            srcs = v.pd | v.pdc
+            # (a temporary directory is this host's own, not a place meant to be shared)
+            drawn = frozenset(s for s in srcs if kinds.unguarded(s.kind) in kinds.SELF_DRAWN_NAMES and "temporary" not in s.desc)
+            if drawn and any(kinds.unguarded(s.kind) == kinds.PROCESS_ID for s in srcs):
+                self._sink(kinds.PART_PATH, kinds.VALUE, Val(pd=drawn), node,
+                           f"the path `{_code(self.module, node.func)}()` writes this process's part at")
+                return
+
     def endless_unless_empty(self, whole: Val, node: cst.CSTNode) -> Val:
         """`itertools.cycle(xs)`, `ds.repeat()`: endless, but empty where xs is: of a list built
         here (`struct`) only its count says so (`[train, extra]` holds two elements whatever
@@ -1159,6 +1202,7 @@ class FileAnalysis(semantics.StatementRules):
         if not coll and result is not None:
             result = self._shaped_result(info.name or q, node, args, result)
         info.args = args
+        self._part_written(node, info, args, bound)
         if coll and info.name and (self.index.collective.get(self.index._follow_reexport(info.name)) or "").startswith(
                 semantics.CALLBACK_WORK):
             coll = self._callback_work(info.name, coll, node, args)
@@ -2601,12 +2645,15 @@ class FileAnalysis(semantics.StatementRules):
                 # (a store of its own replaces what a method's call stored there)
                 stored = _call_stored_key(target.value.value, target.attr.value)
                 self.scope.env.set_or_delete(stored, None)
-                if not value.sanitized and (value.divergent or value.shape or value.tree):
+                if not value.sanitized and (value.divergent or value.shape or value.tree or self._per_process_arms):
                     # `self.items = docs[rank::world]` ... `len(self.items)`: read back from this
                     # object in this function, the attribute holds what was stored, joined with
                     # what it holds otherwise (`stored_by_call`; the summary pass's
                     # `_own_store_key` for `self`): a method analysed with what a call passes
-                    # it sees its own store of that
+                    # it sees its own store of that. So does any value stored in an arm of a
+                    # process-dependent `if` (`if acc >= target: state.stop = True`): the join
+                    # of the arms carries the condition into it (`bound_under`), as it does
+                    # into a name
                     self.scope.env[stored] = value
                     self.scope.attr_owner[stored] = owner
         elif isinstance(target, cst.Subscript):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from mcjax_lint import knowledge as K
-from mcjax_lint.analysis import kinds
+from mcjax_lint.analysis import kinds, local_uses
 from mcjax_lint.analysis.taint import Sink
 from mcjax_lint.model import Step
 from mcjax_lint.rules.base import Rule, describe_source, process_sources, related_source
@@ -24,13 +24,17 @@ class DirectoryCreatedOnSomeProcesses(Rule):
 
     # ------------------------------------------------ an exchange at a self-drawn path
     def reports_sink(self, sink: Sink) -> bool:
-        return sink.place == kinds.EXCHANGE_PATH
+        return sink.place in (kinds.EXCHANGE_PATH, kinds.PART_PATH)
 
     def visit_Call(self, node: cst.Call) -> None:
         """A file read on some processes only after a barrier, at a path named from the clock or
         unseeded randomness on each process (`kinds.EXCHANGE_PATH`): what the others wrote
         before the barrier lies under the names they drew, not under this process's."""
         sinks = self.sinks(node)
+        parts = [k for k in sinks if k.place == kinds.PART_PATH]
+        if parts:
+            self._part_written(node, parts[0])
+        sinks = [k for k in sinks if k.place == kinds.EXCHANGE_PATH]
         fn = self._function_of(node) if sinks else None
         if fn is None:
             return
@@ -50,6 +54,54 @@ class DirectoryCreatedOnSomeProcesses(Rule):
             chain=[*self.source_steps(s), self.step(barrier, f"barrier: `{self._code(barrier.func)}()`"),
                    Step(self.line(node), f"read on some processes: `{text}()`", False,
                         "the files read here are taken to be ones the other processes wrote before the barrier")])
+
+    def _part_written(self, node: cst.Call, sink: Sink) -> None:
+        """This process's part (a path holding its index) written under a name it drew for
+        itself (`kinds.PART_PATH`), with collective work after it in the function: the parts are
+        written to be taken together after the barrier, and lie under as many names."""
+        fn = self._function_of(node)
+        after = self._collective_after(fn, node) if fn is not None else None
+        if after is None:
+            return
+        fa = self.ctx.fa
+        lo, hi = fa.pos(fn)[0], fa.pos(fn)[2]
+        if any(k.place == kinds.EXCHANGE_PATH and lo <= fa.pos(k.node)[0] <= hi and fa.pos(k.node)[:2] > fa.pos(after)[:2]
+               for k in fa.sinks):
+            return  # (the read after the barrier is reported: `visit_Call`, one finding for the exchange)
+        s = sink.src
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        info = fa.calls.get(node)
+        for k, v in info.args if info is not None else ():
+            if isinstance(k, int) and k < len(positional) and isinstance(positional[k], cst.Name) \
+                    and s in v.pd | v.pdc and local_uses.read_after(fn, positional[k].value, fa.pos(node)[2], fa.line):
+                return  # (the process reads back the path it wrote: its own file, whatever its name)
+        text = self._code(node.func)
+        barrier = self._code(after.func)
+        self.report(node, (
+            f"`{text}()` writes this process's part at a path named from {describe_source(s, self.line(node))}, "
+            f"which each process drew for itself, before the collective `{barrier}()` at line {self.line(after)}: "
+            f"the parts meant to lie side by side lie under as many names as there are processes, so whatever "
+            f"takes them together finds one process's part (or none); draw the name on one process and "
+            f"broadcast it (`broadcast_one_to_all`)"),
+            related=(related_source(s, "name drawn on each process"),
+                     (f"collective after the write: `{barrier}()`", *self.where(after))),
+            chain=[*self.source_steps(s),
+                   Step(self.line(node), f"this process's part written at it: `{text}()`", False,
+                        "parts named by the process index are taken to be meant to lie together"),
+                   self.step(after, f"collective after the write: `{barrier}()`")])
+
+    def _collective_after(self, fn: cst.FunctionDef, node: cst.Call) -> cst.Call | None:
+        """The first collective call in `fn` that starts after `node` (by position)."""
+        fa = self.ctx.fa
+        lo, hi, at = fa.pos(fn)[0], fa.pos(fn)[2], fa.pos(node)[:2]
+        best = None
+        for call, info in fa.calls.items():
+            if not info.collective or not isinstance(call, cst.Call):
+                continue
+            p = fa.pos(call)
+            if lo <= p[0] <= hi and p[:2] > at and (best is None or p[:2] < best[0]):
+                best = (p[:2], call)
+        return best[1] if best is not None else None
 
     def _function_of(self, node: cst.CSTNode) -> cst.FunctionDef | None:
         """The innermost function whose lines hold `node` (statements only are walked: rare,
