@@ -1739,9 +1739,45 @@ class ProjectIndex:
             return (q, f.params[i]) if i < len(f.params) else None
         return (q, key) if key in f.params else None
 
+    def applied_decorator(self, entry: str) -> str | None:
+        """The project function or class a decorator record (`FunctionFacts.decos`) applies to
+        the decorated function: `@deco`, `deco`; `@factory(args)`, the function the factory
+        returns (`semantics.DECORATOR_FACTORY`)."""
+        if not entry.endswith(semantics.DECORATOR_FACTORY):
+            return self._follow_reexport(entry)
+        q = self._follow_reexport(entry.removesuffix(semantics.DECORATOR_FACTORY))
+        if q not in self.functions:
+            return None
+        self._dep(q)
+        r = self.returns.get(q, BOTTOM)
+        return r.fn if r.fn in self.functions else (r.cls if r.cls in self.classes else None)
+
+    def decorated_work(self, f: FunctionFacts) -> str | None:
+        """The collective work a call of the decorated function `f` does in its decorators'
+        wrappers (`semantics.decorator_work`): the wrapper a decorator returns, or the `__call__`
+        of a class applied as one (the decorated function's own work is its body's)."""
+        for entry in f.decos:
+            d = self.applied_decorator(entry)
+            if d is None:
+                continue
+            if d in self.classes:
+                w = self.method(d, "__call__")
+            else:
+                self._dep(d)
+                r = self.returns.get(d, BOTTOM)
+                w = r.fn if r.fn in self.functions and r.fn != f.name else None
+            if w is None:
+                continue
+            self._dep(w)
+            work = self.collective.get(w)
+            if work and not work.startswith(semantics.CALLBACK_WORK):
+                return semantics.decorator_work(short_name(entry.removesuffix(semantics.DECORATOR_FACTORY)), work)
+        return None
+
     def decorator_gate(self, q: str) -> Val | None:
-        """`q` used as a decorator (`@q`) whose wrapper runs the decorated function only where a
-        process-dependent condition holds: that condition."""
+        """`q` used as a decorator (`@q`, or a factory's record, `applied_decorator`) whose wrapper
+        runs the decorated function only where a process-dependent condition holds: that condition."""
+        q = self.applied_decorator(q) or q
         f = self.functions.get(self._follow_reexport(q))
         if f is None or not f.params or f.cls:
             return None
@@ -1942,7 +1978,7 @@ class ProjectIndex:
                                                origin=f"{short}:{call.get('l', 0)}")})
             res = Val(order=evidence.tied_order(order)) if order else BOTTOM
         elif "n" in call:
-            res, coll = self.call_name(call["n"], argv, given, call)
+            res, coll = self.call_name(call["n"], argv, given, call, through_self=bool(call.get("sf")))
             if call.get("ks"):
                 res = res.join(self.env_read_by(call["n"], lambda p, pos: call["ks"].get(p) or call["ks"].get(str(pos))))
         elif "m" in call:
@@ -2092,13 +2128,21 @@ class ProjectIndex:
         return out
 
     def call_name(self, q: str, argv: Val = BOTTOM, given: tuple | None = None,
-                  site: dict | None = None, args: Sequence[tuple[object, Val]] | None = None) -> tuple[Val, str | None]:
+                  site: dict | None = None, args: Sequence[tuple[object, Val]] | None = None,
+                  below: str | None = None, through_self: bool = False) -> tuple[Val, str | None]:
         """`_call_name`; a method called on an instance (`self._evaluate(...)` in a base class's
         loop, `trainer.fit()`), whose result differs between processes while an override in a
         subclass of its class returns a value made the same everywhere (`return bool(broadcast(
         super()._evaluate(...)))`: a collective's agreed result, or a value the same everywhere from
-        an override that does collective work): which class's method runs is not followed, so that result's process dependence is a guess (`evidence.OVERRIDDEN_METHOD`)."""
-        res, coll = self._call_name(q, argv, given, site, args)
+        an override that does collective work): which class's method runs is not followed, so that result's process dependence is a guess (`evidence.OVERRIDDEN_METHOD`).
+        `below`: the class of the instance a bound call is made on, when known; `through_self`:
+        the call is made through `self` (`_dispatch_work`)."""
+        res, coll = self._call_name(q, argv, given, site, args, through_self)
+        if site is not None and site.get("bd"):
+            q = self._follow_reexport(q)
+            if q not in self.functions and (mod := q.rpartition(".")[0]) in self.classes:
+                q, below = self.method(mod, q.rpartition(".")[2]) or q, below or mod
+            coll = self._dispatch_work(q, coll, below, through_self)
         if (res.pd or res.pdc) and site is not None and site.get("bd"):
             f = self.functions.get(q)
             if f is not None and f.cls:
@@ -2109,6 +2153,51 @@ class ProjectIndex:
                                             f"`{short_name(q)}()` (overridden by `{short_name(o)}()`)")
                         break
         return res, coll
+
+    def _dispatch_work(self, q: str, coll: str | None, below: str | None, through_self: bool) -> str | None:
+        """The collective work of calling method `q` on an instance (`coll`: what its own body and
+        calls do), as dispatch on the instance's class decides (`semantics.OVERRIDE_NOTE`):
+        - through `self` (`self.step()` in a method of class C: the instance may be of any subclass
+          of C), where `q` does none: an override of it in a subclass that does, a guess;
+        - on an instance of a known class `below` (`Sub().run()`, `self.model.run()`): the methods
+          `q` calls through `self` are `below`'s (its MRO), so the overrides guessed in `q`'s own
+          work are replaced by the ones that class has, certain as the class is (none: none)."""
+        f = self.functions.get(q)
+        if f is None or not f.cls or f.prop:
+            return coll
+        if through_self:
+            if coll:
+                return coll
+            for o in self._overrides(below if below in self.classes else f.cls, q):
+                self._dep(o)
+                w = self.collective.get(o)
+                if w:
+                    return semantics.override_work(short_name(q), short_name(o), w)
+            return None
+        if coll and below in self.classes and semantics.OVERRIDE_NOTE in coll:
+            return self._dispatched_work(q, below, 0)
+        return coll
+
+    def _dispatched_work(self, q: str, cls: str, depth: int) -> str | None:
+        """The collective work `q` does on an instance of class `cls` through the methods it calls
+        on `self` (each `cls`'s, by its MRO), where `q`'s own work was only guessed through
+        overrides: the first such method's work, or None."""
+        f = self.functions.get(q)
+        if f is None or depth > 3:
+            return None
+        for call in f.calls:
+            if not call.get("sf") or "n" not in call:
+                continue
+            m = self.method(cls, call["n"].rpartition(".")[2])
+            if m is None or m not in self.functions:
+                continue
+            self._dep(m)
+            w = self.collective.get(m)
+            if w and semantics.OVERRIDE_NOTE in w:
+                w = self._dispatched_work(m, cls, depth + 1)
+            if w:
+                return f"`{short_name(m)}()` → {w.removeprefix('… → ')}" if depth == 0 else w
+        return None
 
     def _overrides(self, cls: str, q: str) -> list[str]:
         """The methods of subclasses of `cls` (project classes with it in their MRO) that override
@@ -2124,7 +2213,8 @@ class ProjectIndex:
         return sorted({m for d in subs.get(cls, ()) if (m := self.method(d, name)) is not None and m != q})
 
     def _call_name(self, q: str, argv: Val = BOTTOM, given: tuple | None = None,
-                   site: dict | None = None, args: Sequence[tuple[object, Val]] | None = None) -> tuple[Val, str | None]:
+                   site: dict | None = None, args: Sequence[tuple[object, Val]] | None = None,
+                   through_self: bool = False) -> tuple[Val, str | None]:
         """`given`: (number of positional arguments, keyword names) when known; `site`: where this
         call's arguments live (`semantics.arg_locality`: "h", "np", "kw", "bd" as in a summary's
         call), to analyse the callee in its context; `args`: each argument apart ((position or
@@ -2284,7 +2374,7 @@ class ProjectIndex:
         if mod in self.classes:
             m = self.method(mod, name)
             if m is not None:
-                return self.call_name(m, argv, given, site)
+                return self.call_name(m, argv, given, site, below=mod, through_self=through_self)
             v = self.attr(mod, name)
             if v is not None and v.callable:
                 return self._jitted_at(v, site)
@@ -2430,8 +2520,10 @@ class ProjectIndex:
         return None, False
 
     def call_method(self, meth: str, recv: Val, argv: Val = BOTTOM, given: tuple | None = None,
-                    site: dict | None = None, args: Sequence[tuple[object, Val]] | None = None) -> tuple[Val, str | None]:
-        """`args`: each argument apart, as `call_name` takes them, when known."""
+                    site: dict | None = None, args: Sequence[tuple[object, Val]] | None = None,
+                    through_self: bool = False) -> tuple[Val, str | None]:
+        """`args`: each argument apart, as `call_name` takes them, when known; `through_self`: the
+        receiver is the method's own `self` (`_dispatch_work`)."""
         if meth == "__getitem__" and not (recv.cls and self.method(recv.cls, meth)):
             # (summary `element_at`: `obj[k]` of a class without `__getitem__` of its own, or not
             # of the project: an element of it, as any subscript)
@@ -2439,7 +2531,8 @@ class ProjectIndex:
         if recv.cls:
             m = self.method(recv.cls, meth)
             if m is not None:
-                return self.call_name(m, argv, given, dict(site, bd=1) if site is not None else None, args)
+                return self.call_name(m, argv, given, dict(site, bd=1) if site is not None else None, args,
+                                      below=recv.cls, through_self=through_self)
             v = self.attr(recv.cls, meth)
             if v is not None and v.callable:
                 return applied(v.callable), v.callable
@@ -2798,10 +2891,14 @@ class ProjectIndex:
                 first = f"{desc} ({short}:{line})"
             need.update(params)
             guess = guess or bool(captures)
+        over: str | None = None  # (work only an override may do: after any other, `_dispatch_work`)
         for call in f.calls:
             c = self.call_collective(call, path)
             if c:
                 n, g = self._call_need(call, path)
+                if n is None and semantics.OVERRIDE_NOTE in c:
+                    over = over or _chain(c, call, f, short)
+                    continue
                 if n is None and (own is None or evidence.collective_guess(_chain(c, call, f, short)) is None):
                     return _chain(c, call, f, short), None, False
                 if n is None:
@@ -2819,6 +2916,10 @@ class ProjectIndex:
             cb = self.callback_params.get(f.name)
             if cb and cb & set(f.called_params):
                 return f"a collective callback passed as `{sorted(cb & set(f.called_params))[0]}`", None, False
+        if first is None and f.decos and (dw := self.decorated_work(f)) is not None:
+            return dw, None, False  # (`@with_barrier(tag)`: calling it runs the decorator's wrapper)
+        if first is None and over is not None:
+            return over, None, False
         return first, (frozenset(need) if first is not None else None), guess
 
     def _device_of(self, f: FunctionFacts) -> str | None:

@@ -121,6 +121,34 @@ CACHED_PROPERTY_NOTE = "(cached property: its first read only)"
 CACHED_PROPERTY = 2  # `FunctionFacts.prop` of a cached property (1: a plain property)
 
 
+# ---- dispatch through `self`: `self.step()` in a method of class C runs the `step` of the
+# instance's class, which may be a subclass of C overriding it (the template method: a base
+# class's `run` calling a hook a subclass fills in). Where the method C's own body resolves to
+# does no collective work and an override in a subclass of the receiver's class does, the call may
+# do that work: a guess (which class the instance is of is not followed).
+OVERRIDE_NOTE = "(overriding it in a subclass)"
+
+
+def override_work(called: str, override: str, work: str) -> str:
+    """The collective work of calling method `called` through an instance that may be of a
+    subclass whose override `override` does `work` (`OVERRIDE_NOTE`, a guess)."""
+    return f"`{called}()` → `{override}()` {OVERRIDE_NOTE} → {work.removeprefix('… → ')}"
+
+
+# ---- decorators: `@deco def f` binds `f` to what `deco(f)` returns; `@factory(args) def f`, to
+# what `factory(args)(f)` returns. Where that is a wrapper function of the project, calling `f`
+# calls the wrapper: collective work in the wrapper (a barrier after the call, a broadcast of its
+# result) is collective work of the call (as certain as the wrapper's own). A class applied as a
+# decorator makes `f` an instance: calling it runs its `__call__`.
+DECORATOR_FACTORY = "()"  # suffix of a decorator recorded as applied after a call (`@factory(args)`)
+
+
+def decorator_work(decorator: str, work: str) -> str:
+    """The collective work of calling a function decorated with `decorator`, whose wrapper does
+    `work`."""
+    return f"`@{decorator}` wrapper → {work.removeprefix('… → ')}"
+
+
 def never_property(attr: str) -> bool:
     """Attribute names no project property is looked up for (dunders: `__class__`, `__dict__`)."""
     return attr.startswith("__") and attr.endswith("__")

@@ -30,7 +30,7 @@ from mcjax_lint.errors import AnalysisError
 
 CALLS_CAP = 400  # call records a summary keeps per function (`ev_Call`); the index reads a full list as cut short
 
-SUMMARY_VERSION = 139
+SUMMARY_VERSION = 140
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -1517,6 +1517,7 @@ class _Summarizer(semantics.StatementRules):
             if isinstance(func.value, ast.Name) and func.value.id == "self" and self.class_stack and self._local("self") is not None:
                 call["n"] = f"{self.class_stack[-1].name}.{func.attr}"
                 call["bd"] = 1  # called through an instance: `self` is bound
+                call["sf"] = 1  # through `self`: the instance may be of a subclass (`semantics.OVERRIDE_NOTE`)
                 if call.get("np") != -1 and argu:
                     self._self_calls.append((self.class_stack[-1], call["n"],
                                              [self._init_params(sym_taint(a)) for a in args],
@@ -2871,6 +2872,10 @@ class _Summarizer(semantics.StatementRules):
                     deco_jit, static_lits = dv["jitf"][0], (dv["jitf"][1], dv["jitf"][2])
                 elif not isinstance(d, ast.Call) and len(dv.get("refs", ())) == 1 and len(decos) < MAX_ITEMS:
                     decos.append(dv["refs"][0])
+                elif isinstance(d, ast.Call) and len(decos) < MAX_ITEMS \
+                        and len(fv := self.ev(d.func).get("refs", ())) == 1:
+                    # `@factory(args)`: the decorator applied is what the call returns
+                    decos.append(fv[0] + semantics.DECORATOR_FACTORY)
         defaults = {}
         a = node.args
         pos = a.posonlyargs + a.args

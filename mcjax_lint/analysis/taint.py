@@ -1074,7 +1074,9 @@ class FileAnalysis(semantics.StatementRules):
                 if m is not None:
                     info.name = m
                     bound = True
-                    result, coll = self._project_call(m, argu, node, bound=True)
+                    # (through `self`: the instance may be of a subclass, `semantics.OVERRIDE_NOTE`)
+                    result, coll = self._project_call(m, argu, node, bound=True, below=cls,
+                                                      through_self=isinstance(func.value, cst.Name) and func.value.value == "self")
                 else:
                     v = self.index.attr(cls, meth)
                     if v is not None and v.callable and self._runs_locally(v.hostable, node):
@@ -1240,13 +1242,14 @@ class FileAnalysis(semantics.StatementRules):
                 return
 
     def _project_call(self, q: str, argu: Val, node: cst.Call, exact: bool = True,
-                      bound: bool = False) -> tuple[Val, str | None]:
+                      bound: bool = False, below: str | None = None, through_self: bool = False) -> tuple[Val, str | None]:
         info = self.calls.get(node)
         args = info.args if exact and info is not None else None
         if args and any(v.cls and not v.pd for _, v in args):
             argu, args = self._iterable_instances(q, argu, args, node)
         res, coll = self.index.call_name(q, argu, _given(node) if exact else None,
-                                         self._site(node, bound) if exact else None, args)
+                                         self._site(node, bound) if exact else None, args,
+                                         below=below, through_self=through_self)
         target = self.index._follow_reexport(q)
         if coll is None and exact and (given := _given(node)) is not None:
             # a helper reducing a parameter, given a global array for it
