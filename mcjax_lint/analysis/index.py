@@ -883,6 +883,15 @@ class ProjectIndex:
                     return hit
         return None
 
+    def super_method(self, cls: str, name: str) -> str | None:
+        """`super().name` in a method of `cls`: the first `name` of a class after `cls` in its
+        MRO (`semantics.StatementRules.super_class`); None where no project class has one."""
+        cls = self.resolve_class_name(cls)
+        for c in self.mro(cls)[1:]:
+            if f"{c}.{name}" in self.functions:
+                return f"{c}.{name}"
+        return None
+
     def method(self, cls: str, name: str) -> str | None:
         for c in self.mro(cls):
             q = f"{c}.{name}"
@@ -1856,6 +1865,8 @@ class ProjectIndex:
                     out = out.join(x)
                 return out.taint()
             return BOTTOM
+        if r.endswith((semantics.ANY_METHOD, semantics.ANY_OWN_METHOD)):
+            return Val(fn=r)  # (`getattr(obj, name)` of a computed name: `_call_name`)
         r = self._follow_reexport(r)
         if r in self.globals:
             return self._resolve_cached(r, self.globals[r], self._global_cache)
@@ -1977,8 +1988,16 @@ class ProjectIndex:
                                                + semantics.TIED_SORT_DESC, kinds.SET_ORDER,
                                                origin=f"{short}:{call.get('l', 0)}")})
             res = Val(order=evidence.tied_order(order)) if order else BOTTOM
+        elif "n" in call and call.get("sup"):
+            cls, _, name = call["n"].rpartition(".")
+            m = self.super_method(cls, name)
+            if m is not None:
+                res, coll = self.call_name(m, argv, given, call, below=cls, through_self="super")
         elif "n" in call:
-            res, coll = self.call_name(call["n"], argv, given, call, through_self=bool(call.get("sf")))
+            # (`Cls(...).m()` of a known class, or `self.m()`: dispatch on the instance's class)
+            owner = call["n"].rpartition(".")[0] if call.get("bd") else None
+            res, coll = self.call_name(call["n"], argv, given, call, below=owner if owner in self.classes else None,
+                                       through_self=bool(call.get("sf")))
             if call.get("ks"):
                 res = res.join(self.env_read_by(call["n"], lambda p, pos: call["ks"].get(p) or call["ks"].get(str(pos))))
         elif "m" in call:
@@ -2129,7 +2148,7 @@ class ProjectIndex:
 
     def call_name(self, q: str, argv: Val = BOTTOM, given: tuple | None = None,
                   site: dict | None = None, args: Sequence[tuple[object, Val]] | None = None,
-                  below: str | None = None, through_self: bool = False) -> tuple[Val, str | None]:
+                  below: str | None = None, through_self: bool | str = False) -> tuple[Val, str | None]:
         """`_call_name`; a method called on an instance (`self._evaluate(...)` in a base class's
         loop, `trainer.fit()`), whose result differs between processes while an override in a
         subclass of its class returns a value made the same everywhere (`return bool(broadcast(
@@ -2154,49 +2173,92 @@ class ProjectIndex:
                         break
         return res, coll
 
-    def _dispatch_work(self, q: str, coll: str | None, below: str | None, through_self: bool) -> str | None:
+    def _dispatch_work(self, q: str, coll: str | None, below: str | None, through_self: bool | str) -> str | None:
         """The collective work of calling method `q` on an instance (`coll`: what its own body and
-        calls do), as dispatch on the instance's class decides (`semantics.OVERRIDE_NOTE`):
-        - through `self` (`self.step()` in a method of class C: the instance may be of any subclass
-          of C), where `q` does none: an override of it in a subclass that does, a guess;
+        calls do, the overrides of the methods it calls through `self` guessed in), as dispatch
+        on the instance's class decides (`semantics.OVERRIDE_NOTE`):
         - on an instance of a known class `below` (`Sub().run()`, `self.model.run()`): the methods
-          `q` calls through `self` are `below`'s (its MRO), so the overrides guessed in `q`'s own
-          work are replaced by the ones that class has, certain as the class is (none: none)."""
+          `q` calls through `self` are `below`'s, by its MRO (certain, as the class is);
+        - through `self` (`self.step()` in a method of class C: the instance is of C or of any
+          subclass): those, or else an override in a subclass, of `q` itself or of a method it
+          calls through `self` (a guess); through `super()` ("super"), `q` itself is the one named."""
         f = self.functions.get(q)
         if f is None or not f.cls or f.prop:
             return coll
-        if through_self:
-            if coll:
-                return coll
-            for o in self._overrides(below if below in self.classes else f.cls, q):
+        if coll and not semantics.dispatch_guess(coll):
+            return coll  # (its own work, whatever class the instance is of)
+        known = below in self.classes
+        if not known and not through_self:
+            return coll  # (the instance's class is not known: the guess stands)
+        cls = below if known else f.cls
+        w = self._dispatched_work(q, cls, 0, bool(through_self))
+        if w is None and through_self is True:
+            for o in self._overrides(cls, q):
                 self._dep(o)
-                w = self.collective.get(o)
-                if w:
-                    return semantics.override_work(short_name(q), short_name(o), w)
-            return None
-        if coll and below in self.classes and semantics.OVERRIDE_NOTE in coll:
-            return self._dispatched_work(q, below, 0)
-        return coll
+                ow = self.collective.get(o)
+                if ow:
+                    return semantics.override_work(short_name(q), short_name(o), ow)
+        return w
 
-    def _dispatched_work(self, q: str, cls: str, depth: int) -> str | None:
-        """The collective work `q` does on an instance of class `cls` through the methods it calls
-        on `self` (each `cls`'s, by its MRO), where `q`'s own work was only guessed through
-        overrides: the first such method's work, or None."""
+    def _dispatched_work(self, q: str, cls: str, depth: int, open_below: bool) -> str | None:
+        """The collective work `q` does on an instance of class `cls` (`open_below`: or of a
+        subclass of it) through the methods it calls on `self` and `super()`: the first such
+        method's work (certain where it is `cls`'s; an override below `cls`, a guess), or None."""
         f = self.functions.get(q)
         if f is None or depth > 3:
             return None
         for call in f.calls:
+            if "v" in call and not call.get("sf"):
+                fv = self.resolve(call["v"], self.fn_path.get(q, ""))
+                if fv.fn and fv.fn.endswith(semantics.ANY_OWN_METHOD):
+                    w = self._any_method_work(cls, open_below)
+                    if w:
+                        return w
+                continue
             if not call.get("sf") or "n" not in call:
                 continue
-            m = self.method(cls, call["n"].rpartition(".")[2])
+            owner, _, name = call["n"].rpartition(".")
+            static = self.super_method(owner, name) if call.get("sup") else self.method(owner, name)
+            m = static if call.get("sup") else self.method(cls, name)
             if m is None or m not in self.functions:
                 continue
             self._dep(m)
             w = self.collective.get(m)
-            if w and semantics.OVERRIDE_NOTE in w:
-                w = self._dispatched_work(m, cls, depth + 1)
+            if m == static and not semantics.dispatch_guess(w):
+                w = None  # (the method `q`'s own work already counts, in this call's context)
+            if semantics.dispatch_guess(w):
+                w = self._dispatched_work(m, cls, depth + 1, open_below)
+            if w is None and open_below and not call.get("sup"):
+                for o in self._overrides(cls, m):
+                    self._dep(o)
+                    ow = self.collective.get(o)
+                    if ow:
+                        w = semantics.override_work(short_name(m), short_name(o), ow)
+                        return w if depth else f"`{short_name(q)}()` → {w}"
             if w:
                 return f"`{short_name(m)}()` → {w.removeprefix('… → ')}" if depth == 0 else w
+        return None
+
+    def _any_method_work(self, cls: str, open_below: bool) -> str | None:
+        """The collective work of calling a method of an instance of `cls` chosen by a computed
+        name (`semantics.ANY_METHOD`; `open_below`: of a subclass too): the first such method
+        (no dunder) doing work other than what such a choice guessed, a guess; or None."""
+        classes = list(self.mro(cls))
+        if open_below:
+            subs = self.__dict__.get("_subclass_cache")
+            if subs is None:
+                self._overrides(cls, f"{cls}.__init__")  # (fills the cache)
+                subs = self.__dict__["_subclass_cache"]
+            classes += sorted(subs.get(cls, ()))
+        for c in classes:
+            for name in self.classes[c].methods:
+                m = f"{c}.{name}"
+                if name.startswith("__") or m not in self.functions or self.functions[m].prop:
+                    continue
+                self._dep(m)
+                w = self.collective.get(m)
+                if w and not semantics.dispatch_guess(w):
+                    return semantics.dynamic_method_work(short_name(cls), short_name(m), w)
         return None
 
     def _overrides(self, cls: str, q: str) -> list[str]:
@@ -2214,7 +2276,7 @@ class ProjectIndex:
 
     def _call_name(self, q: str, argv: Val = BOTTOM, given: tuple | None = None,
                    site: dict | None = None, args: Sequence[tuple[object, Val]] | None = None,
-                   through_self: bool = False) -> tuple[Val, str | None]:
+                   through_self: bool | str = False) -> tuple[Val, str | None]:
         """`given`: (number of positional arguments, keyword names) when known; `site`: where this
         call's arguments live (`semantics.arg_locality`: "h", "np", "kw", "bd" as in a summary's
         call), to analyse the callee in its context; `args`: each argument apart ((position or
@@ -2371,6 +2433,9 @@ class ProjectIndex:
                     return self.call_name(m, argv, given, dict(site, bd=1) if site is not None else None)
             return argv, None
         mod, _, name = q.rpartition(".")
+        if mod in self.classes and name in (semantics.ANY_METHOD, semantics.ANY_OWN_METHOD):
+            # (`getattr(obj, name)(...)`, a name computed at run time: one of its class's methods)
+            return argv, self._any_method_work(mod, name == semantics.ANY_OWN_METHOD)
         if mod in self.classes:
             m = self.method(mod, name)
             if m is not None:
@@ -2521,7 +2586,7 @@ class ProjectIndex:
 
     def call_method(self, meth: str, recv: Val, argv: Val = BOTTOM, given: tuple | None = None,
                     site: dict | None = None, args: Sequence[tuple[object, Val]] | None = None,
-                    through_self: bool = False) -> tuple[Val, str | None]:
+                    through_self: bool | str = False) -> tuple[Val, str | None]:
         """`args`: each argument apart, as `call_name` takes them, when known; `through_self`: the
         receiver is the method's own `self` (`_dispatch_work`)."""
         if meth == "__getitem__" and not (recv.cls and self.method(recv.cls, meth)):
@@ -2896,7 +2961,7 @@ class ProjectIndex:
             c = self.call_collective(call, path)
             if c:
                 n, g = self._call_need(call, path)
-                if n is None and semantics.OVERRIDE_NOTE in c:
+                if n is None and semantics.dispatch_guess(c):
                     over = over or _chain(c, call, f, short)
                     continue
                 if n is None and (own is None or evidence.collective_guess(_chain(c, call, f, short)) is None):
