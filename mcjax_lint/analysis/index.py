@@ -883,6 +883,29 @@ class ProjectIndex:
                     return hit
         return None
 
+    def referenced(self, q: str) -> bool:
+        """Whether anything in the project may run function `q`: a call or reference of its name
+        (by its last name part: a method called on an instance of unknown class counts), a
+        decorator or property read of it, or a dunder method (run implicitly). A function
+        nothing names runs only if code outside the project calls it (a guess either way)."""
+        names = self.__dict__.get("_referenced_names")
+        if names is None:
+            names = set()
+            for f in self.functions.values():
+                names.update(d.removesuffix(semantics.DECORATOR_FACTORY).rpartition(".")[2] for d in f.decos)
+                names.update(r.rpartition(".")[2] for r in f.refs)
+                names.update(r["a"] for r in f.prop_reads)
+                for call in f.calls:
+                    for key in ("n", "m", "ga"):
+                        if isinstance(call.get(key), str):
+                            names.add(call[key].rpartition(".")[2])
+                    names.update(x.rpartition(".")[2] for x in call.get("cb", ()))
+                    names.update(v.rpartition(".")[2] for v in call.get("cba", {}).values() if isinstance(v, str))
+                    names.update(r.rpartition(".")[2] for r in (call.get("v") or {}).get("refs", ()))
+            self.__dict__["_referenced_names"] = names
+        name = q.rpartition(".")[2]
+        return name.startswith(("__", "<")) or name in names or q not in self.functions
+
     def super_method(self, cls: str, name: str) -> str | None:
         """`super().name` in a method of `cls`: the first `name` of a class after `cls` in its
         MRO (`semantics.StatementRules.super_class`); None where no project class has one."""
@@ -1600,6 +1623,8 @@ class ProjectIndex:
             return BOTTOM
         vals = []
         classes = set()
+        fns: set[str | None] = set()  # (the function each construction passes, where one)
+        handed = False
         for call, path, test in sites:
             if test:
                 continue
@@ -1608,11 +1633,21 @@ class ProjectIndex:
             pa = call.get("pa") or ({call["pk"]: call.get("a")} if "pk" in call else {})
             arg = pa.get(param) if param in call.get("kw", ()) else (
                 pa.get(str(pos_i)) if 0 <= pos_i < call.get("np", 0) else None)
-            if not arg or self._hands_collective_work(call, pa):
+            if not arg:
                 return BOTTOM
             arg_v = self.resolve(arg, path)
+            fns.add(arg_v.fn if arg_v.fn in self.functions else None)
+            if handed or self._hands_collective_work(call, pa):
+                handed = True
+                continue
             classes.add(arg_v.cls)
             vals.append(replace(arg_v.taint(), glob=arg_v.glob, unordered=arg_v.unordered))
+        # A function every construction passes, stored and called later (`self.func(step)`):
+        # calling the attribute calls it. (Only the callable itself: where a construction hands
+        # the object collective work, its other attributes claim nothing, as above.)
+        fn = next(iter(fns)) if len(fns) == 1 else None
+        if handed:
+            return Val(fn=fn) if fn else BOTTOM
         out = BOTTOM
         for v in vals:
             out = out.join(v)
@@ -1627,7 +1662,7 @@ class ProjectIndex:
                   cls=next(iter(classes)) if len(classes) == 1 else None,
                   # (a set at every construction: iterating the attribute follows its hash order,
                   # certainly so only where every construction's is certain)
-                  unordered=_weakest_order([v.unordered for v in vals]))
+                  unordered=_weakest_order([v.unordered for v in vals]), fn=fn)
         if out.pd:
             out = replace(out, pdc=out.pdc - out.pd)
         return out
@@ -2024,6 +2059,10 @@ class ProjectIndex:
                 cls = self.resolve(call.get("r", {}), path).cls
             got = self.attr(cls, call["ga"]) if cls else None
             res = got.taint() if got is not None else BOTTOM
+            if got is not None and got.cls and not got.pd:
+                # (an instance of a project class held there: a method called on it is its
+                # class's, `trainer.model_engine.save_checkpoint(...)`)
+                res = replace(res, cls=got.cls)
         elif "v" in call:
             fv = self.resolve(call["v"], path)
             if fv.callable:

@@ -1691,6 +1691,8 @@ class FileAnalysis(semantics.StatementRules):
         for sc, calls in sorted(self.collective_scopes.items()):
             if sc in on_threads or any(sc.startswith(t + ".") for t in on_threads):
                 continue
+            if not self.index.referenced(sc):
+                continue  # (a function nothing in the project calls or names)
             rest = main(calls)
             if rest:
                 return rest[0], "elsewhere"
