@@ -665,7 +665,12 @@ class ProjectIndex:
                     self.attr(c, a)
             for g in self.globals:
                 self.ref(g)
+        # (what query-time dispatch and `referenced` read of the calls, which do not ship)
+        dispatch = {q: d for q in self.functions if (d := self._dispatch_calls(q))}
+        names = {q: self._names_in(q) for q in self.functions}
         state = dict(self.__dict__)
+        state["_dispatch_shipped"], state["_names_shipped"] = dispatch, names
+        state.pop("_referenced_names", None)
         for k in self._TRANSIENT:
             if k not in ("_attr_cache", "_global_cache"):
                 state[k] = {}
@@ -739,6 +744,8 @@ class ProjectIndex:
         state.setdefault("_checks", [])
         state.setdefault("_restore_checks", set())
         state.setdefault("_self_call_names", {})
+        state.setdefault("_dispatch_shipped", {})
+        state.setdefault("_names_shipped", {})
         state.setdefault("_cut_depth", 0)
         self.__dict__.update(state)
 
@@ -891,20 +898,50 @@ class ProjectIndex:
         names = self.__dict__.get("_referenced_names")
         if names is None:
             names = set()
-            for f in self.functions.values():
-                names.update(d.removesuffix(semantics.DECORATOR_FACTORY).rpartition(".")[2] for d in f.decos)
-                names.update(r.rpartition(".")[2] for r in f.refs)
-                names.update(r["a"] for r in f.prop_reads)
-                for call in f.calls:
-                    for key in ("n", "m", "ga"):
-                        if isinstance(call.get(key), str):
-                            names.add(call[key].rpartition(".")[2])
-                    names.update(x.rpartition(".")[2] for x in call.get("cb", ()))
-                    names.update(v.rpartition(".")[2] for v in call.get("cba", {}).values() if isinstance(v, str))
-                    names.update(r.rpartition(".")[2] for r in (call.get("v") or {}).get("refs", ()))
+            for g in self.functions:
+                names.update(self._names_in(g))
             self.__dict__["_referenced_names"] = names
         name = q.rpartition(".")[2]
         return name.startswith(("__", "<")) or name in names or q not in self.functions
+
+    def _names_in(self, q: str) -> tuple[str, ...]:
+        """The names function `q` calls or references (`referenced`); shipped with a compact
+        index (`_names_shipped`), whose functions keep no calls."""
+        shipped = self.__dict__.get("_names_shipped")
+        if shipped is not None and q in shipped:
+            return shipped[q]
+        f = self.functions[q]
+        names = {d.removesuffix(semantics.DECORATOR_FACTORY).rpartition(".")[2] for d in f.decos}
+        names.update(r.rpartition(".")[2] for r in f.refs)
+        names.update(r["a"] for r in f.prop_reads)
+        for call in f.calls:
+            for key in ("n", "m", "ga"):
+                if isinstance(call.get(key), str):
+                    names.add(call[key].rpartition(".")[2])
+            names.update(x.rpartition(".")[2] for x in call.get("cb", ()))
+            names.update(v.rpartition(".")[2] for v in call.get("cba", {}).values() if isinstance(v, str))
+            names.update(r.rpartition(".")[2] for r in (call.get("v") or {}).get("refs", ()))
+        return tuple(sorted(names))
+
+    def _dispatch_calls(self, q: str) -> tuple:
+        """The calls method `q` makes through `self` that dispatch on the instance's class
+        (`_dispatched_work`): ("sf", owner, name, through super()) for `self.m()`/`super().m()`,
+        ("any",) for a method of `self` chosen by a computed name. Shipped with a compact index
+        (`_dispatch_shipped`), whose functions keep no calls."""
+        shipped = self.__dict__.get("_dispatch_shipped")
+        if shipped is not None and q in shipped:
+            return shipped[q]
+        f = self.functions.get(q)
+        out = []
+        for call in f.calls if f is not None and f.cls else ():
+            if "v" in call and not call.get("sf"):
+                fv = self.resolve(call["v"], self.fn_path.get(q, ""))
+                if fv.fn and fv.fn.endswith(semantics.ANY_OWN_METHOD):
+                    out.append(("any",))
+            elif call.get("sf") and "n" in call:
+                owner, _, name = call["n"].rpartition(".")
+                out.append(("sf", owner, name, bool(call.get("sup"))))
+        return tuple(out)
 
     def super_method(self, cls: str, name: str) -> str | None:
         """`super().name` in a method of `cls`: the first `name` of a class after `cls` in its
@@ -2246,19 +2283,15 @@ class ProjectIndex:
         f = self.functions.get(q)
         if f is None or depth > 3:
             return None
-        for call in f.calls:
-            if "v" in call and not call.get("sf"):
-                fv = self.resolve(call["v"], self.fn_path.get(q, ""))
-                if fv.fn and fv.fn.endswith(semantics.ANY_OWN_METHOD):
-                    w = self._any_method_work(cls, open_below)
-                    if w:
-                        return w
+        for entry in self._dispatch_calls(q):
+            if entry[0] == "any":
+                w = self._any_method_work(cls, open_below)
+                if w:
+                    return w
                 continue
-            if not call.get("sf") or "n" not in call:
-                continue
-            owner, _, name = call["n"].rpartition(".")
-            static = self.super_method(owner, name) if call.get("sup") else self.method(owner, name)
-            m = static if call.get("sup") else self.method(cls, name)
+            _, owner, name, sup = entry
+            static = self.super_method(owner, name) if sup else self.method(owner, name)
+            m = static if sup else self.method(cls, name)
             if m is None or m not in self.functions:
                 continue
             self._dep(m)
@@ -2267,7 +2300,7 @@ class ProjectIndex:
                 w = None  # (the method `q`'s own work already counts, in this call's context)
             if semantics.dispatch_guess(w):
                 w = self._dispatched_work(m, cls, depth + 1, open_below)
-            if w is None and open_below and not call.get("sup"):
+            if w is None and open_below and not sup:
                 for o in self._overrides(cls, m):
                     self._dep(o)
                     ow = self.collective.get(o)
