@@ -393,6 +393,9 @@ class ProjectIndex:
         self._star_cache: dict[tuple[str, str], str] = {}
         self._dep_stack: list[set[str]] = []
         self._init_sites: dict[str, list[tuple[dict, str, bool]]] | None = None
+        # (`_param_store_sites`: attribute -> the methods storing into it from their parameters,
+        # and the calls of each such method by its name)
+        self._pstore_sites: dict | None = None
         # Which file each quoted origin (`utils.py:12`: basename -> line -> path, or a tuple of
         # paths when files of the same name share it) came from, and the files whose sources a
         # cap compared: what `relocate.relocate_index` needs to move lines without a rebuild.
@@ -624,7 +627,7 @@ class ProjectIndex:
     # the same value (`_fresh`), so a copy without them answers the same (as the cached index does).
     _SUMMARY_TABLES = ("settings", "library_modules", "modules", "_suffix_map", "functions", "fn_path", "classes",
                        "globals", "methods_by_name", "attrs_by_name", "attr_stores", "gen_stores", "gen_owners", "restores",
-                       "_cond_calls_by_name", "_writers", "_init_sites", "_cond_stores")
+                       "_cond_calls_by_name", "_writers", "_init_sites", "_cond_stores", "_pstore_sites")
     _IDENTITY_MEMOS = ("_memo", "_call_memo", "_coll_memo", "_static", "_wuc_memo", "_several_memo",
                        "_elsewhere_memo", "_named_calls_memo", "_params_in_memo", "_checks", "_dep_stack", "_resolving",
                        "_in_written_under_condition", "_restore_checks", "_cut_depth")
@@ -674,6 +677,7 @@ class ProjectIndex:
         state["_reexport_cache"] = {}  # cheap to rebuild, large to ship
         state["_star_cache"] = {}
         state["_init_sites"] = {}  # read only to resolve class attributes (resolved above)
+        state["_pstore_sites"] = {}  # (likewise)
         state["_mro_cache"] = {}
         state.pop("_subclass_cache", None)
         state["_importers"] = None  # (rebuilt on the first question)
@@ -906,6 +910,14 @@ class ProjectIndex:
                                                                           self._attr_cache))
                 if extra.pd or extra.pdc:
                     v = v.join(evidence.mark(extra, evidence.IMPLICIT_ATTRIBUTE, f"`.{name}`"))
+                stored = self._cached(key + "!params", self._attr_cache, lambda: self._param_stores(c, name))
+                if (stored.pd or stored.pdc or stored.order or stored.hash) \
+                        and not (name in self.restores and self._restored_agreed(name)):
+                    # stored by a method from what its callers pass (`agg.set_names(names)`
+                    # storing `self.names = names`): which instance each call reaches, and
+                    # whether that store is the one a read sees, are not followed: a guess;
+                    # none where the program stores it again from an agreed value
+                    v = v.join(evidence.mark(stored, evidence.METHOD_STORE, f"`.{name}`"))
                 if (v.pd or v.pdc) and name in self.restores and self._restored_agreed(name):
                     v = evidence.mark(v, evidence.RESTORED_ATTRIBUTE, f"`.{name}`")
                 if v.rng:
@@ -916,6 +928,85 @@ class ProjectIndex:
                         v = v.join(evidence.mark(Val(pd=drawn.pd), evidence.ADVANCED_GENERATOR, f"`.{name}`"))
                 return v
         return None
+
+    def _param_store_sites(self) -> dict:
+        """Attribute name -> [(method, parameters it stores there, those stored as they are)] for
+        the methods other than `__init__` that store into an attribute of their object from
+        their parameters (`FunctionFacts.param_writes`), and under "()" each method name's calls
+        on a receiver (`obj.set_names(x)`, `Agg.set_n(...)` through an instance), with their
+        files: what `_param_stores` reads."""
+        if self._pstore_sites is None:
+            writers: dict = {}
+            names: set[str] = set()
+            for q, f in self.functions.items():
+                if not f.cls or not f.param_writes or not f.params or f.params[0] != "self":
+                    continue
+                for attr, params in f.param_writes.items():
+                    if attr.endswith(semantics.STORED_ITSELF):
+                        continue
+                    itself = f.param_writes.get(attr + semantics.STORED_ITSELF, ())
+                    writers.setdefault(attr, []).append((q, list(params), list(itself)))
+                    names.add(q.rpartition(".")[2])
+            calls: dict = {}
+            if writers:
+                for s in self.modules.values():
+                    for f in s.functions.values():
+                        for call in f.calls:
+                            short = call.get("m") or (call.get("n") or "").rpartition(".")[2]
+                            if short not in names or not ("m" in call or call.get("bd")):
+                                continue
+                            if "n" in call and f.cls and call["n"].rpartition(".")[0] == f.cls:
+                                continue  # (`self.reserve(n)` in its own class: `_stores_by_own_calls`)
+                            calls.setdefault(short, []).append((call, s.path))
+            self._pstore_sites = {"attrs": writers, "calls": calls}
+        return self._pstore_sites
+
+    def _param_stores(self, c: str, name: str) -> Val:
+        """What the calls of the methods storing attribute `name` of class `c` (or of a class
+        related to it) from their parameters pass for those parameters (`def set_names(self,
+        names): self.names = list(names)` called as `agg.set_names(s)`): every call on a receiver
+        whose method of that name is this one. Their data, and a set's iteration order where the
+        parameter is stored as it is (or copied in its order); `attr` joins it as a guess."""
+        table = self._param_store_sites()
+        writers = table["attrs"].get(name)
+        if not writers:
+            return BOTTOM
+        related = set(self.mro(c))
+        out = BOTTOM
+        for q, params, itself in writers:
+            f = self.functions.get(q)
+            if f is None or not (f.cls in related or c in set(self.mro(f.cls))):
+                continue
+            short = q.rpartition(".")[2]
+            for call, path in table["calls"].get(short, ()):
+                if call.get("np") == -1:
+                    continue
+                if "m" in call:
+                    rc = self.resolve(call["r"], path).cls if call.get("r") else None
+                else:
+                    rc = self.resolve_class_name(self._follow_reexport(call["n"].rpartition(".")[0]))
+                if not rc or rc not in self.classes or self.method(rc, short) != q:
+                    continue
+                self._dep(q)
+                pa = call.get("pa") or ({call["pk"]: call.get("a")} if "pk" in call else {})
+                for p in params:
+                    if p not in f.params:
+                        continue
+                    i = f.params.index(p) - 1  # (`self` is bound by the receiver)
+                    arg = pa.get(p) if p in call.get("kw", ()) else (
+                        pa.get(str(i)) if 0 <= i < call.get("np", 0) else None)
+                    if not arg:
+                        continue
+                    a = self.resolve(arg, path)
+                    out = out.join(a.data())
+                    if p in itself and a.unordered:
+                        # (a set stored as it is, or copied in its order: the attribute's elements
+                        # come in its hash order, a source taken at this call)
+                        line = call.get("l", 0)
+                        src = evidence.set_order_guess(Src(line, 0, semantics.set_iteration_desc(a.unordered),
+                                                           kinds.SET_ORDER, origin=f"{os.path.basename(path)}:{line}"))
+                        out = out.join(Val(order=frozenset({src})))
+        return out
 
     def _restored_agreed(self, name: str) -> bool:
         """Whether attribute `name` is somewhere stored again from a value a call computes from its

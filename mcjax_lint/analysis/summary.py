@@ -30,7 +30,7 @@ from mcjax_lint.errors import AnalysisError
 
 CALLS_CAP = 400  # call records a summary keeps per function (`ev_Call`); the index reads a full list as cut short
 
-SUMMARY_VERSION = 139
+SUMMARY_VERSION = 140
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -1582,8 +1582,11 @@ class _Summarizer(semantics.StatementRules):
                 facts.called_params.append(func.id)
         if isinstance(func, ast.Name) and facts is not None:
             self._gated_param_call(func.id)
-        if (argu or any(a.get("glob") or a.get("u") for a in [*args, *kwargs.values()])) and call.get("np") != -1 and "n" in call and (q is not None or isinstance(func, ast.Name)) \
-                and self._class_like(call["n"]) and not call["n"].startswith(_EXTERNAL_ROOTS):
+        if (argu or any(a.get("glob") or a.get("u") for a in [*args, *kwargs.values()])) and call.get("np") != -1 \
+                and ("n" in call and (q is not None or isinstance(func, ast.Name)) and self._class_like(call["n"])
+                     and not call["n"].startswith(_EXTERNAL_ROOTS)
+                     # (a method's: what it stores into its object's attributes, `_param_write`)
+                     or "m" in call or call.get("bd")):
             # Each argument apart (a constructor's arguments flow into the attributes it stores;
             # kept for class-like names only, for size: another construction adds no taint).
             # (A global array stays one: an attribute stored from it holds one, see `glob_ops`.)
@@ -2397,6 +2400,12 @@ class _Summarizer(semantics.StatementRules):
         if names:
             pw = sc.facts.param_writes
             pw[attr] = sorted(names.union(pw.get(attr, ())))
+            itself = value.get("params") if set(value) <= {"params", "lp", "cnt"} else None
+            if itself and len(itself) == 1 and itself[0] in sc.param_pos:
+                # (the parameter itself, or a copy in its order, `list(names)`, `{n: 0 for n in
+                # names}`: the argument object, or a list in a set's order where a call passes one)
+                key = attr + semantics.STORED_ITSELF
+                pw[key] = sorted(set(itself).union(pw.get(key, ())))
 
     def _arg_write(self, param: str, value: Sym) -> None:
         """`FunctionFacts.arg_writes`: storing into a parameter's object (`control["stop"] =
@@ -3091,6 +3100,8 @@ class _Summarizer(semantics.StatementRules):
             given = {f.params[offset + i]: a for i, a in enumerate(args) if offset + i < len(f.params)}
             given.update((k, v) for k, v in kwargs.items() if k in f.params)
             for attr, params in f.param_writes.items():
+                if attr.endswith(semantics.STORED_ITSELF):
+                    continue
                 v: Sym = {}
                 for p in params:
                     v = sym_join(v, given.get(p))
