@@ -2056,10 +2056,18 @@ class ProjectIndex:
                 # (of a parameter: the class every call in the project passes for it)
                 fq, param = call["pf"]
                 cls = getattr(self, "param_classes", {}).get(fq, {}).get(param)
+                f = self.functions.get(fq)
+                if cls is None and f is not None and f.cls and fq.endswith(".__init__") and param in f.params:
+                    # (of a constructor's parameter: the class every construction passes for it,
+                    # `T(S(cfg))` ... `self.vars = list(s.names)`)
+                    cls = self._constructor_args(f"{fq}:{f.params.index(param) - 1}:{param}").cls
             else:
                 cls = self.resolve(call.get("r", {}), path).cls
             got = self.attr(cls, call["ga"]) if cls else None
-            res = got.taint() if got is not None else BOTTOM
+            if got is None and cls and (m := self.method(cls, call["ga"])) is not None and self.functions[m].prop:
+                got = self.ref(m)  # (a property: reading it calls it)
+            # (its data, and its being a set: iterating what is built of it follows its hash order)
+            res = replace(got.taint(), unordered=got.unordered) if got is not None else BOTTOM
         elif "v" in call:
             fv = self.resolve(call["v"], path)
             if fv.callable:
