@@ -235,6 +235,21 @@ def _is_test_module(module: str) -> bool:
             or any(p in ("tests", "test") for p in parts[:-1]))
 
 
+def _guesses_of(v: Val) -> tuple:
+    """The guesses each source of `v` carries (not part of a source's identity), in a fixed order."""
+    return tuple(sorted((repr(s), s.guess) for part in (v.pd, v.pdc, v.order, v.hash, v.shape, v.tree)
+                        for s in part if s.guess))
+
+
+def _unstored(sources: frozenset) -> frozenset:
+    """`sources` less those reached through a store a method or another name made, taken as made
+    before the read (`evidence.METHOD_STORE`, `evidence.IMPLICIT_ATTRIBUTE`)."""
+    if not sources:
+        return sources
+    return frozenset(s for s in sources
+                     if not any(g[2] in (evidence.METHOD_STORE, evidence.IMPLICIT_ATTRIBUTE) for g in s.guess))
+
+
 def _weakest_order(claims: list) -> bool | str:
     """What every one of several `semantics.set_order` claims holds: none where one is none,
     a guess where one is a guess."""
@@ -284,6 +299,8 @@ class ProjectIndex:
         self.attrs_by_name: dict[str, list[str]] = {}
         # attr -> [(what a store through another reference carries, its file)] (summary.attr_stores)
         self.attr_stores: dict[str, list[tuple[Sym, str]]] = {}
+        # attr -> [(a store through another name: receiver, value, line; its file)] (summary.obj_stores)
+        self.obj_stores: dict[str, list[tuple[dict, str]]] = {}
         # attr -> [(what a draw from the generator it holds carries, its file)] (summary.gen_stores)
         self.gen_stores: dict[str, list[tuple[Sym, str]]] = {}
         # attr -> [(a value stored from the attribute's own by a call, its file)] (summary.restores)
@@ -330,6 +347,9 @@ class ProjectIndex:
                         # (calls of methods, resolved by name, are left out here and below: they
                         # tied attributes into cycles that kept the fixpoint from settling)
                         self.attr_stores.setdefault(name, []).append((_named_calls_only(v), s.path))
+                for name, recs in s.obj_stores.items():
+                    # (each joined only where its receiver's class is known: a generic name is no risk)
+                    self.obj_stores.setdefault(name, []).extend((r, s.path) for r in recs)
                 for name, vals in s.restores.items():
                     for v in vals:
                         self.restores.setdefault(name, []).append((_named_calls_only(v), s.path))
@@ -626,7 +646,7 @@ class ProjectIndex:
     # round are left behind too: a memo entry is reused only where computing it again would give
     # the same value (`_fresh`), so a copy without them answers the same (as the cached index does).
     _SUMMARY_TABLES = ("settings", "library_modules", "modules", "_suffix_map", "functions", "fn_path", "classes",
-                       "globals", "methods_by_name", "attrs_by_name", "attr_stores", "gen_stores", "gen_owners", "restores",
+                       "globals", "methods_by_name", "attrs_by_name", "attr_stores", "obj_stores", "gen_stores", "gen_owners", "restores",
                        "_cond_calls_by_name", "_writers", "_init_sites", "_cond_stores", "_pstore_sites")
     _IDENTITY_MEMOS = ("_memo", "_call_memo", "_coll_memo", "_static", "_wuc_memo", "_several_memo",
                        "_elsewhere_memo", "_named_calls_memo", "_params_in_memo", "_checks", "_dep_stack", "_resolving",
@@ -677,7 +697,7 @@ class ProjectIndex:
         state["_reexport_cache"] = {}  # cheap to rebuild, large to ship
         state["_star_cache"] = {}
         state["_init_sites"] = {}  # read only to resolve class attributes (resolved above)
-        state["_pstore_sites"] = {}  # (likewise)
+        state["_pstore_sites"] = None  # (likewise; rebuilt from what the shipped functions keep)
         state["_mro_cache"] = {}
         state.pop("_subclass_cache", None)
         state["_importers"] = None  # (rebuilt on the first question)
@@ -719,9 +739,12 @@ class ProjectIndex:
                                              seeded_rngs=list(s.seeded_rngs))
                             for m, s in self.modules.items()}
         # Most resolved values are one of a few (nothing, an unknown library value): one copy each.
-        same: dict[Val, Val] = {}
+        # (keyed with the guesses its sources were reached by too: a source's identity leaves
+        # them out, and the same source reached by a guess in one value and certainly in another
+        # would otherwise be shipped as whichever came first)
+        same: dict[tuple, Val] = {}
         for k in ("returns", "_attr_cache", "_global_cache"):
-            state[k] = {q: same.setdefault(v, v) for q, v in state[k].items()}
+            state[k] = {q: same.setdefault((v, _guesses_of(v)), v) for q, v in state[k].items()}
         from mcjax_lint.analysis.lazy_table import pack
         from mcjax_lint.analysis.relocate import quoting_table
 
@@ -910,15 +933,26 @@ class ProjectIndex:
                                                                           self._attr_cache))
                 if extra.pd or extra.pdc:
                     v = v.join(evidence.mark(extra, evidence.IMPLICIT_ATTRIBUTE, f"`.{name}`"))
-                stored = self._cached(key + "!params", self._attr_cache, lambda: self._param_stores(c, name))
-                if (stored.pd or stored.pdc or stored.order or stored.hash) \
-                        and not (name in self.restores and self._restored_agreed(name)):
-                    # stored by a method from what its callers pass (`agg.set_names(names)`
-                    # storing `self.names = names`): which instance each call reaches, and
-                    # whether that store is the one a read sees, are not followed: a guess;
-                    # none where the program stores it again from an agreed value
-                    v = v.join(evidence.mark(stored, evidence.METHOD_STORE, f"`.{name}`"))
+                # Stored by a method from what its callers pass (`agg.set_names(names)` storing
+                # `self.names = names`), or through another name for the object (`init.rng =
+                # default_rng(rank)`): which instance each store reaches, and whether it is the
+                # one a read sees, are not followed: a guess; none where the program stores the
+                # attribute again from an agreed value.
+                for why, suffix, compute in (
+                        (evidence.METHOD_STORE, "!params", self._param_stores),
+                        (evidence.IMPLICIT_ATTRIBUTE, "!objects", self._ref_stores if name in self.obj_stores else None)):
+                    if compute is None:
+                        continue
+                    # (once per round and context, as the stores joined above)
+                    stored = self._round_memo(self._elsewhere_memo, (key + suffix, self._in_written_under_condition), None,
+                                              lambda: self._cached(key + suffix, self._attr_cache, lambda: compute(c, name)))
+                    if (stored.pd or stored.pdc or stored.order or stored.hash) \
+                            and not (name in self.restores and self._restored_agreed(name)):
+                        v = v.join(evidence.mark(stored, why, f"`.{name}`"))
                 if (v.pd or v.pdc) and name in self.restores and self._restored_agreed(name):
+                    # (what reaches it only through a method's or another name's store, taken as
+                    # made before this read, does not outlive the agreed store: `_param_stores`)
+                    v = replace(v, pd=_unstored(v.pd), pdc=_unstored(v.pdc))
                     v = evidence.mark(v, evidence.RESTORED_ATTRIBUTE, f"`.{name}`")
                 if v.rng:
                     # A generator some draw advances by a process-dependent amount (its size, or a
@@ -965,8 +999,10 @@ class ProjectIndex:
         """What the calls of the methods storing attribute `name` of class `c` (or of a class
         related to it) from their parameters pass for those parameters (`def set_names(self,
         names): self.names = list(names)` called as `agg.set_names(s)`): every call on a receiver
-        whose method of that name is this one. Their data, and a set's iteration order where the
-        parameter is stored as it is (or copied in its order); `attr` joins it as a guess."""
+        whose method of that name is this one, and only where every such call passes something
+        process-dependent there (as a constructor's arguments, `_constructor_args_at`). Their
+        data, and a set's iteration order where the parameter is stored as it is (or copied in
+        its order); `attr` joins it as a guess."""
         table = self._param_store_sites()
         writers = table["attrs"].get(name)
         if not writers:
@@ -989,6 +1025,8 @@ class ProjectIndex:
                     continue
                 self._dep(q)
                 pa = call.get("pa") or ({call["pk"]: call.get("a")} if "pk" in call else {})
+                before = out
+                out = BOTTOM
                 for p in params:
                     if p not in f.params:
                         continue
@@ -1006,6 +1044,32 @@ class ProjectIndex:
                         src = evidence.set_order_guess(Src(line, 0, semantics.set_iteration_desc(a.unordered),
                                                            kinds.SET_ORDER, origin=f"{os.path.basename(path)}:{line}"))
                         out = out.join(Val(order=frozenset({src})))
+                if not (out.pd or out.pdc or out.order or out.hash):
+                    # (as a constructor's arguments, `_constructor_args_at`: which instance a read
+                    # sees is not followed, so a store counts only where every call makes it)
+                    return BOTTOM
+                out = before.join(out)
+        return out
+
+    def _ref_stores(self, c: str, name: str) -> Val:
+        """What the stores of attribute `name` through a name other than `self` carry
+        (`init.rng = np.random.default_rng(rank)`, summary `obj_stores`), where the receiver is an
+        instance of `c` or of a class related to it: their data, and a set's iteration order
+        where a set is stored. `attr` joins it as a guess (which instance a later read sees, and
+        whether the store comes before it, are not followed)."""
+        related = set(self.mro(c))
+        out = BOTTOM
+        for rec, path in self.obj_stores.get(name, ()):
+            rc = self.resolve(rec.get("r") or {}, path).cls
+            if not rc or rc not in self.classes or not (rc in related or c in set(self.mro(rc))):
+                continue
+            v = self.resolve(rec.get("v") or {}, path)
+            out = out.join(v.data())
+            if v.unordered:
+                line = rec.get("l", 0)
+                out = out.join(Val(order=frozenset({evidence.set_order_guess(Src(
+                    line, 0, semantics.set_iteration_desc(v.unordered), kinds.SET_ORDER,
+                    origin=f"{os.path.basename(path)}:{line}"))})))
         return out
 
     def _restored_agreed(self, name: str) -> bool:
