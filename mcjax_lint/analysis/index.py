@@ -235,21 +235,6 @@ def _is_test_module(module: str) -> bool:
             or any(p in ("tests", "test") for p in parts[:-1]))
 
 
-def _guesses_of(v: Val) -> tuple:
-    """The guesses each source of `v` carries (not part of a source's identity), in a fixed order."""
-    return tuple(sorted((repr(s), s.guess) for part in (v.pd, v.pdc, v.order, v.hash, v.shape, v.tree)
-                        for s in part if s.guess))
-
-
-def _unstored(sources: frozenset) -> frozenset:
-    """`sources` less those reached through a store a method or another name made, taken as made
-    before the read (`evidence.METHOD_STORE`, `evidence.IMPLICIT_ATTRIBUTE`)."""
-    if not sources:
-        return sources
-    return frozenset(s for s in sources
-                     if not any(g[2] in (evidence.METHOD_STORE, evidence.IMPLICIT_ATTRIBUTE) for g in s.guess))
-
-
 def _weakest_order(claims: list) -> bool | str:
     """What every one of several `semantics.set_order` claims holds: none where one is none,
     a guess where one is a guess."""
@@ -299,8 +284,6 @@ class ProjectIndex:
         self.attrs_by_name: dict[str, list[str]] = {}
         # attr -> [(what a store through another reference carries, its file)] (summary.attr_stores)
         self.attr_stores: dict[str, list[tuple[Sym, str]]] = {}
-        # attr -> [(a store through another name: receiver, value, line; its file)] (summary.obj_stores)
-        self.obj_stores: dict[str, list[tuple[dict, str]]] = {}
         # attr -> [(what a draw from the generator it holds carries, its file)] (summary.gen_stores)
         self.gen_stores: dict[str, list[tuple[Sym, str]]] = {}
         # attr -> [(a value stored from the attribute's own by a call, its file)] (summary.restores)
@@ -347,9 +330,6 @@ class ProjectIndex:
                         # (calls of methods, resolved by name, are left out here and below: they
                         # tied attributes into cycles that kept the fixpoint from settling)
                         self.attr_stores.setdefault(name, []).append((_named_calls_only(v), s.path))
-                for name, recs in s.obj_stores.items():
-                    # (each joined only where its receiver's class is known: a generic name is no risk)
-                    self.obj_stores.setdefault(name, []).extend((r, s.path) for r in recs)
                 for name, vals in s.restores.items():
                     for v in vals:
                         self.restores.setdefault(name, []).append((_named_calls_only(v), s.path))
@@ -413,9 +393,6 @@ class ProjectIndex:
         self._star_cache: dict[tuple[str, str], str] = {}
         self._dep_stack: list[set[str]] = []
         self._init_sites: dict[str, list[tuple[dict, str, bool]]] | None = None
-        # (`_param_store_sites`: attribute -> the methods storing into it from their parameters,
-        # and the calls of each such method by its name)
-        self._pstore_sites: dict | None = None
         # Which file each quoted origin (`utils.py:12`: basename -> line -> path, or a tuple of
         # paths when files of the same name share it) came from, and the files whose sources a
         # cap compared: what `relocate.relocate_index` needs to move lines without a rebuild.
@@ -646,8 +623,8 @@ class ProjectIndex:
     # round are left behind too: a memo entry is reused only where computing it again would give
     # the same value (`_fresh`), so a copy without them answers the same (as the cached index does).
     _SUMMARY_TABLES = ("settings", "library_modules", "modules", "_suffix_map", "functions", "fn_path", "classes",
-                       "globals", "methods_by_name", "attrs_by_name", "attr_stores", "obj_stores", "gen_stores", "gen_owners", "restores",
-                       "_cond_calls_by_name", "_writers", "_init_sites", "_cond_stores", "_pstore_sites")
+                       "globals", "methods_by_name", "attrs_by_name", "attr_stores", "gen_stores", "gen_owners", "restores",
+                       "_cond_calls_by_name", "_writers", "_init_sites", "_cond_stores")
     _IDENTITY_MEMOS = ("_memo", "_call_memo", "_coll_memo", "_static", "_wuc_memo", "_several_memo",
                        "_elsewhere_memo", "_named_calls_memo", "_params_in_memo", "_checks", "_dep_stack", "_resolving",
                        "_in_written_under_condition", "_restore_checks", "_cut_depth")
@@ -702,7 +679,6 @@ class ProjectIndex:
         state["_reexport_cache"] = {}  # cheap to rebuild, large to ship
         state["_star_cache"] = {}
         state["_init_sites"] = {}  # read only to resolve class attributes (resolved above)
-        state["_pstore_sites"] = None  # (likewise; rebuilt from what the shipped functions keep)
         state["_mro_cache"] = {}
         state.pop("_subclass_cache", None)
         state["_importers"] = None  # (rebuilt on the first question)
@@ -745,12 +721,9 @@ class ProjectIndex:
                                              seeded_rngs=list(s.seeded_rngs))
                             for m, s in self.modules.items()}
         # Most resolved values are one of a few (nothing, an unknown library value): one copy each.
-        # (keyed with the guesses its sources were reached by too: a source's identity leaves
-        # them out, and the same source reached by a guess in one value and certainly in another
-        # would otherwise be shipped as whichever came first)
-        same: dict[tuple, Val] = {}
+        same: dict[Val, Val] = {}
         for k in ("returns", "_attr_cache", "_global_cache"):
-            state[k] = {q: same.setdefault((v, _guesses_of(v)), v) for q, v in state[k].items()}
+            state[k] = {q: same.setdefault(v, v) for q, v in state[k].items()}
         from mcjax_lint.analysis.lazy_table import pack
         from mcjax_lint.analysis.relocate import quoting_table
 
@@ -1003,26 +976,7 @@ class ProjectIndex:
                                                                           self._attr_cache))
                 if extra.pd or extra.pdc:
                     v = v.join(evidence.mark(extra, evidence.IMPLICIT_ATTRIBUTE, f"`.{name}`"))
-                # Stored by a method from what its callers pass (`agg.set_names(names)` storing
-                # `self.names = names`), or through another name for the object (`init.rng =
-                # default_rng(rank)`): which instance each store reaches, and whether it is the
-                # one a read sees, are not followed: a guess; none where the program stores the
-                # attribute again from an agreed value.
-                for why, suffix, compute in (
-                        (evidence.METHOD_STORE, "!params", self._param_stores),
-                        (evidence.IMPLICIT_ATTRIBUTE, "!objects", self._ref_stores if name in self.obj_stores else None)):
-                    if compute is None:
-                        continue
-                    # (once per round and context, as the stores joined above)
-                    stored = self._round_memo(self._elsewhere_memo, (key + suffix, self._in_written_under_condition), None,
-                                              lambda: self._cached(key + suffix, self._attr_cache, lambda: compute(c, name)))
-                    if (stored.pd or stored.pdc or stored.order or stored.hash) \
-                            and not (name in self.restores and self._restored_agreed(name)):
-                        v = v.join(evidence.mark(stored, why, f"`.{name}`"))
                 if (v.pd or v.pdc) and name in self.restores and self._restored_agreed(name):
-                    # (what reaches it only through a method's or another name's store, taken as
-                    # made before this read, does not outlive the agreed store: `_param_stores`)
-                    v = replace(v, pd=_unstored(v.pd), pdc=_unstored(v.pdc))
                     v = evidence.mark(v, evidence.RESTORED_ATTRIBUTE, f"`.{name}`")
                 if v.rng:
                     # A generator some draw advances by a process-dependent amount (its size, or a
@@ -1032,115 +986,6 @@ class ProjectIndex:
                         v = v.join(evidence.mark(Val(pd=drawn.pd), evidence.ADVANCED_GENERATOR, f"`.{name}`"))
                 return v
         return None
-
-    def _param_store_sites(self) -> dict:
-        """Attribute name -> [(method, parameters it stores there, those stored as they are)] for
-        the methods other than `__init__` that store into an attribute of their object from
-        their parameters (`FunctionFacts.param_writes`), and under "()" each method name's calls
-        on a receiver (`obj.set_names(x)`, `Agg.set_n(...)` through an instance), with their
-        files: what `_param_stores` reads."""
-        if self._pstore_sites is None:
-            writers: dict = {}
-            names: set[str] = set()
-            for q, f in self.functions.items():
-                if not f.cls or not f.param_writes or not f.params or f.params[0] != "self":
-                    continue
-                for attr, params in f.param_writes.items():
-                    if attr.endswith(semantics.STORED_ITSELF):
-                        continue
-                    itself = f.param_writes.get(attr + semantics.STORED_ITSELF, ())
-                    writers.setdefault(attr, []).append((q, list(params), list(itself)))
-                    names.add(q.rpartition(".")[2])
-            calls: dict = {}
-            if writers:
-                for s in self.modules.values():
-                    for f in s.functions.values():
-                        for call in f.calls:
-                            short = call.get("m") or (call.get("n") or "").rpartition(".")[2]
-                            if short not in names or not ("m" in call or call.get("bd")):
-                                continue
-                            if "n" in call and f.cls and call["n"].rpartition(".")[0] == f.cls:
-                                continue  # (`self.reserve(n)` in its own class: `_stores_by_own_calls`)
-                            calls.setdefault(short, []).append((call, s.path))
-            self._pstore_sites = {"attrs": writers, "calls": calls}
-        return self._pstore_sites
-
-    def _param_stores(self, c: str, name: str) -> Val:
-        """What the calls of the methods storing attribute `name` of class `c` (or of a class
-        related to it) from their parameters pass for those parameters (`def set_names(self,
-        names): self.names = list(names)` called as `agg.set_names(s)`): every call on a receiver
-        whose method of that name is this one, and only where every such call passes something
-        process-dependent there (as a constructor's arguments, `_constructor_args_at`). Their
-        data, and a set's iteration order where the parameter is stored as it is (or copied in
-        its order); `attr` joins it as a guess."""
-        table = self._param_store_sites()
-        writers = table["attrs"].get(name)
-        if not writers:
-            return BOTTOM
-        related = set(self.mro(c))
-        out = BOTTOM
-        for q, params, itself in writers:
-            f = self.functions.get(q)
-            if f is None or not (f.cls in related or c in set(self.mro(f.cls))):
-                continue
-            short = q.rpartition(".")[2]
-            for call, path in table["calls"].get(short, ()):
-                if call.get("np") == -1:
-                    continue
-                if "m" in call:
-                    rc = self.resolve(call["r"], path).cls if call.get("r") else None
-                else:
-                    rc = self.resolve_class_name(self._follow_reexport(call["n"].rpartition(".")[0]))
-                if not rc or rc not in self.classes or self.method(rc, short) != q:
-                    continue
-                self._dep(q)
-                pa = call.get("pa") or ({call["pk"]: call.get("a")} if "pk" in call else {})
-                before = out
-                out = BOTTOM
-                for p in params:
-                    if p not in f.params:
-                        continue
-                    i = f.params.index(p) - 1  # (`self` is bound by the receiver)
-                    arg = pa.get(p) if p in call.get("kw", ()) else (
-                        pa.get(str(i)) if 0 <= i < call.get("np", 0) else None)
-                    if not arg:
-                        continue
-                    a = self.resolve(arg, path)
-                    out = out.join(a.data())
-                    if p in itself and a.unordered:
-                        # (a set stored as it is, or copied in its order: the attribute's elements
-                        # come in its hash order, a source taken at this call)
-                        line = call.get("l", 0)
-                        src = evidence.set_order_guess(Src(line, 0, semantics.set_iteration_desc(a.unordered),
-                                                           kinds.SET_ORDER, origin=f"{os.path.basename(path)}:{line}"))
-                        out = out.join(Val(order=frozenset({src})))
-                if not (out.pd or out.pdc or out.order or out.hash):
-                    # (as a constructor's arguments, `_constructor_args_at`: which instance a read
-                    # sees is not followed, so a store counts only where every call makes it)
-                    return BOTTOM
-                out = before.join(out)
-        return out
-
-    def _ref_stores(self, c: str, name: str) -> Val:
-        """What the stores of attribute `name` through a name other than `self` carry
-        (`init.rng = np.random.default_rng(rank)`, summary `obj_stores`), where the receiver is an
-        instance of `c` or of a class related to it: their data, and a set's iteration order
-        where a set is stored. `attr` joins it as a guess (which instance a later read sees, and
-        whether the store comes before it, are not followed)."""
-        related = set(self.mro(c))
-        out = BOTTOM
-        for rec, path in self.obj_stores.get(name, ()):
-            rc = self.resolve(rec.get("r") or {}, path).cls
-            if not rc or rc not in self.classes or not (rc in related or c in set(self.mro(rc))):
-                continue
-            v = self.resolve(rec.get("v") or {}, path)
-            out = out.join(v.data())
-            if v.unordered:
-                line = rec.get("l", 0)
-                out = out.join(Val(order=frozenset({evidence.set_order_guess(Src(
-                    line, 0, semantics.set_iteration_desc(v.unordered), kinds.SET_ORDER,
-                    origin=f"{os.path.basename(path)}:{line}"))})))
-        return out
 
     def _restored_agreed(self, name: str) -> bool:
         """Whether attribute `name` is somewhere stored again from a value a call computes from its
@@ -2248,18 +2093,10 @@ class ProjectIndex:
                 # (of a parameter: the class every call in the project passes for it)
                 fq, param = call["pf"]
                 cls = getattr(self, "param_classes", {}).get(fq, {}).get(param)
-                f = self.functions.get(fq)
-                if cls is None and f is not None and f.cls and fq.endswith(".__init__") and param in f.params:
-                    # (of a constructor's parameter: the class every construction passes for it,
-                    # `T(S(cfg))` ... `self.vars = list(s.names)`)
-                    cls = self._constructor_args(f"{fq}:{f.params.index(param) - 1}:{param}").cls
             else:
                 cls = self.resolve(call.get("r", {}), path).cls
             got = self.attr(cls, call["ga"]) if cls else None
-            if got is None and cls and (m := self.method(cls, call["ga"])) is not None and self.functions[m].prop:
-                got = self.ref(m)  # (a property: reading it calls it)
-            # (its data, and its being a set: iterating what is built of it follows its hash order)
-            res = replace(got.taint(), unordered=got.unordered) if got is not None else BOTTOM
+            res = got.taint() if got is not None else BOTTOM
             if got is not None and got.cls and not got.pd:
                 # (an instance of a project class held there: a method called on it is its
                 # class's, `trainer.model_engine.save_checkpoint(...)`)

@@ -311,10 +311,6 @@ STR_BUILTINS = frozenset({"str", "repr", "format", "chr", "hex", "oct", "bin", "
 # Set order: what a set's iteration order depends on (`set_order`).
 SALTED = True  # its elements are str/bytes (or hold them): the order differs between processes
 GUESS = "guess"  # element types unknown: it differs if they are strings or objects hashed by id()
-# `FunctionFacts.param_writes[attr + STORED_ITSELF]`: the parameters a method stores into that
-# attribute as they are (`self.names = names`, `list(names)`): the attribute is the argument object
-# (a set where a call passes one), not only something computed from it. No attribute name has "=".
-STORED_ITSELF = "="
 
 
 def hash_is_fixed(node: object, read: Reader, num_name: NumName, bound: Collection[str] = frozenset()) -> bool:

@@ -30,7 +30,7 @@ from mcjax_lint.errors import AnalysisError
 
 CALLS_CAP = 400  # call records a summary keeps per function (`ev_Call`); the index reads a full list as cut short
 
-SUMMARY_VERSION = 144
+SUMMARY_VERSION = 143
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -448,11 +448,6 @@ class ModuleSummary:
     # The index joins these into that attribute (of that class and the classes related to it, or
     # of any class) where it holds a generator, as a guess.
     gen_stores: dict[str, Sym] = field(default_factory=dict)
-    # Attributes assigned through a name other than `self` from a value that carries something
-    # (`init.rng = np.random.default_rng(rank)`, `cfg.seed = base + rank`): attr -> [{"r": the
-    # receiver, "v": the value, "l": line}]. The index joins a value into the attribute of the
-    # class the receiver resolves to (or one related to it), as a guess (`ProjectIndex._ref_stores`).
-    obj_stores: dict[str, list] = field(default_factory=dict)
     # Attributes stored again from a value a call computes from their own (`cfg.out =
     # broadcast(cfg.out)`, `self.seed = int(allgather(self.seed)[0])`): attr -> those values. Where
     # one agrees across processes while the attribute is process-dependent, the program makes it
@@ -489,7 +484,6 @@ class ModuleSummary:
             "value_refs": self.value_refs,
             "attr_stores": self.attr_stores,
             "gen_stores": self.gen_stores,
-            "obj_stores": self.obj_stores,
             "restores": self.restores,
         }
 
@@ -523,7 +517,6 @@ class ModuleSummary:
             value_refs=list(d.get("value_refs", [])),
             attr_stores=dict(d.get("attr_stores", {})),
             gen_stores=dict(d.get("gen_stores", {})),
-            obj_stores={k: list(v) for k, v in d.get("obj_stores", {}).items()},
             restores={k: list(v) for k, v in d.get("restores", {}).items()},
         )
 
@@ -713,7 +706,6 @@ class _Summarizer(semantics.StatementRules):
         self._in_class_body = False
         self._refs: set[str] = set()
         self._loop_taints: list[Sym] = []
-        self._arm_depth = 0  # arms of `if`/`match`/`try` being run (`run_arm`)
         # Conditions a `return` depends on: enclosing branches, and earlier `if`s one of whose
         # sides left the function (`if jax.process_index() != 0: return None`).
         self._ret_taints: list[Sym] = []
@@ -1616,11 +1608,8 @@ class _Summarizer(semantics.StatementRules):
                 facts.called_params.append(func.id)
         if isinstance(func, ast.Name) and facts is not None:
             self._gated_param_call(func.id)
-        if (argu or any(a.get("glob") or a.get("u") for a in [*args, *kwargs.values()])) and call.get("np") != -1 \
-                and ("n" in call and (q is not None or isinstance(func, ast.Name)) and self._class_like(call["n"])
-                     and not call["n"].startswith(_EXTERNAL_ROOTS)
-                     # (a method's: what it stores into its object's attributes, `_param_write`)
-                     or "m" in call or call.get("bd")):
+        if (argu or any(a.get("glob") or a.get("u") for a in [*args, *kwargs.values()])) and call.get("np") != -1 and "n" in call and (q is not None or isinstance(func, ast.Name)) \
+                and self._class_like(call["n"]) and not call["n"].startswith(_EXTERNAL_ROOTS):
             # Each argument apart (a constructor's arguments flow into the attributes it stores;
             # kept for class-like names only, for size: another construction adds no taint).
             # (A global array stays one: an attribute stored from it holds one, see `glob_ops`.)
@@ -2357,16 +2346,6 @@ class _Summarizer(semantics.StatementRules):
                     new = _with_stored_attribute(cur, value, target.lineno)
                     if new is not cur:
                         self.bind(base, new)
-                if isinstance(base, ast.Name) and base.id not in ("self", "cls") \
-                        and (carried := dict(sym_taint(value), **({"u": value["u"]} if value.get("u") else {}))) \
-                        and (recv := self._local(base.id)) \
-                        and (recv.get("via") or recv.get("refs") or recv.get("cls")):
-                    # `init.rng = default_rng(rank)` on an object of a class the index may know:
-                    # that class's attribute holds it too (`ProjectIndex._ref_stores`)
-                    stores = self.summary.obj_stores.setdefault(target.attr, [])
-                    if len(stores) < MAX_ITEMS:
-                        stores.append({"r": _prune({k: v for k, v in recv.items() if k in ("via", "refs", "cls")}, 1),
-                                       "v": _prune(carried, 1), "l": target.lineno})
                 # (only the conditions: a value stored through another reference, in a script or a
                 # test, would otherwise reach every instance of every class with that attribute)
                 stored = implicit
@@ -2440,22 +2419,10 @@ class _Summarizer(semantics.StatementRules):
         sc = self.scope
         if sc.is_module or sc.facts.name == f"{self.class_stack[-1].name}.__init__" or not sc.param_pos:
             return
-        # (a value made to agree, `int(max(process_allgather(n)))`, follows no parameter)
-        names = set() if self.agreed(value) else self._written_from(value)
-        if not names and not self._arm_depth and not self._loop_taints and not self._loops and not self._implicit_taint():
-            # (stored again, on every way through the method, from nothing its parameters give:
-            # what the method leaves there no longer follows them)
-            sc.facts.param_writes.pop(attr, None)
-            sc.facts.param_writes.pop(attr + semantics.STORED_ITSELF, None)
+        names = self._written_from(value)
         if names:
             pw = sc.facts.param_writes
             pw[attr] = sorted(names.union(pw.get(attr, ())))
-            itself = value.get("params") if set(value) <= {"params", "lp", "cnt"} else None
-            if itself and len(itself) == 1 and itself[0] in sc.param_pos:
-                # (the parameter itself, or a copy in its order, `list(names)`, `{n: 0 for n in
-                # names}`: the argument object, or a list in a set's order where a call passes one)
-                key = attr + semantics.STORED_ITSELF
-                pw[key] = sorted(set(itself).union(pw.get(key, ())))
 
     def _arg_write(self, param: str, value: Sym) -> None:
         """`FunctionFacts.arg_writes`: storing into a parameter's object (`control["stop"] =
@@ -2709,11 +2676,9 @@ class _Summarizer(semantics.StatementRules):
             self._attr_fatal.append(False)
         if params.get("params") or params.get("refs"):
             self._attr_params.append(params)  # (`_param_write`: parameters and attributes a condition reads)
-        self._arm_depth += 1  # (`_param_write`: a store in one arm is not made on every way through)
         try:
             self.run_block(block)
         finally:
-            self._arm_depth -= 1
             if control:
                 self._ret_taints.pop()
             del self._attr_taints[depth:]
@@ -3109,7 +3074,6 @@ class _Summarizer(semantics.StatementRules):
         self._gates, self._gate_names, self._gate_node = [], None, node
         self._ret_taints, self._exit_counts, self._attr_taints, self._attr_fatal, self._attr_params = [], [], [], [], []
         self._try_depth = 0
-        saved_arms, self._arm_depth = self._arm_depth, 0
         self.scope = _Scope(facts, env, outer)
         a = node.args
         pos = a.posonlyargs + a.args
@@ -3143,7 +3107,6 @@ class _Summarizer(semantics.StatementRules):
             (self.scope, self.class_stack, self._in_class_body, self._loop_taints, self._ret_taints, self._exit_counts,
              self._attr_taints, self._attr_fatal, self._try_depth, self._attr_params) = saved
             self._gates, self._gate_names, self._gate_node = saved_gates
-            self._arm_depth = saved_arms
 
     def _stores_by_own_calls(self) -> None:
         """A method storing its parameter into an attribute of its object (`def allocate(self, n):
@@ -3159,8 +3122,6 @@ class _Summarizer(semantics.StatementRules):
             given = {f.params[offset + i]: a for i, a in enumerate(args) if offset + i < len(f.params)}
             given.update((k, v) for k, v in kwargs.items() if k in f.params)
             for attr, params in f.param_writes.items():
-                if attr.endswith(semantics.STORED_ITSELF):
-                    continue
                 v: Sym = {}
                 for p in params:
                     v = sym_join(v, given.get(p))

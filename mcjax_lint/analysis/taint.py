@@ -349,8 +349,6 @@ class FileAnalysis(semantics.StatementRules):
         if owner is None:
             return
         for attr, params in f.param_writes.items():
-            if attr.endswith(semantics.STORED_ITSELF):
-                continue
             v = join_all(given[p].data() for p in params if p in given)
             if not v.divergent:
                 continue
