@@ -46,10 +46,6 @@ ITERATED_BY_HELPER = ("an instance of a class that iterates process-local data (
 METHOD_ARGUMENT = ("a method analysed with what one call passes it (the instance it runs on and the other calls "
                    "are not followed)")
 HELPER_NOT_FOLLOWED = "a helper not followed"
-DYNAMIC_METHOD = ("a method chosen by a name computed at run time (`getattr(obj, name)`): any method of the object's "
-                  "class (or, on `self`, of a subclass) that does collective work is taken as the one called")
-OVERRIDE_WORK = ("a method called on an instance whose class may be a subclass overriding it with one that does "
-                 "collective work (the method the call names does none): which class's method runs is not followed")
 PER_PROCESS_LAYOUT = ("a collective meant for per-process data, given values laid out in a set's order: the "
                       "processes' k-th entries belong to different elements where the result is read by position")
 PER_PROCESS_LAYOUT_TEXT = "values laid out in a set's order"
@@ -176,8 +172,6 @@ COLLECTIVE_NOTES = {
     "passed as a callback": STORED_CALLABLE,
     BY_NAME_NOTE: METHOD_BY_NAME,
     semantics.CACHED_PROPERTY_NOTE: CACHED_PROPERTY,
-    semantics.OVERRIDE_NOTE: OVERRIDE_WORK,
-    semantics.DYNAMIC_METHOD_NOTE: DYNAMIC_METHOD,
     semantics.CAPTURES_NOTE: CAPTURES_UNKNOWN,
     semantics.UNKNOWN_INPUTS_NOTE: UNKNOWN_INPUTS,
     semantics.CALLBACK_WORK: CALLBACK_NOT_KNOWN,

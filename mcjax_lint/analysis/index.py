@@ -665,12 +665,7 @@ class ProjectIndex:
                     self.attr(c, a)
             for g in self.globals:
                 self.ref(g)
-        # (what query-time dispatch and `referenced` read of the calls, which do not ship)
-        dispatch = {q: d for q in self.functions if (d := self._dispatch_calls(q))}
-        names = {q: self._names_in(q) for q in self.functions}
         state = dict(self.__dict__)
-        state["_dispatch_shipped"], state["_names_shipped"] = dispatch, names
-        state.pop("_referenced_names", None)
         for k in self._TRANSIENT:
             if k not in ("_attr_cache", "_global_cache"):
                 state[k] = {}
@@ -745,8 +740,6 @@ class ProjectIndex:
         state.setdefault("_checks", [])
         state.setdefault("_restore_checks", set())
         state.setdefault("_self_call_names", {})
-        state.setdefault("_dispatch_shipped", {})
-        state.setdefault("_names_shipped", {})
         state.setdefault("_cut_depth", 0)
         self.__dict__.update(state)
 
@@ -889,68 +882,6 @@ class ProjectIndex:
                 hit = self._follow_reexport(cand) if cand != q else cand
                 if self._known(hit):
                     return hit
-        return None
-
-    def referenced(self, q: str) -> bool:
-        """Whether anything in the project may run function `q`: a call or reference of its name
-        (by its last name part: a method called on an instance of unknown class counts), a
-        decorator or property read of it, or a dunder method (run implicitly). A function
-        nothing names runs only if code outside the project calls it (a guess either way)."""
-        names = self.__dict__.get("_referenced_names")
-        if names is None:
-            names = set()
-            for g in self.functions:
-                names.update(self._names_in(g))
-            self.__dict__["_referenced_names"] = names
-        name = q.rpartition(".")[2]
-        return name.startswith(("__", "<")) or name in names or q not in self.functions
-
-    def _names_in(self, q: str) -> tuple[str, ...]:
-        """The names function `q` calls or references (`referenced`); shipped with a compact
-        index (`_names_shipped`), whose functions keep no calls."""
-        shipped = self.__dict__.get("_names_shipped")
-        if shipped is not None and q in shipped:
-            return shipped[q]
-        f = self.functions[q]
-        names = {d.removesuffix(semantics.DECORATOR_FACTORY).rpartition(".")[2] for d in f.decos}
-        names.update(r.rpartition(".")[2] for r in f.refs)
-        names.update(r["a"] for r in f.prop_reads)
-        for call in f.calls:
-            for key in ("n", "m", "ga"):
-                if isinstance(call.get(key), str):
-                    names.add(call[key].rpartition(".")[2])
-            names.update(x.rpartition(".")[2] for x in call.get("cb", ()))
-            names.update(v.rpartition(".")[2] for v in call.get("cba", {}).values() if isinstance(v, str))
-            names.update(r.rpartition(".")[2] for r in (call.get("v") or {}).get("refs", ()))
-        return tuple(sorted(names))
-
-    def _dispatch_calls(self, q: str) -> tuple:
-        """The calls method `q` makes through `self` that dispatch on the instance's class
-        (`_dispatched_work`): ("sf", owner, name, through super()) for `self.m()`/`super().m()`,
-        ("any",) for a method of `self` chosen by a computed name. Shipped with a compact index
-        (`_dispatch_shipped`), whose functions keep no calls."""
-        shipped = self.__dict__.get("_dispatch_shipped")
-        if shipped is not None and q in shipped:
-            return shipped[q]
-        f = self.functions.get(q)
-        out = []
-        for call in f.calls if f is not None and f.cls else ():
-            if "v" in call and not call.get("sf"):
-                fv = self.resolve(call["v"], self.fn_path.get(q, ""))
-                if fv.fn and fv.fn.endswith(semantics.ANY_OWN_METHOD):
-                    out.append(("any",))
-            elif call.get("sf") and "n" in call:
-                owner, _, name = call["n"].rpartition(".")
-                out.append(("sf", owner, name, bool(call.get("sup"))))
-        return tuple(out)
-
-    def super_method(self, cls: str, name: str) -> str | None:
-        """`super().name` in a method of `cls`: the first `name` of a class after `cls` in its
-        MRO (`semantics.StatementRules.super_class`); None where no project class has one."""
-        cls = self.resolve_class_name(cls)
-        for c in self.mro(cls)[1:]:
-            if f"{c}.{name}" in self.functions:
-                return f"{c}.{name}"
         return None
 
     def method(self, cls: str, name: str) -> str | None:
@@ -1661,8 +1592,6 @@ class ProjectIndex:
             return BOTTOM
         vals = []
         classes = set()
-        fns: set[str | None] = set()  # (the function each construction passes, where one)
-        handed = False
         for call, path, test in sites:
             if test:
                 continue
@@ -1671,21 +1600,11 @@ class ProjectIndex:
             pa = call.get("pa") or ({call["pk"]: call.get("a")} if "pk" in call else {})
             arg = pa.get(param) if param in call.get("kw", ()) else (
                 pa.get(str(pos_i)) if 0 <= pos_i < call.get("np", 0) else None)
-            if not arg:
+            if not arg or self._hands_collective_work(call, pa):
                 return BOTTOM
             arg_v = self.resolve(arg, path)
-            fns.add(arg_v.fn if arg_v.fn in self.functions else None)
-            if handed or self._hands_collective_work(call, pa):
-                handed = True
-                continue
             classes.add(arg_v.cls)
             vals.append(replace(arg_v.taint(), glob=arg_v.glob, unordered=arg_v.unordered))
-        # A function every construction passes, stored and called later (`self.func(step)`):
-        # calling the attribute calls it. (Only the callable itself: where a construction hands
-        # the object collective work, its other attributes claim nothing, as above.)
-        fn = next(iter(fns)) if len(fns) == 1 else None
-        if handed:
-            return Val(fn=fn) if fn else BOTTOM
         out = BOTTOM
         for v in vals:
             out = out.join(v)
@@ -1700,7 +1619,7 @@ class ProjectIndex:
                   cls=next(iter(classes)) if len(classes) == 1 else None,
                   # (a set at every construction: iterating the attribute follows its hash order,
                   # certainly so only where every construction's is certain)
-                  unordered=_weakest_order([v.unordered for v in vals]), fn=fn)
+                  unordered=_weakest_order([v.unordered for v in vals]))
         if out.pd:
             out = replace(out, pdc=out.pdc - out.pd)
         return out
@@ -1821,45 +1740,9 @@ class ProjectIndex:
             return (q, f.params[i]) if i < len(f.params) else None
         return (q, key) if key in f.params else None
 
-    def applied_decorator(self, entry: str) -> str | None:
-        """The project function or class a decorator record (`FunctionFacts.decos`) applies to
-        the decorated function: `@deco`, `deco`; `@factory(args)`, the function the factory
-        returns (`semantics.DECORATOR_FACTORY`)."""
-        if not entry.endswith(semantics.DECORATOR_FACTORY):
-            return self._follow_reexport(entry)
-        q = self._follow_reexport(entry.removesuffix(semantics.DECORATOR_FACTORY))
-        if q not in self.functions:
-            return None
-        self._dep(q)
-        r = self.returns.get(q, BOTTOM)
-        return r.fn if r.fn in self.functions else (r.cls if r.cls in self.classes else None)
-
-    def decorated_work(self, f: FunctionFacts) -> str | None:
-        """The collective work a call of the decorated function `f` does in its decorators'
-        wrappers (`semantics.decorator_work`): the wrapper a decorator returns, or the `__call__`
-        of a class applied as one (the decorated function's own work is its body's)."""
-        for entry in f.decos:
-            d = self.applied_decorator(entry)
-            if d is None:
-                continue
-            if d in self.classes:
-                w = self.method(d, "__call__")
-            else:
-                self._dep(d)
-                r = self.returns.get(d, BOTTOM)
-                w = r.fn if r.fn in self.functions and r.fn != f.name else None
-            if w is None:
-                continue
-            self._dep(w)
-            work = self.collective.get(w)
-            if work and not work.startswith(semantics.CALLBACK_WORK):
-                return semantics.decorator_work(short_name(entry.removesuffix(semantics.DECORATOR_FACTORY)), work)
-        return None
-
     def decorator_gate(self, q: str) -> Val | None:
-        """`q` used as a decorator (`@q`, or a factory's record, `applied_decorator`) whose wrapper
-        runs the decorated function only where a process-dependent condition holds: that condition."""
-        q = self.applied_decorator(q) or q
+        """`q` used as a decorator (`@q`) whose wrapper runs the decorated function only where a
+        process-dependent condition holds: that condition."""
         f = self.functions.get(self._follow_reexport(q))
         if f is None or not f.params or f.cls:
             return None
@@ -1938,8 +1821,6 @@ class ProjectIndex:
                     out = out.join(x)
                 return out.taint()
             return BOTTOM
-        if r.endswith((semantics.ANY_METHOD, semantics.ANY_OWN_METHOD)):
-            return Val(fn=r)  # (`getattr(obj, name)` of a computed name: `_call_name`)
         r = self._follow_reexport(r)
         if r in self.globals:
             return self._resolve_cached(r, self.globals[r], self._global_cache)
@@ -2061,16 +1942,8 @@ class ProjectIndex:
                                                + semantics.TIED_SORT_DESC, kinds.SET_ORDER,
                                                origin=f"{short}:{call.get('l', 0)}")})
             res = Val(order=evidence.tied_order(order)) if order else BOTTOM
-        elif "n" in call and call.get("sup"):
-            cls, _, name = call["n"].rpartition(".")
-            m = self.super_method(cls, name)
-            if m is not None:
-                res, coll = self.call_name(m, argv, given, call, below=cls, through_self="super")
         elif "n" in call:
-            # (`Cls(...).m()` of a known class, or `self.m()`: dispatch on the instance's class)
-            owner = call["n"].rpartition(".")[0] if call.get("bd") else None
-            res, coll = self.call_name(call["n"], argv, given, call, below=owner if owner in self.classes else None,
-                                       through_self=bool(call.get("sf")))
+            res, coll = self.call_name(call["n"], argv, given, call)
             if call.get("ks"):
                 res = res.join(self.env_read_by(call["n"], lambda p, pos: call["ks"].get(p) or call["ks"].get(str(pos))))
         elif "m" in call:
@@ -2097,10 +1970,6 @@ class ProjectIndex:
                 cls = self.resolve(call.get("r", {}), path).cls
             got = self.attr(cls, call["ga"]) if cls else None
             res = got.taint() if got is not None else BOTTOM
-            if got is not None and got.cls and not got.pd:
-                # (an instance of a project class held there: a method called on it is its
-                # class's, `trainer.model_engine.save_checkpoint(...)`)
-                res = replace(res, cls=got.cls)
         elif "v" in call:
             fv = self.resolve(call["v"], path)
             if fv.callable:
@@ -2224,21 +2093,13 @@ class ProjectIndex:
         return out
 
     def call_name(self, q: str, argv: Val = BOTTOM, given: tuple | None = None,
-                  site: dict | None = None, args: Sequence[tuple[object, Val]] | None = None,
-                  below: str | None = None, through_self: bool | str = False) -> tuple[Val, str | None]:
+                  site: dict | None = None, args: Sequence[tuple[object, Val]] | None = None) -> tuple[Val, str | None]:
         """`_call_name`; a method called on an instance (`self._evaluate(...)` in a base class's
         loop, `trainer.fit()`), whose result differs between processes while an override in a
         subclass of its class returns a value made the same everywhere (`return bool(broadcast(
         super()._evaluate(...)))`: a collective's agreed result, or a value the same everywhere from
-        an override that does collective work): which class's method runs is not followed, so that result's process dependence is a guess (`evidence.OVERRIDDEN_METHOD`).
-        `below`: the class of the instance a bound call is made on, when known; `through_self`:
-        the call is made through `self` (`_dispatch_work`)."""
-        res, coll = self._call_name(q, argv, given, site, args, through_self)
-        if site is not None and site.get("bd"):
-            q = self._follow_reexport(q)
-            if q not in self.functions and (mod := q.rpartition(".")[0]) in self.classes:
-                q, below = self.method(mod, q.rpartition(".")[2]) or q, below or mod
-            coll = self._dispatch_work(q, coll, below, through_self)
+        an override that does collective work): which class's method runs is not followed, so that result's process dependence is a guess (`evidence.OVERRIDDEN_METHOD`)."""
+        res, coll = self._call_name(q, argv, given, site, args)
         if (res.pd or res.pdc) and site is not None and site.get("bd"):
             f = self.functions.get(q)
             if f is not None and f.cls:
@@ -2249,90 +2110,6 @@ class ProjectIndex:
                                             f"`{short_name(q)}()` (overridden by `{short_name(o)}()`)")
                         break
         return res, coll
-
-    def _dispatch_work(self, q: str, coll: str | None, below: str | None, through_self: bool | str) -> str | None:
-        """The collective work of calling method `q` on an instance (`coll`: what its own body and
-        calls do, the overrides of the methods it calls through `self` guessed in), as dispatch
-        on the instance's class decides (`semantics.OVERRIDE_NOTE`):
-        - on an instance of a known class `below` (`Sub().run()`, `self.model.run()`): the methods
-          `q` calls through `self` are `below`'s, by its MRO (certain, as the class is);
-        - through `self` (`self.step()` in a method of class C: the instance is of C or of any
-          subclass): those, or else an override in a subclass, of `q` itself or of a method it
-          calls through `self` (a guess); through `super()` ("super"), `q` itself is the one named."""
-        f = self.functions.get(q)
-        if f is None or not f.cls or f.prop:
-            return coll
-        if coll and not semantics.dispatch_guess(coll):
-            return coll  # (its own work, whatever class the instance is of)
-        known = below in self.classes
-        if not known and not through_self:
-            return coll  # (the instance's class is not known: the guess stands)
-        cls = below if known else f.cls
-        w = self._dispatched_work(q, cls, 0, bool(through_self))
-        if w is None and through_self is True:
-            for o in self._overrides(cls, q):
-                self._dep(o)
-                ow = self.collective.get(o)
-                if ow:
-                    return semantics.override_work(short_name(q), short_name(o), ow)
-        return w
-
-    def _dispatched_work(self, q: str, cls: str, depth: int, open_below: bool) -> str | None:
-        """The collective work `q` does on an instance of class `cls` (`open_below`: or of a
-        subclass of it) through the methods it calls on `self` and `super()`: the first such
-        method's work (certain where it is `cls`'s; an override below `cls`, a guess), or None."""
-        f = self.functions.get(q)
-        if f is None or depth > 3:
-            return None
-        for entry in self._dispatch_calls(q):
-            if entry[0] == "any":
-                w = self._any_method_work(cls, open_below)
-                if w:
-                    return w
-                continue
-            _, owner, name, sup = entry
-            static = self.super_method(owner, name) if sup else self.method(owner, name)
-            m = static if sup else self.method(cls, name)
-            if m is None or m not in self.functions:
-                continue
-            self._dep(m)
-            w = self.collective.get(m)
-            if m == static and not semantics.dispatch_guess(w):
-                w = None  # (the method `q`'s own work already counts, in this call's context)
-            if semantics.dispatch_guess(w):
-                w = self._dispatched_work(m, cls, depth + 1, open_below)
-            if w is None and open_below and not sup:
-                for o in self._overrides(cls, m):
-                    self._dep(o)
-                    ow = self.collective.get(o)
-                    if ow:
-                        w = semantics.override_work(short_name(m), short_name(o), ow)
-                        return w if depth else f"`{short_name(q)}()` → {w}"
-            if w:
-                return f"`{short_name(m)}()` → {w.removeprefix('… → ')}" if depth == 0 else w
-        return None
-
-    def _any_method_work(self, cls: str, open_below: bool) -> str | None:
-        """The collective work of calling a method of an instance of `cls` chosen by a computed
-        name (`semantics.ANY_METHOD`; `open_below`: of a subclass too): the first such method
-        (no dunder) doing work other than what such a choice guessed, a guess; or None."""
-        classes = list(self.mro(cls))
-        if open_below:
-            subs = self.__dict__.get("_subclass_cache")
-            if subs is None:
-                self._overrides(cls, f"{cls}.__init__")  # (fills the cache)
-                subs = self.__dict__["_subclass_cache"]
-            classes += sorted(subs.get(cls, ()))
-        for c in classes:
-            for name in self.classes[c].methods:
-                m = f"{c}.{name}"
-                if name.startswith("__") or m not in self.functions or self.functions[m].prop:
-                    continue
-                self._dep(m)
-                w = self.collective.get(m)
-                if w and not semantics.dispatch_guess(w):
-                    return semantics.dynamic_method_work(short_name(cls), short_name(m), w)
-        return None
 
     def _overrides(self, cls: str, q: str) -> list[str]:
         """The methods of subclasses of `cls` (project classes with it in their MRO) that override
@@ -2348,8 +2125,7 @@ class ProjectIndex:
         return sorted({m for d in subs.get(cls, ()) if (m := self.method(d, name)) is not None and m != q})
 
     def _call_name(self, q: str, argv: Val = BOTTOM, given: tuple | None = None,
-                   site: dict | None = None, args: Sequence[tuple[object, Val]] | None = None,
-                   through_self: bool | str = False) -> tuple[Val, str | None]:
+                   site: dict | None = None, args: Sequence[tuple[object, Val]] | None = None) -> tuple[Val, str | None]:
         """`given`: (number of positional arguments, keyword names) when known; `site`: where this
         call's arguments live (`semantics.arg_locality`: "h", "np", "kw", "bd" as in a summary's
         call), to analyse the callee in its context; `args`: each argument apart ((position or
@@ -2506,13 +2282,10 @@ class ProjectIndex:
                     return self.call_name(m, argv, given, dict(site, bd=1) if site is not None else None)
             return argv, None
         mod, _, name = q.rpartition(".")
-        if mod in self.classes and name in (semantics.ANY_METHOD, semantics.ANY_OWN_METHOD):
-            # (`getattr(obj, name)(...)`, a name computed at run time: one of its class's methods)
-            return argv, self._any_method_work(mod, name == semantics.ANY_OWN_METHOD)
         if mod in self.classes:
             m = self.method(mod, name)
             if m is not None:
-                return self.call_name(m, argv, given, site, below=mod, through_self=through_self)
+                return self.call_name(m, argv, given, site)
             v = self.attr(mod, name)
             if v is not None and v.callable:
                 return self._jitted_at(v, site)
@@ -2658,10 +2431,8 @@ class ProjectIndex:
         return None, False
 
     def call_method(self, meth: str, recv: Val, argv: Val = BOTTOM, given: tuple | None = None,
-                    site: dict | None = None, args: Sequence[tuple[object, Val]] | None = None,
-                    through_self: bool | str = False) -> tuple[Val, str | None]:
-        """`args`: each argument apart, as `call_name` takes them, when known; `through_self`: the
-        receiver is the method's own `self` (`_dispatch_work`)."""
+                    site: dict | None = None, args: Sequence[tuple[object, Val]] | None = None) -> tuple[Val, str | None]:
+        """`args`: each argument apart, as `call_name` takes them, when known."""
         if meth == "__getitem__" and not (recv.cls and self.method(recv.cls, meth)):
             # (summary `element_at`: `obj[k]` of a class without `__getitem__` of its own, or not
             # of the project: an element of it, as any subscript)
@@ -2669,8 +2440,7 @@ class ProjectIndex:
         if recv.cls:
             m = self.method(recv.cls, meth)
             if m is not None:
-                return self.call_name(m, argv, given, dict(site, bd=1) if site is not None else None, args,
-                                      below=recv.cls, through_self=through_self)
+                return self.call_name(m, argv, given, dict(site, bd=1) if site is not None else None, args)
             v = self.attr(recv.cls, meth)
             if v is not None and v.callable:
                 return applied(v.callable), v.callable
@@ -3029,14 +2799,10 @@ class ProjectIndex:
                 first = f"{desc} ({short}:{line})"
             need.update(params)
             guess = guess or bool(captures)
-        over: str | None = None  # (work only an override may do: after any other, `_dispatch_work`)
         for call in f.calls:
             c = self.call_collective(call, path)
             if c:
                 n, g = self._call_need(call, path)
-                if n is None and semantics.dispatch_guess(c):
-                    over = over or _chain(c, call, f, short)
-                    continue
                 if n is None and (own is None or evidence.collective_guess(_chain(c, call, f, short)) is None):
                     return _chain(c, call, f, short), None, False
                 if n is None:
@@ -3054,10 +2820,6 @@ class ProjectIndex:
             cb = self.callback_params.get(f.name)
             if cb and cb & set(f.called_params):
                 return f"a collective callback passed as `{sorted(cb & set(f.called_params))[0]}`", None, False
-        if first is None and f.decos and (dw := self.decorated_work(f)) is not None:
-            return dw, None, False  # (`@with_barrier(tag)`: calling it runs the decorator's wrapper)
-        if first is None and over is not None:
-            return over, None, False
         return first, (frozenset(need) if first is not None else None), guess
 
     def _device_of(self, f: FunctionFacts) -> str | None:

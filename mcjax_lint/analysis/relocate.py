@@ -631,11 +631,9 @@ def forget_changes(index: Any, plans: list[ChangePlan]) -> None:
             for table in (index.returns, index.param_flow, index.returned_params, index.item_flow, index.collective, index.env_params,
                           index.device_access, index.callback_params):
                 table.pop(q, None)
-        tables = [t for k in ("_self_call_names", "_dispatch_shipped", "_names_shipped")
-                  if (t := index.__dict__.get(k)) is not None]
-        index.__dict__.pop("_referenced_names", None)  # (`ProjectIndex.referenced`: rebuilt on the next question)
+        shipped = index.__dict__.get("_self_call_names")
         for q in plan.gone + plan.names:
-            for shipped in tables:
+            if shipped is not None:
                 shipped.pop(q, None)  # (its facts in place hold its calls: `ProjectIndex.method_writes`)
         for q in plan.gone:
             index.functions.pop(q, None)

@@ -121,58 +121,6 @@ CACHED_PROPERTY_NOTE = "(cached property: its first read only)"
 CACHED_PROPERTY = 2  # `FunctionFacts.prop` of a cached property (1: a plain property)
 
 
-# ---- dispatch through `self`: `self.step()` in a method of class C runs the `step` of the
-# instance's class, which may be a subclass of C overriding it (the template method: a base
-# class's `run` calling a hook a subclass fills in). Where the method C's own body resolves to
-# does no collective work and an override in a subclass of the receiver's class does, the call may
-# do that work: a guess (which class the instance is of is not followed).
-OVERRIDE_NOTE = "(overriding it in a subclass)"
-
-
-def override_work(called: str, override: str, work: str) -> str:
-    """The collective work of calling method `called` through an instance that may be of a
-    subclass whose override `override` does `work` (`OVERRIDE_NOTE`, a guess)."""
-    return f"`{called}()` → `{override}()` {OVERRIDE_NOTE} → {work.removeprefix('… → ')}"
-
-
-# ---- `getattr(obj, name)`: with a constant name, the attribute `obj.name` (a bound method read,
-# a property run); with a name computed at run time on an instance of a project class (an event
-# dispatcher's `getattr(self, event.value, None)`, a trainer's `getattr(callback, hook)`), one of
-# that class's methods chosen by that name: calling it may do the collective work of any of them
-# (a guess). On `self` the instance may be of a subclass: any of theirs too.
-ANY_METHOD = "<a method chosen by name>"
-ANY_OWN_METHOD = "<a method of self chosen by name>"
-DYNAMIC_METHOD_NOTE = "(a method chosen by a computed name)"
-# The notes of collective work guessed by dispatch on the instance's class: replaced where that
-# class is known (`ProjectIndex._dispatch_work`).
-DISPATCH_NOTES = (OVERRIDE_NOTE, DYNAMIC_METHOD_NOTE)
-
-
-def dispatch_guess(desc: str | None) -> bool:
-    """Whether collective work `desc` is only guessed through the instance's class (`DISPATCH_NOTES`)."""
-    return bool(desc) and any(n in desc for n in DISPATCH_NOTES)
-
-
-def dynamic_method_work(cls: str, method: str, work: str) -> str:
-    """The collective work of calling a method of `cls` chosen by a computed name, where one such,
-    `method`, does `work` (`DYNAMIC_METHOD_NOTE`, a guess)."""
-    return f"`getattr({cls}, …)()` {DYNAMIC_METHOD_NOTE} → `{method}()` → {work.removeprefix('… → ')}"
-
-
-# ---- decorators: `@deco def f` binds `f` to what `deco(f)` returns; `@factory(args) def f`, to
-# what `factory(args)(f)` returns. Where that is a wrapper function of the project, calling `f`
-# calls the wrapper: collective work in the wrapper (a barrier after the call, a broadcast of its
-# result) is collective work of the call (as certain as the wrapper's own). A class applied as a
-# decorator makes `f` an instance: calling it runs its `__call__`.
-DECORATOR_FACTORY = "()"  # suffix of a decorator recorded as applied after a call (`@factory(args)`)
-
-
-def decorator_work(decorator: str, work: str) -> str:
-    """The collective work of calling a function decorated with `decorator`, whose wrapper does
-    `work`."""
-    return f"`@{decorator}` wrapper → {work.removeprefix('… → ')}"
-
-
 def never_property(attr: str) -> bool:
     """Attribute names no project property is looked up for (dunders: `__class__`, `__dict__`)."""
     return attr.startswith("__") and attr.endswith("__")
@@ -2779,52 +2727,6 @@ class StatementRules:
         parts = self.name_parts(node)
         if parts is not None and parts[0] is None and parts[1] in ("self", "cls"):
             return self.class_of(lookup_local(self.scope, parts[1]))
-        return None
-
-    def getattr_member(self, node):
-        """`getattr(obj, name[, default])` of `self` or an instance of a project class
-        (`ANY_METHOD`): with a constant string name, that class's member as `obj.name` reads it;
-        with a computed one, the pass's `any_method` (of that class; `own`: of `self`, subclasses
-        included); joined with the default. None for anything else (an object of unknown class:
-        the library call)."""
-        r = self.read(node)
-        if len(r[2]) not in (2, 3) or len(r[3]) != len(r[2]):
-            return None
-        obj, name = r[2][0], r[2][1]
-        n = self.read(name)
-        cls = self.self_class(obj)
-        base = None
-        if cls is None:
-            base = self.ev(obj)
-            cls = self.class_of(base)
-        if not cls:
-            return None
-        if n[0] == "string":
-            out = self.member(cls, n[1], node, base is None)
-            if base is not None:
-                out = self.join(self.data(base), out)
-        else:
-            parts = self.name_parts(obj)
-            own = base is None and parts is not None and parts[0] is None and parts[1] == "self"
-            out = self.any_method(cls, own)
-        return out if len(r[2]) == 2 else self.join(out, self.ev(r[2][2]))
-
-    def super_class(self, node) -> str | None:
-        """Where `node` is `super()` in a method (or `super(C, self)`, `super(C, cls)`): the class
-        whose MRO a method looked up on it starts after (`super().save(x)` runs the first base's
-        `save`, with `self` still the instance, of that class or a subclass); else None."""
-        r = self.read(node)
-        if r[0] != "call" or self.read(r[1]) != ("name", "super") or lookup_local(self.scope, "super") is not None:
-            return None
-        if not r[3]:
-            for p in ("self", "cls"):
-                c = self.class_of(lookup_local(self.scope, p))
-                if c:
-                    return c
-            return None
-        if len(r[3]) == 2 and (c := self.self_class(r[3][1])) is not None:
-            named = self.qualify(r[3][0])
-            return c if named and named.rpartition(".")[2] == c.rpartition(".")[2] else None
         return None
 
     def ev_Attribute(self, node):

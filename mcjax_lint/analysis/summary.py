@@ -30,7 +30,7 @@ from mcjax_lint.errors import AnalysisError
 
 CALLS_CAP = 400  # call records a summary keeps per function (`ev_Call`); the index reads a full list as cut short
 
-SUMMARY_VERSION = 143
+SUMMARY_VERSION = 142
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -875,11 +875,6 @@ class _Summarizer(semantics.StatementRules):
     # a receiver's class may be known only then, so any attribute of the name is referred to.
     class_of = staticmethod(lambda v: v.get("cls") if v else None)
 
-    @staticmethod
-    def any_method(cls: str, own: bool) -> Sym:
-        """`semantics.StatementRules.getattr_member`'s method chosen by a computed name."""
-        return {"refs": [f"{cls}.{semantics.ANY_OWN_METHOD if own else semantics.ANY_METHOD}"]}
-
     def member(self, cls: str, attr: str, node: ast.Attribute, through_self: bool) -> Sym:
         self._property_read(attr, node, {"c": cls})
         return self._ref(f"{cls}.{attr}")
@@ -1518,8 +1513,6 @@ class _Summarizer(semantics.StatementRules):
             self._forwards(node, q, kwargs)
         if q is not None:
             self.leaf_map(q, node, _keyed(args, kwargs))  # (a lambda it runs on leaves: its calls are this function's)
-            if q == "getattr" and (g := self.getattr_member(node)) is not None:
-                return g  # (an attribute read, or a method chosen by name: `semantics.ANY_METHOD`)
             r = self._known_call(q, node, args, kwargs, argu)
             if r is not None and q in K.VALUE_SHAPED_FUNCTIONS and argu.get("params") \
                     and not any(k.arg in ("size", "length") for k in node.keywords):
@@ -1535,14 +1528,9 @@ class _Summarizer(semantics.StatementRules):
                 return dict(argu, host=True)  # (computed from its inputs alone, on this process)
             call["n"] = q
         elif isinstance(func, ast.Attribute):
-            if (sup := self.super_class(func.value)) is not None:
-                # `super().m(...)`: the first `m` after the class in its MRO (`ProjectIndex.super_method`),
-                # on `self` (its calls through `self` dispatch on the instance's class)
-                call.update(n=f"{sup}.{func.attr}", bd=1, sf=1, sup=1)
-            elif isinstance(func.value, ast.Name) and func.value.id == "self" and self.class_stack and self._local("self") is not None:
+            if isinstance(func.value, ast.Name) and func.value.id == "self" and self.class_stack and self._local("self") is not None:
                 call["n"] = f"{self.class_stack[-1].name}.{func.attr}"
                 call["bd"] = 1  # called through an instance: `self` is bound
-                call["sf"] = 1  # through `self`: the instance may be of a subclass (`semantics.OVERRIDE_NOTE`)
                 if call.get("np") != -1 and argu:
                     self._self_calls.append((self.class_stack[-1], call["n"],
                                              [self._init_params(sym_taint(a)) for a in args],
@@ -2897,10 +2885,6 @@ class _Summarizer(semantics.StatementRules):
                     deco_jit, static_lits = dv["jitf"][0], (dv["jitf"][1], dv["jitf"][2])
                 elif not isinstance(d, ast.Call) and len(dv.get("refs", ())) == 1 and len(decos) < MAX_ITEMS:
                     decos.append(dv["refs"][0])
-                elif isinstance(d, ast.Call) and len(decos) < MAX_ITEMS \
-                        and len(fv := self.ev(d.func).get("refs", ())) == 1:
-                    # `@factory(args)`: the decorator applied is what the call returns
-                    decos.append(fv[0] + semantics.DECORATOR_FACTORY)
         defaults = {}
         a = node.args
         pos = a.posonlyargs + a.args

@@ -469,11 +469,6 @@ class FileAnalysis(semantics.StatementRules):
     # re-anchored here where they differ between processes.
     class_of = staticmethod(lambda v: v.cls if v is not None else None)
 
-    @staticmethod
-    def any_method(cls: str, own: bool) -> Val:
-        """`semantics.StatementRules.getattr_member`'s method chosen by a computed name."""
-        return Val(fn=f"{cls}.{semantics.ANY_OWN_METHOD if own else semantics.ANY_METHOD}")
-
     def member(self, cls: str, attr: str, node: cst.Attribute, through_self: bool) -> Val:
         self._property_read(cls, attr, node)
         absent = self.index.absent_unless(cls, attr)
@@ -1105,11 +1100,7 @@ class FileAnalysis(semantics.StatementRules):
         if q is not None:
             info.name = q
             self.leaf_map(q, node, args)
-            got = self.getattr_member(node) if q == "getattr" else None
-            if got is not None:
-                result = got  # (an attribute read, or a method chosen by name: `semantics.ANY_METHOD`)
-            else:
-                result, coll = self._known_call(q, node, args, argu, info)
+            result, coll = self._known_call(q, node, args, argu, info)
             if q == "iter" and result is not None and len(args) == 1 and args[0][1].cls:
                 # `iter(obj)` is `obj.__iter__()`: as process-dependent as what that iterates
                 result = result.join(self._iterated_instance(args[0][1].cls, node))
@@ -1130,24 +1121,12 @@ class FileAnalysis(semantics.StatementRules):
         elif isinstance(func, cst.Attribute):
             meth = func.attr.value
             cls = self.self_class(func.value)
-            sup = self.super_class(func.value)
-            if sup is not None:
-                # `super().m(...)`: the first `m` after the class in its MRO, on `self`
-                m = self.index.super_method(sup, meth)
-                if m is not None:
-                    info.name = m
-                    bound = True
-                    result, coll = self._project_call(m, argu, node, bound=True, below=sup, through_self="super")
-                else:
-                    result = argu
-            elif cls is not None:
+            if cls is not None:
                 m = self.index.method(cls, meth)
                 if m is not None:
                     info.name = m
                     bound = True
-                    # (through `self`: the instance may be of a subclass, `semantics.OVERRIDE_NOTE`)
-                    result, coll = self._project_call(m, argu, node, bound=True, below=cls,
-                                                      through_self=isinstance(func.value, cst.Name) and func.value.value == "self")
+                    result, coll = self._project_call(m, argu, node, bound=True)
                 else:
                     v = self.index.attr(cls, meth)
                     if v is not None and v.callable and self._runs_locally(v.hostable, node):
@@ -1314,14 +1293,13 @@ class FileAnalysis(semantics.StatementRules):
                 return
 
     def _project_call(self, q: str, argu: Val, node: cst.Call, exact: bool = True,
-                      bound: bool = False, below: str | None = None, through_self: bool | str = False) -> tuple[Val, str | None]:
+                      bound: bool = False) -> tuple[Val, str | None]:
         info = self.calls.get(node)
         args = info.args if exact and info is not None else None
         if args and any(v.cls and not v.pd for _, v in args):
             argu, args = self._iterable_instances(q, argu, args, node)
         res, coll = self.index.call_name(q, argu, _given(node) if exact else None,
-                                         self._site(node, bound) if exact else None, args,
-                                         below=below, through_self=through_self)
+                                         self._site(node, bound) if exact else None, args)
         target = self.index._follow_reexport(q)
         if coll is None and exact and (given := _given(node)) is not None:
             # a helper reducing a parameter, given a global array for it
@@ -1744,8 +1722,6 @@ class FileAnalysis(semantics.StatementRules):
         for sc, calls in sorted(self.collective_scopes.items()):
             if sc in on_threads or any(sc.startswith(t + ".") for t in on_threads):
                 continue
-            if not self.index.referenced(sc):
-                continue  # (a function nothing in the project calls or names)
             rest = main(calls)
             if rest:
                 return rest[0], "elsewhere"
