@@ -38,7 +38,7 @@ class DirectoryCreatedOnSomeProcesses(Rule):
         fn = self._function_of(node) if sinks else None
         if fn is None:
             return
-        barrier = self._collective_before(fn, node)
+        barrier = self._collective_near(fn, node, after=False)
         if barrier is None:
             return
         s = sinks[0].src
@@ -60,7 +60,7 @@ class DirectoryCreatedOnSomeProcesses(Rule):
         itself (`kinds.PART_PATH`), with collective work after it in the function: the parts are
         written to be taken together after the barrier, and lie under as many names."""
         fn = self._function_of(node)
-        after = self._collective_after(fn, node) if fn is not None else None
+        after = self._collective_near(fn, node, after=True) if fn is not None else None
         if after is None:
             return
         fa = self.ctx.fa
@@ -90,19 +90,6 @@ class DirectoryCreatedOnSomeProcesses(Rule):
                         "parts named by the process index are taken to be meant to lie together"),
                    self.step(after, f"collective after the write: `{barrier}()`")])
 
-    def _collective_after(self, fn: cst.FunctionDef, node: cst.Call) -> cst.Call | None:
-        """The first collective call in `fn` that starts after `node` (by position)."""
-        fa = self.ctx.fa
-        lo, hi, at = fa.pos(fn)[0], fa.pos(fn)[2], fa.pos(node)[:2]
-        best = None
-        for call, info in fa.calls.items():
-            if not info.collective or not isinstance(call, cst.Call):
-                continue
-            p = fa.pos(call)
-            if lo <= p[0] <= hi and p[:2] > at and (best is None or p[:2] < best[0]):
-                best = (p[:2], call)
-        return best[1] if best is not None else None
-
     def _function_of(self, node: cst.CSTNode) -> cst.FunctionDef | None:
         """The innermost function whose lines hold `node` (statements only are walked: rare,
         only where a sink is)."""
@@ -120,8 +107,9 @@ class DirectoryCreatedOnSomeProcesses(Rule):
             _push_statement_parts(n, todo)
         return found
 
-    def _collective_before(self, fn: cst.FunctionDef, node: cst.Call) -> cst.Call | None:
-        """The last collective call in `fn` that starts before `node` (by position)."""
+    def _collective_near(self, fn: cst.FunctionDef, node: cst.Call, after: bool) -> cst.Call | None:
+        """The collective call in `fn` nearest `node` by position: the first that starts after it
+        (`after`), else the last that starts before it."""
         fa = self.ctx.fa
         lo, hi, at = fa.pos(fn)[0], fa.pos(fn)[2], fa.pos(node)[:2]
         best = None
@@ -129,7 +117,9 @@ class DirectoryCreatedOnSomeProcesses(Rule):
             if not info.collective or not isinstance(call, cst.Call):
                 continue
             p = fa.pos(call)
-            if lo <= p[0] <= hi and p[:2] < at and (best is None or p[:2] > best[0]):
+            if not lo <= p[0] <= hi or (p[:2] <= at if after else p[:2] >= at):
+                continue
+            if best is None or (p[:2] < best[0] if after else p[:2] > best[0]):
                 best = (p[:2], call)
         return best[1] if best is not None else None
 
