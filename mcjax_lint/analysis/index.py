@@ -448,6 +448,10 @@ class ProjectIndex:
                 else:
                     self._capped_paths.update(owner if isinstance(owner, tuple) else (owner,))
 
+    def _param_class(self, fq: str, param: str) -> str | None:
+        """The project class every call passes for `param` of `fq` (`param_classes`), if any."""
+        return getattr(self, "param_classes", {}).get(fq, {}).get(param)
+
     def _param_classes(self, summaries: list[ModuleSummary]) -> dict[str, dict[str, str]]:
         """Module-level functions' and methods' parameters that hold an instance of one project
         class at every call in the project (`run(engine)` where each call passes `DdpEngine(...)`,
@@ -1980,6 +1984,10 @@ class ProjectIndex:
                 res, coll = self.call_name(fv.fn, argv)  # arguments unknown: maybe a partial()
             elif fv.cls and self.method(fv.cls, "__call__"):
                 res, coll = self.call_method("__call__", fv, argv, given, dict(call, bd=1))  # an instance called
+            elif "pf" in call and (pc := self._param_class(*call["pf"])) and self.method(pc, "__call__"):
+                # a parameter called that holds an instance of one project class at every call
+                # (`param_classes`): that class's `__call__` runs, as it does for the instance
+                res, coll = self.call_method("__call__", Val(cls=pc), argv, given, dict(call, bd=1))
             elif fv.srcq:
                 res = source_call(fv.srcq)  # a source function held in a name or parameter, called
             else:
