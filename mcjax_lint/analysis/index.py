@@ -448,6 +448,23 @@ class ProjectIndex:
                 else:
                     self._capped_paths.update(owner if isinstance(owner, tuple) else (owner,))
 
+    def instance_call_work(self, v: Val) -> str | bool | None:
+        """Calling `v`, an instance of a project class with a `__call__` of its own: that method's
+        collective work, named through it, or False where it does none (both passes ask this of
+        a callable a helper is given); None for anything else."""
+        if not v.cls or v.ext or v.callable or v.fn:
+            return None
+        m = self.method(v.cls, "__call__")
+        if not m or m not in self.functions:
+            return None
+        self._dep(m)
+        work = self.collective.get(m)
+        return f"`{short_name(m)}()` → {work}" if work else False
+
+    def _param_class(self, fq: str, param: str) -> str | None:
+        """The project class every call passes for `param` of `fq` (`param_classes`), if any."""
+        return getattr(self, "param_classes", {}).get(fq, {}).get(param)
+
     def _param_classes(self, summaries: list[ModuleSummary]) -> dict[str, dict[str, str]]:
         """Module-level functions' and methods' parameters that hold an instance of one project
         class at every call in the project (`run(engine)` where each call passes `DdpEngine(...)`,
@@ -1980,6 +1997,10 @@ class ProjectIndex:
                 res, coll = self.call_name(fv.fn, argv)  # arguments unknown: maybe a partial()
             elif fv.cls and self.method(fv.cls, "__call__"):
                 res, coll = self.call_method("__call__", fv, argv, given, dict(call, bd=1))  # an instance called
+            elif "pf" in call and (pc := self._param_class(*call["pf"])) and self.method(pc, "__call__"):
+                # a parameter called that holds an instance of one project class at every call
+                # (`param_classes`): that class's `__call__` runs, as it does for the instance
+                res, coll = self.call_method("__call__", Val(cls=pc), argv, given, dict(call, bd=1))
             elif fv.srcq:
                 res = source_call(fv.srcq)  # a source function held in a name or parameter, called
             else:
@@ -2005,7 +2026,7 @@ class ProjectIndex:
                     coll = f"{d} passed as a callback"
                     break
         if coll and coll.startswith(semantics.CALLBACK_WORK) and "n" in call:
-            coll = self._callback_work(call, coll)
+            coll = self._callback_work(call, coll, path)
         if coll:
             # Applying a jitted function: certain only on an input known to be a global array
             # (directly, or through a parameter its jitted work runs on), as the precise pass
@@ -2026,7 +2047,7 @@ class ProjectIndex:
                 keys.append(k)
         return keys
 
-    def _callback_work(self, call: dict, coll: str) -> str | None:
+    def _callback_work(self, call: dict, coll: str, path: str | None = None) -> str | None:
         """A summary's call of a function collective only through the callables it calls
         (`semantics.callback_call_work`, as the precise pass asks at its calls): what the call
         passes for each, from its callable arguments ("cba": a lambda, a reference, a callable's
@@ -2041,6 +2062,10 @@ class ProjectIndex:
                 passed = c.callable or (f"`{short_name(c.fn)}()` → {self.collective[c.fn]}" if c.fn and self.collective.get(c.fn) else None)
                 if passed:
                     break
+            for v in call.get("gv", {}).values() if passed is None and path is not None else ():
+                passed = self.instance_call_work(self.resolve(v, path)) or None  # (an instance with a collective `__call__`)
+                if passed:
+                    break
             return semantics.callback_call_work(coll, short_name(call["n"]), [passed] if passed else [None])
         ps = list(f.params)
         offset = 1 if f.cls and ps and ps[0] in ("self", "cls") else 0
@@ -2050,7 +2075,8 @@ class ProjectIndex:
             key = semantics.argument_for(p, ps, offset, given)
             arg = call["cba"].get(str(key)) if key is not None else None
             if arg is None:
-                out.append(None)
+                v = call.get("gv", {}).get(str(key)) if key is not None and path is not None else None
+                out.append(self.instance_call_work(self.resolve(v, path)) if v is not None else None)
             elif arg == "λ":
                 out.append(False)
             elif arg.startswith("c:"):
@@ -2692,14 +2718,19 @@ class ProjectIndex:
                 self.work_gates[q] = gates | old if old is not None else gates
                 changed.add(q)
         for call in f.calls:
-            if (call.get("cb") or call.get("cbc")) and "n" in call:
+            if (call.get("cb") or call.get("cbc") or call.get("gv")) and "n" in call:
                 g = self._follow_reexport(call["n"])
                 if self.resolve_class_name(g) in self.classes:
                     g = self.method(self.resolve_class_name(g), "__init__") or g  # a constructor: its __init__
                 gf = self.functions.get(g)
                 if gf is not None and gf.called_params and not self.callback_params.get(g):
                     if call.get("cbc") or any((self.ref(cb).callable or self.collective.get(self.ref(cb).fn or ""))
-                                              for cb in call["cb"]):
+                                              for cb in call.get("cb", ())) \
+                            or (not all(self._param_class(g, p.removesuffix("!o")) for p in gf.called_params)
+                                and any(isinstance(self.instance_call_work(self.resolve(v, path)), str)
+                                        for v in call.get("gv", {}).values())):
+                        # (an instance with a collective `__call__` handed to a parameter it calls,
+                        # where `param_classes` does not already say which class every call passes)
                         self.callback_params[g] = set(gf.called_params)
                         again.add(g)
         if q not in self.device_access:

@@ -30,7 +30,7 @@ from mcjax_lint.errors import AnalysisError
 
 CALLS_CAP = 400  # call records a summary keeps per function (`ev_Call`); the index reads a full list as cut short
 
-SUMMARY_VERSION = 142
+SUMMARY_VERSION = 143
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -1578,6 +1578,11 @@ class _Summarizer(semantics.StatementRules):
             if isinstance(func, ast.Name) and fv.get("refs") == [f"{self.scope.facts.name if not self.scope.is_module else self.module}.{func.id}"] \
                     and len(fv) == 1:
                 call["ex"] = 1  # a def of this scope called by its own name (not a partial of it)
+            if isinstance(func, ast.Name) and not self.scope.is_module and fv.get("params") == [func.id] \
+                    and func.id in self.scope.facts.params:
+                # A parameter called (`model(x)`): where every call passes an instance of one
+                # project class (`ProjectIndex.param_classes`), its `__call__` runs.
+                call["pf"] = [self.scope.facts.name, func.id]
             if facts is not None:
                 for p in fv.get("params", []):
                     if p not in facts.called_params:

@@ -1765,6 +1765,8 @@ class FileAnalysis(semantics.StatementRules):
                 passed.append(None)  # its default: not followed here
             elif v.callable or (v.fn and self.index.collective.get(v.fn)):
                 passed.append(v.callable or f"`{short_name(v.fn)}()` → {self.index.collective[v.fn]}")
+            elif (work := self.index.instance_call_work(v)) is not None:
+                passed.append(work)  # (an instance whose `__call__` is collective work)
             else:
                 passed.append(False if isinstance(nodes.get(key), cst.Lambda) or v.fn and v.fn in self.index.functions else None)
         return semantics.callback_call_work(coll, short_name(q), passed)
