@@ -1624,6 +1624,47 @@ class ProjectIndex:
             out = replace(out, pdc=out.pdc - out.pd)
         return out
 
+    def attr_count_at_some(self, cls: str, name: str) -> Val:
+        """Why the length of attribute `name` of `cls`, stored in `__init__` from its parameters,
+        differs between processes at *some* constructions of the class (`DS(all_files)` and
+        `DS(all_files[rank::n])`): the count sources (a per-process value, a length that differs)
+        of what those constructions pass, where `attr` (every construction) says nothing. Which
+        construction reaches a use is not followed: a guess for the caller to mark."""
+        for c in self.mro(cls):
+            cf = self.classes[c]
+            if name in cf.attrs:
+                out: frozenset = frozenset()
+                for ip in sorted(_sym_ips(cf.attrs[name])):
+                    out |= self._cached(f"{ip}!some", self._attr_cache, lambda ip=ip: self._some_constructions(ip)).pd
+                return Val(pd=out) if out else BOTTOM
+        return BOTTOM
+
+    def _some_constructions(self, ip: str) -> Val:
+        if self._ctor_depth >= MAX_CONSTRUCTOR_DEPTH:
+            return BOTTOM
+        init, pos, param = ip.rsplit(":", 2)
+        param, pos_i = param.removesuffix("!o"), int(pos)
+        out: frozenset = frozenset()
+        mixed = False
+        self._ctor_depth += 1
+        try:
+            for call, path, test in self.init_sites().get(init, ()):
+                if test or call.get("np") == -1:
+                    continue
+                pa = call.get("pa") or ({call["pk"]: call.get("a")} if "pk" in call else {})
+                arg = pa.get(param) if param in call.get("kw", ()) else (
+                    pa.get(str(pos_i)) if 0 <= pos_i < call.get("np", 0) else None)
+                if self._hands_collective_work(call, pa):
+                    continue
+                v = self.resolve(arg, path) if arg else BOTTOM  # (no argument recorded: one carrying nothing)
+                out |= v.count_sources
+                mixed |= not v.count_sources
+        finally:
+            self._ctor_depth -= 1
+        # (only where constructions disagree: where every one passes it, `attr` answers, and
+        # where it says nothing then, something else made the attribute agree)
+        return Val(pd=out) if mixed else BOTTOM
+
     def _hands_collective_work(self, call: dict, pa: dict) -> bool:
         """A construction that hands the object collective work (a jitted or collective function
         passed as an argument): the object may run it itself on the processes its attributes
@@ -3153,3 +3194,18 @@ def build_project_index(summaries: Iterable[ModuleSummary], settings: AnalysisSe
                         libraries: Sequence[ModuleSummary] = (), solve: bool = True) -> ProjectIndex:
     index = ProjectIndex(list(summaries), settings, libraries, solve=solve)
     return index
+
+
+def _sym_ips(sym: object) -> set[str]:
+    """The `__init__` parameter references (`"ip"`) a stored value's summary holds, at any depth
+    (in the calls it is made by: `list(files)`)."""
+    out: set[str] = set()
+    if isinstance(sym, dict):
+        out.update(sym.get("ip", ()))
+        for k, v in sym.items():
+            if k != "ip" and isinstance(v, (dict, list)):
+                out |= _sym_ips(v)
+    elif isinstance(sym, list):
+        for v in sym:
+            out |= _sym_ips(v)
+    return out

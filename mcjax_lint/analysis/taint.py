@@ -3140,6 +3140,10 @@ class FileAnalysis(semantics.StatementRules):
                 v = self.index.attr(cls, attr)
                 if v is not None and v.pd:
                     read_attrs = read_attrs.join(Val(pd=v.pd))  # (a source reached two ways: `Val.join`)
+                elif (some := self.index.attr_count_at_some(cls, attr)).pd:
+                    # (stored per-process by some constructions only: `evidence.SOME_CONSTRUCTIONS`)
+                    read_attrs = read_attrs.join(evidence.mark(some, evidence.SOME_CONSTRUCTIONS,
+                                                               f"`{short_name(cls)}.{attr}`", self.line(fdef)))
             for attr in pieces:
                 v = self.index.attr(cls, attr)
                 if v is not None and v.pd:
