@@ -1624,46 +1624,95 @@ class ProjectIndex:
             out = replace(out, pdc=out.pdc - out.pd)
         return out
 
-    def attr_count_at_some(self, cls: str, name: str) -> Val:
+    def attr_count_at_some(self, cls: str, name: str, start: bool = False) -> Val:
         """Why the length of attribute `name` of `cls`, stored in `__init__` from its parameters,
         differs between processes at *some* constructions of the class (`DS(all_files)` and
         `DS(all_files[rank::n])`): the count sources (a per-process value, a length that differs)
         of what those constructions pass, where `attr` (every construction) says nothing. Which
-        construction reaches a use is not followed: a guess for the caller to mark."""
+        construction reaches a use is not followed: a guess for the caller to mark. A construction
+        in a helper from the helper's parameters counts what its callers pass where it cuts a
+        piece of them (`x[rank::n]`, `np.array_split(x, n)[i]`), or where the attribute is the
+        start of a piece `__iter__` cuts (`start`: `self.files[self.rank::self.world]`)."""
         for c in self.mro(cls):
             cf = self.classes[c]
             if name in cf.attrs:
                 out: frozenset = frozenset()
                 for ip in sorted(_sym_ips(cf.attrs[name])):
-                    out |= self._cached(f"{ip}!some", self._attr_cache, lambda ip=ip: self._some_constructions(ip)).pd
+                    out |= self._cached(f"{ip}!some{int(start)}", self._attr_cache,
+                                        lambda ip=ip: self._some_constructions(ip, start)).pd
                 return Val(pd=out) if out else BOTTOM
         return BOTTOM
 
-    def _some_constructions(self, ip: str) -> Val:
+    def _some_constructions(self, ip: str, start: bool = False) -> Val:
         if self._ctor_depth >= MAX_CONSTRUCTOR_DEPTH:
             return BOTTOM
         init, pos, param = ip.rsplit(":", 2)
         param, pos_i = param.removesuffix("!o"), int(pos)
         out: frozenset = frozenset()
-        mixed = False
+        sites = 0
         self._ctor_depth += 1
         try:
-            for call, path, test in self.init_sites().get(init, ()):
+            for caller, call, path, test in self._init_sites_by_caller().get(init, ()):
                 if test or call.get("np") == -1:
                     continue
                 pa = call.get("pa") or ({call["pk"]: call.get("a")} if "pk" in call else {})
-                arg = pa.get(param) if param in call.get("kw", ()) else (
-                    pa.get(str(pos_i)) if 0 <= pos_i < call.get("np", 0) else None)
+                arg = _argument(pa, call, param, pos_i)
                 if self._hands_collective_work(call, pa):
                     continue
                 v = self.resolve(arg, path) if arg else BOTTOM  # (no argument recorded: one carrying nothing)
-                out |= v.count_sources
-                mixed |= not v.count_sources
+                counts = v.count_sources
+                if not counts and arg and (start or _cuts_piece(arg)):
+                    # (made in a helper from its parameters, `split(ds, rank, world)` building
+                    # `DS(ds.files[rank::world])`: what the helper's callers pass for them)
+                    counts = self._caller_counts(caller, _sym_params(arg))
+                out |= counts
+                sites += 1
         finally:
             self._ctor_depth -= 1
-        # (only where constructions disagree: where every one passes it, `attr` answers, and
-        # where it says nothing then, something else made the attribute agree)
-        return Val(pd=out) if mixed else BOTTOM
+        # (only where the class is constructed more than once: of one construction `attr` answers,
+        # and where it says nothing then, something else made the attribute agree)
+        return Val(pd=out) if sites > 1 else BOTTOM
+
+    def _caller_counts(self, q: str, params: set[str]) -> frozenset:
+        """The count sources of what the calls of function `q` by name pass it, where the value
+        reads its `params` (one level: a helper making an instance from its parameters), marked as
+        a guess; a call's arguments are kept joined, so what any of them carries counts."""
+        f = self.functions.get(q)
+        if f is None or not params or f.cls:
+            return frozenset()
+        out: frozenset = frozenset()
+        for caller, call, path, test in self._calls_by_callee().get(q, ()):
+            if test or not call.get("a"):
+                continue
+            # (a call of a function keeps its arguments joined, "a": what any of them carries)
+            out |= self.resolve(call["a"], path).count_sources
+        if not out:
+            return out
+        return evidence.mark(Val(pd=out), evidence.HELPER_PARAMETER_PIECE, f"`{short_name(q)}()`").pd
+
+    def _calls_by_callee(self) -> dict[str, list[tuple[str, dict, str, bool]]]:
+        """Calls by name of each project function or class (by its `__init__`), with the calling
+        function, its file and whether that file is a test module."""
+        by = self.__dict__.get("_calls_by_callee_cache")
+        if by is None:
+            by = {}
+            for m, s in self.modules.items():
+                test = _is_test_module(m)
+                for caller, f in s.functions.items():
+                    for call in f.calls:
+                        if "n" not in call:
+                            continue
+                        q = self.resolve_class_name(self._follow_reexport(call["n"]))
+                        if q in self.classes:
+                            q = self.method(q, "__init__") or q
+                        by.setdefault(q, []).append((caller, call, s.path, test))
+            self.__dict__["_calls_by_callee_cache"] = by
+        return by
+
+    def _init_sites_by_caller(self) -> dict[str, list[tuple[str, dict, str, bool]]]:
+        """`init_sites` with the function each construction is in (`_calls_by_callee`)."""
+        return {init: self._calls_by_callee().get(init, []) + [("", call, p, t) for call, p, t in sites if call.get("np") == -1]
+                for init, sites in self.init_sites().items()}
 
     def _hands_collective_work(self, call: dict, pa: dict) -> bool:
         """A construction that hands the object collective work (a jitted or collective function
@@ -3209,3 +3258,36 @@ def _sym_ips(sym: object) -> set[str]:
         for v in sym:
             out |= _sym_ips(v)
     return out
+
+
+def _sym_params(sym: object) -> set[str]:
+    """The parameters of its function a value's summary reads (`"params"`), at any depth."""
+    out: set[str] = set()
+    if isinstance(sym, dict):
+        out.update(p.removesuffix("!o") for p in sym.get("params", ()))
+        for k, v in sym.items():
+            if k != "params" and isinstance(v, (dict, list)):
+                out |= _sym_params(v)
+    elif isinstance(sym, list):
+        for v in sym:
+            out |= _sym_params(v)
+    return out
+
+
+def _argument(pa: dict, call: dict, param: str, pos: int) -> object:
+    """A recorded call's argument for parameter `param` at position `pos` (`pa`: its arguments by
+    key), None where it is not passed or not recorded."""
+    if param in pa or param in call.get("kw", ()):
+        return pa.get(param)
+    return pa.get(str(pos)) if 0 <= pos < call.get("np", 0) else None
+
+
+def _cuts_piece(sym: object) -> bool:
+    """Whether a value's summary cuts a per-process piece (`x[i::n]`, `np.array_split(x, n)[i]`)."""
+    if isinstance(sym, dict):
+        if sym.get("n") in (evidence.EQUAL_PIECES_CALL, evidence.SPLIT_POINTS_CALL):
+            return True
+        return any(_cuts_piece(v) for k, v in sym.items() if isinstance(v, (dict, list)))
+    if isinstance(sym, list):
+        return any(_cuts_piece(v) for v in sym)
+    return False
