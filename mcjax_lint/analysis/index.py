@@ -663,6 +663,9 @@ class ProjectIndex:
             for c, cf in self.classes.items():
                 for a in cf.attrs:
                     self.attr(c, a)
+                    if _sym_ips(cf.attrs[a]):  # (`_iterated_instance` asks; the sites are not shipped)
+                        self.attr_count_at_some(c, a)
+                        self.attr_count_at_some(c, a, start=True)
             for g in self.globals:
                 self.ref(g)
         state = dict(self.__dict__)
@@ -676,6 +679,7 @@ class ProjectIndex:
         state["_init_sites"] = {}  # read only to resolve class attributes (resolved above)
         state["_mro_cache"] = {}
         state.pop("_subclass_cache", None)
+        state.pop("_calls_by_callee_cache", None)
         state["_importers"] = None  # (rebuilt on the first question)
         state["_importers_of"] = None
         state["_mode_memo"] = {}
