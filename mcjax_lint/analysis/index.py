@@ -393,6 +393,9 @@ class ProjectIndex:
         self._star_cache: dict[tuple[str, str], str] = {}
         self._dep_stack: list[set[str]] = []
         self._init_sites: dict[str, list[tuple[dict, str, bool]]] | None = None
+        # Helpers whose callers' arguments an iterable's per-construction count read
+        # (`_caller_counts`): a change of a call of one is not re-solved in place.
+        self.piece_helpers: set[str] = set()
         # Which file each quoted origin (`utils.py:12`: basename -> line -> path, or a tuple of
         # paths when files of the same name share it) came from, and the files whose sources a
         # cap compared: what `relocate.relocate_index` needs to move lines without a rebuild.
@@ -663,9 +666,15 @@ class ProjectIndex:
             for c, cf in self.classes.items():
                 for a in cf.attrs:
                     self.attr(c, a)
-                    if _sym_ips(cf.attrs[a]):  # (`_iterated_instance` asks; the sites are not shipped)
-                        self.attr_count_at_some(c, a)
-                        self.attr_count_at_some(c, a, start=True)
+            # (what `FileAnalysis._iterated_instance` asks of an iterable class's attributes: the
+            # construction sites it reads are not shipped)
+            for c in self.classes:
+                if any(self.method(c, m) for m in semantics.ITERATION_METHODS):
+                    for b in self.mro(c):
+                        for a, sym in self.classes[b].attrs.items():
+                            if _sym_ips(sym):
+                                self.attr_count_at_some(c, a)
+                                self.attr_count_at_some(c, a, start=True)
             for g in self.globals:
                 self.ref(g)
         state = dict(self.__dict__)
@@ -1640,12 +1649,20 @@ class ProjectIndex:
         for c in self.mro(cls):
             cf = self.classes[c]
             if name in cf.attrs:
-                out: frozenset = frozenset()
-                for ip in sorted(_sym_ips(cf.attrs[name])):
-                    out |= self._cached(f"{ip}!some{int(start)}", self._attr_cache,
-                                        lambda ip=ip: self._some_constructions(ip, start)).pd
-                return Val(pd=out) if out else BOTTOM
+                # (one fact per attribute, as `attr`'s: the shipped index keeps it, and its sources'
+                # lines move with the cached index; the attribute's summary and the construction
+                # sites it reads are not shipped)
+                key = f"{c}.{name}!some{int(start)}"
+                if key not in self._attr_cache and not _sym_ips(cf.attrs[name]):
+                    return BOTTOM  # (stored from no parameter: nothing to ask, nothing cached)
+                return self._cached(key, self._attr_cache, lambda: self._count_at_some(cf.attrs[name], start))
         return BOTTOM
+
+    def _count_at_some(self, sym: object, start: bool) -> Val:
+        out: frozenset = frozenset()
+        for ip in sorted(_sym_ips(sym)):
+            out |= self._some_constructions(ip, start).pd
+        return Val(pd=out) if out else BOTTOM
 
     def _some_constructions(self, ip: str, start: bool = False) -> Val:
         if self._ctor_depth >= MAX_CONSTRUCTOR_DEPTH:
@@ -1656,8 +1673,8 @@ class ProjectIndex:
         sites = 0
         self._ctor_depth += 1
         try:
-            for caller, call, path, test in self._init_sites_by_caller().get(init, ()):
-                if test or call.get("np") == -1:
+            for caller, call, path, test in self._calls_by_callee().get(init, ()):
+                if test:
                     continue
                 pa = call.get("pa") or ({call["pk"]: call.get("a")} if "pk" in call else {})
                 arg = _argument(pa, call, param, pos_i)
@@ -1684,6 +1701,9 @@ class ProjectIndex:
         f = self.functions.get(q)
         if f is None or not params or f.cls:
             return frozenset()
+        # (a fact read from the calls of `q` anywhere: a function changed to call it otherwise is
+        # not re-solved in place, `relocate.plan_change`)
+        self.piece_helpers.add(q)
         out: frozenset = frozenset()
         for caller, call, path, test in self._calls_by_callee().get(q, ()):
             if test or not call.get("a"):
@@ -1712,11 +1732,6 @@ class ProjectIndex:
                         by.setdefault(q, []).append((caller, call, s.path, test))
             self.__dict__["_calls_by_callee_cache"] = by
         return by
-
-    def _init_sites_by_caller(self) -> dict[str, list[tuple[str, dict, str, bool]]]:
-        """`init_sites` with the function each construction is in (`_calls_by_callee`)."""
-        return {init: self._calls_by_callee().get(init, []) + [("", call, p, t) for call, p, t in sites if call.get("np") == -1]
-                for init, sites in self.init_sites().items()}
 
     def _hands_collective_work(self, call: dict, pa: dict) -> bool:
         """A construction that hands the object collective work (a jitted or collective function
