@@ -1682,6 +1682,10 @@ class ProjectIndex:
                     continue
                 v = self.resolve(arg, path) if arg else BOTTOM  # (no argument recorded: one carrying nothing)
                 counts = v.count_sources
+                if arg and arg.get("argcnt") is not None:
+                    # (a list built by a display or comprehension, `[xs[(rank + k) % n] for k in
+                    # range(K)]`: as many elements as what decided its count says, whatever they hold)
+                    counts = self.resolve(arg["argcnt"], path).count_sources if arg["argcnt"] else frozenset()
                 if not counts and arg and (start or _cuts_piece(arg)):
                     # (made in a helper from its parameters, `split(ds, rank, world)` building
                     # `DS(ds.files[rank::world])`: what the helper's callers pass for them)

@@ -30,7 +30,7 @@ from mcjax_lint.errors import AnalysisError
 
 CALLS_CAP = 400  # call records a summary keeps per function (`ev_Call`); the index reads a full list as cut short
 
-SUMMARY_VERSION = 142
+SUMMARY_VERSION = 143
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -3612,8 +3612,13 @@ def _keyed(args: list[Sym], kwargs: dict[str | None, Sym]) -> list[tuple[int | s
 
 def _arg_sym(a: Sym) -> Sym:
     """What a construction's argument hands the attribute `__init__` stores from it: its taint,
-    and whether it is a global array."""
+    whether it is a global array, and what decides its count where a display or comprehension
+    built it ("argcnt")."""
     out = sym_taint(a)
+    if out and a.get("cnt") is not None:
+        # (a list or dict built by a display or comprehension: what decides how many elements it
+        # has, apart from what they hold; read only by `ProjectIndex._some_constructions`)
+        out = dict(out, argcnt=_count_taint(a["cnt"]))
     if a.get("u"):
         out = dict(out, u=a["u"])  # (a set: iterating the attribute follows its hash order)
     return dict(out, glob=True) if a.get("glob") else out
