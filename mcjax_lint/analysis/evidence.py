@@ -98,6 +98,11 @@ KEYS_FROM_CONTENT = ("a container given a key only where this process's data mee
 GROWN_FROM_CONTENT = ("a container grown (`xs.append(v)`) only where, or as often as, this process's data says: its "
                       "length differs between processes unless their data agree on it")
 EQUAL_PIECES_TEXT = "a per-process piece of equal ones"
+SOME_CONSTRUCTIONS = ("an attribute stored from what only some constructions of its class pass per-process (`DS(files)` "
+                      "and `DS(files[rank::n])`): the instance iterated here taken as one of those (which construction "
+                      "reaches it is not followed)")
+HELPER_PARAMETER_PIECE = ("an instance made in a helper from its parameters, taken as made from what the helper's callers "
+                          "pass for them (`split(ds, rank, world)` building `DS(ds.files[rank::world])`)")
 SPLIT_POINTS = ("a per-process piece of a split at given points (`np.array_split(x, [k])[i]`), whose length the "
                 "points set: the pieces' lengths differ unless the points are evenly spaced")
 SPLIT_POINTS_TEXT = "a per-process piece of a split at given points"

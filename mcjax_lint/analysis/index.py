@@ -393,6 +393,9 @@ class ProjectIndex:
         self._star_cache: dict[tuple[str, str], str] = {}
         self._dep_stack: list[set[str]] = []
         self._init_sites: dict[str, list[tuple[dict, str, bool]]] | None = None
+        # Helpers whose callers' arguments an iterable's per-construction count read
+        # (`_caller_counts`): a change of a call of one is not re-solved in place.
+        self.piece_helpers: set[str] = set()
         # Which file each quoted origin (`utils.py:12`: basename -> line -> path, or a tuple of
         # paths when files of the same name share it) came from, and the files whose sources a
         # cap compared: what `relocate.relocate_index` needs to move lines without a rebuild.
@@ -680,6 +683,15 @@ class ProjectIndex:
             for c, cf in self.classes.items():
                 for a in cf.attrs:
                     self.attr(c, a)
+            # (what `FileAnalysis._iterated_instance` asks of an iterable class's attributes: the
+            # construction sites it reads are not shipped)
+            for c in self.classes:
+                if any(self.method(c, m) for m in semantics.ITERATION_METHODS):
+                    for b in self.mro(c):
+                        for a, sym in self.classes[b].attrs.items():
+                            if _sym_ips(sym):
+                                self.attr_count_at_some(c, a)
+                                self.attr_count_at_some(c, a, start=True)
             for g in self.globals:
                 self.ref(g)
         state = dict(self.__dict__)
@@ -693,6 +705,7 @@ class ProjectIndex:
         state["_init_sites"] = {}  # read only to resolve class attributes (resolved above)
         state["_mro_cache"] = {}
         state.pop("_subclass_cache", None)
+        state.pop("_calls_by_callee_cache", None)
         state["_importers"] = None  # (rebuilt on the first question)
         state["_importers_of"] = None
         state["_mode_memo"] = {}
@@ -1640,6 +1653,106 @@ class ProjectIndex:
         if out.pd:
             out = replace(out, pdc=out.pdc - out.pd)
         return out
+
+    def attr_count_at_some(self, cls: str, name: str, start: bool = False) -> Val:
+        """Why the length of attribute `name` of `cls`, stored in `__init__` from its parameters,
+        differs between processes at *some* constructions of the class (`DS(all_files)` and
+        `DS(all_files[rank::n])`): the count sources (a per-process value, a length that differs)
+        of what those constructions pass, where `attr` (every construction) says nothing. Which
+        construction reaches a use is not followed: a guess for the caller to mark. A construction
+        in a helper from the helper's parameters counts what its callers pass where it cuts a
+        piece of them (`x[rank::n]`, `np.array_split(x, n)[i]`), or where the attribute is the
+        start of a piece `__iter__` cuts (`start`: `self.files[self.rank::self.world]`)."""
+        for c in self.mro(cls):
+            cf = self.classes[c]
+            if name in cf.attrs:
+                # (one fact per attribute, as `attr`'s: the shipped index keeps it, and its sources'
+                # lines move with the cached index; the attribute's summary and the construction
+                # sites it reads are not shipped)
+                key = f"{c}.{name}!some{int(start)}"
+                if key not in self._attr_cache and not _sym_ips(cf.attrs[name]):
+                    return BOTTOM  # (stored from no parameter: nothing to ask, nothing cached)
+                return self._cached(key, self._attr_cache, lambda: self._count_at_some(cf.attrs[name], start))
+        return BOTTOM
+
+    def _count_at_some(self, sym: object, start: bool) -> Val:
+        out: frozenset = frozenset()
+        for ip in sorted(_sym_ips(sym)):
+            out |= self._some_constructions(ip, start).pd
+        return Val(pd=out) if out else BOTTOM
+
+    def _some_constructions(self, ip: str, start: bool = False) -> Val:
+        if self._ctor_depth >= MAX_CONSTRUCTOR_DEPTH:
+            return BOTTOM
+        init, pos, param = ip.rsplit(":", 2)
+        param, pos_i = param.removesuffix("!o"), int(pos)
+        out: frozenset = frozenset()
+        sites = 0
+        self._ctor_depth += 1
+        try:
+            for caller, call, path, test in self._calls_by_callee().get(init, ()):
+                if test:
+                    continue
+                pa = call.get("pa") or ({call["pk"]: call.get("a")} if "pk" in call else {})
+                arg = _argument(pa, call, param, pos_i)
+                if self._hands_collective_work(call, pa):
+                    continue
+                v = self.resolve(arg, path) if arg else BOTTOM  # (no argument recorded: one carrying nothing)
+                counts = v.count_sources
+                if arg and arg.get("argcnt") is not None:
+                    # (a list built by a display or comprehension, `[xs[(rank + k) % n] for k in
+                    # range(K)]`: as many elements as what decided its count says, whatever they hold)
+                    counts = self.resolve(arg["argcnt"], path).count_sources if arg["argcnt"] else frozenset()
+                if not counts and arg and (start or _cuts_piece(arg)):
+                    # (made in a helper from its parameters, `split(ds, rank, world)` building
+                    # `DS(ds.files[rank::world])`: what the helper's callers pass for them)
+                    counts = self._caller_counts(caller, _sym_params(arg))
+                out |= counts
+                sites += 1
+        finally:
+            self._ctor_depth -= 1
+        # (only where the class is constructed more than once: of one construction `attr` answers,
+        # and where it says nothing then, something else made the attribute agree)
+        return Val(pd=out) if sites > 1 else BOTTOM
+
+    def _caller_counts(self, q: str, params: set[str]) -> frozenset:
+        """The count sources of what the calls of function `q` by name pass it, where the value
+        reads its `params` (one level: a helper making an instance from its parameters), marked as
+        a guess; a call's arguments are kept joined, so what any of them carries counts."""
+        f = self.functions.get(q)
+        if f is None or not params or f.cls:
+            return frozenset()
+        # (a fact read from the calls of `q` anywhere: a function changed to call it otherwise is
+        # not re-solved in place, `relocate.plan_change`)
+        self.piece_helpers.add(q)
+        out: frozenset = frozenset()
+        for caller, call, path, test in self._calls_by_callee().get(q, ()):
+            if test or not call.get("a"):
+                continue
+            # (a call of a function keeps its arguments joined, "a": what any of them carries)
+            out |= self.resolve(call["a"], path).count_sources
+        if not out:
+            return out
+        return evidence.mark(Val(pd=out), evidence.HELPER_PARAMETER_PIECE, f"`{short_name(q)}()`").pd
+
+    def _calls_by_callee(self) -> dict[str, list[tuple[str, dict, str, bool]]]:
+        """Calls by name of each project function or class (by its `__init__`), with the calling
+        function, its file and whether that file is a test module."""
+        by = self.__dict__.get("_calls_by_callee_cache")
+        if by is None:
+            by = {}
+            for m, s in self.modules.items():
+                test = _is_test_module(m)
+                for caller, f in s.functions.items():
+                    for call in f.calls:
+                        if "n" not in call:
+                            continue
+                        q = self.resolve_class_name(self._follow_reexport(call["n"]))
+                        if q in self.classes:
+                            q = self.method(q, "__init__") or q
+                        by.setdefault(q, []).append((caller, call, s.path, test))
+            self.__dict__["_calls_by_callee_cache"] = by
+        return by
 
     def _hands_collective_work(self, call: dict, pa: dict) -> bool:
         """A construction that hands the object collective work (a jitted or collective function
@@ -3184,3 +3297,51 @@ def build_project_index(summaries: Iterable[ModuleSummary], settings: AnalysisSe
                         libraries: Sequence[ModuleSummary] = (), solve: bool = True) -> ProjectIndex:
     index = ProjectIndex(list(summaries), settings, libraries, solve=solve)
     return index
+
+
+def _sym_ips(sym: object) -> set[str]:
+    """The `__init__` parameter references (`"ip"`) a stored value's summary holds, at any depth
+    (in the calls it is made by: `list(files)`)."""
+    out: set[str] = set()
+    if isinstance(sym, dict):
+        out.update(sym.get("ip", ()))
+        for k, v in sym.items():
+            if k != "ip" and isinstance(v, (dict, list)):
+                out |= _sym_ips(v)
+    elif isinstance(sym, list):
+        for v in sym:
+            out |= _sym_ips(v)
+    return out
+
+
+def _sym_params(sym: object) -> set[str]:
+    """The parameters of its function a value's summary reads (`"params"`), at any depth."""
+    out: set[str] = set()
+    if isinstance(sym, dict):
+        out.update(p.removesuffix("!o") for p in sym.get("params", ()))
+        for k, v in sym.items():
+            if k != "params" and isinstance(v, (dict, list)):
+                out |= _sym_params(v)
+    elif isinstance(sym, list):
+        for v in sym:
+            out |= _sym_params(v)
+    return out
+
+
+def _argument(pa: dict, call: dict, param: str, pos: int) -> object:
+    """A recorded call's argument for parameter `param` at position `pos` (`pa`: its arguments by
+    key), None where it is not passed or not recorded."""
+    if param in pa or param in call.get("kw", ()):
+        return pa.get(param)
+    return pa.get(str(pos)) if 0 <= pos < call.get("np", 0) else None
+
+
+def _cuts_piece(sym: object) -> bool:
+    """Whether a value's summary cuts a per-process piece (`x[i::n]`, `np.array_split(x, n)[i]`)."""
+    if isinstance(sym, dict):
+        if sym.get("n") in (evidence.EQUAL_PIECES_CALL, evidence.SPLIT_POINTS_CALL):
+            return True
+        return any(_cuts_piece(v) for k, v in sym.items() if isinstance(v, (dict, list)))
+    if isinstance(sym, list):
+        return any(_cuts_piece(v) for v in sym)
+    return False

@@ -600,6 +600,7 @@ def plan_change(index: Any, old: dict, new: dict, summary: Any, other_new_mentio
         owners = mentions.get(t, ())
         if owners is None or any(m != module for m in owners) or t in other_new_mentions:
             raise Unrelocatable(f"`{t}` is mentioned outside {new['path']}")
+    piece_helpers = getattr(index, "piece_helpers", ())
     for q in names | changed:
         for d in (fo.get(q), fn.get(q)):
             if d is None:
@@ -607,6 +608,9 @@ def plan_change(index: Any, old: dict, new: dict, summary: Any, other_new_mentio
             for call in d.get("calls", ()):
                 if call.get("cb") or call.get("cbc"):
                     raise Unrelocatable(f"{q} passes a callback")
+                if "n" in call and piece_helpers and index._follow_reexport(call["n"]) in piece_helpers:
+                    # (what its calls pass counts for the instances it builds: `ProjectIndex._caller_counts`)
+                    raise Unrelocatable(f"{q} calls a helper that builds an instance from a piece")
                 if "n" in call and index.resolve_class_name(index._follow_reexport(call["n"])) in index.classes:
                     # Constructor arguments flow into attributes (resolved with the cached index):
                     # a changed construction, or one whose arguments read what changed, is not

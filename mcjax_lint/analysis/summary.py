@@ -3617,8 +3617,13 @@ def _keyed(args: list[Sym], kwargs: dict[str | None, Sym]) -> list[tuple[int | s
 
 def _arg_sym(a: Sym) -> Sym:
     """What a construction's argument hands the attribute `__init__` stores from it: its taint,
-    and whether it is a global array."""
+    whether it is a global array, and what decides its count where a display or comprehension
+    built it ("argcnt")."""
     out = sym_taint(a)
+    if out and a.get("cnt") is not None:
+        # (a list or dict built by a display or comprehension: what decides how many elements it
+        # has, apart from what they hold; read only by `ProjectIndex._some_constructions`)
+        out = dict(out, argcnt=_count_taint(a["cnt"]))
     if a.get("u"):
         out = dict(out, u=a["u"])  # (a set: iterating the attribute follows its hash order)
     return dict(out, glob=True) if a.get("glob") else out

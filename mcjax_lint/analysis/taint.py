@@ -3142,10 +3142,17 @@ class FileAnalysis(semantics.StatementRules):
                 v = self.index.attr(cls, attr)
                 if v is not None and v.pd:
                     read_attrs = read_attrs.join(Val(pd=v.pd))  # (a source reached two ways: `Val.join`)
+                elif (some := self.index.attr_count_at_some(cls, attr)).pd:
+                    # (stored per-process by some constructions only: `evidence.SOME_CONSTRUCTIONS`)
+                    read_attrs = read_attrs.join(evidence.mark(some, evidence.SOME_CONSTRUCTIONS,
+                                                               f"`{short_name(cls)}.{attr}`", self.line(fdef)))
             for attr in pieces:
                 v = self.index.attr(cls, attr)
                 if v is not None and v.pd:
                     read_attrs = read_attrs.join(Val(pd=evidence.equal_pieces(v, self.line(fdef)).pd))
+                elif (some := self.index.attr_count_at_some(cls, attr, start=True)).pd:
+                    some = evidence.mark(some, evidence.SOME_CONSTRUCTIONS, f"`{short_name(cls)}.{attr}`", self.line(fdef))
+                    read_attrs = read_attrs.join(Val(pd=evidence.equal_pieces(some, self.line(fdef)).pd))
         # `for x in obj` is `for x in obj.__iter__()`: the iterator that method makes (a generator
         # over this process's own share, computed there rather than stored) is iterated.
         if (q := self.index.method(cls, "__iter__")) is not None:
