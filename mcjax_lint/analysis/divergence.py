@@ -1029,7 +1029,7 @@ class Divergence:
             if s.orelse is not None:
                 self.walk_body(orelse, ctx + [_with(here, "else", orelse, cond, s.body)])
             if cond.divergent and id(s) not in self._branch_done and not self._escaping_exits(s):
-                a, b = self.seq_block(s.body), self.seq_block(s.orelse)
+                a, b = self.seq_block(s.body), self.seq_block(_parted_else(s))
                 paired = self._completed_by_pair(stmts, i) if not self.same_work(a, b) else "paired"
                 if paired != "paired":
                     if paired == "around a yield":
@@ -1648,6 +1648,17 @@ class Divergence:
         if t is None and isinstance(stmts[k], (cst.For, cst.While)):
             t = first_tok(self.seq_block(stmts[k].body))
         return t
+
+
+def _parted_else(s: cst.If):
+    """The arm that the processes `s`'s test parts take besides its body: its `else`, past each
+    `elif` whose own test excludes `s`'s (`semantics.excludes`: `if not in_order and main():
+    ... elif in_order: ...`). Such an arm runs exactly where its own test holds, whatever the rest
+    of `s`'s test: a part of it is `s`'s divergence only where its own test is (checked there)."""
+    o = s.orelse
+    while isinstance(o, cst.If) and semantics.excludes(o.test, s.test, read_cst.read, read_cst.same):
+        o = o.orelse
+    return o
 
 
 def _with(f: _Frame, kind: str, stmts: list, cond: Val, other) -> _Frame:
