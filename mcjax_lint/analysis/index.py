@@ -21,6 +21,7 @@ from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis import values as _values
 from mcjax_lint.analysis.summary import CALLS_CAP, ELEMENT_CALL, SAME_LENGTH_CALL, STAR, TIED_SORT_CALL, ClassFacts, FunctionFacts, ModuleSummary, SIZED_BY_CONTENT, Sym, star_exports
+from mcjax_lint.analysis.summary import member_is_count as summary_member_is_count
 from mcjax_lint.analysis.values import BOTTOM, Src, Val, applied, join_all, most_certain, replace
 from mcjax_lint.settings import AnalysisSettings
 
@@ -890,6 +891,11 @@ class ProjectIndex:
             if q in self.functions:
                 return q
         return None
+
+    def count_member(self, cls: str, attr: str, called: bool) -> bool:
+        """Whether `obj.attr` (`obj.attr()` where `called`) of an object of class `cls` holds the
+        number of processes (`summary.member_is_count` along its MRO)."""
+        return summary_member_is_count([self.classes[c] for c in self.mro(cls)], attr, called)
 
     def attr(self, cls: str, name: str) -> Val | None:
         for c in self.mro(cls):

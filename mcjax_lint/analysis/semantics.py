@@ -1032,6 +1032,29 @@ def may_declare(text: str) -> bool:
 PROCESS_COUNT_CALLS = frozenset({"jax.process_count", "jax.host_count"})
 
 
+def is_process_count(e: object, read: Reader, qualify: Callable[[object], str | None],
+                     named: Callable[[str], bool] | None = None,
+                     member: Callable[[object, str, bool], bool] | None = None) -> bool:
+    """Whether an expression is the number of processes of the job (the one definition both
+    passes ask): `jax.process_count()` called with no arguments; a name that holds it (`named`:
+    bound to it once and never again in its scope, a module constant so bound); an object's
+    member that holds it (`member(receiver, attr, called)`: `self.size` whose every store is the
+    count, a property or a method returning it, `self.world()`)."""
+    r = read(e)
+    if r[0] == "call":
+        if r[3]:
+            return False
+        if qualify(r[1]) in PROCESS_COUNT_CALLS:
+            return True
+        f = read(r[1])
+        return member is not None and f[0] == "attr" and member(f[1], f[2], True)
+    if r[0] == "name":
+        return named is not None and named(r[1])
+    if r[0] == "attr":
+        return member is not None and member(r[1], r[2], False)
+    return False
+
+
 def process_count_test(left: object, op: str, right: object, read: Reader,
                        is_count: Callable[[object], bool]) -> bool | None:
     """Which way `count <op> n` goes in a job of several processes, the only kind in which
