@@ -986,7 +986,9 @@ class Divergence:
             return [body]
         return list(body.body) if hasattr(body, "body") else list(body)
 
-    def visit(self, s, ctx: list[_Frame], stmts: list, i: int) -> None:
+    def visit(self, s, ctx: list[_Frame], stmts: list, i: int, body_ctx: list[_Frame] | None = None) -> None:
+        """`body_ctx`: the frames an `if`'s body runs in where they differ from its `else`'s (an
+        `elif` whose test excludes the test before it: `_parted_else`)."""
         fa = self.fa
         if isinstance(s, cst.SimpleStatementLine):
             for small in s.body:
@@ -1025,8 +1027,12 @@ class Divergence:
             cond = fa.conds.get(s, BOTTOM)
             body, orelse = self._block_stmts(s.body), self._block_stmts(s.orelse)
             here = _Frame("if", s, stmts, i)
-            self.walk_body(body, ctx + [_with(here, "if", body, cond, s.orelse)])
-            if s.orelse is not None:
+            self.walk_body(body, (ctx if body_ctx is None else body_ctx) + [_with(here, "if", body, cond, s.orelse)])
+            if isinstance(s.orelse, cst.If) and s.orelse not in fa.decided_ifs and _parted_else(s) is not s.orelse:
+                # `if a and local(): ... elif not a: B`: B runs where `not a` holds, whatever
+                # `local()`, so an exit in it is decided by its own test alone
+                self.visit(s.orelse, ctx + [_with(here, "else", orelse, cond, s.body)], orelse, 0, ctx)
+            elif s.orelse is not None:
                 self.walk_body(orelse, ctx + [_with(here, "else", orelse, cond, s.body)])
             if cond.divergent and id(s) not in self._branch_done and not self._escaping_exits(s):
                 a, b = self.seq_block(s.body), self.seq_block(_parted_else(s))
