@@ -15,6 +15,7 @@ JSON form (`ModuleSummary.to_dict()/from_dict()`); bump `SUMMARY_VERSION` when i
 from __future__ import annotations
 
 import ast
+import bisect
 import os
 import re
 import warnings
@@ -3699,7 +3700,11 @@ def _attribute_stores(tree: ast.Module) -> dict[str, list]:
                                 out.setdefault(x.attr, []).append((x.lineno, None, None))
         elif t is ast.Attribute and not isinstance(n.ctx, ast.Load) and id(n) not in seen:
             out.setdefault(n.attr, []).append((n.lineno, None, None))  # (augmented, annotated, a loop's target, `del`)
+    out[_STORE_LINES] = sorted((line, a) for a, here in out.items() for line, r, _ in here if r is not None)
     return out
+
+
+_STORE_LINES = " lines"  # (`_attribute_stores`' key of its stores through a name, by line: no attribute's name)
 
 
 def _count_members(node: ast.ClassDef, is_count, stores: dict[str, list]) -> list[str]:
@@ -3728,7 +3733,10 @@ def _count_members(node: ast.ClassDef, is_count, stores: dict[str, list]) -> lis
         elif type(st) in (ast.FunctionDef, ast.AsyncFunctionDef):
             defs.setdefault(st.name, []).append(st)
     selves = {"self", "cls"} | {st.args.args[0].arg for fs in defs.values() for st in fs if st.args.args}
-    for attr, here in stores.items():
+    lines = stores.get(_STORE_LINES, [])  # (the stores through a name, by line: those in this class)
+    spanned = {a for _, a in lines[bisect.bisect_left(lines, (node.lineno, "")):bisect.bisect_right(lines, (end, "\U0010ffff"))]}
+    for attr in sorted(spanned):
+        here = stores[attr]
         mine = [(r, v) for line, r, v in here if node.lineno <= line <= end and r in selves]
         if not mine or attr in defs:
             continue
