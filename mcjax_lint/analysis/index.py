@@ -703,7 +703,8 @@ class ProjectIndex:
         state["_self_call_names"] = {q: names for q, f in self.functions.items() if f.cls and (names := _bound_call_names(f))}
         state["classes"] = {q: ClassFacts(c.name, c.line, list(c.bases), dict.fromkeys(c.attrs, {}), list(c.methods),
                                           dict(c.cond_attrs), list(c.sure_attrs),
-                                          dict(c.absent_conds))  # (`absent_unless`)
+                                          dict(c.absent_conds),  # (`absent_unless`)
+                                          list(c.counts))  # (`count_member`)
                             for q, c in self.classes.items()}
         state["globals"] = dict.fromkeys(self.globals, {})
         state["modules"] = {m: ModuleSummary(s.path, s.module, dict(s.imports), imported_modules=list(s.imported_modules),
