@@ -986,7 +986,9 @@ class Divergence:
             return [body]
         return list(body.body) if hasattr(body, "body") else list(body)
 
-    def visit(self, s, ctx: list[_Frame], stmts: list, i: int) -> None:
+    def visit(self, s, ctx: list[_Frame], stmts: list, i: int, body_ctx: list[_Frame] | None = None) -> None:
+        """`body_ctx`: the frames an `if`'s body runs in where they differ from its `else`'s (an
+        `elif` whose test excludes the test before it: `_parted_else`)."""
         fa = self.fa
         if isinstance(s, cst.SimpleStatementLine):
             for small in s.body:
@@ -1025,11 +1027,15 @@ class Divergence:
             cond = fa.conds.get(s, BOTTOM)
             body, orelse = self._block_stmts(s.body), self._block_stmts(s.orelse)
             here = _Frame("if", s, stmts, i)
-            self.walk_body(body, ctx + [_with(here, "if", body, cond, s.orelse)])
-            if s.orelse is not None:
+            self.walk_body(body, (ctx if body_ctx is None else body_ctx) + [_with(here, "if", body, cond, s.orelse)])
+            if isinstance(s.orelse, cst.If) and s.orelse not in fa.decided_ifs and _parted_else(s) is not s.orelse:
+                # `if a and local(): ... elif not a: B`: B runs where `not a` holds, whatever
+                # `local()`, so an exit in it is decided by its own test alone
+                self.visit(s.orelse, ctx + [_with(here, "else", orelse, cond, s.body)], orelse, 0, ctx)
+            elif s.orelse is not None:
                 self.walk_body(orelse, ctx + [_with(here, "else", orelse, cond, s.body)])
             if cond.divergent and id(s) not in self._branch_done and not self._escaping_exits(s):
-                a, b = self.seq_block(s.body), self.seq_block(s.orelse)
+                a, b = self.seq_block(s.body), self.seq_block(_parted_else(s))
                 paired = self._completed_by_pair(stmts, i) if not self.same_work(a, b) else "paired"
                 if paired != "paired":
                     if paired == "around a yield":
@@ -1648,6 +1654,17 @@ class Divergence:
         if t is None and isinstance(stmts[k], (cst.For, cst.While)):
             t = first_tok(self.seq_block(stmts[k].body))
         return t
+
+
+def _parted_else(s: cst.If):
+    """The arm that the processes `s`'s test parts take besides its body: its `else`, past each
+    `elif` whose own test excludes `s`'s (`semantics.excludes`: `if not in_order and main():
+    ... elif in_order: ...`). Such an arm runs exactly where its own test holds, whatever the rest
+    of `s`'s test: a part of it is `s`'s divergence only where its own test is (checked there)."""
+    o = s.orelse
+    while isinstance(o, cst.If) and semantics.excludes(o.test, s.test, read_cst.read, read_cst.same):
+        o = o.orelse
+    return o
 
 
 def _with(f: _Frame, kind: str, stmts: list, cond: Val, other) -> _Frame:

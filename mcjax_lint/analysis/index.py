@@ -21,6 +21,7 @@ from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis import values as _values
 from mcjax_lint.analysis.summary import CALLS_CAP, ELEMENT_CALL, SAME_LENGTH_CALL, STAR, TIED_SORT_CALL, ClassFacts, FunctionFacts, ModuleSummary, SIZED_BY_CONTENT, Sym, star_exports
+from mcjax_lint.analysis.summary import member_is_count as summary_member_is_count
 from mcjax_lint.analysis.values import BOTTOM, Src, Val, applied, join_all, most_certain, replace
 from mcjax_lint.settings import AnalysisSettings
 
@@ -732,7 +733,8 @@ class ProjectIndex:
         state["_self_call_names"] = {q: names for q, f in self.functions.items() if f.cls and (names := _bound_call_names(f))}
         state["classes"] = {q: ClassFacts(c.name, c.line, list(c.bases), dict.fromkeys(c.attrs, {}), list(c.methods),
                                           dict(c.cond_attrs), list(c.sure_attrs),
-                                          dict(c.absent_conds))  # (`absent_unless`)
+                                          dict(c.absent_conds),  # (`absent_unless`)
+                                          list(c.counts))  # (`count_member`)
                             for q, c in self.classes.items()}
         state["globals"] = dict.fromkeys(self.globals, {})
         state["modules"] = {m: ModuleSummary(s.path, s.module, dict(s.imports), imported_modules=list(s.imported_modules),
@@ -920,6 +922,11 @@ class ProjectIndex:
             if q in self.functions:
                 return q
         return None
+
+    def count_member(self, cls: str, attr: str, called: bool) -> bool:
+        """Whether `obj.attr` (`obj.attr()` where `called`) of an object of class `cls` holds the
+        number of processes (`summary.member_is_count` along its MRO)."""
+        return summary_member_is_count([self.classes[c] for c in self.mro(cls)], attr, called)
 
     def attr(self, cls: str, name: str) -> Val | None:
         for c in self.mro(cls):

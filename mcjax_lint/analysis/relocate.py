@@ -263,6 +263,7 @@ def relocate_index(index: Any, moves: dict[str, dict[int, int]], summaries: dict
                 stub.line = c.line
                 stub.cond_attrs, stub.sure_attrs = dict(c.cond_attrs), list(c.sure_attrs)  # (`absent_unless`)
                 stub.absent_conds = dict(c.absent_conds)
+                stub.counts = list(c.counts)  # (`ProjectIndex.count_member`)
         stub = index.modules.get(s.module)
         if stub is not None:
             if (stub.import_device_access != s.import_device_access or stub.imported_modules != s.imported_modules

@@ -1032,6 +1032,29 @@ def may_declare(text: str) -> bool:
 PROCESS_COUNT_CALLS = frozenset({"jax.process_count", "jax.host_count"})
 
 
+def is_process_count(e: object, read: Reader, qualify: Callable[[object], str | None],
+                     named: Callable[[str], bool] | None = None,
+                     member: Callable[[object, str, bool], bool] | None = None) -> bool:
+    """Whether an expression is the number of processes of the job (the one definition both
+    passes ask): `jax.process_count()` called with no arguments; a name that holds it (`named`:
+    bound to it once and never again in its scope, a module constant so bound); an object's
+    member that holds it (`member(receiver, attr, called)`: `self.size` whose every store is the
+    count, a property or a method returning it, `self.world()`)."""
+    r = read(e)
+    if r[0] == "call":
+        if r[3]:
+            return False
+        if qualify(r[1]) in PROCESS_COUNT_CALLS:
+            return True
+        f = read(r[1])
+        return member is not None and f[0] == "attr" and member(f[1], f[2], True)
+    if r[0] == "name":
+        return named is not None and named(r[1])
+    if r[0] == "attr":
+        return member is not None and member(r[1], r[2], False)
+    return False
+
+
 def process_count_test(left: object, op: str, right: object, read: Reader,
                        is_count: Callable[[object], bool]) -> bool | None:
     """Which way `count <op> n` goes in a job of several processes, the only kind in which
@@ -1403,6 +1426,47 @@ def same_processes_arm(first: object, arm: int, second: object, read: Reader, te
             and text(ra[1]).strip() == text(rb[1]).strip() and text(ra[3]).strip() == text(rb[3]).strip():
         return 1 - arm
     return None
+
+
+def conjuncts(test: object, read: Reader) -> list:
+    """The operands of a test's top-level `and` (nested ones flattened), else the test itself."""
+    r = read(test)
+    if r[0] == "boolop" and r[1] == "and":
+        return [c for v in r[2] for c in conjuncts(v, read)]
+    return [test]
+
+
+def _contradict(a: object, b: object, read: Reader, same: Callable[[object, object], bool]) -> bool:
+    """Whether two conditions cannot both hold: `x` and `not x`; a comparison and its negation
+    (`x is None` / `x is not None`, `m == "a"` / `m != "a"`, `n < k` / `n >= k`); the same
+    operand `==` (or `is`) two different literals of one kind (`m == "a"` / `m == "b"`)."""
+    ra, rb = read(a), read(b)
+    if ra[0] == "unary" and ra[1] == "not" and same(ra[2], b) or rb[0] == "unary" and rb[1] == "not" and same(rb[2], a):
+        return True
+    if ra[0] != "compare" or rb[0] != "compare":
+        return False
+    if not same(ra[1], rb[1]):
+        return False
+    if _NEGATED_COMPARISONS.get(ra[2]) == rb[2] and same(ra[3], rb[3]):
+        return True
+    if ra[2] in ("==", "is") and rb[2] in ("==", "is"):
+        ca, cb = constant_repr(ra[3], read), constant_repr(rb[3], read)
+        if ca is None or cb is None or ca == cb:
+            return False
+        kind = lambda c: "str" if c[:1] in ("'", '"') else "name" if c in ("True", "False", "None") else "int"  # noqa: E731
+        # (one kind only: `1 == True`; an int and a string literal never equal, but a value
+        # may compare oddly with either)
+        return kind(ca) == kind(cb) and (kind(ca) != "name" or (ra[2] == rb[2] == "is"))
+    return False
+
+
+def excludes(test: object, earlier: object, read: Reader, same: Callable[[object, object], bool]) -> bool:
+    """Whether `test` holding makes `earlier` False: a conjunct of `test` contradicts a conjunct
+    of `earlier` (`_contradict`). Then in `if earlier: ... elif test: B`, B runs exactly where
+    `test` holds, whatever `earlier`'s other conjuncts (`if not in_order and is_main(): log()
+    elif in_order: <every rank in turn>`): the processes `earlier` parts take the arms around it."""
+    mine = conjuncts(test, read)
+    return any(_contradict(a, b, read, same) for b in conjuncts(earlier, read) for a in mine)
 
 
 def arange_length_arguments(positional: list, read: Reader, text: Callable[[object], str]) -> list:

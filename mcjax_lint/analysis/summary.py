@@ -15,6 +15,7 @@ JSON form (`ModuleSummary.to_dict()/from_dict()`); bump `SUMMARY_VERSION` when i
 from __future__ import annotations
 
 import ast
+import bisect
 import os
 import re
 import warnings
@@ -30,7 +31,7 @@ from mcjax_lint.errors import AnalysisError
 
 CALLS_CAP = 400  # call records a summary keeps per function (`ev_Call`); the index reads a full list as cut short
 
-SUMMARY_VERSION = 144
+SUMMARY_VERSION = 145
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -385,9 +386,16 @@ class ClassFacts:
     # branches and earlier early returns, not an earlier `raise` outside a `try` (`_attr_fatal`:
     # where that raised there is no object). `ProjectIndex.absent_unless` reads it.
     absent_conds: dict[str, Sym] = field(default_factory=dict)
+    # Its members that hold the number of processes on every object (`_count_members`): an
+    # attribute whose every store is the count (`self.rank, self.size = jax.process_index(),
+    # jax.process_count()`), a property returning it; "name()" for a method returning it.
+    # Both passes read them through `member_is_count` (`semantics.is_process_count`).
+    counts: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         d = {"name": self.name, "line": self.line, "bases": self.bases, "attrs": self.attrs, "methods": self.methods}
+        if self.counts:
+            d["counts"] = self.counts
         if self.cond_attrs:
             d["cond_attrs"] = self.cond_attrs
         if self.sure_attrs:
@@ -399,7 +407,21 @@ class ClassFacts:
     @classmethod
     def from_dict(cls, d: dict) -> ClassFacts:
         return cls(d["name"], d["line"], list(d.get("bases", [])), dict(d.get("attrs", {})), list(d.get("methods", [])),
-                   dict(d.get("cond_attrs", {})), list(d.get("sure_attrs", [])), dict(d.get("absent_conds", {})))
+                   dict(d.get("cond_attrs", {})), list(d.get("sure_attrs", [])), dict(d.get("absent_conds", {})),
+                   list(d.get("counts", [])))
+
+
+def member_is_count(mro: list[ClassFacts], attr: str, called: bool) -> bool:
+    """Whether `obj.attr` (`obj.attr()` where `called`) is the number of processes, for an object
+    of the first class of `mro` (its classes, in order): the first of them that defines `attr`
+    (stores it, or defines a method of that name) lists it in `ClassFacts.counts`."""
+    key = f"{attr}()" if called else attr
+    for cf in mro:
+        if key in cf.counts:
+            return True
+        if attr in cf.attrs or attr in cf.methods or attr in cf.cond_attrs or attr in cf.sure_attrs:
+            return False
+    return False
 
 
 @dataclass
@@ -756,6 +778,11 @@ class _Summarizer(semantics.StatementRules):
         self._top_defs_: tuple[dict[str, ast.AST], dict[str, ast.AST]] | None = None
         self._module_host_names: set[str] | None = None
         self._stores: dict[str, int] | None = None
+        # whether the file may name the process count (`_is_process_count`), and the names bound
+        # once to it, per function node (None: the module) (`_count_names`)
+        self._names_count = not source or "process_count" in source or "host_count" in source
+        self._count_names: dict[int | None, tuple[set[str], set[str]]] = {}
+        self._attr_stores: dict[str, list] | None = None  # (`_attribute_stores`, where a class asks)
         self._text = source  # (read by `_may_declare_global`, where a question needs it)
         self._left_here: set[ast.stmt] = set()  # decided `if`s whose arm taken always leaves (`decided`)
         self._handlers: frozenset[str] | None = None  # (see _signal_handlers)
@@ -2716,9 +2743,62 @@ class _Summarizer(semantics.StatementRules):
         return True
 
     def _is_process_count(self, e: ast.expr) -> bool:
-        """`jax.process_count()` (`semantics.PROCESS_COUNT_CALLS`), called with no arguments."""
-        return isinstance(e, ast.Call) and not e.args and not e.keywords \
-            and self.qualify(e.func) in semantics.PROCESS_COUNT_CALLS
+        """The process count (`semantics.is_process_count`): `jax.process_count()`, a name bound
+        once to it (`_count_name`), an object's member that holds it (`_count_member`)."""
+        if not self._names_count:
+            return False
+        return semantics.is_process_count(e, read, self.qualify, self._count_name, self._count_member)
+
+    def _count_name(self, name: str) -> bool:
+        """Whether `name`, read here, is bound once, and never again, to the process count: in
+        the function that reads it, else (a name it does not bind, in a function of the module
+        or the module itself) at module level."""
+        fn = None if self.scope.is_module else self._gate_node
+        if fn is not None:
+            bound, counts = self._counts_of(fn)
+            if name in bound:
+                return name in counts
+            if not (self.scope.outer is None or self.scope.outer.is_module):
+                return False  # (an enclosing function's name: not followed)
+        return name in self._counts_of(None)[1]
+
+    def _counts_of(self, fn) -> tuple[set[str], set[str]]:
+        key = None if fn is None else id(fn)
+        hit = self._count_names.get(key)
+        if hit is None:
+            hit = self._count_names[key] = _count_names(self.tree if fn is None else fn, self.qualify,
+                                                        self._may_declare_global())
+        return hit
+
+    def _count_member(self, receiver: ast.expr, attr: str, called: bool) -> bool:
+        """Whether `receiver.attr` (called: `receiver.attr()`) holds the process count: the
+        receiver is a name holding an object of a class of this module (`self`) whose member
+        `attr` does (`member_is_count`)."""
+        if not isinstance(receiver, ast.Name):
+            return False
+        v = self.scope.env.get(receiver.id)
+        cls = v.get("cls") if isinstance(v, dict) else None
+        if not isinstance(cls, str):
+            return False
+        mro, todo = [], [cls]
+        while todo and len(mro) < 20:
+            c = self.summary.classes.get(todo.pop(0))
+            if c is None or c in mro:
+                continue
+            mro.append(c)
+            todo.extend(c.bases)
+        return member_is_count(mro, attr, called)
+
+    def _class_counts(self, node: ast.ClassDef) -> list[str]:
+        """`ClassFacts.counts` of a class of this module (`_count_members`); none where the file
+        never names the count."""
+        if not self._names_count:
+            return []
+        if self._attr_stores is None:
+            self._attr_stores = _attribute_stores(self.tree)
+        module_counts = self._counts_of(None)[1]
+        return _count_members(node, lambda v: semantics.is_process_count(v, read, self.qualify, module_counts.__contains__),
+                              self._attr_stores)
 
     def script_only(self, node: ast.If) -> bool:
         if not (self.scope.is_module and _is_main_guard(node.test)):
@@ -2972,6 +3052,7 @@ class _Summarizer(semantics.StatementRules):
                 # dataclass-style fields with defaults
                 cf.attrs[s.target.id] = sym_join(cf.attrs.get(s.target.id), self.ev(s.value))
         self._dataclass_init(node, qual, cf)
+        cf.counts = self._class_counts(node)
         self.scope, self._in_class_body = saved_scope, saved_in
         self.class_stack.pop()
 
@@ -3550,6 +3631,141 @@ _SCALAR_FIELDS_OF: dict[type, frozenset[str]] = {
     ast.alias: frozenset({"name"}), ast.ExceptHandler: frozenset({"name"}), ast.Constant: frozenset({"value"}),
     ast.Global: frozenset({"names"}), ast.Nonlocal: frozenset({"names"}),
 }
+
+
+def _count_names(node: ast.AST, qualify, may_declare: bool = True) -> tuple[set[str], set[str]]:
+    """(the names a function or module binds in its own scope, those of them bound there once,
+    and nowhere else, to `jax.process_count()`: declared `global`/`nonlocal` in no nested
+    function). A tuple display unpacked position by position binds each name to its element
+    (`RANK, WORLD = jax.process_index(), jax.process_count()`). The precise pass's
+    `taint._count_names` on its own tree."""
+    body = node.body if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)) else [node]
+    bound: dict[str, int] = {}
+    counts: set[str] = set()
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        a = node.args
+        for p in a.posonlyargs + a.args + a.kwonlyargs + [v for v in (a.vararg, a.kwarg) if v]:
+            bound[p.arg] = bound.get(p.arg, 0) + 1
+    declared: set[str] = set()
+    todo: list[ast.AST] = list(body)
+    while todo:
+        n = todo.pop()
+        t = type(n)
+        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            bound[n.name] = bound.get(n.name, 0) + 1
+            if may_declare and t is not ast.ClassDef:
+                declared.update(x for g in _nodes(n) if isinstance(g, (ast.Global, ast.Nonlocal)) for x in g.names)
+            continue
+        if t is ast.Lambda:
+            continue
+        if t is ast.Assign and len(n.targets) == 1:
+            tgt, val = n.targets[0], n.value
+            pairs = [(tgt, val)] if type(tgt) is ast.Name else list(zip(tgt.elts, val.elts)) \
+                if type(tgt) is ast.Tuple and type(val) is ast.Tuple and len(tgt.elts) == len(val.elts) else []
+            for a_, b_ in pairs:
+                if type(a_) is ast.Name and type(b_) is ast.Call and not b_.args and not b_.keywords \
+                        and qualify(b_.func) in semantics.PROCESS_COUNT_CALLS:
+                    counts.add(a_.id)
+        elif t is ast.Name and not isinstance(n.ctx, ast.Load):
+            bound[n.id] = bound.get(n.id, 0) + 1
+        elif t in (ast.Import, ast.ImportFrom):
+            for al in n.names:
+                k = (al.asname or al.name).split(".")[0]
+                bound[k] = bound.get(k, 0) + 1
+        elif t is ast.ExceptHandler and n.name:
+            bound[n.name] = bound.get(n.name, 0) + 1
+        elif t in (ast.Global, ast.Nonlocal):
+            declared.update(n.names)
+        elif t in (ast.MatchAs, ast.MatchStar) and n.name:
+            bound[n.name] = bound.get(n.name, 0) + 1
+        _push_children(n, todo)
+    return set(bound), {c for c in counts if bound.get(c) == 1 and c not in declared}
+
+
+def _attribute_stores(tree: ast.Module) -> dict[str, list]:
+    """Every store into an object's attribute in the module (`x.attr = v`, any receiver):
+    attr -> [(line, receiver's name or None, the value stored or None where it is not one
+    expression: `x.a += 1`, `for x.a in ...`, a tuple unpacked from a call)]."""
+    out: dict[str, list] = {}
+    seen: set[int] = set()  # (the attributes of an assignment's targets, read with their values)
+    for n in _nodes(tree):
+        t = type(n)
+        if t is ast.Assign:
+            seen.update(id(a) for tgt in n.targets for a in (tgt.elts if type(tgt) in (ast.Tuple, ast.List) else [tgt]))
+            for tgt in n.targets:
+                pairs = [(tgt, n.value)] if type(tgt) is not ast.Tuple and type(tgt) is not ast.List else \
+                    list(zip(tgt.elts, n.value.elts)) if type(n.value) is ast.Tuple and len(tgt.elts) == len(n.value.elts) \
+                    else [(e, None) for e in tgt.elts]
+                for a, v in pairs:
+                    if type(a) is ast.Attribute:
+                        out.setdefault(a.attr, []).append((a.lineno, a.value.id if type(a.value) is ast.Name else None, v))
+                    elif type(a) in (ast.Tuple, ast.List, ast.Starred):
+                        for x in _nodes(a):
+                            if type(x) is ast.Attribute and not isinstance(x.ctx, ast.Load):
+                                out.setdefault(x.attr, []).append((x.lineno, None, None))
+        elif t is ast.Attribute and not isinstance(n.ctx, ast.Load) and id(n) not in seen:
+            out.setdefault(n.attr, []).append((n.lineno, None, None))  # (augmented, annotated, a loop's target, `del`)
+    out[_STORE_LINES] = sorted((line, a) for a, here in out.items() for line, r, _ in here if r is not None)
+    return out
+
+
+_STORE_LINES = " lines"  # (`_attribute_stores`' key of its stores through a name, by line: no attribute's name)
+
+
+def _count_members(node: ast.ClassDef, is_count, stores: dict[str, list]) -> list[str]:
+    """The members of a class that hold the number of processes on every object: an attribute
+    stored in its methods through their object (`self.size = jax.process_count()`, or unpacked
+    from a tuple display) or in its body, and every store of that attribute name anywhere in the
+    module (any receiver) the count; a property whose every `return` gives the count, and no
+    store of its name; "name()" for such a method. `is_count`: whether a value is the count
+    (`semantics.is_process_count` with the module's constants). Stores in other modules are not
+    seen (a subclass elsewhere storing another value)."""
+    out: list[str] = []
+    end = getattr(node, "end_lineno", None) or node.lineno
+    body_stores: dict[str, list] = {}
+    defs: dict[str, list] = {}
+    for st in node.body:
+        if type(st) is ast.Assign:
+            for tgt in st.targets:
+                if type(tgt) is ast.Name:
+                    body_stores.setdefault(tgt.id, []).append(st.value)
+                else:
+                    for x in _nodes(tgt):
+                        if type(x) is ast.Name:
+                            body_stores.setdefault(x.id, []).append(None)
+        elif type(st) is ast.AnnAssign and type(st.target) is ast.Name:
+            body_stores.setdefault(st.target.id, []).append(st.value)
+        elif type(st) in (ast.FunctionDef, ast.AsyncFunctionDef):
+            defs.setdefault(st.name, []).append(st)
+    selves = {"self", "cls"} | {st.args.args[0].arg for fs in defs.values() for st in fs if st.args.args}
+    lines = stores.get(_STORE_LINES, [])  # (the stores through a name, by line: those in this class)
+    spanned = {a for _, a in lines[bisect.bisect_left(lines, (node.lineno, "")):bisect.bisect_right(lines, (end, "\U0010ffff"))]}
+    for attr in sorted(spanned):
+        here = stores[attr]
+        mine = [(r, v) for line, r, v in here if node.lineno <= line <= end and r in selves]
+        if not mine or attr in defs:
+            continue
+        if all(v is not None and is_count(v) for _, r, v in here) \
+                and all(v is not None and is_count(v) for v in body_stores.get(attr, [])):
+            out.append(attr)
+    for attr, vals in body_stores.items():
+        if attr not in out and attr not in defs and attr not in stores and all(v is not None and is_count(v) for v in vals):
+            out.append(attr)
+    for name, fs in defs.items():
+        if len(fs) != 1 or name in body_stores:
+            continue
+        f = fs[0]
+        decos = [d.id if type(d) is ast.Name else d.attr if type(d) is ast.Attribute else None for d in f.decorator_list]
+        is_prop = decos in (["property"], ["cached_property"])
+        if decos and not is_prop:
+            continue
+        if is_prop and name in stores:
+            continue  # (a setter elsewhere)
+        rets = [n for n in _own_nodes(f.body) if type(n) is ast.Return]
+        if rets and all(r.value is not None and is_count(r.value) for r in rets) \
+                and not any(type(n) in (ast.Yield, ast.YieldFrom) for n in _own_nodes(f.body)):
+            out.append(name if is_prop else f"{name}()")
+    return sorted(out)
 
 
 def _module_stores(tree: ast.Module, may_declare_global: bool = True) -> dict[str, int]:

@@ -3054,13 +3054,21 @@ class FileAnalysis(semantics.StatementRules):
         return seen.pop() if len(seen) == 1 else None
 
     def _is_process_count(self, e: cst.CSTNode) -> bool:
-        """`jax.process_count()`, or a name bound to it once and never again in its scope."""
-        if isinstance(e, cst.Call):
-            return not e.args and self.qualify(e.func) in semantics.PROCESS_COUNT_CALLS
-        if not isinstance(e, cst.Name):
+        """The process count (`semantics.is_process_count`): `jax.process_count()`, a name bound
+        to it once and never again in its scope, an object's member that holds it."""
+        return semantics.is_process_count(e, read, self.qualify, self._count_name, self._count_member)
+
+    def _count_name(self, name: str) -> bool:
+        counts = self._binding_scope(name)
+        return counts is not None and name in counts[1]
+
+    def _count_member(self, receiver: cst.CSTNode, attr: str, called: bool) -> bool:
+        """Whether `receiver.attr` (`receiver.attr()`) holds the process count: a name holding an
+        object of a project class whose member does (`ClassFacts.counts`, `ProjectIndex.count_member`)."""
+        if not isinstance(receiver, cst.Name):
             return False
-        counts = self._binding_scope(e.value)
-        return counts is not None and e.value in counts[1]
+        v = self.local(receiver.value)
+        return v is not None and isinstance(v.cls, str) and self.index.count_member(v.cls, attr, called)
 
     def _count_test(self, name: str) -> bool | None:
         """Which way a name bound once, and never again in its scope, to a test of the process
