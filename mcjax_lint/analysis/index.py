@@ -1624,6 +1624,111 @@ class ProjectIndex:
             out = replace(out, pdc=out.pdc - out.pd)
         return out
 
+    def made_instance(self, q: str, args: Sequence[tuple[object, Val]], bound: bool,
+                      depth: int = 0) -> tuple[str, dict[str, Val]] | None:
+        """The instance a call of `q` passing `args` ((position or keyword, value) pairs) holds:
+        a construction of a project class (`Args(rank=r)`), or of a helper returning one
+        (`return Args(rank=rank, steps=10)`, `return cls(rank)` in a classmethod, a helper
+        returning another such helper's result), the helper's parameters bound to this call's
+        arguments. Its class and, for each `__init__` parameter a value is known for, that value
+        (what this construction, not any other, hands `__init__`). None where not known (`*args`,
+        a helper returning something else, collective work handed to the object: see
+        `_hands_collective_work`)."""
+        if depth > 3 or any(k == "*" for k, _ in args):
+            return None
+        target = self._follow_reexport(q)
+        cls = self.resolve_class_name(target)
+        if cls in self.classes:
+            init = self.method(cls, "__init__")
+            f = self.functions.get(init) if init else None
+            if f is None or any(v.callable or v.fn for _, v in args):
+                return None
+            return cls, self._bound_params(f, args, True)
+        f = self.functions.get(target)
+        ret = f.returns if f is not None else None
+        if not ret or set(ret) != {"via"} or len(ret["via"]) != 1:
+            return None
+        call = ret["via"][0]
+        if "n" not in call or call.get("np", 0) == -1:
+            return None
+        mine = self._bound_params(f, args, bound)
+        pa = call.get("pa") or ({call["pk"]: call.get("a")} if "pk" in call else {})
+        handed: dict[str, str] = {}  # argument key -> the parameter handed there as it is
+        for key, sym in pa.items():
+            ps = (sym or {}).get("params", ())
+            if sym and set(sym) <= {"params", "lp"} and len(ps) == 1:
+                handed[key] = ps[0].removesuffix("!o")
+        if not pa and sum(c.get("n") == call["n"] for c in f.calls) == 1:
+            # (a call of a helper keeps no argument apart: what the function's one call of it
+            # hands on as it is, `FunctionFacts.forwards`)
+            for fw in f.forwards:
+                if fw.get("n") == call["n"]:
+                    handed.update(fw["fw"])
+        inner: list[tuple[object, Val]] = []
+        for key, p in handed.items():
+            if p in mine:  # (what the helper computes or passes itself: the class's answer)
+                inner.append((int(key) if key.isdigit() else key, mine[p]))
+        return self.made_instance(call["n"], inner, False, depth + 1)
+
+    @staticmethod
+    def _bound_params(f: FunctionFacts, args: Sequence[tuple[object, Val]], bound: bool) -> dict[str, Val]:
+        """Parameter name -> the value a call passing `args` binds to it (`self` and a
+        classmethod's `cls` bound already where `bound`, or always for a classmethod)."""
+        ps = list(f.params)
+        offset = 1 if (bound or ps[:1] == ["cls"]) and f.cls and ps[:1] in (["self"], ["cls"]) else 0
+        out: dict[str, Val] = {}
+        for k, v in args:
+            if isinstance(k, str):
+                if k in ps:
+                    out[k] = v
+            elif isinstance(k, int) and 0 <= offset + k < len(ps):
+                out[ps[offset + k]] = v
+        return out
+
+    def instance_attrs(self, cls: str, given: dict[str, Val]) -> dict[str, Val]:
+        """What the attributes of one instance of `cls` hold from its own construction, `given`
+        its `__init__` parameters' values (`made_instance`): an attribute `__init__` stores from
+        a parameter as it is (`self.rank = rank`, a dataclass / NamedTuple / attrs field) holds
+        what this construction passed, whatever other constructions pass (`_constructor_args`
+        joins them all). Only where nothing else writes it (another method, a store under a
+        condition): those keep the class's answer alone."""
+        init = self.method(cls, "__init__")
+        out: dict[str, Val] = {}
+        if not init or not any(v.divergent for v in given.values()):
+            return out
+        mro = self.mro(cls)
+        seen: set[str] = set()
+        for c in mro:
+            cf = self.classes[c]
+            for attr, sym in cf.attrs.items():
+                if attr in seen:
+                    continue
+                seen.add(attr)
+                ip = sym.get("ip", ())
+                if len(ip) != 1 or not set(sym) <= {"ip", "ipi"} or attr in cf.cond_attrs:
+                    continue
+                where, _, param = ip[0].rsplit(":", 2)
+                v = given.get(param.removesuffix("!o"))
+                if where != init or v is None or not v.divergent or self._written_after_init(mro, attr):
+                    continue
+                a = replace(v.taint(), glob=v.glob, unordered=v.unordered if sym.get("ipi") else False)
+                a = replace(a, order=frozenset()) if param.endswith("!o") else a
+                # (a taint every construction passes is the class's answer already, told as such)
+                every = self._constructor_args(ip[0])
+                a = replace(a, **{k: frozenset() for k in ("pd", "pdc", "order", "hash", "shape") if getattr(every, k)})
+                if a.divergent:
+                    out[attr] = a
+        return out
+
+    def _written_after_init(self, mro: list[str], attr: str) -> bool:
+        """Whether a method of these classes other than `__init__` writes attribute `attr`."""
+        for c in mro:
+            for m in self.classes[c].methods:
+                f = self.functions.get(f"{c}.{m}")
+                if m != "__init__" and f is not None and attr in f.writes:
+                    return True
+        return False
+
     def _hands_collective_work(self, call: dict, pa: dict) -> bool:
         """A construction that hands the object collective work (a jitted or collective function
         passed as an argument): the object may run it itself on the processes its attributes
