@@ -731,6 +731,12 @@ class ProjectIndex:
                               for q, f in self.functions.items()}
         # (`method_writes`: the methods each method calls on its own object; the calls go)
         state["_self_call_names"] = {q: names for q, f in self.functions.items() if f.cls and (names := _bound_call_names(f))}
+        # (`made_instance`, `instance_attrs`: the returns and the class attributes go)
+        # (shipped already, its own table, with what facts in place since say: `relocate`)
+        state["_returned_calls"] = {**state.get("_returned_calls", {}), **{
+            q: r for q, f in self.functions.items() if (r := _returned_call(f)) is not None}}
+        state["_param_attrs"] = {**state.get("_param_attrs", {}), **{
+            c: a for c, cf in self.classes.items() if (a := _param_attrs(cf))}}
         state["classes"] = {q: ClassFacts(c.name, c.line, list(c.bases), dict.fromkeys(c.attrs, {}), list(c.methods),
                                           dict(c.cond_attrs), list(c.sure_attrs),
                                           dict(c.absent_conds),  # (`absent_unless`)
@@ -1760,6 +1766,102 @@ class ProjectIndex:
                         by.setdefault(q, []).append((caller, call, s.path, test))
             self.__dict__["_calls_by_callee_cache"] = by
         return by
+
+    def made_instance(self, q: str, args: Sequence[tuple[object, Val]], bound: bool,
+                      depth: int = 0) -> tuple[str, dict[str, Val]] | None:
+        """The instance a call of `q` passing `args` ((position or keyword, value) pairs) holds:
+        a construction of a project class (`Args(rank=r)`), or of a helper returning one
+        (`return Args(rank=rank, steps=10)`, `return cls(rank)` in a classmethod, a helper
+        returning another such helper's result), the helper's parameters bound to this call's
+        arguments. Its class and, for each `__init__` parameter a value is known for, that value
+        (what this construction, not any other, hands `__init__`). None where not known (`*args`,
+        a helper returning something else, collective work handed to the object: see
+        `_hands_collective_work`)."""
+        if depth > 3 or any(k == "*" for k, _ in args):
+            return None
+        target = self._follow_reexport(q)
+        cls = self.resolve_class_name(target)
+        if cls in self.classes:
+            init = self.method(cls, "__init__")
+            f = self.functions.get(init) if init else None
+            if f is None or any(v.callable or v.fn for _, v in args):
+                return None
+            return cls, self._bound_params(f, args, True)
+        f = self.functions.get(target)
+        shipped = self.__dict__.get("_returned_calls")
+        got = shipped[target] if shipped is not None and target in shipped else (
+            _returned_call(f) if f is not None else None)
+        if got is None:
+            return None
+        callee, handed = got
+        mine = self._bound_params(f, args, bound)
+        inner: list[tuple[object, Val]] = []
+        for key, p in handed.items():
+            if p in mine:  # (what the helper computes or passes itself: the class's answer)
+                inner.append((int(key) if key.isdigit() else key, mine[p]))
+        return self.made_instance(callee, inner, False, depth + 1)
+
+    @staticmethod
+    def _bound_params(f: FunctionFacts, args: Sequence[tuple[object, Val]], bound: bool) -> dict[str, Val]:
+        """Parameter name -> the value a call passing `args` binds to it (`self` and a
+        classmethod's `cls` bound already where `bound`, or always for a classmethod)."""
+        ps = list(f.params)
+        offset = 1 if (bound or ps[:1] == ["cls"]) and f.cls and ps[:1] in (["self"], ["cls"]) else 0
+        out: dict[str, Val] = {}
+        for k, v in args:
+            if isinstance(k, str):
+                if k in ps:
+                    out[k] = v
+            elif isinstance(k, int) and 0 <= offset + k < len(ps):
+                out[ps[offset + k]] = v
+        return out
+
+    def instance_attrs(self, cls: str, given: dict[str, Val]) -> dict[str, Val]:
+        """What the attributes of one instance of `cls` hold from its own construction, `given`
+        its `__init__` parameters' values (`made_instance`): an attribute `__init__` stores from
+        a parameter as it is (`self.rank = rank`, a dataclass / NamedTuple / attrs field) holds
+        what this construction passed, whatever other constructions pass (`_constructor_args`
+        joins them all). Only where nothing else writes it (another method, a store under a
+        condition): those keep the class's answer alone."""
+        init = self.method(cls, "__init__")
+        out: dict[str, Val] = {}
+        if not init or not any(v.divergent for v in given.values()):
+            return out
+        mro = self.mro(cls)
+        shipped = self.__dict__.get("_param_attrs")
+        seen: set[str] = set()
+        for c in mro:
+            cf = self.classes[c]
+            stored = shipped.get(c, {}) if shipped is not None else _param_attrs(cf)
+            for attr in cf.attrs:
+                if attr in seen:
+                    continue
+                seen.add(attr)
+                if attr not in stored or attr in cf.cond_attrs:
+                    continue
+                ip, ipi = stored[attr]
+                where, _, param = ip.rsplit(":", 2)
+                v = given.get(param.removesuffix("!o"))
+                if where != init or v is None or not v.divergent or self._written_after_init(mro, attr):
+                    continue
+                a = replace(v.taint(), glob=v.glob, unordered=v.unordered if ipi else False)
+                a = replace(a, order=frozenset()) if param.endswith("!o") else a
+                # (what the class's answer carries already, every construction passing it, is
+                # told as it is: only what it lacks is added)
+                every = self.attr(cls, attr) or BOTTOM
+                a = replace(a, **{k: frozenset() for k in ("pd", "pdc", "order", "hash", "shape") if getattr(every, k)})
+                if a.divergent:
+                    out[attr] = a
+        return out
+
+    def _written_after_init(self, mro: list[str], attr: str) -> bool:
+        """Whether a method of these classes other than `__init__` writes attribute `attr`."""
+        for c in mro:
+            for m in self.classes[c].methods:
+                f = self.functions.get(f"{c}.{m}")
+                if m != "__init__" and f is not None and attr in f.writes:
+                    return True
+        return False
 
     def _hands_collective_work(self, call: dict, pa: dict) -> bool:
         """A construction that hands the object collective work (a jitted or collective function
@@ -3240,6 +3342,43 @@ def _param_glob_ops(f: FunctionFacts) -> list:
 # incremental run's index, which asks in another order, disagreed with a rebuild (certain vs guess).
 _GUARDED = "<cut short by the written-under-condition guard>"
 _CYCLE = "<cycle>"  # pseudo-dependency of values a resolution cycle cut short (never reused across rounds)
+
+
+def _returned_call(f: FunctionFacts) -> tuple[str, dict[str, str]] | None:
+    """Of a function returning one call by name (`return Args(rank=rank, steps=10)`, `return
+    cls(rank)`, `return build(rank, 4)`): the callee and, for each of its arguments that is one
+    of this function's parameters as it is, that parameter by the argument's key (a position
+    as a string, or a keyword); None for any other return (`ProjectIndex.made_instance`)."""
+    ret = f.returns
+    if not ret or set(ret) != {"via"} or len(ret["via"]) != 1:
+        return None
+    call = ret["via"][0]
+    if "n" not in call or call.get("np", 0) == -1:
+        return None
+    pa = call.get("pa") or ({call["pk"]: call.get("a")} if "pk" in call else {})
+    handed: dict[str, str] = {}
+    for key, sym in pa.items():
+        ps = (sym or {}).get("params", ())
+        if sym and set(sym) <= {"params", "lp"} and len(ps) == 1:
+            handed[key] = ps[0].removesuffix("!o")
+    if not pa and sum(c.get("n") == call["n"] for c in f.calls) == 1:
+        # (a call of a helper keeps no argument apart: what the function's one call of it hands
+        # on as it is, `FunctionFacts.forwards`)
+        for fw in f.forwards:
+            if fw.get("n") == call["n"]:
+                handed.update(fw["fw"])
+    return call["n"], handed
+
+
+def _param_attrs(cf: ClassFacts) -> dict[str, tuple[str, bool]]:
+    """The attributes of a class `__init__` stores from one of its parameters as it is (`self.rank
+    = rank`, a dataclass / NamedTuple / attrs field): attribute -> (its `"ip"`, whether `ipi`)."""
+    out = {}
+    for attr, sym in cf.attrs.items():
+        ip = sym.get("ip", ())
+        if len(ip) == 1 and set(sym) <= {"ip", "ipi"}:
+            out[attr] = (ip[0], bool(sym.get("ipi")))
+    return out
 
 
 def _bound_call_names(f: FunctionFacts) -> list[str]:

@@ -637,9 +637,12 @@ def forget_changes(index: Any, plans: list[ChangePlan]) -> None:
                           index.device_access, index.callback_params):
                 table.pop(q, None)
         shipped = index.__dict__.get("_self_call_names")
+        returned = index.__dict__.get("_returned_calls")
         for q in plan.gone + plan.names:
             if shipped is not None:
                 shipped.pop(q, None)  # (its facts in place hold its calls: `ProjectIndex.method_writes`)
+            if returned is not None:
+                returned.pop(q, None)  # (and its return: `ProjectIndex.made_instance`)
         for q in plan.gone:
             index.functions.pop(q, None)
             index.fn_path.pop(q, None)

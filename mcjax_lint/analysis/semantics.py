@@ -4055,12 +4055,20 @@ class StatementRules:
             note_string_binding(self.scope, t, node.value, self.read)
             if self.read(t)[0] == "attr":
                 self.stored_attribute_from(t, node.value, v)
+            elif self.read(t)[0] == "name":
+                self.bound_instance(t, node.value)
         self.note_peek(node.value, targets)
 
     def stored_attribute_from(self, target, value, v) -> None:
         """Hook: `x.attr = value` (v: its value). The summary records a store computed from the
         attribute's own value by a call (`ModuleSummary.restores`); the precise pass asks the
         index."""
+
+    def bound_instance(self, target, value) -> None:
+        """Hook: `name = value` just bound. An instance a construction made (`p = Plain(rank,
+        10)`, `args = parse_args(rank)` returning one) holds in its attributes what that
+        construction passed, whatever other constructions pass (`ProjectIndex.instance_attrs`):
+        the precise pass keeps that beside the name."""
 
     # ---- peeking at an iterator and putting the element back (`first = next(it)`, then
     # `it = itertools.chain([first], it)`) leaves it yielding the elements it yielded before
@@ -4119,6 +4127,8 @@ class StatementRules:
             v = self.constant_binding(node.value, self.as_host(v) if self.is_host(node.value) else v)
             self.bind(node.target, v)
             note_string_binding(self.scope, node.target, node.value, self.read)
+            if self.read(node.target)[0] == "name":
+                self.bound_instance(node.target, node.value)
 
 
 # ---- boolean masks: `x[mask]` holds as many rows as the mask holds True ---------------------------

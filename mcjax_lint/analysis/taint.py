@@ -151,6 +151,9 @@ class FileAnalysis(semantics.StatementRules):
         # call -> (that condition, the argument, its work).
         self.gated_calls: dict[cst.Call, tuple[Val, cst.CSTNode, str]] = {}
         self._cached_reads: dict[tuple[str, str], tuple[int, int]] = {}  # first read of a cached property
+        # A call making an instance of a project class: what its attributes hold from this
+        # construction (`ProjectIndex.instance_attrs`; `bound_instance` keeps it with the name)
+        self._made: dict[cst.Call, dict[str, Val]] = {}
         self._info: CallInfo | None = None  # the library call `library_call` decides now, and its work
         self._work: str | None = None
         self.sinks: list[Sink] = []
@@ -314,6 +317,21 @@ class FileAnalysis(semantics.StatementRules):
         if v is None or self.scope.attr_owner.get(key) is not self.local(value.value):
             return None
         return v
+
+    def bound_instance(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        """`p = Plain(rank, 10)` (or a helper returning such a construction): each attribute
+        `__init__` stored from this construction's arguments holds what they carry, joined with
+        what the class's attribute holds otherwise, read back from this object in this function
+        as a method's store is (`stored_by_call`): the index's class-wide answer keeps a taint
+        only where every construction passes it."""
+        attrs = self._made.get(value) if isinstance(value, cst.Call) and isinstance(target, cst.Name) else None
+        owner = self.local(target.value) if attrs else None
+        if owner is None:
+            return
+        for attr, v in attrs.items():
+            key = _call_stored_key(target.value, attr)
+            self.scope.env[key] = v
+            self.scope.attr_owner[key] = owner
 
     def _method_stores(self, func: cst.BaseExpression, q: str | None, args, node: cst.Call, bound: bool) -> None:
         """`obj.update(loss)` of a project method that stores into attributes of its object from
@@ -1301,6 +1319,8 @@ class FileAnalysis(semantics.StatementRules):
         res, coll = self.index.call_name(q, argu, _given(node) if exact else None,
                                          self._site(node, bound) if exact else None, args)
         target = self.index._follow_reexport(q)
+        if args and argu.divergent and (made := self.index.made_instance(q, args, bound)) is not None:
+            self._made[node] = self.index.instance_attrs(*made)
         if coll is None and exact and (given := _given(node)) is not None:
             # a helper reducing a parameter, given a global array for it
             gkeys = [a.keyword.value if a.keyword is not None else str(i)
