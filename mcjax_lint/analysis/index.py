@@ -3445,33 +3445,29 @@ def build_project_index(summaries: Iterable[ModuleSummary], settings: AnalysisSe
     return index
 
 
-def _sym_ips(sym: object) -> set[str]:
-    """The `__init__` parameter references (`"ip"`) a stored value's summary holds, at any depth
-    (in the calls it is made by: `list(files)`)."""
+def _sym_names_at(sym: object, key: str) -> set[str]:
+    """The names a stored value's summary holds under `key`, at any depth (in the calls it is
+    made by: `list(files)`)."""
     out: set[str] = set()
     if isinstance(sym, dict):
-        out.update(sym.get("ip", ()))
+        out.update(sym.get(key, ()))
         for k, v in sym.items():
-            if k != "ip" and isinstance(v, (dict, list)):
-                out |= _sym_ips(v)
+            if k != key and isinstance(v, (dict, list)):
+                out |= _sym_names_at(v, key)
     elif isinstance(sym, list):
         for v in sym:
-            out |= _sym_ips(v)
+            out |= _sym_names_at(v, key)
     return out
+
+
+def _sym_ips(sym: object) -> set[str]:
+    """The `__init__` parameter references (`"ip"`) a stored value's summary holds, at any depth."""
+    return _sym_names_at(sym, "ip")
 
 
 def _sym_params(sym: object) -> set[str]:
     """The parameters of its function a value's summary reads (`"params"`), at any depth."""
-    out: set[str] = set()
-    if isinstance(sym, dict):
-        out.update(p.removesuffix("!o") for p in sym.get("params", ()))
-        for k, v in sym.items():
-            if k != "params" and isinstance(v, (dict, list)):
-                out |= _sym_params(v)
-    elif isinstance(sym, list):
-        for v in sym:
-            out |= _sym_params(v)
-    return out
+    return {p.removesuffix("!o") for p in _sym_names_at(sym, "params")}
 
 
 def _argument(pa: dict, call: dict, param: str, pos: int) -> object:
