@@ -3197,11 +3197,25 @@ class StatementRules:
         name, when = singleton_test(node.test, self.read)
         token = self.choice_arms_begin(c)
         try:
-            a = self.ev_singleton(node.body, name if when else None)
-            b = self.ev_singleton(node.orelse, name if not when else None)
+            a = self._choice_arm(node, True, name if when else None)
+            b = self._choice_arm(node, False, name if not when else None)
         finally:
             self.choice_arms_end(token, node)
         return self.either(self.join(self.join(a, b), c), c, a, b, node)
+
+    def _choice_arm(self, node, taken: bool, name: str | None):
+        token = self.choice_arm_begin(node, taken)
+        try:
+            return self.ev_singleton(node.body if taken else node.orelse, name)
+        finally:
+            self.choice_arm_end(token)
+
+    def choice_arm_begin(self, node, taken: bool):
+        """One arm of `a if test else b` (the body where `taken`) is evaluated next; a token."""
+        return None
+
+    def choice_arm_end(self, token) -> None:
+        return None
 
     def either(self, out, cond, a, b, node):
         return out

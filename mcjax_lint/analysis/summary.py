@@ -31,7 +31,7 @@ from mcjax_lint.errors import AnalysisError
 
 CALLS_CAP = 400  # call records a summary keeps per function (`ev_Call`); the index reads a full list as cut short
 
-SUMMARY_VERSION = 145
+SUMMARY_VERSION = 146
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -1870,6 +1870,18 @@ class _Summarizer(semantics.StatementRules):
         if control:
             self._ret_taints.append(control)
         return bool(control)
+
+    def choice_arm_begin(self, node: ast.IfExp, taken: bool) -> int:
+        """An arm of `a if test else b` runs only where the test says: its collective work lies
+        under the test's parameter gates as an `if`'s arm's does (`_param_gates`: `gather(x) if
+        sync and n > 1 else x[None]`, which a call passing `sync=False` never gathers in)."""
+        depth = len(self._gates)
+        body, other = self._param_gates(node.test)
+        self._gates.extend(body if taken else other)
+        return depth
+
+    def choice_arm_end(self, depth: int) -> None:
+        del self._gates[depth:]
 
     def choice_arms_end(self, pushed: bool, node: ast.IfExp) -> None:
         if pushed:
