@@ -3675,8 +3675,7 @@ def _count_names(node: ast.AST, qualify, may_declare: bool = True) -> tuple[set[
             pairs = [(tgt, val)] if type(tgt) is ast.Name else list(zip(tgt.elts, val.elts)) \
                 if type(tgt) is ast.Tuple and type(val) is ast.Tuple and len(tgt.elts) == len(val.elts) else []
             for a_, b_ in pairs:
-                if type(a_) is ast.Name and type(b_) is ast.Call and not b_.args and not b_.keywords \
-                        and qualify(b_.func) in semantics.PROCESS_COUNT_CALLS:
+                if type(a_) is ast.Name and semantics.is_process_count(b_, read, qualify):
                     counts.add(a_.id)
         elif t is ast.Name and not isinstance(n.ctx, ast.Load):
             bound[n.id] = bound.get(n.id, 0) + 1

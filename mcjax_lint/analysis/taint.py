@@ -4026,7 +4026,7 @@ def _count_names(node: cst.CSTNode, qualify, may_declare: bool = True) -> tuple[
                 b = b.value if isinstance(b, cst.BaseElement) else b
                 if not isinstance(a, cst.Name):
                     continue
-                if isinstance(b, cst.Call) and not b.args and qualify(b.func) in semantics.PROCESS_COUNT_CALLS:
+                if semantics.is_process_count(b, read, qualify):
                     counts.add(a.value)
                 elif isinstance(b, cst.Comparison) and len(b.comparisons) == 1:
                     tests[a.value] = b
