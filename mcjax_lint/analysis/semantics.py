@@ -1055,6 +1055,30 @@ def is_process_count(e: object, read: Reader, qualify: Callable[[object], str | 
     return False
 
 
+def scope_counts(bound: Sequence[str], assigns: Sequence[tuple[str, object]], declared: Collection[str],
+                 read: Reader, qualify: Callable[[object], str | None]) -> tuple[set[str], set[str], dict]:
+    """The process-count names of one function or module scope, from what its reader found there
+    (`summary._scope_bindings`, `taint._scope_bindings`: each name binding, the count repeated;
+    the (name, value) of each one-target assignment, a tuple display unpacked position by
+    position; the names declared `global`/`nonlocal` in it or in a nested function): (the names
+    bound, those bound once and nowhere else to `jax.process_count()`, name -> the comparison each
+    such name is bound once to, `sharded = world > 1`)."""
+    times: dict[str, int] = {}
+    for name in bound:
+        times[name] = times.get(name, 0) + 1
+    once = {n for n, k in times.items() if k == 1 and n not in declared}
+    counts: set[str] = set()
+    tests: dict[str, object] = {}
+    for name, value in assigns:
+        if name not in once:
+            continue
+        if is_process_count(value, read, qualify):
+            counts.add(name)
+        elif read(value)[0] == "compare":
+            tests[name] = value
+    return set(times), counts, tests
+
+
 def process_count_test(left: object, op: str, right: object, read: Reader,
                        is_count: Callable[[object], bool]) -> bool | None:
     """Which way `count <op> n` goes in a job of several processes, the only kind in which

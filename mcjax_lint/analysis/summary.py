@@ -31,7 +31,7 @@ from mcjax_lint.errors import AnalysisError
 
 CALLS_CAP = 400  # call records a summary keeps per function (`ev_Call`); the index reads a full list as cut short
 
-SUMMARY_VERSION = 146
+SUMMARY_VERSION = 147
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -779,7 +779,7 @@ class _Summarizer(semantics.StatementRules):
         self._module_host_names: set[str] | None = None
         self._stores: dict[str, int] | None = None
         # whether the file may name the process count (`_is_process_count`), and the names bound
-        # once to it, per function node (None: the module) (`_count_names`)
+        # once to it, per function node (None: the module) (`semantics.scope_counts`)
         self._names_count = not source or "process_count" in source or "host_count" in source
         self._count_names: dict[int | None, tuple[set[str], set[str]]] = {}
         self._attr_stores: dict[str, list] | None = None  # (`_attribute_stores`, where a class asks)
@@ -2778,8 +2778,9 @@ class _Summarizer(semantics.StatementRules):
         key = None if fn is None else id(fn)
         hit = self._count_names.get(key)
         if hit is None:
-            hit = self._count_names[key] = _count_names(self.tree if fn is None else fn, self.qualify,
-                                                        self._may_declare_global())
+            bound, counts, _ = semantics.scope_counts(*_scope_bindings(self.tree if fn is None else fn,
+                                                                     self._may_declare_global()), read, self.qualify)
+            hit = self._count_names[key] = (bound, counts)
         return hit
 
     def _count_member(self, receiver: ast.expr, attr: str, called: bool) -> bool:
@@ -3645,27 +3646,30 @@ _SCALAR_FIELDS_OF: dict[type, frozenset[str]] = {
 }
 
 
-def _count_names(node: ast.AST, qualify, may_declare: bool = True) -> tuple[set[str], set[str]]:
-    """(the names a function or module binds in its own scope, those of them bound there once,
-    and nowhere else, to `jax.process_count()`: declared `global`/`nonlocal` in no nested
-    function). A tuple display unpacked position by position binds each name to its element
-    (`RANK, WORLD = jax.process_index(), jax.process_count()`). The precise pass's
-    `taint._count_names` on its own tree."""
+_TYPE_ALIAS = getattr(ast, "TypeAlias", None)  # (Python 3.12+)
+
+
+def _scope_bindings(node: ast.AST, may_declare: bool = True) -> tuple[list[str], list[tuple[str, object]], set[str]]:
+    """What a function or module binds in its own scope, as `semantics.scope_counts` reads it:
+    (each name binding, repeated as often as it is bound: parameters, assignment, loop, `with`,
+    `except`, import, walrus, comprehension, `match` captures, `del`, a nested function's or
+    class's name; the (name, value) of each one-target assignment, a tuple display unpacked
+    position by position; the names declared `global`/`nonlocal` there or, `may_declare`, in a
+    nested function or class). The precise pass's `taint._scope_bindings` on its own tree."""
     body = node.body if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)) else [node]
-    bound: dict[str, int] = {}
-    counts: set[str] = set()
+    bound: list[str] = []
+    assigns: list[tuple[str, object]] = []
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         a = node.args
-        for p in a.posonlyargs + a.args + a.kwonlyargs + [v for v in (a.vararg, a.kwarg) if v]:
-            bound[p.arg] = bound.get(p.arg, 0) + 1
+        bound += [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs + [v for v in (a.vararg, a.kwarg) if v]]
     declared: set[str] = set()
     todo: list[ast.AST] = list(body)
     while todo:
         n = todo.pop()
         t = type(n)
         if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            bound[n.name] = bound.get(n.name, 0) + 1
-            if may_declare and t is not ast.ClassDef:
+            bound.append(n.name)
+            if may_declare:
                 declared.update(x for g in _nodes(n) if isinstance(g, (ast.Global, ast.Nonlocal)) for x in g.names)
             continue
         if t is ast.Lambda:
@@ -3674,23 +3678,23 @@ def _count_names(node: ast.AST, qualify, may_declare: bool = True) -> tuple[set[
             tgt, val = n.targets[0], n.value
             pairs = [(tgt, val)] if type(tgt) is ast.Name else list(zip(tgt.elts, val.elts)) \
                 if type(tgt) is ast.Tuple and type(val) is ast.Tuple and len(tgt.elts) == len(val.elts) else []
-            for a_, b_ in pairs:
-                if type(a_) is ast.Name and semantics.is_process_count(b_, read, qualify):
-                    counts.add(a_.id)
+            assigns += [(a_.id, b_) for a_, b_ in pairs if type(a_) is ast.Name]
         elif t is ast.Name and not isinstance(n.ctx, ast.Load):
-            bound[n.id] = bound.get(n.id, 0) + 1
+            bound.append(n.id)
+        elif t is _TYPE_ALIAS:  # (read as the assignment a host without it parses: `cst_to_ast`)
+            assigns.append((n.name.id, n.value))
         elif t in (ast.Import, ast.ImportFrom):
-            for al in n.names:
-                k = (al.asname or al.name).split(".")[0]
-                bound[k] = bound.get(k, 0) + 1
+            bound += [(al.asname or al.name).split(".")[0] for al in n.names if al.name != "*"]
         elif t is ast.ExceptHandler and n.name:
-            bound[n.name] = bound.get(n.name, 0) + 1
+            bound.append(n.name)
         elif t in (ast.Global, ast.Nonlocal):
             declared.update(n.names)
         elif t in (ast.MatchAs, ast.MatchStar) and n.name:
-            bound[n.name] = bound.get(n.name, 0) + 1
+            bound.append(n.name)
+        elif t is ast.MatchMapping and n.rest:
+            bound.append(n.rest)
         _push_children(n, todo)
-    return set(bound), {c for c in counts if bound.get(c) == 1 and c not in declared}
+    return bound, assigns, declared
 
 
 def _attribute_stores(tree: ast.Module) -> dict[str, list]:

@@ -88,7 +88,7 @@ class _Scope:
     sized: dict = field(default_factory=dict)  # what made each name's value last (semantics.note_sized)
     attr_owner: dict = field(default_factory=dict)  # an agreed attribute store's object (`stored_attribute`)
     decided: dict = field(default_factory=dict)  # parameters constant at every call (index.decided), never reassigned
-    node: object = None  # the function (or module) whose body this scope runs (`_count_names`)
+    node: object = None  # the function (or module) whose body this scope runs (`_scope_bindings`)
     # Parameters to which every call that handed this function divergent values passed a literal
     # constant (`FileAnalysis.fn_consts`: the constants they passed), while not yet reassigned:
     # analysed again for those calls, an `if` they all decide alike runs that arm (`decided`).
@@ -199,7 +199,7 @@ class FileAnalysis(semantics.StatementRules):
         self.keys_added: set[str] = set()  # containers a `d[k] = v` may have given a new key in the current branch
         self.grown: set[str] = set()  # containers a method (`xs.append(v)`) grew in the current branch
         self.decided_ifs: dict[cst.If, bool] = {}  # `if` on parameters constant at every call -> the arm taken
-        self._counts: dict[int, tuple[set[str], set[str], dict]] = {}  # `_count_names` of a scope's function or module
+        self._counts: dict[int, tuple[set[str], set[str], dict]] = {}  # `semantics.scope_counts` of a scope's function or module
         self.seeded_modules: set[str] = set()
         self.seeded_per_process: set[str] = set()  # modules seeded with a process-dependent value
         self._full_positions = None
@@ -3103,7 +3103,7 @@ class FileAnalysis(semantics.StatementRules):
             if r[0] == "compare" else None
 
     def _binding_scope(self, name: str) -> tuple | None:
-        """`_count_names` of the innermost function or module that binds `name` where it is
+        """`semantics.scope_counts` of the innermost function or module that binds `name` where it is
         read; None where a comprehension's or lambda's own name, or bound nowhere."""
         scope = self.scope
         while scope is not None:
@@ -3113,7 +3113,8 @@ class FileAnalysis(semantics.StatementRules):
             else:
                 counts = self._counts.get(id(scope.node))
                 if counts is None:
-                    counts = self._counts[id(scope.node)] = _count_names(scope.node, self.qualify, self.may_declare())
+                    counts = self._counts[id(scope.node)] = semantics.scope_counts(
+                        *_scope_bindings(scope.node, self.may_declare()), read, self.qualify)
                 if name in counts[0]:
                     return counts
             scope = scope.outer
@@ -4000,22 +4001,31 @@ def _is_static(node: cst.FunctionDef) -> bool:
 _LEAVING = frozenset({cst.Return, cst.Raise, cst.Break, cst.Continue})  # statements that leave a block
 
 
-def _count_names(node: cst.CSTNode, qualify, may_declare: bool = True) -> tuple[set[str], set[str], dict]:
-    """(names a function or module binds in its own scope, those of them bound once there to
-    `jax.process_count()` and nowhere else: declared `global`/`nonlocal` in no nested function,
-    and those bound once so to a comparison: name -> that comparison, `sharded = world > 1`).
-    A tuple display unpacked position by position binds each name to its element (`RANK, WORLD
-    = jax.process_index(), jax.process_count()`). `may_declare` False: the file has no
+def _scope_bindings(node: cst.CSTNode, may_declare: bool = True) -> tuple[list[str], list[tuple[str, object]], set[str]]:
+    """What a function or module binds in its own scope, as `semantics.scope_counts` reads it:
+    the summary pass's `summary._scope_bindings` on this tree (the same three parts; the
+    agreement is tested on every fixture). `may_declare` False: the file has no
     `global`/`nonlocal` statement (no walk for them)."""
     body = node if isinstance(node, cst.Module) else node.body
-    bound: dict[str, int] = {}
-    counts: set[str] = set()
-    tests: dict[str, cst.Comparison] = {}
-    targets = []
+    bound: list[str] = []
+    assigns: list[tuple[str, object]] = []
+    declared: set[str] = set()
+    targets: list[cst.CSTNode] = []
     if isinstance(node, cst.FunctionDef):
-        targets += [p.name for p in _all_params(node.params)]
-    for n in walk_own_scope(body):
+        p = node.params
+        bound += [x.name.value for x in _all_params(p)]
+        bound += [x.name.value for x in (p.star_arg, p.star_kwarg) if isinstance(x, cst.Param)]
+    stack: list[cst.CSTNode] = [body]
+    while stack:
+        n = stack.pop()
         t = type(n)
+        if t in OWN_SCOPE:
+            if t is not cst.Lambda:
+                bound.append(n.name.value)
+                if may_declare:
+                    declared.update(x.name.value for g in _walk(n) if type(g) in (cst.Global, cst.Nonlocal)
+                                    for x in g.names)
+            continue
         if t is cst.Assign and len(n.targets) == 1:
             tgt, val = n.targets[0].target, n.value
             pairs = [(tgt, val)] if isinstance(tgt, cst.Name) else \
@@ -4024,28 +4034,46 @@ def _count_names(node: cst.CSTNode, qualify, may_declare: bool = True) -> tuple[
             for a, b in pairs:
                 a = a.value if isinstance(a, cst.BaseElement) else a
                 b = b.value if isinstance(b, cst.BaseElement) else b
-                if not isinstance(a, cst.Name):
-                    continue
-                if semantics.is_process_count(b, read, qualify):
-                    counts.add(a.value)
-                elif isinstance(b, cst.Comparison) and len(b.comparisons) == 1:
-                    tests[a.value] = b
+                if isinstance(a, cst.Name):
+                    assigns.append((a.value, b))
         if t is cst.AssignTarget:
             targets.append(n.target)
-        elif t in (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.CompFor):
+        elif t in (cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.CompFor, cst.Del):
             targets.append(n.target)
         elif t is cst.AsName:
             targets.append(n.name)
-        elif t in (cst.Global, cst.Nonlocal, cst.Del):
-            targets.append(n)
-    for t in targets:
-        for x in _walk(t):
-            if type(x) is cst.Name:
-                bound[x.value] = bound.get(x.value, 0) + 1
-    declared = {x.name.value for n in _walk(body) if type(n) in (cst.Global, cst.Nonlocal) for x in n.names} \
-        if may_declare else set()
-    once = {c for c in bound if bound[c] == 1 and c not in declared}
-    return set(bound), counts & once, {k: v for k, v in tests.items() if k in once}
+        elif t in (cst.Import, cst.ImportFrom) and not isinstance(n.names, cst.ImportStar):
+            for al in n.names:
+                if al.asname is None:
+                    x = al.name
+                    while isinstance(x, cst.Attribute):
+                        x = x.value
+                    bound.append(x.value)
+        elif t in (cst.Global, cst.Nonlocal):
+            declared.update(x.name.value for x in n.names)
+        elif t in (cst.MatchAs, cst.MatchStar) and n.name is not None:
+            bound.append(n.name.value)
+        elif t is cst.MatchMapping and n.rest is not None:
+            bound.append(n.rest.value)
+        elif t is cst.TypeAlias:  # (an assignment where the host's `ast` has no alias: `cst_to_ast`)
+            bound.append(n.name.value)
+            assigns.append((n.name.value, n.value))
+        stack.extend(children(n))
+    for x in targets:
+        bound += _bound_names(x)
+    return bound, assigns, declared
+
+
+def _bound_names(target: cst.CSTNode) -> list[str]:
+    """The names a binding target binds: a name, or those of a tuple or list display's elements
+    (starred included); an attribute or a subscript binds none."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [x for e in target.elements for x in _bound_names(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _bound_names(target.value)
+    return []
 
 
 def _assigned_names(fdef: cst.FunctionDef) -> set[str]:

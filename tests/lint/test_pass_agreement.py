@@ -151,3 +151,60 @@ def test_summary_claims_cover_what_the_precise_pass_finds(case: Path):
     known = {g for g in KNOWN_GAPS if g[0] == name}
     assert gaps - known == set(), "the summary pass claims less than the precise pass finds"
     assert known - gaps == set(), "a known gap is closed: remove it from KNOWN_GAPS"
+
+
+def _scopes_ast(tree: ast.Module) -> list[tuple[str, ast.AST]]:
+    """The module and each function, in source order, with their dotted names."""
+    out: list[tuple[str, ast.AST]] = [("", tree)]
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out.append((prefix + child.name, child))
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                visit(child, prefix + child.name + ".")
+            else:
+                visit(child, prefix)
+
+    visit(tree, "")
+    return out
+
+
+def _scopes_cst(module) -> list[tuple[str, object]]:
+    import libcst as cst
+    from mcjax_lint.analysis.tree import children
+    out: list[tuple[str, object]] = [("", module)]
+
+    def visit(node, prefix: str) -> None:
+        for child in children(node):
+            if isinstance(child, cst.FunctionDef):
+                out.append((prefix + child.name.value, child))
+            if isinstance(child, (cst.FunctionDef, cst.ClassDef)):
+                visit(child, prefix + child.name.value + ".")
+            else:
+                visit(child, prefix)
+
+    visit(module, "")
+    return out
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case_id(f"{p.parent.name}/{p.name}", p) for p in CASES])
+def test_both_readers_find_the_same_bindings(case: Path):
+    """Which names a scope binds, how often, to what, and which are declared `global` or
+    `nonlocal` (`semantics.scope_counts` decides the process-count names from it) is read from
+    each tree by its own walker (`summary._scope_bindings`, `taint._scope_bindings`): on every
+    fixture, every function and module, the two readings are the same."""
+    from mcjax_lint.analysis import summary, taint
+    files = [case] if case.is_file() else sorted(case.rglob("*.py"))
+    for f in files:
+        source = f.read_text(encoding="utf-8")
+        a_scopes = _scopes_ast(parse(source, str(f)))
+        c_scopes = _scopes_cst(parse_module(source, str(f)))
+        assert [q for q, _ in a_scopes] == [q for q, _ in c_scopes], f
+        for (q, a_node), (_, c_node) in zip(a_scopes, c_scopes):
+            ab, aa, ad = summary._scope_bindings(a_node)
+            cb, ca, cd = taint._scope_bindings(c_node)
+            where = f"{f.name}:{q or '<module>'}"
+            assert sorted(ab) == sorted(cb), where
+            assert ad == cd, where
+            assert sorted(n for n, _ in aa) == sorted(n for n, _ in ca), where
