@@ -742,6 +742,38 @@ def order_free_accumulators(target: object, body: object, rd: Statements, num_na
     return frozenset(out)
 
 
+def rewound_counters(loop_test: object, block: object, rd: Statements) -> frozenset[str]:
+    """The names a block that ends by `continue` (an arm of an `if` in a `while` loop whose test is
+    `loop_test`) sets back: a plain `name = value` of a name the loop's test reads, from a value
+    that does not read the name itself (`step = ckpt_step`, `step = 0`: a reset or a rewind to a
+    stored value; `step = step + 1` or `step += 1` advances it). The loop then runs again from
+    that value: the iterations between it and where the process was are redone, not skipped, so
+    which collective work the processes issue at each of the counter's values (`if step % k ==
+    0:`) agrees unless the processes rewind across such work by different amounts, which only the
+    data decides."""
+    sts = rd.statements(block)
+    if not sts or rd.read(sts[-1])[0] != "continue":
+        return frozenset()
+    tested = rd.names_in(loop_test)
+    out: set[str] = set()
+    advanced: set[str] = set()
+    for st in sts:
+        r = rd.read(st)
+        if r[0] == "assign":
+            for t in r[1]:
+                tr, vr = rd.read(t), rd.read(r[2])
+                # (`step, done = ckpt_step, False`: each name from its own element)
+                pairs = (list(zip(tr[1], vr[1])) if tr[0] == "tuple" and vr[0] == "tuple" and len(tr[1]) == len(vr[1])
+                         else [(t, r[2])])
+                for x, value in pairs:
+                    xr = rd.read(x)
+                    if xr[0] == "name" and xr[1] in tested:
+                        (advanced if xr[1] in rd.names_in(value) else out).add(xr[1])
+        elif r[0] == "augassign":
+            advanced.update(n for n in rd.names_in(r[1]) if n in tested)
+    return frozenset(out - advanced)
+
+
 def _read_only_after(n: str, at: int, tests: list, flat: list, rd: Statements) -> bool:
     """Whether the body reads `n`, assigned at `flat[at]` under `tests`, only after it and under
     those same tests (`if m: k = f(m)` then `if k > best:` inside that `if`): each read then sees
