@@ -1501,6 +1501,21 @@ def excludes(test: object, earlier: object, read: Reader, same: Callable[[object
     return any(_contradict(a, b, read, same) for b in conjuncts(earlier, read) for a in mine)
 
 
+def counting_arguments(node: object, read: Reader, argument: Callable) -> tuple:
+    """(start, stop, step) of a counting call, `range(...)` or `np.arange(...)`/`jnp.arange(...)`,
+    positional or by keyword (`start=`, `stop=`, `step=`), None where not given: one positional
+    argument with no `stop=` is the stop (`arange(n)`, `arange(n, step=2)`); `argument`: the
+    pass's reader of an argument by position or keyword."""
+    r = read(node)
+    if r[0] != "call":
+        return (None, None, None)
+    npos = len(r[2])
+    kw = lambda k: argument(node, 1 << 20, k)  # noqa: E731
+    if npos == 1 and kw("stop") is None:
+        return (kw("start"), r[2][0], kw("step"))
+    return tuple(r[2][i] if i < npos else kw(k) for i, k in enumerate(("start", "stop", "step")))
+
+
 def arange_length_arguments(positional: list, read: Reader, text: Callable[[object], str]) -> list:
     """The arguments of `arange(...)` (positional, as written) that decide its length: `stop`
     alone, else `start` and `stop` (the length is `stop - start`) and `step`; but only `n` (and
@@ -3166,13 +3181,33 @@ class StatementRules:
             if self.varies(self.data(self.ev(counts[0]))):
                 return None
             return self.same_length(self.join(vals[0], vals[1]))
-        if self.varies(vals[1]) or self.varies(vals[2]):
+        return self.counting_piece(nodes, vals, node)
+
+    def counting_piece(self, nodes: Sequence, vals: list, node):
+        """The value of the i-th of n interleaved pieces of a count, `range(i, stop, n)` or
+        `np.arange(i, stop, n)` (`nodes`: start, stop, step as `counting_arguments` finds them;
+        `vals`: their data), else None: which numbers by i; how many by stop and n, and by i
+        only as `piece_count` says."""
+        piece = self.piece_count(*nodes)
+        if piece is None or self.varies(vals[1]) or self.varies(vals[2]):
             return None
-        if self._multiple_stop(nodes[1], nodes[2]):
+        if piece == "agreed":
             # `range(i, stop, n)`, stop a multiple of n (`len(x)` of a whole made one): stop // n
             # numbers on every process, which ones by i
             return self.join(self.join(vals[1], vals[2]), self.piece_content(vals[0], node))
         return self.join(self.join(vals[1], vals[2]), self.equal_pieces(vals[0], node))
+
+    def piece_count(self, start, stop, step) -> str | None:
+        """How many numbers the i-th of n interleaved pieces of a count gives, `range(i, stop, n)`,
+        `np.arange(i, stop, n)` and `jnp.arange(start=i, stop=stop, step=n)` alike
+        (`counting_arguments`), where the start is read as an index (`piece_of_equal_ones`):
+        "agreed" where `stop` is a multiple of n (`_multiple_stop`: `world * k`, the length of a
+        whole made one): stop // n on every process; else "guess": the pieces differ by one
+        where stop is no multiple of n, which the program does not show (`equal_pieces`). None
+        where it is no such piece (every argument counts)."""
+        if start is None or stop is None or not piece_of_equal_ones(start, step, self.read):
+            return None
+        return "agreed" if self._multiple_stop(stop, step) else "guess"
 
     def _multiple_of(self, whole, n) -> bool:
         """Whether the sequence `whole` holds a multiple of n elements (`length_multiple`)."""

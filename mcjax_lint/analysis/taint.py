@@ -2175,9 +2175,12 @@ class FileAnalysis(semantics.StatementRules):
         stripped = False
         if q.endswith(".pad") and positional:
             sv, stripped = self._pad_width(shape_node, positional[0].value)
-        elif q.endswith(".arange") and idx < len(positional):
-            sv = join_all(self.ev(n) for n in semantics.arange_length_arguments(
-                [a.value for a in positional], read, lambda n: _code(self.module, n)))
+        elif q.endswith(".arange"):
+            sv = self._arange_length(node)
+            nodes = semantics.counting_arguments(node, read, read_cst.argument)
+            if None not in nodes:
+                piece = self.counting_piece(nodes, [self.ev(n).data() for n in nodes], node)
+                out = out if piece is None else piece  # (its numbers, and how many: as `range`'s)
         else:
             sv = self.ev(shape_node)
         if sv.order:
@@ -2191,6 +2194,24 @@ class FileAnalysis(semantics.StatementRules):
         if q.endswith((".zeros", ".ones", ".empty", ".full", ".arange")) or q == "jax.ShapeDtypeStruct":
             return replace(base, shape=frozenset())
         return base
+
+    def _arange_length(self, node: cst.Call) -> Val:
+        """What decides how many numbers `arange(...)` gives, however its arguments are spelled
+        (`semantics.counting_arguments`): as for `range(i, stop, n)` (`piece_count`), the i-th of
+        n interleaved pieces is stop // n long where stop is a multiple of n, and its start counts
+        only by a guess otherwise (`equal_pieces`); else `arange_length_arguments`."""
+        start, stop, step = semantics.counting_arguments(node, read, read_cst.argument)
+        if stop is None:
+            return BOTTOM
+        given = [x for x in (start, stop, step) if x is not None]
+        piece = self.piece_count(start, stop, step)
+        if piece is None:
+            if start is None:
+                return join_all(self.ev(n) for n in given)
+            return join_all(self.ev(n) for n in semantics.arange_length_arguments(
+                given, read, lambda n: _code(self.module, n)))
+        sv = self.ev(stop).join(self.ev(step))
+        return sv if piece == "agreed" else sv.join(self.equal_pieces(self.ev(start), node))
 
     def _pad_width(self, width: cst.BaseExpression, array: cst.BaseExpression) -> tuple[Val, bool]:
         """Taint of a pad width, ignoring `K - len(x)` terms for the array x itself (pads *to* K).

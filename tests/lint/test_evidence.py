@@ -363,3 +363,28 @@ def test_which_names_a_continuing_arm_sets_back(test, arm, want):
     a = ast.parse(src).body[0]
     rd = semantics.Statements(read_ast.read, read_ast.statements, read_ast.names_in, read_ast.same)
     assert semantics.rewound_counters(a.test, a.body[0].body, rd) == want
+
+
+def test_every_spelling_of_an_interleaved_arange_share_grades_as_range_does():
+    # `np.arange(rank, n, world)`, `jnp.arange(start=rank, stop=n, step=world)`, a loop over
+    # `np.arange(rank, stop=n, step=world)`: with n agreed, the shares differ in length only where
+    # n is no multiple of world (a guess, as for `range(rank, n, world)`); with n this process's
+    # own, for certain. (Of `world * k`: no finding, `benign/arange_interleaved_share_of_multiple.py`.)
+    got = {f.line: f for f in _findings("arange_interleaved_share_of_data_count.py")}
+    for line in (21, 27, 32):
+        assert (got[line].severity, got[line].confidence) == (Severity.WARNING, "guess")
+        assert evidence.EQUAL_PIECES in [s.why for s in got[line].chain if not s.certain]
+    assert got[40].confidence == "certain"
+    from mcjax_lint.analysis import read_cst, semantics
+    import libcst as cst
+
+    def args(src):
+        node = cst.parse_expression(src)
+        return tuple(None if x is None else cst.Module([]).code_for_node(x)
+                     for x in semantics.counting_arguments(node, read_cst.read, read_cst.argument))
+
+    assert args("np.arange(n)") == (None, "n", None)
+    assert args("np.arange(n, step=2)") == (None, "n", "2")
+    assert args("np.arange(i, n, w)") == ("i", "n", "w")
+    assert args("np.arange(i, stop=n, step=w)") == ("i", "n", "w")
+    assert args("jnp.arange(start=i, stop=n, step=w)") == ("i", "n", "w")
