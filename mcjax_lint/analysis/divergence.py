@@ -27,7 +27,7 @@ from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import evidence, kinds, read_cst, semantics
 from mcjax_lint.analysis.tree import OWN_SCOPE, children, walk, walk_own_scope
 
-from mcjax_lint.analysis.taint import FileAnalysis, _walk_calls
+from mcjax_lint.analysis.taint import _STATEMENTS, FileAnalysis, _walk_calls
 from mcjax_lint.analysis.values import BOTTOM, Val
 
 
@@ -69,6 +69,26 @@ def first_tok(seq) -> Tok | None:
             return t
         first = first or t
     return first
+
+
+def _rewound_across(fa: FileAnalysis, loop, dframe, t: Tok) -> bool:
+    """Whether a `continue` in the arm `dframe` of an `if` sets the `while` loop `loop`'s counter
+    back to an agreed value (`FileAnalysis.rewinds`, `semantics.rewound_counters`) and the work `t`
+    it skips runs under a test of that counter in the loop's body (`if step % k == 0:`): the
+    iteration is redone, and whether the processes issue that work as often depends on the
+    counter's values they pass again (a guess, `evidence.REWOUND_COUNTER`). Work the body issues at
+    every iteration is issued again as often as the rewind goes back: that stays certain."""
+    if not isinstance(loop, cst.While) or not fa.rewinds.get(dframe.node) or dframe.kind not in ("if", "else"):
+        return False
+    arm = dframe.node.body if dframe.kind == "if" else dframe.node.orelse
+    counters = semantics.rewound_counters(loop.test, arm, _STATEMENTS)
+    if not counters:
+        return False
+    for n in walk_own_scope(loop.body):
+        if isinstance(n, (cst.If, cst.While)) and n is not dframe.node and read_cst.names_in(n.test) & counters \
+                and any(x is t.node for x in walk(n)):
+            return True
+    return False
 
 
 @dataclass
@@ -1319,6 +1339,8 @@ class Divergence:
         if uniform or self.same_work(path_exit, path_other):
             return
         if t is not None:
+            if kind == "continue" and not guess and _rewound_across(self.fa, ctx[j].node, dframe, t):
+                guess = evidence.REWOUND_COUNTER
             self.exits.append(ExitPoint(small, self._gate_guess(path_exit, path_other, dframe.cond), t, dframe.node,
                                         kind, guess=guess))
             self._branch_done.add(id(dframe.node))

@@ -143,6 +143,11 @@ RESUMED_AT_YIELD = ("complementary `if`s on one condition around a `yield` (`if 
                     "yield (the `with` body, the generator's consumer) resumes it everywhere and does no collective "
                     "work there")
 RESUMED_AT_YIELD_TEXT = "complementary `if`s around a `yield`"
+REWOUND_COUNTER = ("a `while` loop's counter set back under a process-dependent condition to a value not known "
+                   "to differ (`step = ckpt_step; continue`): the processes that rewind redo the iterations from "
+                   "there, so they issue the work tied to the counter's values again only where the data makes them "
+                   "rewind across it by different amounts")
+REWOUND_COUNTER_TEXT = "a loop counter set back"
 GATE_ARGUMENT = ("one arm passes a helper a constant that takes it past its early `return` into its collective "
                  "work, the other a value not known here, which may take it there as well")
 

@@ -742,6 +742,38 @@ def order_free_accumulators(target: object, body: object, rd: Statements, num_na
     return frozenset(out)
 
 
+def rewound_counters(loop_test: object, block: object, rd: Statements) -> frozenset[str]:
+    """The names a block that ends by `continue` (an arm of an `if` in a `while` loop whose test is
+    `loop_test`) sets back: a plain `name = value` of a name the loop's test reads, from a value
+    that does not read the name itself (`step = ckpt_step`, `step = 0`: a reset or a rewind to a
+    stored value; `step = step + 1` or `step += 1` advances it). The loop then runs again from
+    that value: the iterations between it and where the process was are redone, not skipped, so
+    which collective work the processes issue at each of the counter's values (`if step % k ==
+    0:`) agrees unless the processes rewind across such work by different amounts, which only the
+    data decides."""
+    sts = rd.statements(block)
+    if not sts or rd.read(sts[-1])[0] != "continue":
+        return frozenset()
+    tested = rd.names_in(loop_test)
+    out: set[str] = set()
+    advanced: set[str] = set()
+    for st in sts:
+        r = rd.read(st)
+        if r[0] == "assign":
+            for t in r[1]:
+                tr, vr = rd.read(t), rd.read(r[2])
+                # (`step, done = ckpt_step, False`: each name from its own element)
+                pairs = (list(zip(tr[1], vr[1])) if tr[0] == "tuple" and vr[0] == "tuple" and len(tr[1]) == len(vr[1])
+                         else [(t, r[2])])
+                for x, value in pairs:
+                    xr = rd.read(x)
+                    if xr[0] == "name" and xr[1] in tested:
+                        (advanced if xr[1] in rd.names_in(value) else out).add(xr[1])
+        elif r[0] == "augassign":
+            advanced.update(n for n in rd.names_in(r[1]) if n in tested)
+    return frozenset(out - advanced)
+
+
 def _read_only_after(n: str, at: int, tests: list, flat: list, rd: Statements) -> bool:
     """Whether the body reads `n`, assigned at `flat[at]` under `tests`, only after it and under
     those same tests (`if m: k = f(m)` then `if k > best:` inside that `if`): each read then sees
@@ -1491,6 +1523,21 @@ def excludes(test: object, earlier: object, read: Reader, same: Callable[[object
     elif in_order: <every rank in turn>`): the processes `earlier` parts take the arms around it."""
     mine = conjuncts(test, read)
     return any(_contradict(a, b, read, same) for b in conjuncts(earlier, read) for a in mine)
+
+
+def counting_arguments(node: object, read: Reader, argument: Callable) -> tuple:
+    """(start, stop, step) of a counting call, `range(...)` or `np.arange(...)`/`jnp.arange(...)`,
+    positional or by keyword (`start=`, `stop=`, `step=`), None where not given: one positional
+    argument with no `stop=` is the stop (`arange(n)`, `arange(n, step=2)`); `argument`: the
+    pass's reader of an argument by position or keyword."""
+    r = read(node)
+    if r[0] != "call":
+        return (None, None, None)
+    npos = len(r[2])
+    kw = lambda k: argument(node, 1 << 20, k)  # noqa: E731
+    if npos == 1 and kw("stop") is None:
+        return (kw("start"), r[2][0], kw("step"))
+    return tuple(r[2][i] if i < npos else kw(k) for i, k in enumerate(("start", "stop", "step")))
 
 
 def arange_length_arguments(positional: list, read: Reader, text: Callable[[object], str]) -> list:
@@ -3158,13 +3205,33 @@ class StatementRules:
             if self.varies(self.data(self.ev(counts[0]))):
                 return None
             return self.same_length(self.join(vals[0], vals[1]))
-        if self.varies(vals[1]) or self.varies(vals[2]):
+        return self.counting_piece(nodes, vals, node)
+
+    def counting_piece(self, nodes: Sequence, vals: list, node):
+        """The value of the i-th of n interleaved pieces of a count, `range(i, stop, n)` or
+        `np.arange(i, stop, n)` (`nodes`: start, stop, step as `counting_arguments` finds them;
+        `vals`: their data), else None: which numbers by i; how many by stop and n, and by i
+        only as `piece_count` says."""
+        piece = self.piece_count(*nodes)
+        if piece is None or self.varies(vals[1]) or self.varies(vals[2]):
             return None
-        if self._multiple_stop(nodes[1], nodes[2]):
+        if piece == "agreed":
             # `range(i, stop, n)`, stop a multiple of n (`len(x)` of a whole made one): stop // n
             # numbers on every process, which ones by i
             return self.join(self.join(vals[1], vals[2]), self.piece_content(vals[0], node))
         return self.join(self.join(vals[1], vals[2]), self.equal_pieces(vals[0], node))
+
+    def piece_count(self, start, stop, step) -> str | None:
+        """How many numbers the i-th of n interleaved pieces of a count gives, `range(i, stop, n)`,
+        `np.arange(i, stop, n)` and `jnp.arange(start=i, stop=stop, step=n)` alike
+        (`counting_arguments`), where the start is read as an index (`piece_of_equal_ones`):
+        "agreed" where `stop` is a multiple of n (`_multiple_stop`: `world * k`, the length of a
+        whole made one): stop // n on every process; else "guess": the pieces differ by one
+        where stop is no multiple of n, which the program does not show (`equal_pieces`). None
+        where it is no such piece (every argument counts)."""
+        if start is None or stop is None or not piece_of_equal_ones(start, step, self.read):
+            return None
+        return "agreed" if self._multiple_stop(stop, step) else "guess"
 
     def _multiple_of(self, whole, n) -> bool:
         """Whether the sequence `whole` holds a multiple of n elements (`length_multiple`)."""

@@ -218,6 +218,11 @@ class FileAnalysis(semantics.StatementRules):
         # only on the processes that took that arm (`_trace_constant`); how deep such arms nest here.
         self.defined_per_process: set[str] = set()
         self._per_process_arms = 0
+        self._loop_nodes: list = []  # the loops the statement being analysed is in, innermost last
+        # `if`s one arm of which sets a `while` loop's counter back and `continue`s, under a
+        # process-dependent test (`semantics.rewound_counters`): -> whether every value it set
+        # back to is agreed (a guess for the counter, `evidence.REWOUND_COUNTER`).
+        self.rewinds: dict[cst.If, bool] = {}
         # Collective work called as an expression statement (its result dropped) -> the scope's
         # body it is in (a FunctionDef or the module).
         self.discarded: dict[cst.Call, cst.CSTNode] = {}
@@ -2170,9 +2175,12 @@ class FileAnalysis(semantics.StatementRules):
         stripped = False
         if q.endswith(".pad") and positional:
             sv, stripped = self._pad_width(shape_node, positional[0].value)
-        elif q.endswith(".arange") and idx < len(positional):
-            sv = join_all(self.ev(n) for n in semantics.arange_length_arguments(
-                [a.value for a in positional], read, lambda n: _code(self.module, n)))
+        elif q.endswith(".arange"):
+            sv = self._arange_length(node)
+            nodes = semantics.counting_arguments(node, read, read_cst.argument)
+            if None not in nodes:
+                piece = self.counting_piece(nodes, [self.ev(n).data() for n in nodes], node)
+                out = out if piece is None else piece  # (its numbers, and how many: as `range`'s)
         else:
             sv = self.ev(shape_node)
         if sv.order:
@@ -2186,6 +2194,24 @@ class FileAnalysis(semantics.StatementRules):
         if q.endswith((".zeros", ".ones", ".empty", ".full", ".arange")) or q == "jax.ShapeDtypeStruct":
             return replace(base, shape=frozenset())
         return base
+
+    def _arange_length(self, node: cst.Call) -> Val:
+        """What decides how many numbers `arange(...)` gives, however its arguments are spelled
+        (`semantics.counting_arguments`): as for `range(i, stop, n)` (`piece_count`), the i-th of
+        n interleaved pieces is stop // n long where stop is a multiple of n, and its start counts
+        only by a guess otherwise (`equal_pieces`); else `arange_length_arguments`."""
+        start, stop, step = semantics.counting_arguments(node, read, read_cst.argument)
+        if stop is None:
+            return BOTTOM
+        given = [x for x in (start, stop, step) if x is not None]
+        piece = self.piece_count(start, stop, step)
+        if piece is None:
+            if start is None:
+                return join_all(self.ev(n) for n in given)
+            return join_all(self.ev(n) for n in semantics.arange_length_arguments(
+                given, read, lambda n: _code(self.module, n)))
+        sv = self.ev(stop).join(self.ev(step))
+        return sv if piece == "agreed" else sv.join(self.equal_pieces(self.ev(start), node))
 
     def _pad_width(self, width: cst.BaseExpression, array: cst.BaseExpression) -> tuple[Val, bool]:
         """Taint of a pad width, ignoring `K - len(x)` terms for the array x itself (pads *to* K).
@@ -2919,6 +2945,29 @@ class FileAnalysis(semantics.StatementRules):
         if block is not None:
             self.block(block)
 
+    def loop(self, cond, body, node=None, narrow=None) -> None:
+        self._loop_nodes.append(node)
+        try:
+            super().loop(cond, body, node, narrow)
+        finally:
+            self._loop_nodes.pop()
+
+    def _rewound(self, node, k: str, vals: list) -> bool:
+        """Whether the `if` `node` sets the innermost `while` loop's counter `k` back in an arm that
+        `continue`s, to a value no certain source makes differ (`semantics.rewound_counters`);
+        noted in `rewinds` for the `continue`'s exit (divergence.py)."""
+        loop = self._loop_nodes[-1] if self._loop_nodes else None
+        if not isinstance(node, cst.If) or not isinstance(loop, cst.While):
+            return False
+        found = False
+        for block, v in zip((node.body, node.orelse), vals):
+            if v is None or block is None or k not in semantics.rewound_counters(loop.test, block, _STATEMENTS):
+                continue
+            agreed = all(x.guess for x in v.pd | v.pdc | v.order | v.hash)
+            self.rewinds[node] = self.rewinds.get(node, True) and agreed
+            found = found or agreed
+        return found
+
     def arms_end(self, cond: Val, node: cst.CSTNode | None, outer: tuple) -> tuple:
         written, self.key_writes = self.key_writes, outer[0] | self.key_writes
         added, self.keys_added = self.keys_added, outer[1] | self.keys_added
@@ -2950,6 +2999,8 @@ class FileAnalysis(semantics.StatementRules):
         cond, node, written, added, grown = context
         if cond.divergent:
             implicit = Val(pd=cond.pd, pdc=cond.pdc, order=cond.order, hash=cond.hash)
+            if self._rewound(node, k, vals):
+                implicit = evidence.mark(implicit, evidence.REWOUND_COUNTER, f"`{k}`", self.line(node))
             # An unordered container (a dict keyed by a set's elements) takes no order from it.
             imp = replace(implicit, order=frozenset()) if m.unordered else implicit
             # (the condition says which value, not where it lives: host data stays host data;

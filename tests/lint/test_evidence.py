@@ -322,3 +322,69 @@ def test_a_module_selecting_the_mode_makes_the_programs_importing_it_multi_proce
     files["bench.py"] = "from comms import Config, bring_up\n\nbring_up(Config(backend='multi'))\n"
     findings, _ = analyze_project(files)
     assert findings and {f.severity for f in findings if f.path == "main.py"} == {Severity.WARNING}
+
+
+def test_a_loop_counter_set_back_to_an_agreed_value_is_a_guess():
+    # `epoch, recovered = synced_epoch, True; continue` under a per-process test in a `while`
+    # loop on `epoch`: the iterations are redone; the sync tied to the counter's values
+    # (`if epoch % k == 0:`) and the `continue` that skips it are a guess, never an error.
+    got = {f.code: f for f in _findings("loop_counter_rewound_to_agreed_sync_point.py")}
+    for code in ("MCJ101", "MCJ102"):
+        assert (got[code].severity, got[code].confidence) == (Severity.WARNING, "guess")
+        assert evidence.REWOUND_COUNTER in [s.why for s in got[code].chain if not s.certain]
+    # Set back to a value each process keeps for itself: the counter differs by its value.
+    got = {f.code: f for f in _findings("loop_counter_rewound_to_local_resume_point.py")}
+    for code in ("MCJ101", "MCJ102"):
+        assert (got[code].severity, got[code].confidence) == (Severity.ERROR, "certain")
+    # Work every iteration issues is issued again once per redone iteration: still certain.
+    got = {f.code: f for f in _findings("loop_counter_rewound_before_every_step_sync.py")}
+    assert (got["MCJ102"].severity, got["MCJ102"].confidence) == (Severity.ERROR, "certain")
+
+
+@pytest.mark.parametrize("test,arm,want", [
+    ("step < n", "step = ckpt\ncontinue", {"step"}),
+    ("step < n", "step, done = ckpt, True\ncontinue", {"step"}),
+    ("step < n and not stop", "step = 0\ncontinue", {"step"}),
+    ("step < n", "step = step + 1\ncontinue", set()),  # an advance
+    ("step < n", "step = ckpt\nstep += 1\ncontinue", set()),
+    ("step < n", "step = ckpt", set()),  # falls through
+    ("i < n", "step = ckpt\ncontinue", set()),  # not the loop's counter
+])
+def test_which_names_a_continuing_arm_sets_back(test, arm, want):
+    import ast
+
+    from mcjax_lint.analysis import read_ast, read_cst, semantics
+    import libcst as cst
+
+    src = f"while {test}:\n    if c:\n" + "".join(f"        {x}\n" for x in arm.splitlines())
+    w = cst.parse_module(src).body[0]
+    rd = semantics.Statements(read_cst.read, read_cst.statements, read_cst.names_in, read_cst.same)
+    assert semantics.rewound_counters(w.test, w.body.body[0].body, rd) == want
+    a = ast.parse(src).body[0]
+    rd = semantics.Statements(read_ast.read, read_ast.statements, read_ast.names_in, read_ast.same)
+    assert semantics.rewound_counters(a.test, a.body[0].body, rd) == want
+
+
+def test_every_spelling_of_an_interleaved_arange_share_grades_as_range_does():
+    # `np.arange(rank, n, world)`, `jnp.arange(start=rank, stop=n, step=world)`, a loop over
+    # `np.arange(rank, stop=n, step=world)`: with n agreed, the shares differ in length only where
+    # n is no multiple of world (a guess, as for `range(rank, n, world)`); with n this process's
+    # own, for certain. (Of `world * k`: no finding, `benign/arange_interleaved_share_of_multiple.py`.)
+    got = {f.line: f for f in _findings("arange_interleaved_share_of_data_count.py")}
+    for line in (21, 27, 32):
+        assert (got[line].severity, got[line].confidence) == (Severity.WARNING, "guess")
+        assert evidence.EQUAL_PIECES in [s.why for s in got[line].chain if not s.certain]
+    assert got[40].confidence == "certain"
+    from mcjax_lint.analysis import read_cst, semantics
+    import libcst as cst
+
+    def args(src):
+        node = cst.parse_expression(src)
+        return tuple(None if x is None else cst.Module([]).code_for_node(x)
+                     for x in semantics.counting_arguments(node, read_cst.read, read_cst.argument))
+
+    assert args("np.arange(n)") == (None, "n", None)
+    assert args("np.arange(n, step=2)") == (None, "n", "2")
+    assert args("np.arange(i, n, w)") == ("i", "n", "w")
+    assert args("np.arange(i, stop=n, step=w)") == ("i", "n", "w")
+    assert args("jnp.arange(start=i, stop=n, step=w)") == ("i", "n", "w")
