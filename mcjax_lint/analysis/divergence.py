@@ -335,6 +335,74 @@ class Divergence:
         x = self._inlined(a, 0, frozenset())
         return x is not None and x == self._inlined(b, 0, frozenset())
 
+    def same_through_callees(self, a: tuple, b: tuple) -> bool:
+        """Whether two sequences that differ as written issue the same collective calls in the
+        same order once every call of a same-file function or method is replaced by its body's
+        collective work (`_callee_work`), however the bodies compute host values in between: a
+        call runs its callee's body, so `self.runner._dummy_run(1)` on idle processes and
+        `self.runner.execute_model(batch)` on busy ones, each running `sync_counts(n)` and then
+        `model.forward(x, size)`, reach the same collectives everywhere. Each call left as a call
+        (a library collective, a jitted function, a callee not followed) compares by what it
+        calls and with what (`_call_key`: a static value, another array expression, a constant
+        a caller bound make other work). A callee that may leave early, raise or yield, or whose
+        work lies under a branch or in a loop (which its arguments may decide), is kept as its
+        call."""
+        if not (a and b):
+            return False
+        x = self._deep_work(a, 0, frozenset(), {})
+        return x is not None and x == self._deep_work(b, 0, frozenset(), {})
+
+    def _deep_work(self, seq, depth: int, seen: frozenset, bound: dict) -> tuple | None:
+        out: list = []
+        for item in seq:
+            if isinstance(item, Tok):
+                body = self._callee_work(item, depth, seen, bound)
+                out.extend((Tok(f"{item.key}({self._call_key(item.node, bound)})", item.node, item.desc),)
+                           if body is None else body)
+            elif isinstance(item, tuple) and item and isinstance(item[0], str):
+                parts = [self._deep_work(part, depth, seen, bound) if isinstance(part, tuple) else part
+                         for part in item[1:]]
+                if any(part is None for part in parts):
+                    return None
+                out.append((item[0], *parts))
+            else:
+                out.append(item)
+        return tuple(out)
+
+    def _callee_work(self, t: Tok, depth: int, seen: frozenset, bound: dict) -> tuple | None:
+        """The collective work of the body of the same-file function or method a token's call
+        runs (`_deep_work`, in turn, with the constants the call binds), or None where it is kept
+        as the call: too deep, not a module-level function or a method of a module-level class,
+        decorated other than as a static or class method, asynchronous, with a way out before
+        its end (a `return` or `raise` not its last statement, a `yield`, an exit call), or with
+        collective work under a branch or in a loop of its own."""
+        call = t.node
+        if depth >= _INLINE_DEPTH or not isinstance(call, cst.Call) or t.key.endswith(_GATE_RUNS):
+            return None
+        info = self.fa.calls.get(call)
+        if info is None or not info.via_project:
+            return None
+        q = self._callee(call)
+        if q is None or q in seen:
+            return None
+        fdef, scope, cls = self.fa.fn_nodes[q]
+        if not scope.is_module or fdef.asynchronous or not isinstance(fdef.body, cst.IndentedBlock) or any(
+                not (isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod"))
+                for d in fdef.decorators):
+            return None
+        stmts = fdef.body.body
+        for i, st in enumerate(stmts):
+            for n in walk_own_scope(st):
+                if isinstance(n, (cst.Yield, cst.Await, cst.Raise)) or _exit_call(n, self.fa.calls):
+                    return None
+                if isinstance(n, cst.Return) and not (i == len(stmts) - 1 and isinstance(st, cst.SimpleStatementLine)):
+                    return None
+        seq = self.seq_block(fdef.body)
+        here = self._bound_constants(fdef, call, _is_method(fdef, cls), bound)
+        if here is None or any(not isinstance(item, Tok) for item in seq):
+            return None
+        return self._deep_work(seq, depth + 1, seen | {q}, here)
+
     def _inlined(self, seq, depth: int, seen: frozenset) -> tuple:
         out: list = []
         for item in seq:
@@ -1056,7 +1124,8 @@ class Divergence:
                 self.walk_body(orelse, ctx + [_with(here, "else", orelse, cond, s.body)])
             if cond.divergent and id(s) not in self._branch_done and not self._escaping_exits(s):
                 a, b = self.seq_block(s.body), self.seq_block(_parted_else(s))
-                paired = self._completed_by_pair(stmts, i) if not self.same_work(a, b) else "paired"
+                paired = "paired" if self.same_work(a, b) or self.same_through_callees(a, b) \
+                    else self._completed_by_pair(stmts, i)
                 if paired != "paired":
                     if paired == "around a yield":
                         cond = evidence.mark(cond, evidence.RESUMED_AT_YIELD, evidence.RESUMED_AT_YIELD_TEXT,
