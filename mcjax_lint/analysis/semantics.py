@@ -4027,20 +4027,27 @@ class StatementRules:
         generators, elts = self.parts.read_comprehension(node)
         saved = self.enter_comp_scope()
         acc = self.comp_start(kind)
+        entered = 0
         try:
             for target, iterable, filters, at in generators:
                 it = self.iterated(self.ev(iterable), iterable)
-                _, elem, order = self.iteration(it, iterable) if kind != "set" else (it, self.element(it), None)
+                ordered, elem, order = self.iteration(it, iterable) if kind != "set" else (it, self.element(it), None)
                 if is_range(iterable, self.read):
                     elem = self.as_number(elem)
                 self.comp_iteration(acc, it, order, iterable, at)
                 self.bind_iteration(target, iterable, elem)
                 note_loop_strings(self.scope, target, iterable, self.read)
+                # (the filters and element expressions run once per element, in the iterable's
+                # order, as a `for` body does: `st_For`'s `enter_iteration`)
+                self.enter_iteration(ordered)
+                entered += 1
                 for test, test_at in filters:
                     self.comp_filter(acc, self.data(self.ev(test)), test_at, node)
             for e in elts:
                 self.comp_element(acc, self.ev(e), e, elts)
         finally:
+            for _ in range(entered):
+                self.leave_iteration()
             self.leave_comp_scope(saved)
         return self.comp_result(acc, node)
 
