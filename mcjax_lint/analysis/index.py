@@ -2177,6 +2177,7 @@ class ProjectIndex:
             order = whole.order
             if whole.unordered:
                 short = os.path.basename(path)
+                self._note_origin(short, call.get("l", 0), path)
                 order = order | frozenset({Src(call.get("l", 0), 0, semantics.set_iteration_desc(whole.unordered)
                                                + semantics.TIED_SORT_DESC, kinds.SET_ORDER,
                                                origin=f"{short}:{call.get('l', 0)}")})
@@ -2194,6 +2195,7 @@ class ProjectIndex:
                 # a guess, as what is built of them is followed further than the loop that reaches
                 # the collective work
                 line = call.get("l", 0)
+                self._note_origin(os.path.basename(path), line, path)
                 s = evidence.set_order_guess(Src(line, 0, semantics.set_iteration_desc(recv.unordered), kinds.SET_ORDER,
                                                  origin=f"{os.path.basename(path)}:{line}"))
                 s = replace(s, guess=s.guess + ((0, evidence.ITERATED_ELSEWHERE_TEXT, evidence.ITERATED_ELSEWHERE),))
@@ -2335,6 +2337,7 @@ class ProjectIndex:
             key = key_of(p, pos)
             if key:
                 short = os.path.basename(self.fn_path.get(q, ""))
+                self._note_origin(short, line, self.fn_path.get(q, ""))
                 out = out.join(Val(pd=frozenset({evidence.set_order_guess(Src(
                     line, 0, f"{K.env_desc(key, quote='')} via `{short_name(q)}()`", kinds.ENVIRONMENT,
                     origin=f"{short}:{line}"))})))
@@ -2430,6 +2433,7 @@ class ProjectIndex:
                     # Its result is that length or, usually, an array padded to it: a shape of
                     # this process's own.
                     short = os.path.basename(self.fn_path.get(q, ""))
+                    self._note_origin(short, f.line, self.fn_path.get(q, ""))
                     if lens == "sel":
                         # (a selection by a mask of their content: its number of rows differs)
                         src = Src(f.line, 0, f"the rows a mask of this process's values selects, in `{short_name(q)}()`",
@@ -2742,6 +2746,7 @@ class ProjectIndex:
                         # iteration takes, as a source of its own, so that the guess stays on it)
                         line = self.functions[c].line
                         short = os.path.basename(self.fn_path.get(c, ""))
+                        self._note_origin(short, line, self.fn_path.get(c, ""))
                         r = r.data().join(Val(order=frozenset({evidence.set_order_guess(Src(
                             line, 0, f"{semantics.set_iteration_desc(r.unordered)} via `{short_name(c)}()`",
                             kinds.SET_ORDER, origin=f"{short}:{line}"))})))
