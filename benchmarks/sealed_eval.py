@@ -48,7 +48,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 SETS = ("sealed", "sealed2", "sealed3", "sealed4", "sealed5", "sealed6", "sealed7", "sealed8", "sealed9",
         "sealed10", "sealed11", "sealed12", "sealed13", "sealed14", "sealed15", "sealed16", "sealed17", "sealed18", "sealed19", "sealed20",
-        "sealed21", "sealed22", "sealed23")
+        "sealed21", "sealed22", "sealed23", "sealed24")
 SEALED = HERE / "sealed"
 PROGRAMS = SEALED / "programs"
 SPLIT = SEALED / "split.json"
@@ -200,7 +200,7 @@ def score_codebases(repos: list[str], prepared: Path, jobs: int | None) -> dict:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--set", dest="eval_set", choices=SETS, default="sealed",
-                    help="which evaluation set: sealed (the first, default), sealed2, sealed3, sealed4, sealed5, sealed6, sealed7, sealed8, sealed9, sealed10, sealed11, sealed12, sealed13, sealed14, sealed15, sealed16, sealed17, sealed18, sealed19, sealed20, sealed21, sealed22 or sealed23")
+                    help="which evaluation set: sealed (the first, default), sealed2, sealed3, sealed4, sealed5, sealed6, sealed7, sealed8, sealed9, sealed10, sealed11, sealed12, sealed13, sealed14, sealed15, sealed16, sealed17, sealed18, sealed19, sealed20, sealed21, sealed22, sealed23 or sealed24")
     ap.add_argument("--half", choices=("open", "sealed"))
     ap.add_argument("--unseal", action="store_true", help="allow --half sealed (only once the work is done)")
     ap.add_argument("--verify", action="store_true", help="check the sealed half's hash; lints nothing")
