@@ -149,6 +149,10 @@ _RAISE_DEPTH = 6
 _PAIR_REACH = 40
 _COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
 _LOG_NAMES = semantics.LOG_NAMES
+# The admission rules of `Divergence.same_work`: which callees a comparison follows into
+# (`Divergence._callee_body`).
+PLAIN_HELPERS = "plain helpers"
+ANY_CALLEE = "any callee"
 
 
 @dataclass
@@ -170,7 +174,7 @@ class Divergence:
         self._tries: list[cst.Try] = []
         self._work: dict[str, str | None] = {}
         self._gates: dict[str, tuple | None] = {}
-        self._plain: dict[str, list | None] = {}
+        self._bodies: dict[tuple, tuple | None] = {}  # (`_callee_body`)
         self._module_names = frozenset(
             n.value for st in self.fa.module.body if isinstance(st, cst.SimpleStatementLine)
             for small in st.body if isinstance(small, (cst.Assign, cst.AnnAssign))
@@ -322,60 +326,63 @@ class Divergence:
                                     or isinstance(part.expression, cst.Name) for part in a.value.parts))
             for a in expr.args)
 
-    def same_work(self, a: tuple, b: tuple) -> bool:
+    def same_work(self, a: tuple, b: tuple, callees: str = PLAIN_HELPERS) -> bool:
         """Whether two collective sequences pair up across processes: equal as written, or equal
-        once each call of a plain same-file helper is replaced by its body's collective calls
-        (`_inline_tok`). A call runs its callee's body, so `return self._real(batch)` on some
-        processes and `return self._idle()` on the others issue the same collectives in the same
-        order when both helpers make the same calls (`self.sync(n); self.forward(x)` in each)."""
+        once each call of a same-file function that the admission rule `callees` follows is
+        replaced by its body's collective work (`_reached`). A call runs its callee's body, so
+        `return self._real(batch)` on some processes and `return self._idle()` on the others
+        issue the same collectives in the same order when both helpers make the same calls
+        (`self.sync(n); self.forward(x)` in each). The rules (`_callee_body`): `PLAIN_HELPERS`,
+        straight-line helpers whose only other calls compute on host values (every question
+        asks this one); `ANY_CALLEE`, any function or method without a way out before its end
+        and whose work is not under a branch or in a loop of its own, whatever host work it does
+        (`self.runner._dummy_run(1)` on idle processes and `self.runner.execute_model(batch)` on
+        busy ones, each running `sync_counts(n)` and then `model.forward(x, size)`: asked of the
+        arms of an `if`)."""
         if a == b:
             return True
         if not (a and b):
             return False
-        x = self._inlined(a, 0, frozenset())
-        return x is not None and x == self._inlined(b, 0, frozenset())
+        return self._reached(a, callees) == self._reached(b, callees)
 
-    def same_through_callees(self, a: tuple, b: tuple) -> bool:
-        """Whether two sequences that differ as written issue the same collective calls in the
-        same order once every call of a same-file function or method is replaced by its body's
-        collective work (`_callee_work`), however the bodies compute host values in between: a
-        call runs its callee's body, so `self.runner._dummy_run(1)` on idle processes and
-        `self.runner.execute_model(batch)` on busy ones, each running `sync_counts(n)` and then
-        `model.forward(x, size)`, reach the same collectives everywhere. Each call left as a call
-        (a library collective, a jitted function, a callee not followed) compares by what it
-        calls and with what (`_call_key`: a static value, another array expression, a constant
-        a caller bound make other work). A callee that may leave early, raise or yield, or whose
-        work lies under a branch or in a loop (which its arguments may decide), is kept as its
-        call."""
-        if not (a and b):
-            return False
-        x = self._deep_work(a, 0, frozenset(), {})
-        return x is not None and x == self._deep_work(b, 0, frozenset(), {})
-
-    def _deep_work(self, seq, depth: int, seen: frozenset, bound: dict) -> tuple | None:
+    def _reached(self, seq, callees: str, depth: int = 0, seen: frozenset = frozenset(),
+                 bound: dict | None = None) -> tuple:
+        """`seq` with each call of a same-file function that the rule `callees` admits
+        (`_callee_body`) replaced by its body's collective work, in turn up to `_INLINE_DEPTH`
+        calls deep, binding the constants each call passes (`_bound_constants`). Each call left as
+        a call (a library collective, a jitted function, a callee not followed) compares by what
+        it calls and with what (`_call_key`: a static value, another array expression, a constant
+        a caller bound make other work). An `if` whose arms then issue the same work issues it
+        once, as `seq_stmt` does."""
+        bound = {} if bound is None else bound
         out: list = []
         for item in seq:
             if isinstance(item, Tok):
-                body = self._callee_work(item, depth, seen, bound)
-                out.extend((Tok(f"{item.key}({self._call_key(item.node, bound)})", item.node, item.desc),)
-                           if body is None else body)
+                body = self._callee_work(item, callees, depth, seen, bound)
+                out.extend((self._as_called(item, bound),) if body is None else body)
             elif isinstance(item, tuple) and item and isinstance(item[0], str):
-                parts = [self._deep_work(part, depth, seen, bound) if isinstance(part, tuple) else part
+                parts = [self._reached(part, callees, depth, seen, bound) if isinstance(part, tuple) else part
                          for part in item[1:]]
-                if any(part is None for part in parts):
-                    return None
-                out.append((item[0], *parts))
+                if item[0] == "if" and len(parts) == 2 and parts[0] == parts[1]:
+                    out.extend(parts[0])
+                else:
+                    out.append((item[0], *parts))
             else:
                 out.append(item)
         return tuple(out)
 
-    def _callee_work(self, t: Tok, depth: int, seen: frozenset, bound: dict) -> tuple | None:
+    def _as_called(self, t: Tok, bound: dict) -> Tok:
+        """A token kept as its call, keyed by what it calls and with what (`_call_key`)."""
+        if not isinstance(t.node, cst.Call):
+            return t  # (a property read, a context manager's `__enter__`: nothing passed)
+        return Tok(f"{t.key}({self._call_key(t.node, bound)})", t.node, t.desc)
+
+    def _callee_work(self, t: Tok, callees: str, depth: int, seen: frozenset, bound: dict) -> tuple | None:
         """The collective work of the body of the same-file function or method a token's call
-        runs (`_deep_work`, in turn, with the constants the call binds), or None where it is kept
-        as the call: too deep, not a module-level function or a method of a module-level class,
-        decorated other than as a static or class method, asynchronous, with a way out before
-        its end (a `return` or `raise` not its last statement, a `yield`, an exit call), or with
-        collective work under a branch or in a loop of its own."""
+        runs (`_reached`, in turn, with the constants the call binds), or None where it is kept
+        as the call: too deep, a call the early-`return` gate lets through (`_GATE_RUNS`), not a
+        project call, a callee already being followed, one the rule `callees` does not admit
+        (`_callee_body`), or a call whose arguments cannot be matched to the parameters."""
         call = t.node
         if depth >= _INLINE_DEPTH or not isinstance(call, cst.Call) or t.key.endswith(_GATE_RUNS):
             return None
@@ -385,10 +392,42 @@ class Divergence:
         q = self._callee(call)
         if q is None or q in seen:
             return None
-        fdef, scope, cls = self.fa.fn_nodes[q]
-        if not scope.is_module or fdef.asynchronous or not isinstance(fdef.body, cst.IndentedBlock) or any(
-                not (isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod"))
-                for d in fdef.decorators):
+        seq = self._callee_body(q, callees)
+        if seq is None:
+            return None
+        fdef, _, cls = self.fa.fn_nodes[q]
+        here = self._bound_constants(fdef, call, _is_method(fdef, cls), bound)
+        if here is None:
+            return None
+        return self._reached(seq, callees, depth + 1, seen | {q}, here)
+
+    def _callee_body(self, q: str, callees: str) -> tuple | None:
+        """The collective work (`seq_block`) of the body of same-file function `q` where the rule
+        `callees` lets a comparison follow a call into it, else None. Either rule: a function
+        defined at module level or a method of a module-level class, not asynchronous, with no
+        way out before its end (a `return` or `raise` not its last statement, a `yield`, an exit
+        call), whose collective work lies under no branch and in no loop of its own (its
+        arguments may decide it). `ANY_CALLEE`: decorated, if at all, as a static or class
+        method; any host work besides. `PLAIN_HELPERS`: undecorated, straight-line statements
+        (no branch, loop, `try`, `with` or lambda) whose other calls compute on host values only
+        (NumPy, builtins, methods of values it made: `_host_call`, `_local_method`): nothing in
+        it can issue collective work that this file's analysis of the body did not see (an array
+        function on a parameter that is a global array at some call)."""
+        key = (q, callees)
+        if key in self._bodies:
+            return self._bodies[key]
+        self._bodies[key] = None
+        entry = self.fa.fn_nodes.get(q)
+        if entry is None:
+            return None
+        fdef, scope, _ = entry
+        if not scope.is_module or fdef.asynchronous or not isinstance(fdef.body, cst.IndentedBlock):
+            return None
+        if callees == PLAIN_HELPERS:
+            if fdef.decorators or not self._host_work_only(fdef):
+                return None
+        elif any(not (isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod"))
+                 for d in fdef.decorators):
             return None
         stmts = fdef.body.body
         for i, st in enumerate(stmts):
@@ -398,106 +437,33 @@ class Divergence:
                 if isinstance(n, cst.Return) and not (i == len(stmts) - 1 and isinstance(st, cst.SimpleStatementLine)):
                     return None
         seq = self.seq_block(fdef.body)
-        here = self._bound_constants(fdef, call, _is_method(fdef, cls), bound)
-        if here is None or any(not isinstance(item, Tok) for item in seq):
+        if any(not isinstance(item, Tok) for item in seq):
             return None
-        return self._deep_work(seq, depth + 1, seen | {q}, here)
+        self._bodies[key] = seq
+        return seq
 
-    def _inlined(self, seq, depth: int, seen: frozenset) -> tuple:
-        out: list = []
-        for item in seq:
-            if isinstance(item, Tok):
-                out.extend(self._inline_tok(item, depth, seen))
-            elif isinstance(item, tuple) and item and isinstance(item[0], str):
-                parts = [self._inlined(part, depth, seen) if isinstance(part, tuple) else part for part in item[1:]]
-                if item[0] == "if" and len(parts) == 2 and parts[0] == parts[1]:
-                    out.extend(parts[0])  # (both arms issue the same work once inlined: as `seq_stmt` does)
-                else:
-                    out.append((item[0], *parts))
-            else:
-                out.append(item)
-        return tuple(out)
-
-    def _inline_tok(self, t: Tok, depth: int, seen: frozenset) -> tuple:
-        """The collective calls a token's call runs when it calls a plain helper (`_plain_body`):
-        each call of the helper's body as a token keyed by what it calls and with what
-        (`_call_key`: the helper's parameters by the constants this call binds them to), inlined
-        in turn up to `_INLINE_DEPTH` calls deep. The token itself where the callee is anything
-        else: its work then compares by name, as written."""
-        call = t.node
-        if depth >= _INLINE_DEPTH or not isinstance(call, cst.Call) or t.key.endswith(_GATE_RUNS):
-            return (t,)
-        info = self.fa.calls.get(call)
-        if info is None or not info.via_project:
-            return (t,)
-        q = self._callee(call)
-        if q is None or q in seen:
-            return (t,)
-        body = self._plain_body(q)
-        if body is None:
-            return (t,)
-        fdef, _, cls = self.fa.fn_nodes[q]
-        bound = self._bound_constants(fdef, call, _is_method(fdef, cls), {})
-        if bound is None:
-            return (t,)
-        return self._inline_body(body, bound, depth, seen | {q})
-
-    def _inline_body(self, body: list, bound: dict, depth: int, seen: frozenset) -> tuple:
-        out: list = []
-        for c in body:
-            inner = self.tok(c)
-            q = self._callee(c) if depth + 1 < _INLINE_DEPTH and not inner.key.endswith(_GATE_RUNS) else None
-            calls = self._plain_body(q) if q is not None and q not in seen else None
-            if calls is not None:
-                fdef, _, cls = self.fa.fn_nodes[q]
-                here = self._bound_constants(fdef, c, _is_method(fdef, cls), bound)
-                if here is not None:
-                    out.extend(self._inline_body(calls, here, depth + 1, seen | {q}))
-                    continue
-            out.append(Tok(f"{inner.key}({self._call_key(c, bound)})", c, inner.desc))
-        return tuple(out)
-
-    def _plain_body(self, q: str) -> list | None:
-        """The collective calls, in order, of a helper whose work is only those calls: a function
-        or method defined at module level, undecorated, whose body is straight-line statements (no
-        branch, loop, `try`, `with`, early exit or `yield`; a last `return`) and whose other calls
-        are host work only (NumPy, builtins that compute on host values, string formatting): nothing
-        in it can issue collective work that this file's analysis of the body did not see (an
-        array function on a parameter that is a global array at some call). None otherwise."""
-        if q in self._plain:
-            return self._plain[q]
-        self._plain[q] = None
-        entry = self.fa.fn_nodes.get(q)
-        if entry is None or not entry[1].is_module or entry[0].decorators or entry[0].asynchronous:
-            return None
-        fdef = entry[0]
-        if not isinstance(fdef.body, cst.IndentedBlock):
-            return None
-        stmts = fdef.body.body
+    def _host_work_only(self, fdef: cst.FunctionDef) -> bool:
+        """A body of straight-line statements (assignments, expressions, a `return`; no lambda)
+        whose every call is collective work this file's analysis sees (`tok`) or computes on host
+        values (`_host_call`, `_local_method`)."""
         p = fdef.params
         params = {x.name.value for x in (*p.posonly_params, *p.params, *p.kwonly_params)}
+        stmts = fdef.body.body
         local = {n.value for st in stmts if isinstance(st, cst.SimpleStatementLine) for small in st.body
                  if isinstance(small, cst.Assign) for t in small.targets for n in walk(t.target) if isinstance(n, cst.Name)}
-        calls: list = []
-        for i, st in enumerate(stmts):
+        for st in stmts:
             if not isinstance(st, cst.SimpleStatementLine):
-                return None
+                return False
             for small in st.body:
-                if isinstance(small, cst.Return) and i != len(stmts) - 1:
-                    return None
                 if not isinstance(small, (cst.Return, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Expr, cst.Pass)):
-                    return None
+                    return False
                 for n in walk(small):
                     if isinstance(n, (cst.Lambda, cst.Yield, cst.Await)):
-                        return None
-                    if not isinstance(n, cst.Call):
-                        continue
-                    if self.tok(n) is not None:
-                        calls.append(n)
-                    elif not (self._host_call(n) or _local_method(n, params, local)):
-                        return None
-        self._plain[q] = calls
-        return calls
+                        return False
+                    if isinstance(n, cst.Call) and self.tok(n) is None \
+                            and not (self._host_call(n) or _local_method(n, params, local)):
+                        return False
+        return True
 
     def _host_call(self, c: cst.Call) -> bool:
         """A call that computes on host values and does nothing else: NumPy's functions and the
@@ -1124,7 +1090,7 @@ class Divergence:
                 self.walk_body(orelse, ctx + [_with(here, "else", orelse, cond, s.body)])
             if cond.divergent and id(s) not in self._branch_done and not self._escaping_exits(s):
                 a, b = self.seq_block(s.body), self.seq_block(_parted_else(s))
-                paired = "paired" if self.same_work(a, b) or self.same_through_callees(a, b) \
+                paired = "paired" if self.same_work(a, b) or self.same_work(a, b, ANY_CALLEE) \
                     else self._completed_by_pair(stmts, i)
                 if paired != "paired":
                     if paired == "around a yield":

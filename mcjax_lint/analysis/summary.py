@@ -3008,9 +3008,10 @@ class _Summarizer(semantics.StatementRules):
             facts.flags += "n"  # ends an iteration by raising StopIteration (read by taint._method_call)
         self.summary.functions[qual] = facts
         in_class_body = bool(self.class_stack) and self.class_stack[-1].name == qual.rsplit(".", 1)[0]
+        own = list(_own_nodes(node.body))  # (one walk of its own body for both scans below)
         if in_class_body and pos:
-            facts.writes = _self_writes(node.body, pos[0].arg)
-        facts.path_writes = _path_params(node, params, self.qualify)
+            facts.writes = _self_writes(own, pos[0].arg)
+        facts.path_writes = _path_params(own, params, self.qualify)
         if in_class_body:
             self.class_stack[-1].methods.append(node.name)
         value: Sym = {"refs": [qual]}
@@ -4130,12 +4131,13 @@ def _sym_params(sym: Sym) -> set[str]:
     return {p.removesuffix("!o") for p in _sym_names(sym, "params")}
 
 
-def _self_writes(stmts: list, me: str) -> list[str]:
-    """The attributes of `me` (a method's first parameter) that `stmts` assign, delete or change
-    in place (`me.x = v`, `me.x += 1`, `me.d[k] = v`, `me.xs.append(v)`: `semantics.IN_PLACE_METHODS`),
-    nested scopes left out."""
+def _self_writes(own: list, me: str) -> list[str]:
+    """The attributes of `me` (a method's first parameter) that a method's body assigns, deletes
+    or changes in place (`me.x = v`, `me.x += 1`, `me.d[k] = v`, `me.xs.append(v)`:
+    `semantics.IN_PLACE_METHODS`). `own`: the nodes of its body, nested scopes left out
+    (`_own_nodes`)."""
     out: set[str] = set()
-    for n in _own_nodes(stmts):
+    for n in own:
         targets: list = []
         if isinstance(n, (ast.Assign, ast.Delete)):
             targets = list(n.targets)
@@ -4378,21 +4380,17 @@ def summarize_source(source: str, path: str, module: str) -> ModuleSummary:
         raise AnalysisError(path, "source nested too deeply to analyse") from None
 
 
-def _path_params(node: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str], qualify) -> list[str]:
-    """The parameters of the function `node` that name a path it writes a file at
+def _path_params(own: list, params: list[str], qualify) -> list[str]:
+    """The parameters of a function that name a path it writes a file at
     (`FunctionFacts.path_writes`): a parameter read in the path of a writing call
-    (`semantics.written_path`) of its own body (not of functions defined in it)."""
+    (`semantics.written_path`) of its own body (not of functions defined in it). `own`: the nodes
+    of its body, nested scopes left out (`_own_nodes`), in their order."""
     out: list[str] = []
-    todo = list(node.body)
-    while todo:
-        n = todo.pop()
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
+    for n in own:
         if isinstance(n, ast.Call):
             path = semantics.written_path(n, qualify, read)
             if path is not None:
                 for x in ast.walk(path):
                     if isinstance(x, ast.Name) and x.id in params and x.id not in out:
                         out.append(x.id)
-        todo.extend(ast.iter_child_nodes(n))
     return out
