@@ -98,6 +98,10 @@ PROCESS_IDENTITY_CALLS = frozenset({"jax.process_index", "jax.host_id", "jax.dis
                                     "socket.gethostname", "socket.getfqdn", "platform.node", "os.uname",
                                     "os.getpid", "os.getppid"})
 PROCESS_IDENTITY_DESCS = frozenset(PROCESS_DEPENDENT_CALLS[q] for q in PROCESS_IDENTITY_CALLS)
+# Of those, the ones that make a fresh temporary file or directory: a name that differs by
+# process, never an empty one (`tmpXXXXXXXX`): whether a path made from it is empty (`if path:`)
+# is the same on every process.
+TEMP_NAME_DESCS = frozenset(d for q, d in PROCESS_DEPENDENT_CALLS.items() if q.startswith("tempfile."))
 # Calls that give one process the same value each time it makes them with the same arguments
 # (who it is, how many there are, lengths and type checks): a condition made of them and of
 # variables nothing changed has the same value when evaluated again (MCJ101's paired `if`s).

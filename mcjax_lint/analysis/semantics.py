@@ -1431,6 +1431,13 @@ def draw_size_arguments(q: str, node: object, positional: list, argument: Callab
     return [] if size is None else [size]
 
 
+def names_a_fresh_temporary(s) -> bool:
+    """Whether the source `s` (a Src) is a fresh temporary file's or directory's name
+    (`K.TEMP_NAME_DESCS`): it differs by process, yet no such name is empty, so whether a value
+    made from it is empty does not (`if dump_path:` with a path under `tempfile.mkdtemp()`)."""
+    return any(s.desc.startswith(d) for d in K.TEMP_NAME_DESCS)
+
+
 def truth_of_whole(test: object, read: Reader) -> bool:
     """Whether a test takes the truth value of a whole value (`if files:`, `not files`,
     `if self.queue:`): `bool()` of it, empty or not, whatever order its elements come in (as
@@ -3409,7 +3416,9 @@ class StatementRules:
         if q in K.ENV_READ_CALLS:
             return self.env_read(self.parts.argument(node, 0, "key"), node)
         if q in K.FS_LISTING_CALLS:
-            return self.join(self.listing(q, node), argu)
+            # (what it lists is what the directory holds: read from the filesystem, as a file's
+            # content is, `listed_content`)
+            return self.join(self.listing(q, node), self.listed_content(argu, node, f"`{q.rsplit('.', 1)[-1]}()`"))
         if q == "hash":
             first, starred = self.parts.first_argument(node)
             salt = hash_salt(first if not starred else None, self.read, self._num)
@@ -3477,7 +3486,8 @@ class StatementRules:
             return self.sanitized()  # (`int(broadcast_one_to_all(x))`: the same number everywhere)
         if q in K.LOCAL_REPLICATORS:
             return self.on_local_devices(arg0)
-        if q in FILE_READ_CALLS:
+        if q in FILE_READ_CALLS and not (q in _OPEN_CALLS and written_path(node, lambda _: q, self.read) is not None):
+            # (`open(path, "w")` makes the file: it reads nothing another process wrote)
             return self.file_content(argu, node, f"`{q.rsplit('.', 1)[-1]}()`")
         if q in COPY_WITH_FIELDS_CALLS and arg0 is not None:
             return self.with_fields(arg0, self._keywords_joined(args), node)

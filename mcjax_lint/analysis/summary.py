@@ -1106,6 +1106,10 @@ class _Summarizer(semantics.StatementRules):
         return _resolved_later(sym_taint(v), node.lineno, evidence.FILE_CONTENT_CALL,
                                ("pd", "pdc", "order", "hash", "via", "params", "refs"))
 
+    # A directory listing's names: what the path carries (the taint pass says which sources
+    # name a fresh temporary: `FileAnalysis.listed_content`).
+    listed_content = staticmethod(lambda v, node, text: v)
+
     # (anything not yet resolved, `via`/`params`/`refs`, may still differ: not agreed here)
     carries_nothing = staticmethod(lambda v: not sym_taint(v))
 

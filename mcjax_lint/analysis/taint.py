@@ -714,6 +714,17 @@ class FileAnalysis(semantics.StatementRules):
                 self._sink(kinds.EXCHANGE_PATH, kinds.VALUE, Val(pd=drawn), node, f"the path read by {text}")
         return evidence.file_content(v, text, self.line(node))
 
+    def listed_content(self, v: Val, node: cst.Call, text: str) -> Val:
+        """What a directory listing at a path carrying `v` holds: what `v` carries, except that a
+        fresh temporary directory's name (never empty, `semantics.names_a_fresh_temporary`) is
+        now the names the filesystem holds there, which may be none."""
+        def listed(srcs: frozenset) -> frozenset:
+            return frozenset(replace(s, desc=f"the names {text} gives under {s.desc}")
+                             if semantics.names_a_fresh_temporary(s) else s for s in srcs)
+        if not any(semantics.names_a_fresh_temporary(s) for s in v.pd | v.pdc):
+            return v
+        return replace(v, pd=listed(v.pd), pdc=listed(v.pdc))
+
     def _part_written(self, node: cst.Call, info: CallInfo, args: list, bound: bool) -> None:
         """A file written at a path that holds this process's index (its own part: `rank{r}.npz`)
         and a name the process drew for itself (the clock, unseeded randomness): a sink
@@ -923,7 +934,14 @@ class FileAnalysis(semantics.StatementRules):
         content (`[cfg(p) for p in ps]` is as long as `ps` whatever `cfg` puts in each)."""
         if _built_here(whole):
             return Val(pd=whole.count_sources)
-        return super().emptiness(whole, node)
+        out = super().emptiness(whole, node)
+        name_only = semantics.names_a_fresh_temporary
+        if any(name_only(s) for s in out.pd | out.pdc):
+            # a path under a fresh temporary directory: another name on each process, never empty
+            # (what a listing there holds is another source: `listed_content`)
+            out = replace(out, pd=frozenset(s for s in out.pd if not name_only(s)),
+                          pdc=frozenset(s for s in out.pdc if not name_only(s)))
+        return out
 
     def ev_UnaryOperation(self, node):
         v = self.ev(node.expression)
@@ -1553,13 +1571,44 @@ class FileAnalysis(semantics.StatementRules):
         # caller's host values into it.
         host = semantics.host_params_of_traced(params + sorted(kwonly), facts.statics) if facts and facts.jit else None
         i = 0
+        # The `*args` and `**kwargs` parameters (`_star_args_value`, `_kwargs_value`): what the
+        # positional arguments past the named parameters, and the keywords none of them names,
+        # bind there.
+        star = fdef.params.star_arg.name.value if isinstance(fdef.params.star_arg, cst.Param) else None
+        kwstar = fdef.params.star_kwarg.name.value if fdef.params.star_kwarg is not None else None
+        extra_pos: list = []  # Vals, or ("*", Val) for a starred tail of unknown length
+        extra_kw: list = []  # (keyword or None for `**d` of unknown keys, Val)
         for a in node.args:
             if a.star == "*" and a.keyword is None:
                 # `f(*xs)`: xs's elements bind to the positional parameters from here on, each
                 # to its own where the elements are known (`f(*load())`, a returned tuple); else
                 # each of them may take any element (`evidence.WHOLE_CONTAINER`). The position
                 # of a later positional argument is not known.
+                before = i
                 i = self._bind_starred(a, params, i, host, cur, guess, node)
+                if star is not None:
+                    whole = self.star_iterated(self.ev_cached(a.value), a.value)
+                    if guess is not None:
+                        whole = evidence.mark(whole, evidence.METHOD_ARGUMENT, guess, self.line(node))
+                    if before is not None and whole.items is not None:
+                        extra_pos.extend(whole.items[max(0, len(params) - before):])
+                    else:
+                        extra_pos.append(("*", whole))
+                continue
+            if a.star == "**":
+                if star is not None or kwstar is not None or params or kwonly:
+                    d = self.ev_cached(a.value)
+                    if guess is not None:
+                        d = evidence.mark(d, evidence.METHOD_ARGUMENT, guess, self.line(node))
+                    if d.keys is not None:
+                        for k, v in d.keys:
+                            if (k in params or k in kwonly) and (host is None or k in host):
+                                v = v.taint()
+                                cur[k] = _joined_arg(cur[k], v) if k in cur else v
+                            else:
+                                extra_kw.append((k, v))
+                    else:
+                        extra_kw.append((None, d))
                 continue
             val = orig = self.ev_cached(a.value)
             orig_struct = val.struct
@@ -1597,10 +1646,20 @@ class FileAnalysis(semantics.StatementRules):
                 name = a.keyword.value
                 if (name in params or name in kwonly) and (host is None or name in host):
                     cur[name] = _joined_arg(cur[name], val) if name in cur else val
+                elif name not in params and name not in kwonly:
+                    extra_kw.append((name, val))
             elif not a.star and i is not None:
                 if i < len(params) and (host is None or params[i] in host):
                     cur[params[i]] = _joined_arg(cur[params[i]], val) if params[i] in cur else val
+                elif i >= len(params):
+                    extra_pos.append(val)
                 i += 1
+            elif not a.star:
+                extra_pos.append(val)  # (after a starred argument of unknown length)
+        for name, bound in ((star, _star_args_value(extra_pos, self._whole_container, node)),
+                            (kwstar, _kwargs_value(extra_kw, self._whole_container, node))):
+            if name is not None and (host is None or name in host):
+                cur[name] = _joined_arg(cur[name], bound) if name in cur else bound
 
     def _note_global_arguments(self, q: str, node: cst.Call) -> None:
         """The parameters of `q` every call seen so far passes a global array for
@@ -3412,7 +3471,8 @@ class FileAnalysis(semantics.StatementRules):
             env[name] = v
         for star in (node.params.star_arg, node.params.star_kwarg):
             if isinstance(star, cst.Param):
-                env[star.name.value] = BOTTOM
+                # (what the calls seen bind there: `_record_param_taint`)
+                env[star.name.value] = param_taint.get(star.name.value, BOTTOM) if param_taint else BOTTOM
         saved = (self.scope, self.cls_stack, self._in_class_body, self.loop_depth)
         consts = self.index.decided.get(qual)
         if consts:
@@ -4036,6 +4096,42 @@ def _arguments_by_parameter(params: list[str], node: cst.Call) -> dict[str, cst.
     bound = {params[i]: a.value for i, a in enumerate(x for x in node.args if x.keyword is None) if i < len(params)}
     bound.update((a.keyword.value, a.value) for a in node.args if a.keyword is not None)
     return bound
+
+
+def _star_args_value(extra: list, whole_container, node: cst.Call) -> Val:
+    """What a function's `*args` parameter holds at a call (a rule of Python): the tuple of the
+    positional arguments past its named parameters, in their order: a tuple of those values
+    (`extra`, each a Val, or ("*", xs) for a starred argument of unknown length, whose elements
+    come in xs's order: then the tuple is as long as xs is, and holds what xs holds)."""
+    if not extra:
+        return Val(struct="seq:0")
+    vals = [e[1] if isinstance(e, tuple) else e for e in extra]
+    if len(extra) == 1 and isinstance(extra[0], tuple):
+        return vals[0].taint()  # `f(*xs)` into `def f(*args)`: args is tuple(xs)
+    out = join_all(v.data().as_elements() if not isinstance(e, tuple) else v.taint()
+                   for e, v in zip(extra, vals))
+    if any(isinstance(e, tuple) for e in extra):
+        return out
+    out = whole_container(out, vals, node)
+    return replace(out, struct=f"seq:{len(vals)}",
+                   items=tuple(replace(v.taint(), items=None) for v in vals) if len(vals) <= 16 else None)
+
+
+def _kwargs_value(extra: list, whole_container, node: cst.Call) -> Val:
+    """What a function's `**kwargs` parameter holds at a call (a rule of Python): a dict of the
+    keyword arguments no named parameter takes, under their names (`extra`: (name, Val), name
+    None for a `**d` whose keys are not known: then what d holds)."""
+    if not extra:
+        return Val(struct="dict:", keys=())
+    out = BOTTOM
+    for k, v in extra:
+        out = out.join(v.taint() if k is None else v.data().as_elements())
+    if any(k is None for k, _ in extra):
+        return out
+    kept = {k: v.taint() for k, v in extra}
+    out = whole_container(out, [v for _, v in extra], node)
+    return replace(out, struct="dict:" + ",".join(sorted(kept)),
+                   keys=tuple(sorted(kept.items())) if len(kept) <= MAX_KEYS else None)
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:
