@@ -112,6 +112,7 @@ def _bind_guards(v: Val, q: str, f: FunctionFacts, given: tuple | None) -> Val:
 
 # Methods that give a container's structure (its keys, its elements as they are), not something
 # computed from its content: `bool(tree.keys())` is as process-dependent as the tree's length.
+_NESTED_MARK_DEPTH = 4  # calls followed into a returned value's arguments (`_nested_marks`)
 _STRUCTURE_METHODS = frozenset({"keys", "values", "items", "__len__", "__iter__", "copy"})
 
 
@@ -1327,6 +1328,10 @@ class ProjectIndex:
                         mark_params.append(any(not p.endswith("!o") for p in part["params"]))
                     elif part and _reads_file_at_params(part):
                         mark_params.append(None)  # (`open(path).read()`: as below)
+                    elif part and part.get("via"):
+                        # (`h.hexdigest()` of `h = sha256(); h.update(t.tobytes())`: the
+                        # parameters reach the receiver through calls that carry them)
+                        self._nested_marks(part, path, mark_params, False, _NESTED_MARK_DEPTH)
             elif mark_params is not None and call.get("n") in (evidence.EQUAL_PIECES_CALL, evidence.SPLIT_POINTS_CALL):
                 # `return xs[offset::n]` / `range(offset, stop, n)`: a piece of equal ones taken
                 # from a parameter's start holds as many elements as that start leaves
@@ -1357,6 +1362,12 @@ class ProjectIndex:
                 # `return bool(grads.all())`: the order-free wrapper (summary._strip_order) of a
                 # method of a parameter carries the parameter's data, not its order.
                 mark_params.append(False)
+            elif mark_params is not None and "m" not in call and not res.sanitized and call.get("a"):
+                # `return json.dumps(t)`, `return helper(t)`: a function whose result is computed
+                # from its arguments (a project function that carries them, `param_flow`; a
+                # library's data function; an unresolved call, assumed to, as the precise pass
+                # assumes, a guess) hands on the parameters they read, at any depth of calls.
+                self._nested_marks({"via": [call]}, path, mark_params, False, _NESTED_MARK_DEPTH)
         if sym.keys().isdisjoint(_COMPOSITE_KEYS):  # (most: none of what follows applies)
             return v.join(extra)
         for ip in sym.get("ip", ()):
@@ -1399,6 +1410,60 @@ class ProjectIndex:
             # what their lengths decide is its value, never its shape: `values.one_number`)
             out = _values.one_number(out)
         return out
+
+    def _nested_marks(self, part: Sym, path: str, marks: list, guess: bool, depth: int) -> None:
+        """`_resolve`'s marks for the parameters `part` reads through calls that carry their
+        arguments into their results (`_carries_arguments`): a parameter read inside
+        `json.dumps(x.tolist())` or `h.hexdigest()` of a hash updated with it reaches the result
+        as one read directly does. Through an unresolved call the mark is a guess ("go"/"gd":
+        order or data; `_solve_one` makes the flow a guess where every mark is one)."""
+        if not part or depth <= 0:
+            return
+        if part.get("params"):
+            o = any(not p.endswith("!o") for p in part["params"])
+            marks.append(("go" if o else "gd") if guess else o)
+        for c in part.get("via", ()):
+            kind = self._carries_arguments(c, path)
+            if kind is None:
+                continue
+            g = guess or kind == "g"
+            for sub in ((c.get("r"), c.get("a")) if "m" in c else (c.get("a"),)):
+                if sub:
+                    self._nested_marks(sub, path, marks, g, depth - 1)
+
+    def _carries_arguments(self, call: dict, path: str) -> str | None:
+        """Whether a summarized call's result is computed from its receiver and arguments: "c"
+        (a method of a value of unknown type, `call_method`; a library's or builtin's data
+        function; a project function whose result carries its arguments, `param_flow`), "g" (as
+        a guess: an unresolved call, or a project function that carries them only as a guess),
+        None (it does not, or which function runs is not known here: a value or a parameter
+        called, a construction, a jitted function, a result agreed by a collective)."""
+        if "v" in call or "pf" in call:
+            return None
+        n = call.get("n")
+        if "m" not in call and (not isinstance(n, str) or n.startswith("<")):
+            return None
+        res, _ = self.call(call, path)
+        if res.sanitized:
+            return None
+        if "m" in call:
+            return "c"
+        q = self._follow_reexport(n)
+        f = self.functions.get(q)
+        if f is not None:
+            if f.jit or self._declared(q) is not None:
+                return None
+            self._dep(q)
+            flow = self.param_flow.get(q)
+            if not flow or "~file" in flow:
+                return None
+            return "g" if "~guess" in flow else "c"
+        mod = q.rpartition(".")[0]
+        if q in self.classes or q in self.globals or mod in self.classes or mod in self.functions:
+            return None
+        if q in K.ORDER_INSENSITIVE or _is_known_library(q) or q in _BUILTIN_NAMES:
+            return "c"
+        return "g"
 
     def _returned_arguments(self, q: str, args: Sequence[tuple[object, Val]], given: tuple, bound: bool,
                             argv: Val) -> Val:
@@ -2205,8 +2270,11 @@ class ProjectIndex:
                         # (how many it yields is not theirs either: their lengths count for nothing)
                         a = replace(a, pd=frozenset(), pdc=a.pd | a.pdc,
                                     shape=frozenset(s for s in a.shape if s.kind not in kinds.COUNTS))
-                    if read:  # (read from a file at a path they name: `evidence.file_content`)
+                    if read == "file":  # (read from a file at a path they name: `evidence.file_content`)
                         a = evidence.file_content(a, f"`{short_name(q)}()`")
+                    elif read == "guess":
+                        # (only through calls assumed to compute from their arguments)
+                        a = evidence.mark(a, evidence.UNRESOLVED_CALL, f"a call in `{short_name(q)}()`")
                     return a
                 argv = taken(argv)
                 per_item = [argv if a is None else taken(a) for a in per_item]
@@ -2618,9 +2686,11 @@ class ProjectIndex:
         if envs != self.env_params.get(q, []):
             self.env_params[q] = envs
             changed.add(q)
-        flow = ("order" if any(marks) else "data") if marks else None
+        flow = ("order" if any(m is True or m == "go" for m in marks) else "data") if marks else None
         if flow and all(m is None for m in marks):
             flow += "~file"  # (every parameter reaches the result through a file read: see call_name)
+        elif flow and all(isinstance(m, str) for m in marks):
+            flow += "~guess"  # (every one through an unresolved call: `_nested_marks`)
         returned = self._returned_params(f) if flow else None
         if flow and (f.returns.get("elem") or returned is not None and returned[3]
                      and set(returned[0]) <= set(returned[3]) | {p.removeprefix("@") for p in returned[2]}):
@@ -2651,7 +2721,7 @@ class ProjectIndex:
             for x in tup:
                 m: list = []
                 self.resolve(x, path, q, m)
-                fl = ("order" if any(m) else "data") if m else None
+                fl = ("order" if any(x is True or x == "go" for x in m) else "data") if m else None
                 fl = fl + ("+sel" if _sized_by_content(x) else "+len") if fl and _measures_params(x) else fl
                 flows.append(fl + "#one" if fl and x.get("one") else fl)
             if self.item_flow.get(q) != flows:
