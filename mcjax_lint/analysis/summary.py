@@ -31,7 +31,7 @@ from mcjax_lint.errors import AnalysisError
 
 CALLS_CAP = 400  # call records a summary keeps per function (`ev_Call`); the index reads a full list as cut short
 
-SUMMARY_VERSION = 146
+SUMMARY_VERSION = 147
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -70,6 +70,10 @@ SAME_LENGTH_CALL = "<same length>"
 # A sort by a key of few values of what calls or attributes give (`_Summarizer.tied_order`):
 # resolved by the index as the order it keeps where the key ties (`ProjectIndex._call`).
 TIED_SORT_CALL = "<sorted, ties kept>"
+# A type predicate (`isinstance(x, T)`, `type(x)`, `callable(x)`) of what parameters, calls or
+# attributes give (`_Summarizer.type_of`): resolved by the index as a value that differs where
+# that value's structure does ("tree": `None` on some processes), never its content.
+TYPE_OF_CALL = "<type of>"
 
 
 def _merge_list(a: list, b: list) -> list:
@@ -1834,7 +1838,14 @@ class _Summarizer(semantics.StatementRules):
 
     seed_given = staticmethod(lambda q, args, node: None)
     # (the argument's type: differs where its structure was chosen per process, "tr", see `either`)
-    type_of = staticmethod(lambda a0: {"pd": a0["tr"]} if a0 and a0.get("tr") else {})
+    @staticmethod
+    def type_of(a0: Sym | None) -> Sym:
+        out: Sym = {"pd": a0["tr"]} if a0 and a0.get("tr") else {}
+        inner = {k: a0[k] for k in ("via", "refs", "params") if a0 and k in a0}
+        if inner:
+            # (of a parameter, a call's result, an attribute: their structure, known at the call)
+            out["via"] = [{"l": 0, "n": TYPE_OF_CALL, "a": _prune(inner)}]
+        return out
 
     @staticmethod
     def either(out: Sym, cond: Sym, a: Sym, b: Sym, node: ast.IfExp) -> Sym:
