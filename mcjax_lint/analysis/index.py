@@ -1540,7 +1540,7 @@ class ProjectIndex:
         if returned is None or any(k == "*" for k, _ in args):
             return argv
         return self._arguments_for(q, returned[0], returned[1], returned[2], args, given, bound, argv, returned[3],
-                                   returned[4], returned[5])
+                                   returned[4], returned[5], returned[6])
 
     def _item_arguments(self, q: str, args: Sequence[tuple[object, Val]], given: tuple, bound: bool,
                         n: int) -> list[Val | None]:
@@ -1549,24 +1549,27 @@ class ProjectIndex:
         padded`: padded, computed from `total_len` alone, gets no taint of a `rank` argument only
         `idx` reads); None for an element where that is not known (then `_returned_arguments`)."""
         returned = self.returned_params.get(q)
-        per_item = returned[6] if returned is not None and len(returned) > 6 else None
+        per_item = returned[7] if returned is not None and len(returned) > 7 else None
         if per_item is None or len(per_item) != n or any(k == "*" for k, _ in args):
             return [None] * n
         return [None if it is None else self._arguments_for(q, it[0], returned[1], it[1], args, given, bound, None, it[2],
-                                                            it[3], it[4])
+                                                            it[3], it[4], it[5])
                 for it in per_item]
 
     def _arguments_for(self, q: str, names: Collection[str], defaulted: Collection[str], pieces: Collection[str],
                        args: Sequence[tuple[object, Val]], given: tuple, bound: bool, argv: Val | None,
                        elements: Collection[str] = (), windows: Collection[str] = (),
-                       padded: Collection[str] = ()) -> Val | None:
+                       padded: Collection[str] = (), filed: Collection[str] = ()) -> Val | None:
         """The arguments of a call of `q` bound to `names` (`_returned_arguments`); `argv` where a
         parameter gathers several arguments. Those bound to `elements` reach the result only
         inside what a generator yields (`_params_in`): as an element's content, not its count;
         those bound to `windows` only as the value a window of one length takes (`xs[:n]`): as
         content of that length (`Val.same_length`); those bound to `padded` as the size a padding
         brings the result up to (`np.concatenate([x, zeros(size - len(x))])`): a size that
-        differs by process is a length that differs."""
+        differs by process is a length that differs. Those bound to `filed` decide how many
+        elements a list built in `q` has only through a file read at a path they give
+        (`[os.path.join(d, n) for n in json.load(open(os.path.join(d, "f.json")))]`): as what
+        that file holds, a guess (`evidence.file_content`), beside what the elements read."""
         keys = self._param_keys(q, names, given[0], given[1], bound)
         if any(key is None and p not in defaulted for p, key in keys.items()):
             return argv  # (a parameter gathering arguments: `*args`, `**kwargs`)
@@ -1585,6 +1588,9 @@ class ProjectIndex:
                 # (named at the call, as its pd is: `FileAnalysis.anchor`)
                 made = frozenset(replace(x, kind=kinds.LENGTH, end_line=0, end_column=0) for x in v.pd)
                 return replace(v.data(), shape=_values._cap(v.shape | made))
+            if p in filed:
+                counted = evidence.file_content(v.data(), f"a file read in `{short_name(q)}()`")
+                return counted.join(v.data().element()) if p in elements else counted
             if p in elements:
                 return v.data().element()
             return v.data().same_length() if p in windows else v.data()
@@ -1601,14 +1607,20 @@ class ProjectIndex:
         got = self._params_in(f.returns, f)
         if got is None:
             return None
-        names, pieces, elements, windows, padded = got
+        names, pieces, elements, windows, padded, filed = got
         return (names, tuple(sorted(p for p in names if p in f.defaults or p in f.host_defaults)), pieces, elements,
-                windows, padded)
+                windows, padded, filed)
 
     def _params_in(self, sym: object, f: FunctionFacts) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
         """The parameters of `f` that `sym` (its return summary, or one element of a returned
         tuple) is computed from, and those of them it names only as the start of a piece of equal
-        ones (`_returned_params`); None when one is not its own or unknown."""
+        ones (`_returned_params`); None when one is not its own or unknown.
+
+        A list or dict built by a display or comprehension (the summary's "cnt": what decides how
+        many elements it has) holds as many elements as its count says, whatever they hold: the
+        parameters only its elements read reach it as their content (`elements`), as a yielded
+        element's do; those its count reads, as they are; those its count reads only through a
+        file read at a path they give, as that file's content (`filed`)."""
         # Asked again every fixpoint round for every function: the walk reads nothing of the
         # index's state but which called functions carry their arguments (`_drops_arguments`),
         # so an answer is reused while each of those answers is still the same (exact; the
@@ -1631,11 +1643,20 @@ class ProjectIndex:
         windows: set[str] = set()
         padded: set[str] = set()
         points: set[str] = set()
-        stack: list = [(sym, names)]
+        counted: set[str] = set()  # (read by a built container's count: `_params_in`)
+        filed: set[str] = set()  # (read by that count only through a file read)
+        if isinstance(sym, dict) and sym.get("cnt") is not None and not sym.get("elem") and sym.get("keys") is None:
+            # (a dict of constant keys: `_call` hands the arguments to each key's value as they
+            # are, and keeps its count, `struct`)
+            stack: list = [({k: v for k, v in sym.items() if k != "cnt"}, elements), (sym["cnt"], counted)]
+        else:
+            stack = [(sym, names)]
         while stack:
             x, into = stack.pop()
             if isinstance(x, dict):
                 n = x.get("n")
+                if n == evidence.FILE_CONTENT_CALL and into is counted:
+                    into = filed  # (`len(json.load(open(path)))`: what the file at that path holds)
                 if n == evidence.EQUAL_PIECES_CALL:
                     into = pieces
                 elif n == evidence.SPLIT_POINTS_CALL:
@@ -1649,6 +1670,8 @@ class ProjectIndex:
                     stack.append((x.get("a"), windows))
                     if x.get("pad"):
                         stack.append((x.get("b"), padded))
+                elif n == SAME_LENGTH_CALL:
+                    stack.append((x.get("a"), into))  # (inside an element or a count: as read)
                 skip_args = n == SAME_LENGTH_CALL or self._drops_arguments(x, checks)
                 for k, v in x.items():
                     if k == "params":
@@ -1659,17 +1682,19 @@ class ProjectIndex:
                         stack.append((v, into))
             elif isinstance(x, list):
                 stack.extend((y, into) for y in x)
+        names |= counted
+        filed -= names
         pieces -= names
         points -= names | pieces
         # (the start of a piece of a split at given points: as a piece's, named "@p" among them)
         pieces |= points
         elements -= names | pieces
         windows -= names | pieces | elements | padded
-        names |= pieces | elements | windows | padded
+        names |= pieces | elements | windows | padded | filed
         if not names <= set(f.params):
             return None
         return (tuple(sorted(names)), tuple(sorted(("@" + p if p in points else p) for p in pieces)),
-                tuple(sorted(elements)), tuple(sorted(windows)), tuple(sorted(padded)))
+                tuple(sorted(elements)), tuple(sorted(windows)), tuple(sorted(padded)), tuple(sorted(filed)))
 
     def _drops_arguments(self, call: dict, checks: list[tuple[str, bool]] | None = None) -> bool:
         """Whether `call` (a summary's call record) names a project function whose result carries
@@ -2971,7 +2996,7 @@ class ProjectIndex:
         elif flow and all(m in ("go", "gd") for m in marks):
             flow += "~guess"  # (every one through an unresolved call: `_nested_marks`)
         returned = self._returned_params(f) if flow else None
-        if flow and (f.returns.get("elem") or returned is not None and returned[3]
+        if flow and (f.returns.get("elem") or returned is not None and returned[3] and not returned[6]
                      and set(returned[0]) <= set(returned[3]) | {p.removeprefix("@") for p in returned[2]}):
             # their elements only: content (see call_name); so too where every parameter it reads
             # is read only inside what it yields, or as the start of a piece (`_params_in`)
