@@ -3746,7 +3746,10 @@ class StatementRules:
             # that condition, as a name assigned there does: a new object, which `branches` sees
             # as rebound, `mutated`)
             if cur is not None and root is not receiver:
-                self.bind(root, self.mutated(root, self.join(cur, self.data(self.put_in(argu)))))
+                # (`parts[j].append(i)`: one of its elements grew, not it; a key missing from a
+                # container that records its count, a display's or a comprehension's, raises)
+                new = self.element_changed(self.join(cur, self.data(self.put_in(argu))), cur)
+                self.bind(root, self.mutated(root, new))
                 return self.nothing()
             if cur is not None:
                 added = self.put_in(argu) if meth in ELEMENT_ADDERS else argu
@@ -3815,6 +3818,13 @@ class StatementRules:
         if meth in DICT_VIEWS and not args and not self.instance_class(recv):
             return self.view_of(recv)  # (None where the pass knows no more than the whole)
         return None
+
+    @staticmethod
+    def element_changed(new, cur):
+        """The container `cur` after a method changed one of its elements in place (`parts[j].append(i)`),
+        `new` its joined data: as many elements as it had, whatever they now hold (a pass that
+        records what decides a container's count keeps `cur`'s)."""
+        return new
 
     @staticmethod
     def one_more_element(new, cur):
