@@ -31,7 +31,10 @@ from mcjax_lint.errors import AnalysisError
 
 CALLS_CAP = 400  # call records a summary keeps per function (`ev_Call`); the index reads a full list as cut short
 
-SUMMARY_VERSION = 150
+SUMMARY_VERSION = 151
+# What a sharding keeps of the devices it is given (`sharding_made`): the process-dependent value
+# that chose them (`semantics.group_chosen_by`).
+_DEVICE_CHOICE_KEYS = frozenset({"params", "refs", "via", "pd", "pdc"})
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -2010,7 +2013,9 @@ class _Summarizer(semantics.StatementRules):
     is_sharding = staticmethod(lambda v: bool(v.get("sharding")))
     replicated_input = staticmethod(lambda v, node, what: None)
     device_put_result = staticmethod(lambda argu, a0: sym_taint(argu))
-    sharding_made = staticmethod(lambda node, replicated: {"sharding": True, "rep": True} if replicated else {"sharding": True})
+    sharding_made = staticmethod(lambda node, replicated, devices=None: {
+        **{k: v for k, v in (devices or {}).items() if k in _DEVICE_CHOICE_KEYS}, "sharding": True,
+        **({"rep": True} if replicated else {})})
     one_device = staticmethod(lambda: {"dev": True})
     is_one_device = staticmethod(lambda v: bool(v and v.get("dev")))
     on_one_device = staticmethod(lambda argu: dict(sym_taint(argu), host=True))
