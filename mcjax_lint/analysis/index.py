@@ -1019,7 +1019,7 @@ class ProjectIndex:
             return None
         return self._absent_unless_now(cls, name)
 
-    def _absent_unless_now(self, cls: str, name: str) -> Val | None:
+    def _absent_unless_now(self, cls: str, name: str, private_ok: bool = False) -> Val | None:
         if name in self.attr_stores or name.startswith("__"):
             return None
         out, bound = BOTTOM, False
@@ -1028,7 +1028,8 @@ class ProjectIndex:
             if cf is None or name in cf.sure_attrs or name in cf.methods \
                     or {"__getattr__", "__getattribute__", "__setattr__"} & set(cf.methods):
                 return None
-            if any(self.resolve_class_name(b) not in self.classes for b in cf.bases if b != "object"):
+            if not (private_ok and name.startswith("_")) and any(
+                    self.resolve_class_name(b) not in self.classes for b in cf.bases if b != "object"):
                 return None  # (a library base may define it, or `__getattr__`)
             if name in cf.attrs:
                 bound = True
@@ -1170,9 +1171,29 @@ class ProjectIndex:
         same for every attribute a method of that name writes, so asked once per round."""
         out = []
         for e, path in self._cond_calls_by_name.get(short, ()):
-            if not self._one_of_several_instances(e, path):
+            if not self._one_of_several_instances(e, path) and not self._held_where_gated(e, path):
                 out.append((e, path, self._call_targets(e, path)))
         return out
+
+    def _held_where_gated(self, e: dict, path: str) -> bool:
+        """A call on an object held in an attribute that is bound only under a process-dependent
+        condition, made under a condition on that same value (`if self.in_primary: self.
+        persistent.save()`, where `self.persistent` exists only `if self.in_primary`): every
+        process holding the object makes the call, so what it writes into the object agrees among
+        the processes that can read it (`semantics.group_chosen_by`: the condition reads nothing
+        but the value the binding was gated on). A library base of the owner is taken not to bind
+        a private name (`_x`) of the project's own."""
+        refs = (e.get("r") or {}).get("refs", ())
+        if "m" not in e or len(refs) != 1 or not e.get("c"):
+            return False
+        owner, _, attr = refs[0].rpartition(".")
+        if owner not in self.classes or not any(attr in self.classes[c].absent_conds for c in self.mro(owner)):
+            return False
+        held = self._absent_unless_now(owner, attr, private_ok=True)
+        if held is None:
+            return False
+        cond = self.resolve(e["c"], path)
+        return semantics.group_chosen_by(held.pd | held.pdc, cond.pd | cond.pdc)
 
     def _one_of_several_instances(self, e: dict, path: str) -> bool:
         """A call on an object held in an attribute (`self.eval_tracker.record()`) whose owner
