@@ -27,7 +27,7 @@ from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import evidence, kinds, read_cst, semantics
 from mcjax_lint.analysis.tree import OWN_SCOPE, children, walk, walk_own_scope
 
-from mcjax_lint.analysis.taint import _STATEMENTS, FileAnalysis, _walk_calls
+from mcjax_lint.analysis.taint import _STATEMENTS, FileAnalysis, _given, _walk_calls
 from mcjax_lint.analysis.values import BOTTOM, Val
 
 
@@ -1234,7 +1234,35 @@ class Divergence:
         if t is None:
             return
         self._branch_done.add(id(node))
+        if self._group_gated(t, cond):
+            return
         self.branches.append(BranchPoint(node, self._gate_guess(a, b, cond), t, cond_node))
+
+    def _group_gated(self, t: Tok, cond: Val) -> bool:
+        """Whether the work `t` first issues on one side only runs over a group of processes that
+        the condition's own value chose: a `jax.device_put` to a sharding (directly, or through a
+        helper's parameter named as one) whose devices were picked by a process-dependent value,
+        every process-dependent source of the condition among those that picked them
+        (`semantics.group_chosen_by`). Every process owning those devices computed the same
+        choice, so all of them take the branch together; the others never join that work."""
+        info = self.fa.calls.get(t.node)
+        if info is None or not info.args or "`jax.device_put()` to a sharding" not in (t.desc or ""):
+            return False
+        if info.name == K.DEVICE_PUT:
+            targets = [v for k, v in info.args if k in (1, "device", "sharding")]
+        else:
+            f = self.fa.index.functions.get(self.fa.index._follow_reexport(info.name)) if info.name else None
+            if f is None:
+                return False
+            given = _given(t.node)
+            if given is None:
+                return False
+            bound = isinstance(t.node.func, cst.Attribute) and bool(f.cls) and f.params[:1] in (["self"], ["cls"])
+            keys = self.fa.index._param_keys(f.name, [p for p in f.params if semantics.sharding_name(p)],
+                                             given[0], given[1], bound)
+            wanted = {k for k in keys.values() if k is not None}
+            targets = [v for k, v in info.args if str(k) in wanted]
+        return any(semantics.group_chosen_by(v.pd | v.pdc, cond.pd | cond.pdc) for v in targets)
 
     def _gate_guess(self, a: tuple, b: tuple, cond: Val) -> Val:
         """Where two sequences first differ only in that one passes a helper a constant that

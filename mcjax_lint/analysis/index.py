@@ -20,7 +20,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis import values as _values
-from mcjax_lint.analysis.summary import CALLS_CAP, ELEMENT_CALL, SAME_LENGTH_CALL, STAR, TIED_SORT_CALL, ClassFacts, FunctionFacts, ModuleSummary, SIZED_BY_CONTENT, Sym, star_exports
+from mcjax_lint.analysis.summary import CALLS_CAP, ELEMENT_CALL, SAME_LENGTH_CALL, STAR, TIED_SORT_CALL, TYPE_OF_CALL, ClassFacts, FunctionFacts, ModuleSummary, SIZED_BY_CONTENT, Sym, star_exports
 from mcjax_lint.analysis.summary import member_is_count as summary_member_is_count
 from mcjax_lint.analysis.values import BOTTOM, Src, Val, applied, join_all, most_certain, replace
 from mcjax_lint.settings import AnalysisSettings
@@ -113,6 +113,8 @@ def _bind_guards(v: Val, q: str, f: FunctionFacts, given: tuple | None) -> Val:
 
 # Methods that give a container's structure (its keys, its elements as they are), not something
 # computed from its content: `bool(tree.keys())` is as process-dependent as the tree's length.
+_COUNTING_CALLS = frozenset({"len", "bool", "any", "all"})  # (not followed by `_nested_marks`)
+_NESTED_MARK_DEPTH = 4  # calls followed into a returned value's arguments (`_nested_marks`)
 _STRUCTURE_METHODS = frozenset({"keys", "values", "items", "__len__", "__iter__", "copy"})
 
 
@@ -1017,7 +1019,7 @@ class ProjectIndex:
             return None
         return self._absent_unless_now(cls, name)
 
-    def _absent_unless_now(self, cls: str, name: str) -> Val | None:
+    def _absent_unless_now(self, cls: str, name: str, private_ok: bool = False) -> Val | None:
         if name in self.attr_stores or name.startswith("__"):
             return None
         out, bound = BOTTOM, False
@@ -1026,7 +1028,8 @@ class ProjectIndex:
             if cf is None or name in cf.sure_attrs or name in cf.methods \
                     or {"__getattr__", "__getattribute__", "__setattr__"} & set(cf.methods):
                 return None
-            if any(self.resolve_class_name(b) not in self.classes for b in cf.bases if b != "object"):
+            if not (private_ok and name.startswith("_")) and any(
+                    self.resolve_class_name(b) not in self.classes for b in cf.bases if b != "object"):
                 return None  # (a library base may define it, or `__getattr__`)
             if name in cf.attrs:
                 bound = True
@@ -1168,9 +1171,29 @@ class ProjectIndex:
         same for every attribute a method of that name writes, so asked once per round."""
         out = []
         for e, path in self._cond_calls_by_name.get(short, ()):
-            if not self._one_of_several_instances(e, path):
+            if not self._one_of_several_instances(e, path) and not self._held_where_gated(e, path):
                 out.append((e, path, self._call_targets(e, path)))
         return out
+
+    def _held_where_gated(self, e: dict, path: str) -> bool:
+        """A call on an object held in an attribute that is bound only under a process-dependent
+        condition, made under a condition on that same value (`if self.in_primary: self.
+        persistent.save()`, where `self.persistent` exists only `if self.in_primary`): every
+        process holding the object makes the call, so what it writes into the object agrees among
+        the processes that can read it (`semantics.group_chosen_by`: the condition reads nothing
+        but the value the binding was gated on). A library base of the owner is taken not to bind
+        a private name (`_x`) of the project's own."""
+        refs = (e.get("r") or {}).get("refs", ())
+        if "m" not in e or len(refs) != 1 or not e.get("c"):
+            return False
+        owner, _, attr = refs[0].rpartition(".")
+        if owner not in self.classes or not any(attr in self.classes[c].absent_conds for c in self.mro(owner)):
+            return False
+        held = self._absent_unless_now(owner, attr, private_ok=True)
+        if held is None:
+            return False
+        cond = self.resolve(e["c"], path)
+        return semantics.group_chosen_by(held.pd | held.pdc, cond.pd | cond.pdc)
 
     def _one_of_several_instances(self, e: dict, path: str) -> bool:
         """A call on an object held in an attribute (`self.eval_tracker.record()`) whose owner
@@ -1370,6 +1393,10 @@ class ProjectIndex:
                         mark_params.append(any(not p.endswith("!o") for p in part["params"]))
                     elif part and _reads_file_at_params(part):
                         mark_params.append(None)  # (`open(path).read()`: as below)
+                    elif part and part.get("via"):
+                        # (`h.hexdigest()` of `h = sha256(); h.update(t.tobytes())`: the
+                        # parameters reach the receiver through calls that carry them)
+                        self._nested_marks(part, path, mark_params, False, _NESTED_MARK_DEPTH)
             elif mark_params is not None and call.get("n") in (evidence.EQUAL_PIECES_CALL, evidence.SPLIT_POINTS_CALL):
                 # `return xs[offset::n]` / `range(offset, stop, n)`: a piece of equal ones taken
                 # from a parameter's start holds as many elements as that start leaves
@@ -1377,6 +1404,11 @@ class ProjectIndex:
                 a = (call.get("a") or {}).get("params")
                 if a:
                     mark_params.append(any(not p.endswith("!o") for p in a))
+            elif mark_params is not None and call.get("n") == TYPE_OF_CALL:
+                # `return isinstance(x, jax.Array)`: the parameters' structure decides the result
+                # (a flow of their structure alone where it is the only one: `_solve_one`)
+                if (call.get("a") or {}).get("params"):
+                    mark_params.append("t")
             elif mark_params is not None and call.get("n") == ELEMENT_CALL:
                 # `yield offset + i` in a loop of a parameter's count: the parameters an element
                 # reads flow into the result as its content (`_params_in`: not its count).
@@ -1400,6 +1432,12 @@ class ProjectIndex:
                 # `return bool(grads.all())`: the order-free wrapper (summary._strip_order) of a
                 # method of a parameter carries the parameter's data, not its order.
                 mark_params.append(False)
+            elif mark_params is not None and "m" not in call and not res.sanitized and call.get("a"):
+                # `return json.dumps(t)`, `return helper(t)`: a function whose result is computed
+                # from its arguments (a project function that carries them, `param_flow`; a
+                # library's data function; an unresolved call, assumed to, as the precise pass
+                # assumes, a guess) hands on the parameters they read, at any depth of calls.
+                self._nested_marks({"via": [call]}, path, mark_params, False, _NESTED_MARK_DEPTH)
         if sym.keys().isdisjoint(_COMPOSITE_KEYS):  # (most: none of what follows applies)
             return v.join(extra)
         for ip in sym.get("ip", ()):
@@ -1443,6 +1481,75 @@ class ProjectIndex:
             out = _values.one_number(out)
         return out
 
+    def _nested_marks(self, part: Sym, path: str, marks: list, guess: bool, depth: int,
+                      unordered: bool = False) -> None:
+        """`_resolve`'s marks for the parameters `part` reads through calls that carry their
+        arguments into their results (`_carries_arguments`): a parameter read inside
+        `json.dumps(x.tolist())` or `h.hexdigest()` of a hash updated with it reaches the result
+        as one read directly does. Through an unresolved call the mark is a guess ("go"/"gd":
+        order or data; `_solve_one` makes the flow a guess where every mark is one)."""
+        if not part or depth <= 0:
+            return
+        if part.get("params"):
+            o = not unordered and any(not p.endswith("!o") for p in part["params"])
+            marks.append(("go" if o else "gd") if guess else o)
+        for c in part.get("via", ()):
+            kind = self._carries_arguments(c, path)
+            if kind is None:
+                continue
+            g = guess or kind == "g"
+            for sub in ((c.get("r"), c.get("a")) if "m" in c else (c.get("a"),)):
+                if sub:
+                    self._nested_marks(sub, path, marks, g, depth - 1, unordered or kind == "d")
+
+    def _carries_arguments(self, call: dict, path: str) -> str | None:
+        """Whether a summarized call's result is computed from its receiver and arguments: "d"
+        (their content without its order: an order-free call), "c"
+        (a method of a value of unknown type, `call_method`; a library's or builtin's data
+        function; a project function whose result carries its arguments, `param_flow`), "g" (as
+        a guess: an unresolved call, or a project function that carries them only as a guess),
+        None (it does not, or which function runs is not known here: a value or a parameter
+        called, a construction, a jitted function, a result agreed by a collective)."""
+        if "v" in call or "pf" in call:
+            return None
+        n = call.get("n")
+        if "m" not in call and (not isinstance(n, str) or n.startswith("<")):
+            return None
+        res, _ = self.call(call, path)
+        if res.sanitized:
+            return None
+        if "m" in call:
+            return "c"
+        q = self._follow_reexport(n)
+        f = self.functions.get(q)
+        if f is not None:
+            if f.jit or self._declared(q) is not None:
+                return None
+            self._dep(q)
+            flow = self.param_flow.get(q)
+            if not flow or "~file" in flow:
+                return None
+            return "g" if "~guess" in flow else "c"
+        mod = q.rpartition(".")[0]
+        if q in self.classes or q in self.globals or mod in self.classes or mod in self.functions:
+            return None
+        if q in K.ORDER_INSENSITIVE:
+            # (`sorted(xs)`, `max(xs)`: their content without its order. The summary writes
+            # `len(...)`, `bool(...)` as this order-free wrapper too: of a structure method's
+            # result, `len(tree.keys())`, it counts keys that may be the same everywhere, so a
+            # wrapper of structure methods alone is not followed, as `_resolve` does not follow
+            # one returned directly)
+            if q in _COUNTING_CALLS:
+                return None
+            a = call.get("a") or {}
+            inner = a.get("via", ())
+            if not a.get("params") and inner and all(c.get("m") in _STRUCTURE_METHODS for c in inner):
+                return None
+            return "d"
+        if _is_known_library(q) or q in _BUILTIN_NAMES:
+            return "c"
+        return "g"
+
     def _returned_arguments(self, q: str, args: Sequence[tuple[object, Val]], given: tuple, bound: bool,
                             argv: Val) -> Val:
         """Of a call of project function `q` passing `args`, what flows into its result: the
@@ -1454,7 +1561,7 @@ class ProjectIndex:
         if returned is None or any(k == "*" for k, _ in args):
             return argv
         return self._arguments_for(q, returned[0], returned[1], returned[2], args, given, bound, argv, returned[3],
-                                   returned[4], returned[5])
+                                   returned[4], returned[5], returned[6])
 
     def _item_arguments(self, q: str, args: Sequence[tuple[object, Val]], given: tuple, bound: bool,
                         n: int) -> list[Val | None]:
@@ -1463,24 +1570,27 @@ class ProjectIndex:
         padded`: padded, computed from `total_len` alone, gets no taint of a `rank` argument only
         `idx` reads); None for an element where that is not known (then `_returned_arguments`)."""
         returned = self.returned_params.get(q)
-        per_item = returned[6] if returned is not None and len(returned) > 6 else None
+        per_item = returned[7] if returned is not None and len(returned) > 7 else None
         if per_item is None or len(per_item) != n or any(k == "*" for k, _ in args):
             return [None] * n
         return [None if it is None else self._arguments_for(q, it[0], returned[1], it[1], args, given, bound, None, it[2],
-                                                            it[3], it[4])
+                                                            it[3], it[4], it[5])
                 for it in per_item]
 
     def _arguments_for(self, q: str, names: Collection[str], defaulted: Collection[str], pieces: Collection[str],
                        args: Sequence[tuple[object, Val]], given: tuple, bound: bool, argv: Val | None,
                        elements: Collection[str] = (), windows: Collection[str] = (),
-                       padded: Collection[str] = ()) -> Val | None:
+                       padded: Collection[str] = (), filed: Collection[str] = ()) -> Val | None:
         """The arguments of a call of `q` bound to `names` (`_returned_arguments`); `argv` where a
         parameter gathers several arguments. Those bound to `elements` reach the result only
         inside what a generator yields (`_params_in`): as an element's content, not its count;
         those bound to `windows` only as the value a window of one length takes (`xs[:n]`): as
         content of that length (`Val.same_length`); those bound to `padded` as the size a padding
         brings the result up to (`np.concatenate([x, zeros(size - len(x))])`): a size that
-        differs by process is a length that differs."""
+        differs by process is a length that differs. Those bound to `filed` decide how many
+        elements a list built in `q` has only through a file read at a path they give
+        (`[os.path.join(d, n) for n in json.load(open(os.path.join(d, "f.json")))]`): as what
+        that file holds, a guess (`evidence.file_content`), beside what the elements read."""
         keys = self._param_keys(q, names, given[0], given[1], bound)
         if any(key is None and p not in defaulted for p, key in keys.items()):
             return argv  # (a parameter gathering arguments: `*args`, `**kwargs`)
@@ -1499,6 +1609,9 @@ class ProjectIndex:
                 # (named at the call, as its pd is: `FileAnalysis.anchor`)
                 made = frozenset(replace(x, kind=kinds.LENGTH, end_line=0, end_column=0) for x in v.pd)
                 return replace(v.data(), shape=_values._cap(v.shape | made))
+            if p in filed:
+                counted = evidence.file_content(v.data(), f"a file read in `{short_name(q)}()`")
+                return counted.join(v.data().element()) if p in elements else counted
             if p in elements:
                 return v.data().element()
             return v.data().same_length() if p in windows else v.data()
@@ -1515,14 +1628,20 @@ class ProjectIndex:
         got = self._params_in(f.returns, f)
         if got is None:
             return None
-        names, pieces, elements, windows, padded = got
+        names, pieces, elements, windows, padded, filed = got
         return (names, tuple(sorted(p for p in names if p in f.defaults or p in f.host_defaults)), pieces, elements,
-                windows, padded)
+                windows, padded, filed)
 
     def _params_in(self, sym: object, f: FunctionFacts) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
         """The parameters of `f` that `sym` (its return summary, or one element of a returned
         tuple) is computed from, and those of them it names only as the start of a piece of equal
-        ones (`_returned_params`); None when one is not its own or unknown."""
+        ones (`_returned_params`); None when one is not its own or unknown.
+
+        A list or dict built by a display or comprehension (the summary's "cnt": what decides how
+        many elements it has) holds as many elements as its count says, whatever they hold: the
+        parameters only its elements read reach it as their content (`elements`), as a yielded
+        element's do; those its count reads, as they are; those its count reads only through a
+        file read at a path they give, as that file's content (`filed`)."""
         # Asked again every fixpoint round for every function: the walk reads nothing of the
         # index's state but which called functions carry their arguments (`_drops_arguments`),
         # so an answer is reused while each of those answers is still the same (exact; the
@@ -1545,11 +1664,20 @@ class ProjectIndex:
         windows: set[str] = set()
         padded: set[str] = set()
         points: set[str] = set()
-        stack: list = [(sym, names)]
+        counted: set[str] = set()  # (read by a built container's count: `_params_in`)
+        filed: set[str] = set()  # (read by that count only through a file read)
+        if isinstance(sym, dict) and sym.get("cnt") is not None and not sym.get("elem") and sym.get("keys") is None:
+            # (a dict of constant keys: `_call` hands the arguments to each key's value as they
+            # are, and keeps its count, `struct`)
+            stack: list = [({k: v for k, v in sym.items() if k != "cnt"}, elements), (sym["cnt"], counted)]
+        else:
+            stack = [(sym, names)]
         while stack:
             x, into = stack.pop()
             if isinstance(x, dict):
                 n = x.get("n")
+                if n == evidence.FILE_CONTENT_CALL and into is counted:
+                    into = filed  # (`len(json.load(open(path)))`: what the file at that path holds)
                 if n == evidence.EQUAL_PIECES_CALL:
                     into = pieces
                 elif n == evidence.SPLIT_POINTS_CALL:
@@ -1563,6 +1691,8 @@ class ProjectIndex:
                     stack.append((x.get("a"), windows))
                     if x.get("pad"):
                         stack.append((x.get("b"), padded))
+                elif n == SAME_LENGTH_CALL:
+                    stack.append((x.get("a"), into))  # (inside an element or a count: as read)
                 skip_args = n == SAME_LENGTH_CALL or self._drops_arguments(x, checks)
                 for k, v in x.items():
                     if k == "params":
@@ -1573,17 +1703,19 @@ class ProjectIndex:
                         stack.append((v, into))
             elif isinstance(x, list):
                 stack.extend((y, into) for y in x)
+        names |= counted
+        filed -= names
         pieces -= names
         points -= names | pieces
         # (the start of a piece of a split at given points: as a piece's, named "@p" among them)
         pieces |= points
         elements -= names | pieces
         windows -= names | pieces | elements | padded
-        names |= pieces | elements | windows | padded
+        names |= pieces | elements | windows | padded | filed
         if not names <= set(f.params):
             return None
         return (tuple(sorted(names)), tuple(sorted(("@" + p if p in points else p) for p in pieces)),
-                tuple(sorted(elements)), tuple(sorted(windows)), tuple(sorted(padded)))
+                tuple(sorted(elements)), tuple(sorted(windows)), tuple(sorted(padded)), tuple(sorted(filed)))
 
     def _drops_arguments(self, call: dict, checks: list[tuple[str, bool]] | None = None) -> bool:
         """Whether `call` (a summary's call record) names a project function whose result carries
@@ -2386,6 +2518,9 @@ class ProjectIndex:
             return argv.without_order(), None  # the summary's order-free wrapper (`sorted(...)`)
         if q == ELEMENT_CALL:
             return argv.element(), None  # the summary's yielded element (`_Summarizer._yield_count`)
+        if q == TYPE_OF_CALL:
+            # the summary's type predicate (`isinstance(x, T)`): differs where x's structure does
+            return (Val(pd=argv.tree) if argv.tree else BOTTOM), None
         if q == evidence.EQUAL_PIECES_CALL:
             return evidence.equal_pieces(argv), None  # the summary's piece of equal ones (`x[i::n]`)
         if q == evidence.SPLIT_POINTS_CALL:
@@ -2457,8 +2592,16 @@ class ProjectIndex:
                         # (how many it yields is not theirs either: their lengths count for nothing)
                         a = replace(a, pd=frozenset(), pdc=a.pd | a.pdc,
                                     shape=frozenset(s for s in a.shape if s.kind not in kinds.COUNTS))
-                    if read:  # (read from a file at a path they name: `evidence.file_content`)
+                    if read == "file":  # (read from a file at a path they name: `evidence.file_content`)
                         a = evidence.file_content(a, f"`{short_name(q)}()`")
+                    elif read == "type":  # (only their structure decides it: `TYPE_OF_CALL`)
+                        # (the precise pass hands on the arguments' data apart from their
+                        # structure: `args`, where given, still hold it)
+                        tree = a.tree.union(*(v.tree for _, v in args)) if args is not None else a.tree
+                        a = Val(pd=tree) if tree else BOTTOM
+                    elif read == "guess":
+                        # (only through calls assumed to compute from their arguments)
+                        a = evidence.mark(a, evidence.UNRESOLVED_CALL, f"a call in `{short_name(q)}()`")
                     return a
                 argv = taken(argv)
                 per_item = [argv if a is None else taken(a) for a in per_item]
@@ -2871,11 +3014,15 @@ class ProjectIndex:
         if envs != self.env_params.get(q, []):
             self.env_params[q] = envs
             changed.add(q)
-        flow = ("order" if any(marks) else "data") if marks else None
+        flow = ("order" if any(m is True or m == "go" for m in marks) else "data") if marks else None
         if flow and all(m is None for m in marks):
             flow += "~file"  # (every parameter reaches the result through a file read: see call_name)
+        elif flow and all(m == "t" for m in marks):
+            flow += "~type"  # (every one as a type predicate's argument: see call_name)
+        elif flow and all(m in ("go", "gd") for m in marks):
+            flow += "~guess"  # (every one through an unresolved call: `_nested_marks`)
         returned = self._returned_params(f) if flow else None
-        if flow and (f.returns.get("elem") or returned is not None and returned[3]
+        if flow and (f.returns.get("elem") or returned is not None and returned[3] and not returned[6]
                      and set(returned[0]) <= set(returned[3]) | {p.removeprefix("@") for p in returned[2]}):
             # their elements only: content (see call_name); so too where every parameter it reads
             # is read only inside what it yields, or as the start of a piece (`_params_in`)
@@ -2904,7 +3051,7 @@ class ProjectIndex:
             for x in tup:
                 m: list = []
                 self.resolve(x, path, q, m)
-                fl = ("order" if any(m) else "data") if m else None
+                fl = ("order" if any(x is True or x == "go" for x in m) else "data") if m else None
                 fl = fl + ("+sel" if _sized_by_content(x) else "+len") if fl and _measures_params(x) else fl
                 flows.append(fl + "#one" if fl and x.get("one") else fl)
             if self.item_flow.get(q) != flows:

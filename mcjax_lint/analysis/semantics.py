@@ -936,8 +936,30 @@ def looks_like_sharding(node: object | None, read: Reader) -> bool:
     `single_device_sharding`): `jax.device_put(x, <it>)` makes a global array, a guess."""
     if node is None:
         return False
-    name = expr_name(node, read, "").lower()
+    return sharding_name(expr_name(node, read, ""))
+
+
+def sharding_name(name: str) -> bool:
+    """A name that says it is a sharding (`looks_like_sharding`; a parameter's too)."""
+    name = name.lower()
     return "shard" in name and "single" not in name
+
+
+def group_chosen_by(group: frozenset, cond: frozenset) -> bool:
+    """Whether work over the devices a process-dependent value chose (`group`: the sources of a
+    sharding whose devices differ by process, `Mesh(devices_of(my_slice))`) runs on exactly the
+    processes where a condition on `cond` holds: every process-dependent source of the condition
+    is one that chose the devices (the same source, however reached), so the processes owning
+    those devices all computed the same choice and take the branch together (`if my_slice ==
+    restoring: device_put(x, slice_sharding)`, `if my_group in holders: ...`). False where the
+    devices are the same everywhere (no sources) or the condition reads anything else."""
+    if not group or not cond:
+        return False
+    # (a source from another function is known by where it is, `origin`: its line and column
+    # here are where it entered this file, which differ between the two ways it came)
+    key = lambda s: (s.origin, s.kind) if s.origin else (s.line, s.column, s.kind)  # noqa: E731
+    same = {key(s) for s in group}
+    return all(key(s) in same for s in cond)
 
 
 def constant_key(node: object | None, read: Reader) -> str | None:
@@ -3615,7 +3637,10 @@ class StatementRules:
         if q in K.ONE_DEVICE_SHARDINGS:
             return self.one_device()  # (a sharding of one device: whatever its name says)
         if q in K.SHARDING_CONSTRUCTORS:
-            return self.sharding_made(node, fully_replicated_spec(node, self.read, self.qualify, self.parts.argument))
+            # (its devices: a mesh of the devices a process-dependent value chose, `Mesh(devices_of(
+            # my_slice))`, makes a sharding that differs by process, over that group: `group_chosen_by`)
+            return self.sharding_made(node, fully_replicated_spec(node, self.read, self.qualify, self.parts.argument),
+                                      next((v for k, v in args if k in (0, "mesh", "devices")), None))
         if q.startswith(K.CHECKPOINTER_PREFIXES) and q.rsplit(".", 1)[-1].endswith(K.CHECKPOINTER_CLASS_SUFFIXES):
             return self.checkpointer(argu, synchronous_checkpointer(q, node, self.read, self.qualify, self.parts.argument))
         if q.startswith(K.JAX_RANDOM_PREFIX) and not any(self.is_global(v) for _, v in args):
@@ -3756,7 +3781,10 @@ class StatementRules:
             # that condition, as a name assigned there does: a new object, which `branches` sees
             # as rebound, `mutated`)
             if cur is not None and root is not receiver:
-                self.bind(root, self.mutated(root, self.join(cur, self.data(self.put_in(argu)))))
+                # (`parts[j].append(i)`: one of its elements grew, not it; a key missing from a
+                # container that records its count, a display's or a comprehension's, raises)
+                new = self.element_changed(self.join(cur, self.data(self.put_in(argu))), cur)
+                self.bind(root, self.mutated(root, new))
                 return self.nothing()
             if cur is not None:
                 added = self.put_in(argu) if meth in ELEMENT_ADDERS else argu
@@ -3825,6 +3853,13 @@ class StatementRules:
         if meth in DICT_VIEWS and not args and not self.instance_class(recv):
             return self.view_of(recv)  # (None where the pass knows no more than the whole)
         return None
+
+    @staticmethod
+    def element_changed(new, cur):
+        """The container `cur` after a method changed one of its elements in place (`parts[j].append(i)`),
+        `new` its joined data: as many elements as it had, whatever they now hold (a pass that
+        records what decides a container's count keeps `cur`'s)."""
+        return new
 
     @staticmethod
     def one_more_element(new, cur):

@@ -31,7 +31,10 @@ from mcjax_lint.errors import AnalysisError
 
 CALLS_CAP = 400  # call records a summary keeps per function (`ev_Call`); the index reads a full list as cut short
 
-SUMMARY_VERSION = 149
+SUMMARY_VERSION = 151
+# What a sharding keeps of the devices it is given (`sharding_made`): the process-dependent value
+# that chose them (`semantics.group_chosen_by`).
+_DEVICE_CHOICE_KEYS = frozenset({"params", "refs", "via", "pd", "pdc"})
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -70,6 +73,10 @@ SAME_LENGTH_CALL = "<same length>"
 # A sort by a key of few values of what calls or attributes give (`_Summarizer.tied_order`):
 # resolved by the index as the order it keeps where the key ties (`ProjectIndex._call`).
 TIED_SORT_CALL = "<sorted, ties kept>"
+# A type predicate (`isinstance(x, T)`, `type(x)`, `callable(x)`) of what parameters, calls or
+# attributes give (`_Summarizer.type_of`): resolved by the index as a value that differs where
+# that value's structure does ("tree": `None` on some processes), never its content.
+TYPE_OF_CALL = "<type of>"
 
 
 def _merge_list(a: list, b: list) -> list:
@@ -1838,7 +1845,14 @@ class _Summarizer(semantics.StatementRules):
 
     seed_given = staticmethod(lambda q, args, node: None)
     # (the argument's type: differs where its structure was chosen per process, "tr", see `either`)
-    type_of = staticmethod(lambda a0: {"pd": a0["tr"]} if a0 and a0.get("tr") else {})
+    @staticmethod
+    def type_of(a0: Sym | None) -> Sym:
+        out: Sym = {"pd": a0["tr"]} if a0 and a0.get("tr") else {}
+        inner = {k: a0[k] for k in ("via", "refs", "params") if a0 and k in a0}
+        if inner:
+            # (of a parameter, a call's result, an attribute: their structure, known at the call)
+            out["via"] = [{"l": 0, "n": TYPE_OF_CALL, "a": _prune(inner)}]
+        return out
 
     @staticmethod
     def either(out: Sym, cond: Sym, a: Sym, b: Sym, node: ast.IfExp) -> Sym:
@@ -2003,7 +2017,9 @@ class _Summarizer(semantics.StatementRules):
     is_sharding = staticmethod(lambda v: bool(v.get("sharding")))
     replicated_input = staticmethod(lambda v, node, what: None)
     device_put_result = staticmethod(lambda argu, a0: sym_taint(argu))
-    sharding_made = staticmethod(lambda node, replicated: {"sharding": True, "rep": True} if replicated else {"sharding": True})
+    sharding_made = staticmethod(lambda node, replicated, devices=None: {
+        **{k: v for k, v in (devices or {}).items() if k in _DEVICE_CHOICE_KEYS}, "sharding": True,
+        **({"rep": True} if replicated else {})})
     one_device = staticmethod(lambda: {"dev": True})
     is_one_device = staticmethod(lambda v: bool(v and v.get("dev")))
     on_one_device = staticmethod(lambda argu: dict(sym_taint(argu), host=True))
@@ -2081,6 +2097,8 @@ class _Summarizer(semantics.StatementRules):
     order_of = staticmethod(lambda v: v.get("u", False))
     has_order = staticmethod(lambda v: bool(v.get("order")))
     put_in = staticmethod(sym_element)  # (a container of these values: content, not its own length)
+    # (an element changed in place: as many elements as it had, "cnt", `semantics.element_changed`)
+    element_changed = staticmethod(lambda new, cur: dict(new, cnt=cur["cnt"]) if cur.get("cnt") is not None else new)
     instance_class = staticmethod(lambda v: v.get("cls"))
     local_shards = property(lambda self: self._local_shards)
     as_global = staticmethod(lambda v: dict(v, glob=True))
@@ -2738,7 +2756,14 @@ class _Summarizer(semantics.StatementRules):
         imp = {x: y for x, y in implicit.items() if x != "order"} if m.get("u") else implicit
         # (the condition says which value, not where it lives: locality is kept)
         local = {x: m[x] for x in ("host", "lp") if x in m}
-        return dict(sym_join(m, imp), **local)
+        out = dict(sym_join(m, imp), **local)
+        # (where every block left the container it had, changed only inside its elements,
+        # `element_changed`, the very count record each holds: the condition decides what the
+        # elements hold, not how many there are)
+        cnt = vals[0].get("cnt") if vals and vals[0] is not None else None
+        if cnt is not None and all(v is not None and v.get("cnt") is cnt for v in vals):
+            out["cnt"] = cnt
+        return out
 
     # `st_If` (semantics.StatementRules): the `__main__` block runs only as a script; a yield under
     # an `if` runs as often as it holds; where one arm always leaves, the rest of the function

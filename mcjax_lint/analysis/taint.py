@@ -2071,7 +2071,8 @@ class FileAnalysis(semantics.StatementRules):
     replicated_input = property(lambda self: lambda v, node, what: self._same_data_sink(v or BOTTOM, node, what))
     device_put_result = staticmethod(lambda argu, a0: a0 if a0 is not None else BOTTOM)
 
-    sharding_made = staticmethod(lambda node, replicated: Val(sharding=True, replicated=replicated))
+    sharding_made = staticmethod(lambda node, replicated, devices=None: Val(
+        sharding=True, replicated=replicated, pd=(devices.pd | devices.pdc) if devices is not None else frozenset()))
 
     one_device = staticmethod(lambda: Val(device=True))
     is_one_device = staticmethod(lambda v: v is not None and v.device)
