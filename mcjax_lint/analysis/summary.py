@@ -31,7 +31,7 @@ from mcjax_lint.errors import AnalysisError
 
 CALLS_CAP = 400  # call records a summary keeps per function (`ev_Call`); the index reads a full list as cut short
 
-SUMMARY_VERSION = 149
+SUMMARY_VERSION = 150
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -3044,30 +3044,65 @@ class _Summarizer(semantics.StatementRules):
         self.class_stack.append(cf)
         saved_scope, saved_in = self.scope, self._in_class_body
         self._in_class_body = True
-        # Class bodies: assignments become class attributes.
+        # Class bodies: a class body runs as a namespace of its own: whatever its statements bind
+        # (any assignment target: a name, a tuple or list of names, `x += ...`) becomes a class
+        # attribute, and a later statement of the body reads the names bound before it (not the
+        # methods: their names resolve past the class). `rank, size = jax.process_index(), ...`
+        # binds `rank` to its own element, as the same assignment does in a function.
+        module_env = self.scope.env
+        body_env = Env(parent=module_env)
         for s in node.body:
-            for t in (s.targets if isinstance(s, ast.Assign) else [s.target] if isinstance(s, ast.AnnAssign) else []):
+            for t in (s.targets if isinstance(s, ast.Assign) else [s.target] if isinstance(s, (ast.AnnAssign, ast.AugAssign)) else []):
                 for n in _nodes(t):
                     if isinstance(n, ast.Name) and n.id not in cf.sure_attrs:
                         cf.sure_attrs.append(n.id)
             if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.stmt(s)
-            elif isinstance(s, ast.Assign):
-                v = self.ev(s.value)
-                if v.get("statics") and isinstance(s.value, ast.Call) and self.qualify(s.value.func) not in ("staticmethod", "classmethod"):
-                    # `apply = jax.jit(_apply, static_argnums=(0, 2))` binds like a function:
-                    # called through an instance (`self.apply(x, n)`), positions count `self`.
-                    v = dict(v, statics=[[p - 1 if p is not None else None, n] for p, n in v["statics"] if p != 0])
-                for t in s.targets:
-                    if isinstance(t, ast.Name):
-                        cf.attrs[t.id] = sym_join(cf.attrs.get(t.id), v)
-            elif isinstance(s, ast.AnnAssign) and s.value is not None and isinstance(s.target, ast.Name):
-                # dataclass-style fields with defaults
-                cf.attrs[s.target.id] = sym_join(cf.attrs.get(s.target.id), self.ev(s.value))
+                continue
+            self.scope.env = body_env
+            try:
+                self._class_body_stmt(s, cf)
+            finally:
+                self.scope.env = module_env
         self._dataclass_init(node, qual, cf)
         cf.counts = self._class_counts(node)
         self.scope, self._in_class_body = saved_scope, saved_in
         self.class_stack.pop()
+
+    def _class_body_stmt(self, s: ast.stmt, cf: ClassFacts) -> None:
+        """One assignment of a class body (run in the body's own namespace, `st_ClassDef`)."""
+        if isinstance(s, ast.Assign):
+            v = self.ev(s.value)
+            if v.get("statics") and isinstance(s.value, ast.Call) and self.qualify(s.value.func) not in ("staticmethod", "classmethod"):
+                # `apply = jax.jit(_apply, static_argnums=(0, 2))` binds like a function:
+                # called through an instance (`self.apply(x, n)`), positions count `self`.
+                v = dict(v, statics=[[p - 1 if p is not None else None, n] for p, n in v["statics"] if p != 0])
+            for t in s.targets:
+                if isinstance(t, ast.Name):
+                    cf.attrs[t.id] = sym_join(cf.attrs.get(t.id), v)
+                    self.scope.env[t.id] = v
+                elif isinstance(t, (ast.Tuple, ast.List)) and all(
+                        isinstance(n, ast.Name) for n in _nodes(t) if not isinstance(n, (ast.Tuple, ast.List, ast.Starred, ast.Load, ast.Store))):
+                    # (the elements as `bind` gives them to the same names in a function; a list
+                    # display unpacks element by element, as a tuple display does)
+                    before = dict(self.scope.env.own)
+                    tv = v
+                    if isinstance(s.value, ast.List) and not any(isinstance(e, ast.Starred) for e in s.value.elts):
+                        tv = dict(v, **self.ev_Tuple(ast.Tuple(elts=s.value.elts, ctx=ast.Load())))
+                    self.bind(t, tv)
+                    for n in _nodes(t):
+                        if isinstance(n, ast.Name) and (n.id in self.scope.env.own) and self.scope.env.own[n.id] is not before.get(n.id):
+                            cf.attrs[n.id] = sym_join(cf.attrs.get(n.id), self.scope.env.own[n.id])
+        elif isinstance(s, ast.AnnAssign) and s.value is not None and isinstance(s.target, ast.Name):
+            # dataclass-style fields with defaults
+            v = self.ev(s.value)
+            cf.attrs[s.target.id] = sym_join(cf.attrs.get(s.target.id), v)
+            self.scope.env[s.target.id] = v
+        elif isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
+            # `offset += jax.process_index()`: the attribute holds the old value combined with the new
+            v = sym_join(self.scope.env.get(s.target.id) or {}, self.ev(s.value))
+            cf.attrs[s.target.id] = sym_join(cf.attrs.get(s.target.id), v)
+            self.scope.env[s.target.id] = v
 
     def _dataclass_init(self, node: ast.ClassDef, qual: str, cf: ClassFacts) -> None:
         """A dataclass (`@dataclass`, a `NamedTuple`, ...) without its own `__init__`: the one
