@@ -3364,14 +3364,20 @@ class FileAnalysis(semantics.StatementRules):
         self.cls_stack.append(qual)
         self._in_class_body = True
         try:
+            # The body's own namespace (`summary._Summarizer.st_ClassDef`): a statement reads the
+            # names bound before it in the body; class attributes are not module names, and the
+            # methods do not see them.
+            body_env = self.scope.env.child()
             for s in node.body.body:
                 if isinstance(s, (cst.FunctionDef, cst.ClassDef)):
                     self.stmt(s)
                 else:
                     env_before = self.scope.env
-                    self.scope.env = env_before.child()
-                    self.stmt(s)
-                    self.scope.env = env_before  # class attributes are not module names
+                    self.scope.env = body_env
+                    try:
+                        self.stmt(s)
+                    finally:
+                        self.scope.env = env_before
         finally:
             self.cls_stack.pop()
             self._in_class_body = saved_in
