@@ -475,6 +475,11 @@ class FileAnalysis(semantics.StatementRules):
                     stored = evidence.mark(self.anchor(stored, node, n, call=False), evidence.GLOBAL_STORE,
                                            f"`{n}`", self.line(node))
                 v = stored if v is None else v.join(stored)
+            elif v is not None and not self.scope.is_module:
+                # (a module object some function changes in place, called on some processes only)
+                gated = self.index.gated_global(f"{self.modname}.{n}")
+                if gated.divergent:
+                    v = v.join(self.anchor(gated, node, n, call=False))
         if v is not None:
             if v.pd and (traced := self._traced_scope()) is not None and not semantics.bound_within(self.scope, traced[0], n):
                 self._trace_constant(v.pd, node, traced)  # (a closure over a process-dependent value)
@@ -3424,14 +3429,20 @@ class FileAnalysis(semantics.StatementRules):
         self.cls_stack.append(qual)
         self._in_class_body = True
         try:
+            # The body's own namespace (`summary._Summarizer.st_ClassDef`): a statement reads the
+            # names bound before it in the body; class attributes are not module names, and the
+            # methods do not see them.
+            body_env = self.scope.env.child()
             for s in node.body.body:
                 if isinstance(s, (cst.FunctionDef, cst.ClassDef)):
                     self.stmt(s)
                 else:
                     env_before = self.scope.env
-                    self.scope.env = env_before.child()
-                    self.stmt(s)
-                    self.scope.env = env_before  # class attributes are not module names
+                    self.scope.env = body_env
+                    try:
+                        self.stmt(s)
+                    finally:
+                        self.scope.env = env_before
         finally:
             self.cls_stack.pop()
             self._in_class_body = saved_in
