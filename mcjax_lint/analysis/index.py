@@ -20,7 +20,7 @@ from typing import Any
 from mcjax_lint import knowledge as K
 from mcjax_lint.analysis import evidence, kinds, semantics
 from mcjax_lint.analysis import values as _values
-from mcjax_lint.analysis.summary import CALLS_CAP, ELEMENT_CALL, SAME_LENGTH_CALL, STAR, TIED_SORT_CALL, TYPE_OF_CALL, ClassFacts, FunctionFacts, ModuleSummary, SIZED_BY_CONTENT, Sym, star_exports
+from mcjax_lint.analysis.summary import CALLS_CAP, ELEMENT_CALL, GATE_SEP, SAME_LENGTH_CALL, STAR, TIED_SORT_CALL, TYPE_OF_CALL, ClassFacts, FunctionFacts, ModuleSummary, SIZED_BY_CONTENT, Sym, star_exports
 from mcjax_lint.analysis.summary import member_is_count as summary_member_is_count
 from mcjax_lint.analysis.values import BOTTOM, Src, Val, applied, join_all, most_certain, replace
 from mcjax_lint.settings import AnalysisSettings
@@ -3189,8 +3189,19 @@ class ProjectIndex:
                 return kc.get(p)
             return f.defaults.get(p)
 
-        return all(any((c := constant(p)) is not None and semantics.truthy_constant(c) != truth for p, truth in conj)
-                   for conj in self.work_gates[q])
+        def fails(key: str, truth: bool) -> bool:
+            # (`summary._param_gate`: a parameter tested by its truth, or `param\top\tliteral`)
+            name, _, test = key.partition(GATE_SEP)
+            c = constant(name)
+            if c is None:
+                return False
+            if not test:
+                return semantics.truthy_constant(c) != truth
+            op, _, lit = test.partition(GATE_SEP)
+            holds = semantics.literal_test_holds(c, op, lit)
+            return holds is not None and holds != truth
+
+        return all(any(fails(p, truth) for p, truth in conj) for conj in self.work_gates[q])
 
     def _work_gates(self, f: FunctionFacts, path: str) -> frozenset | None:
         """The tests of `f`'s parameters each of its collective work points lies under (see

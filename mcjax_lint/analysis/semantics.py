@@ -1209,10 +1209,52 @@ def decide(test: object, read: Reader, constants: dict[str, str],
         b = constant_repr(right, read)
         if a is None or b is None:
             return None
-        if op in ("is", "=="):
-            return a == b
-        if op in ("is not", "!="):
-            return a != b
+        return literal_test_holds(a, op, b)
+    return None
+
+
+_LITERAL_TEST_OPS = ("==", "!=", "is", "is not")
+
+
+def literal_test(test: object, read: Reader, names: Collection[str]) -> tuple[str, str, str] | None:
+    """A comparison of one of `names` with a literal constant (`mode == "world"`, `kind !=
+    'self'`, `barrier is not None`, `None is p`): (the name, the operator, the literal's
+    `constant_repr`), the name on the left; None for anything else."""
+    r = read(test)
+    if r[0] != "compare" or r[2] not in _LITERAL_TEST_OPS:
+        return None
+    for name, other in ((r[1], r[3]), (r[3], r[1])):
+        n = read(name)
+        if n[0] == "name" and n[1] in names and (c := constant_repr(other, read)) is not None:
+            return n[1], r[2], c
+    return None
+
+
+def _literal_value(c: str) -> object:
+    import ast
+    try:
+        return ast.literal_eval(c)
+    except (ValueError, SyntaxError):
+        return _NO_VALUE
+
+
+_NO_VALUE = object()
+
+
+def literal_test_holds(c: str, op: str, lit: str) -> bool | None:
+    """Whether `x <op> lit` holds where x holds the literal constant `c` (both `constant_repr`
+    texts), as Python compares them: `==`/`!=` by value (`1 == True`, `'a' != None`); `is`/`is
+    not` only against the singletons None, True and False (identity of other literals is the
+    interpreter's choice); None when not known."""
+    a, b = _literal_value(c), _literal_value(lit)
+    if a is _NO_VALUE or b is _NO_VALUE:
+        return None
+    if op in ("==", "!="):
+        return (a == b) == (op == "==")
+    if op in ("is", "is not"):
+        if not any(v is None or v is True or v is False for v in (a, b)):
+            return None
+        return (a is b) == (op == "is")
     return None
 
 

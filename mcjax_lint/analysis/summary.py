@@ -31,10 +31,12 @@ from mcjax_lint.errors import AnalysisError
 
 CALLS_CAP = 400  # call records a summary keeps per function (`ev_Call`); the index reads a full list as cut short
 
-SUMMARY_VERSION = 152
+SUMMARY_VERSION = 153
 # What a sharding keeps of the devices it is given (`sharding_made`): the process-dependent value
 # that chose them (`semantics.group_chosen_by`).
 _DEVICE_CHOICE_KEYS = frozenset({"params", "refs", "via", "pd", "pdc"})
+# (a parameter gate's key for a comparison with a literal: `param	op	literal`, `_param_gate`)
+GATE_SEP = "	"
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
@@ -1763,22 +1765,32 @@ class _Summarizer(semantics.StatementRules):
 
     def _param_gate(self, test: ast.expr) -> tuple[str, bool] | None:
         """A test of one of the function's own parameters by its truth (`if sync:`, `if not
-        sync:`): (the parameter, the truth the `if`'s body runs under). Only for parameters the
-        function never assigns (a call's argument is then what the test reads)."""
+        sync:`) or against a literal constant (`if mode == "world":`, `if barrier is not None:`,
+        `semantics.literal_test`): (the parameter, or for a comparison `param\top\tliteral`
+        (`GATE_SEP`), and the truth the `if`'s body runs under). Only for parameters the function
+        never assigns (a call's argument is then what the test reads)."""
         facts = self.scope.facts
         if facts is None or self.scope.is_module:
             return None
         truth = True
         while type(test) is ast.UnaryOp and type(test.op) is ast.Not:
             test, truth = test.operand, not truth
-        if type(test) is not ast.Name or test.id not in facts.params or test.id in ("self", "cls"):
+        if type(test) is ast.Compare:
+            cmp = semantics.literal_test(test, read, facts.params)
+            if cmp is None or cmp[0] in ("self", "cls") or GATE_SEP in cmp[2]:
+                return None
+            key = GATE_SEP.join(cmp)
+            name = cmp[0]
+        elif type(test) is not ast.Name or test.id not in facts.params or test.id in ("self", "cls"):
             return None
+        else:
+            key = name = test.id
         if self._gate_names is None:
             node = self._gate_node
             stored = {n.id for n in ast.walk(node) if type(n) is ast.Name and type(n.ctx) is not ast.Load} \
                 if node is not None else set(facts.params)
             self._gate_names = frozenset(p for p in facts.params if p not in stored)
-        return (test.id, truth) if test.id in self._gate_names else None
+        return (key, truth) if name in self._gate_names else None
 
     def _glob_op(self, desc: str, node: ast.AST, operand: Sym, reduces: bool = False, at: ast.AST | None = None) -> None:
         """Array work on `operand`, a value read from elsewhere (an attribute, a global): the index
