@@ -35,8 +35,8 @@ SUMMARY_VERSION = 153
 # What a sharding keeps of the devices it is given (`sharding_made`): the process-dependent value
 # that chose them (`semantics.group_chosen_by`).
 _DEVICE_CHOICE_KEYS = frozenset({"params", "refs", "via", "pd", "pdc"})
-# (a parameter gate's key for a comparison with a literal: `param	op	literal`, `_param_gate`)
-GATE_SEP = "	"
+# (a parameter gate's key for a comparison with a literal: `param\top\tliteral`, `_param_gate`)
+GATE_SEP = "\t"
 # The "lmax" entry of a value whose length is decided by a parameter's content (a mask of it
 # selects rows, `np.nonzero` of it), not by the length of its longest element.
 SIZED_BY_CONTENT = "content"
