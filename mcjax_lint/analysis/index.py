@@ -1523,7 +1523,8 @@ class ProjectIndex:
             names = sym.get("params") if isinstance(sym, dict) else None
             if not names:
                 return None
-            names = tuple(sorted({p.removesuffix("!o") for p in names} & set(f.params)))
+            # (a parameter read for its order only, "!o", decides no structure: `sorted(listdir(d))`)
+            names = tuple(sorted({p for p in names if not p.endswith("!o")} & set(f.params)))
             if not names:
                 return None
             return self._arguments_for(q, names, defaulted, (), args, given, bound, None)

@@ -2427,8 +2427,11 @@ class _Summarizer(semantics.StatementRules):
                     else:
                         whole = sym_join(cur, sym_element(sym_join(value, key)))
                         ck = semantics.constant_key(target.slice, read)
-                        if ck is None or cur.get("keys") is None or ck not in cur["keys"]:
-                            self._grew.add(base.id)  # (it may hold a new key now: `bound_under`)
+                        if not (isinstance(cur.get("keys"), dict) and ck in cur["keys"]) \
+                                and not isinstance(target.slice, (ast.Slice, ast.Tuple)) \
+                                and base.id in self._containers_here():
+                            # (a dict built here, `m = {}`, may hold a new key now: `bound_under`)
+                            self._grew.add(base.id)
                         if ck is not None and cur.get("keys") is not None:
                             whole = with_key(cur, ck, value, whole)  # `d["k"] = v`: that key holds v alone
                         self.bind(base, whole)
@@ -2766,28 +2769,54 @@ class _Summarizer(semantics.StatementRules):
 
     def arms_end(self, cond: Sym, node, token: tuple) -> Sym:
         # (grown in some arms, not in every one: in one arm of an `if`, not in its `else`)
+        # (of an `if` only: a loop's body run or not is how often, which its iterable decides)
         arms = token[4]
-        self._arm_grew = set().union(*arms) - set.intersection(*arms) if arms else set()
+        self._arm_grew = set().union(*arms) - set.intersection(*arms) if arms and isinstance(node, ast.If) else set()
         self._grew = token[3].union(*arms)
         return {k: v for k, v in cond.items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs")}
 
     def mutated(self, name, v):
-        # (`xs.append(v)` on a local container: it grew in this arm, `bound_under`)
-        if isinstance(name, ast.Name):
+        # (`xs.append(v)` on a container built here by a display, `xs = []`: it grew in this arm,
+        # `bound_under`)
+        if isinstance(name, ast.Name) and name.id in self._containers_here():
             self._grew.add(name.id)
         return super().mutated(name, v)
 
     divergent = staticmethod(lambda cond: any(k in cond for k in ("pd", "pdc", "order", "hash")))
     agreed = staticmethod(lambda v: bool(v.get("san")))
 
+    def _containers_here(self) -> frozenset:
+        """The local names the function being read binds to a dict or list it builds (a display,
+        a comprehension, `dict()`, `defaultdict(list)`): containers that grow by a store of a new
+        key or an element (an array's `out[i] = v` adds none)."""
+        node = self._gate_node
+        if node is None or self.scope.is_module:
+            return frozenset()
+        memo = self.__dict__.setdefault("_containers_memo", {})
+        got = memo.get(id(node))
+        if got is None or got[0] is not node:
+            names = set()
+            for st in ast.walk(node):
+                if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None:
+                    v = st.value
+                    made = isinstance(v, (ast.Dict, ast.DictComp, ast.List, ast.ListComp)) or (
+                        isinstance(v, ast.Call) and (self.qualify(v.func) or "").rpartition(".")[2]
+                        in ("dict", "list", "defaultdict", "OrderedDict", "Counter"))
+                    if made:
+                        for t in (st.targets if isinstance(st, ast.Assign) else [st.target]):
+                            if isinstance(t, ast.Name):
+                                names.add(t.id)
+            got = memo[id(node)] = (node, frozenset(names))
+        return got[1]
+
     def bound_under(self, m: Sym, name: str, vals: list, implicit: Sym) -> Sym:
         if not implicit:
             return m
-        if name in self._arm_grew and implicit.get("params"):
+        if name in self._arm_grew and (read := _params_read(implicit)):
             # `if item > 3: metrics["big"] = item` (or `xs.append(v)`) in one arm only, under a test
             # of parameters: which keys (how many elements) the container holds follows what the
             # caller passes them ("kp", resolved at the call: `ProjectIndex._structure_by_arguments`)
-            m = dict(m, kp=sym_join(m.get("kp") or {}, {"params": list(implicit["params"])}))
+            m = dict(m, kp=sym_join(m.get("kp") or {}, {"params": read}))
         # An unordered container (a dict keyed by a set's elements) has no order to take from
         # the condition: filling it in any order gives the same mapping.
         imp = {x: y for x, y in implicit.items() if x != "order"} if m.get("u") else implicit
@@ -4306,6 +4335,24 @@ def _push_children(n: ast.AST, todo: list) -> None:
             todo.extend([x for x in v if isinstance(x, ast.AST)])
         elif isinstance(v, ast.AST):
             todo.append(v)
+
+
+def _params_read(sym: object, depth: int = 0) -> list:
+    """The parameters a value's summary reads, at any depth (through the calls computing it:
+    `json.loads(sample["reference"])`), but those read for their order only ("!o")."""
+    out: list = []
+    if depth > 6:
+        return out
+    if isinstance(sym, dict):
+        for k, v in sym.items():
+            if k == "params" and isinstance(v, list):
+                out = _merge_list(out, [p for p in v if isinstance(p, str) and not p.endswith("!o")])
+            elif isinstance(v, (dict, list)):
+                out = _merge_list(out, _params_read(v, depth + 1))
+    elif isinstance(sym, list):
+        for x in sym:
+            out = _merge_list(out, _params_read(x, depth + 1))
+    return out
 
 
 def _control(cond: Sym) -> Sym:
