@@ -735,6 +735,9 @@ class ProjectIndex:
         # (shipped already, its own table, with what facts in place since say: `relocate`)
         state["_returned_calls"] = {**state.get("_returned_calls", {}), **{
             q: r for q, f in self.functions.items() if (r := _returned_call(f)) is not None}}
+        # (`_structure_by_arguments`: what of the returns it reads, with the defaulted parameters)
+        state["_structure_returns"] = {**state.get("_structure_returns", {}), **{
+            q: r for q, f in self.functions.items() if (r := _structure_returns(f)) is not None}}
         state["_param_attrs"] = {**state.get("_param_attrs", {}), **{
             c: a for c, cf in self.classes.items() if (a := _param_attrs(cf))}}
         state["classes"] = {q: ClassFacts(c.name, c.line, list(c.bases), dict.fromkeys(c.attrs, {}), list(c.methods),
@@ -1514,10 +1517,12 @@ class ProjectIndex:
         made in the caller would ("tree"); those a test reads under which the function gives a
         container a key or an element ("kp": `if item > 3: metrics["big"] = item`) make how many
         it holds differ, as a guess (the data may agree: `evidence.KEYS_FROM_CONTENT`)."""
-        ret = f.returns
-        if not ret:
+        shipped = self.__dict__.get("_structure_returns")
+        # (shipped for the facts the compact form drops; a function relocated since has its own)
+        got = shipped[q] if shipped is not None and q in shipped else _structure_returns(f)
+        if got is None:
             return res
-        defaulted = tuple(p for p in f.params if p in f.defaults or p in f.host_defaults)
+        ret, defaulted = got
 
         def bound_to(sym: object) -> Val | None:
             names = sym.get("params") if isinstance(sym, dict) else None
@@ -3379,6 +3384,28 @@ class ProjectIndex:
                 hashed = hashed or bool(v.hash)
                 collective = collective or bool(v.callable)
         return pd, order, hashed, collective
+
+
+def _structure_returns(f: FunctionFacts) -> tuple[Sym, tuple] | None:
+    """What `ProjectIndex._structure_by_arguments` reads of `f`'s return summary (the tests
+    choosing None or a value, "trs", of the whole and of each constant key; the keys added under
+    a test, "kp") and its parameters with a default; None where it has none of them."""
+    ret = f.returns
+    if not ret:
+        return None
+    out: Sym = {}
+    if ret.get("trs"):
+        out["trs"] = ret["trs"]
+    if ret.get("kp"):
+        out["kp"] = ret["kp"]
+    keys = ret.get("keys")
+    if isinstance(keys, dict):
+        chosen = {k: {"trs": x["trs"]} for k, x in keys.items() if isinstance(x, dict) and x.get("trs")}
+        if chosen:
+            out["keys"] = chosen
+    if not out:
+        return None
+    return out, tuple(p for p in f.params if p in f.defaults or p in f.host_defaults)
 
 
 def _param_glob_ops(f: FunctionFacts) -> list:
