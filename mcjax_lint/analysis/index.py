@@ -738,6 +738,9 @@ class ProjectIndex:
         # (shipped already, its own table, with what facts in place since say: `relocate`)
         state["_returned_calls"] = {**state.get("_returned_calls", {}), **{
             q: r for q, f in self.functions.items() if (r := _returned_call(f)) is not None}}
+        # (`_structure_by_arguments`: what of the returns it reads, with the defaulted parameters)
+        state["_structure_returns"] = {**state.get("_structure_returns", {}), **{
+            q: r for q, f in self.functions.items() if (r := _structure_returns(f)) is not None}}
         state["_param_attrs"] = {**state.get("_param_attrs", {}), **{
             c: a for c, cf in self.classes.items() if (a := _param_attrs(cf))}}
         state["classes"] = {q: ClassFacts(c.name, c.line, list(c.bases), dict.fromkeys(c.attrs, {}), list(c.methods),
@@ -1668,6 +1671,53 @@ class ProjectIndex:
                 return v.data().element()
             return v.data().same_length() if p in windows else v.data()
         return join_all(passed(by_key[str(k)], v) for k, v in args if str(k) in by_key)
+
+    def _structure_by_arguments(self, q: str, f: FunctionFacts, res: Val, args: Sequence[tuple[object, Val]],
+                                given: tuple, bound: bool) -> Val:
+        """Of a call of project function `q`, what its arguments decide of its result's structure
+        rather than its content (summary `_none_structure`, `either`, `bound_under`): the
+        parameters a test reads that chooses between None and a value (`return x if rank == 0
+        else None`, "trs" of the result or of one of its constant keys, `{"pix": ... if rank == 0
+        else None}`) make the structure differ where the arguments bound to them do, as the test
+        made in the caller would ("tree"); those a test reads under which the function gives a
+        container a key or an element ("kp": `if item > 3: metrics["big"] = item`) make how many
+        it holds differ, as a guess (the data may agree: `evidence.KEYS_FROM_CONTENT`)."""
+        shipped = self.__dict__.get("_structure_returns")
+        # (shipped for the facts the compact form drops; a function relocated since has its own)
+        got = shipped[q] if shipped is not None and q in shipped else _structure_returns(f)
+        if got is None:
+            return res
+        ret, defaulted = got
+
+        def bound_to(sym: object) -> Val | None:
+            names = sym.get("params") if isinstance(sym, dict) else None
+            if not names:
+                return None
+            # (a parameter read for its order only, "!o", decides no structure: `sorted(listdir(d))`)
+            names = tuple(sorted({p for p in names if not p.endswith("!o")} & set(f.params)))
+            if not names:
+                return None
+            return self._arguments_for(q, names, defaulted, (), args, given, bound, None)
+
+        t = bound_to(ret.get("trs"))
+        if t is not None and (t.pd or t.pdc):
+            res = replace(res, tree=_values._cap(res.tree | t.pd | t.pdc))
+        keys = ret.get("keys")
+        if res.keys is not None and isinstance(keys, dict):
+            chosen = {str(k): bound_to(x.get("trs")) for k, x in keys.items() if isinstance(x, dict)}
+            if any(v is not None and (v.pd or v.pdc) for v in chosen.values()):
+                res = replace(res, keys=tuple(
+                    (k, replace(x, tree=_values._cap(x.tree | c.pd | c.pdc)) if (c := chosen.get(k)) is not None else x)
+                    for k, x in res.keys))
+        n = bound_to(ret.get("kp"))
+        if n is not None and (n.pd or n.pdc):
+            short = os.path.basename(self.fn_path.get(q, ""))
+            self._note_origin(short, f.line, self.fn_path.get(q, ""))
+            src = evidence.derived(Src(f.line, 0, "the keys its result is given under a condition on "
+                                       "its arguments", kinds.LENGTH, origin=f"{short}:{f.line}"), n.pd | n.pdc)
+            grown = evidence.mark(Val(shape=frozenset({src})), evidence.KEYS_FROM_CONTENT, f"`{short_name(q)}()`")
+            res = replace(res, shape=_values._cap(res.shape | grown.shape))
+        return res
 
     def _returned_params(self, f: FunctionFacts) -> tuple | None:
         """The parameters of `f` its returned value is computed from (every "params" its return
@@ -2691,6 +2741,8 @@ class ProjectIndex:
                     # on every process; the arguments reach its elements (their shapes are its
                     # elements'), never its length.
                     res = replace(res, struct=ret.struct, shape=_values.rekinded(res.shape, kinds.ELEMENTS))
+            if args is not None and given is not None and site is not None:
+                res = self._structure_by_arguments(q, f, res, args, given, bool(site.get("bd")))
             if ret.host and (not res.host or res.glob):
                 # A helper returning host data on every path (`np.asarray(step(x))`): a host
                 # copy, never a global array, whatever it was computed from.
@@ -3542,6 +3594,28 @@ class ProjectIndex:
                 hashed = hashed or bool(v.hash)
                 collective = collective or bool(v.callable)
         return pd, order, hashed, collective
+
+
+def _structure_returns(f: FunctionFacts) -> tuple[Sym, tuple] | None:
+    """What `ProjectIndex._structure_by_arguments` reads of `f`'s return summary (the tests
+    choosing None or a value, "trs", of the whole and of each constant key; the keys added under
+    a test, "kp") and its parameters with a default; None where it has none of them."""
+    ret = f.returns
+    if not ret:
+        return None
+    out: Sym = {}
+    if ret.get("trs"):
+        out["trs"] = ret["trs"]
+    if ret.get("kp"):
+        out["kp"] = ret["kp"]
+    keys = ret.get("keys")
+    if isinstance(keys, dict):
+        chosen = {k: {"trs": x["trs"]} for k, x in keys.items() if isinstance(x, dict) and x.get("trs")}
+        if chosen:
+            out["keys"] = chosen
+    if not out:
+        return None
+    return out, tuple(p for p in f.params if p in f.defaults or p in f.host_defaults)
 
 
 def _param_glob_ops(f: FunctionFacts) -> list:

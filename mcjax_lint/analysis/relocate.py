@@ -638,11 +638,14 @@ def forget_changes(index: Any, plans: list[ChangePlan]) -> None:
                 table.pop(q, None)
         shipped = index.__dict__.get("_self_call_names")
         returned = index.__dict__.get("_returned_calls")
+        structure = index.__dict__.get("_structure_returns")
         for q in plan.gone + plan.names:
             if shipped is not None:
                 shipped.pop(q, None)  # (its facts in place hold its calls: `ProjectIndex.method_writes`)
             if returned is not None:
                 returned.pop(q, None)  # (and its return: `ProjectIndex.made_instance`)
+            if structure is not None:
+                structure.pop(q, None)  # (and its result's structure: `ProjectIndex._structure_by_arguments`)
         for q in plan.gone:
             index.functions.pop(q, None)
             index.fn_path.pop(q, None)

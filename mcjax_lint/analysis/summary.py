@@ -31,7 +31,7 @@ from mcjax_lint.errors import AnalysisError
 
 CALLS_CAP = 400  # call records a summary keeps per function (`ev_Call`); the index reads a full list as cut short
 
-SUMMARY_VERSION = 153
+SUMMARY_VERSION = 154
 # What a sharding keeps of the devices it is given (`sharding_made`): the process-dependent value
 # that chose them (`semantics.group_chosen_by`).
 _DEVICE_CHOICE_KEYS = frozenset({"params", "refs", "via", "pd", "pdc"})
@@ -101,7 +101,7 @@ def sym_join(a: Sym | None, b: Sym | None) -> Sym:
     for k, v in b.items():
         if k in ("tup", "cnt", "keys"):
             continue
-        if k == "trs" and k in out:
+        if k in ("trs", "kp") and k in out:
             out[k] = sym_join(out[k], v)
             continue
         if k == "u" and k in out:
@@ -755,6 +755,8 @@ class _Summarizer(semantics.StatementRules):
         self._attr_fatal: list[bool] = []
         self._try_depth = 0
         self._attr_params: list[Sym] = []  # the parameters the enclosing conditions read (`_param_write`)
+        self._grew: set[str] = set()  # local containers given a key or an element in the current arm (`bound_under`)
+        self._arm_grew: set[str] = set()  # those of the arms just run (`arms_end`)
         # Tests of the function's own parameters the code being read lies under: (param, truth)
         # (`_param_gate`; recorded on calls as "gp" and on direct collective work as `dgates`).
         self._gates: list[tuple[str, bool]] = []
@@ -777,6 +779,10 @@ class _Summarizer(semantics.StatementRules):
         self._ret_host: dict[str, bool] = {}  # functions: every return so far is host data
         self._none_returns: dict[str, list] = {}  # functions: sources of conditions they return None under
         self._none_later: dict[str, Sym] = {}  # functions: conditions of those the index resolves
+        # functions: constant key -> the conditions under which a returned dict display holds None
+        # there ("tr" sources, those the index resolves), and the keys one holds a value at
+        self._key_none: dict[str, dict[str, tuple[list, Sym]]] = {}
+        self._key_value: dict[str, set[str]] = {}
         self._value_returns: set[str] = set()  # functions that return something other than None
         self._empty_returns: dict[str, list] = {}  # functions: sources of conditions they return `{}`/`[]` under
         self._filled_returns: set[str] = set()  # functions that return something else (None aside)
@@ -2461,6 +2467,11 @@ class _Summarizer(semantics.StatementRules):
                     else:
                         whole = sym_join(cur, sym_element(sym_join(value, key)))
                         ck = semantics.constant_key(target.slice, read)
+                        if not (isinstance(cur.get("keys"), dict) and ck in cur["keys"]) \
+                                and not isinstance(target.slice, (ast.Slice, ast.Tuple)) \
+                                and base.id in self._containers_here():
+                            # (a dict built here, `m = {}`, may hold a new key now: `bound_under`)
+                            self._grew.add(base.id)
                         if ck is not None and cur.get("keys") is not None:
                             whole = with_key(cur, ck, value, whole)  # `d["k"] = v`: that key holds v alone
                         self.bind(base, whole)
@@ -2641,13 +2652,30 @@ class _Summarizer(semantics.StatementRules):
         n = len(value.elts) if isinstance(value, ast.List) and not any(isinstance(e, ast.Starred) for e in value.elts) \
             else None
         self._display_returns.setdefault(name, {}).setdefault(n, []).extend(self._return_control() if n else ())
+        srcs: list = []
+        later: Sym = {}  # (conditions the index resolves: `if is_master():`, a project helper, a parameter)
+        for t in self._ret_taints:
+            if "_p" not in t:
+                srcs = _merge_list(srcs, _merge_list(t.get("pd", []), t.get("pdc", [])))
+                later = sym_join(later, {k: v for k, v in t.items() if k in ("via", "refs")})
+            elif t.get("params"):
+                # (a test of parameters, `if rank != 0:`: decided by what the caller passes them,
+                # `ProjectIndex._structure_by_arguments`)
+                later = sym_join(later, {"params": t["params"]})
+        if isinstance(value, ast.Dict) and value.keys and all(k is not None for k in value.keys):
+            # `return {"ids": ids, "pix": None}` under `if rank != 0:`, `{"ids": ids, "pix": pix}`
+            # otherwise: whether that key holds None is decided by the conditions, as for the
+            # whole result (`_none_structure`)
+            for k, v in zip(value.keys, value.values):
+                ck = semantics.constant_key(k, read)
+                if ck is None:
+                    continue
+                if isinstance(v, ast.Constant) and v.value is None:
+                    had = self._key_none.setdefault(name, {}).get(ck, ([], {}))
+                    self._key_none[name][ck] = (_merge_list(had[0], srcs), sym_join(had[1], later) if later else had[1])
+                else:
+                    self._key_value.setdefault(name, set()).add(ck)
         if value is None or isinstance(value, ast.Constant) and value.value is None:
-            srcs: list = []
-            later: Sym = {}  # (conditions the index resolves: `if is_master():`, a project helper)
-            for t in self._ret_taints:
-                if "_p" not in t:
-                    srcs = _merge_list(srcs, _merge_list(t.get("pd", []), t.get("pdc", [])))
-                    later = sym_join(later, {k: v for k, v in t.items() if k in ("via", "refs")})
             if srcs:
                 self._none_returns[name] = _merge_list(self._none_returns.get(name, []), srcs)
             if later:
@@ -2679,6 +2707,19 @@ class _Summarizer(semantics.StatementRules):
             # the structure's, `ProjectIndex._resolve`).
             f.returns = dict(f.returns, trs=later)
         self._value_returns.discard(f.name)
+        nones, valued = self._key_none.pop(f.name, {}), self._key_value.pop(f.name, set())
+        keys = f.returns.get("keys") if f.returns else None
+        if nones and isinstance(keys, dict):
+            keys = dict(keys)
+            for k, (ksrcs, klater) in nones.items():
+                if k in valued and isinstance(keys.get(k), dict) and (ksrcs or klater):
+                    x = dict(keys[k])
+                    if ksrcs:
+                        x["tr"] = _merge_list(x.get("tr", []), ksrcs)
+                    if klater:
+                        x["trs"] = _prune(sym_join(x.get("trs", {}), klater), 1)
+                    keys[k] = x
+            f.returns = dict(f.returns, keys=keys)
         # An empty container returned under a process-dependent condition (`if
         # jax.process_index() != 0: return {}`) and another one otherwise: how many elements
         # (keys) the result has is decided by that condition ("cnt"), whatever each holds.
@@ -2731,10 +2772,18 @@ class _Summarizer(semantics.StatementRules):
         # A loop's iterations carry nothing into the attributes its body assigns (a store in a loop
         # over local data is not a store under a condition: that flooded codebases with warnings).
         in_loop, self._loop_arms = self._loop_arms, False
-        return _control(cond), ({} if in_loop else _implicit(cond)), ({} if in_loop else _read_names(cond))
+        outer, self._grew = self._grew, set()
+        return _control(cond), ({} if in_loop else _implicit(cond)), ({} if in_loop else _read_names(cond)), outer, []
 
-    def run_arm(self, block, token: tuple[Sym, Sym, Sym]) -> None:
-        control, implicit, params = token
+    def run_arm(self, block, token: tuple) -> None:
+        control, implicit, params, _, arms = token
+        self._grew = set()
+        try:
+            self._run_arm(block, control, implicit, params)
+        finally:
+            arms.append(self._grew)
+
+    def _run_arm(self, block, control: Sym, implicit: Sym, params: Sym) -> None:
         if control:
             self._ret_taints.append(control)
         depth = len(self._attr_taints)  # (an early exit inside the block counts in it alone)
@@ -2758,17 +2807,56 @@ class _Summarizer(semantics.StatementRules):
             del self._attr_params[pdepth:]
             del self._gates[gdepth:]
 
-    @staticmethod
-    def arms_end(cond: Sym, node, token: tuple[Sym, Sym]) -> Sym:
+    def arms_end(self, cond: Sym, node, token: tuple) -> Sym:
+        # (grown in some arms, not in every one: in one arm of an `if`, not in its `else`)
+        # (of an `if` only: a loop's body run or not is how often, which its iterable decides)
+        arms = token[4]
+        self._arm_grew = set().union(*arms) - set.intersection(*arms) if arms and isinstance(node, ast.If) else set()
+        self._grew = token[3].union(*arms)
         return {k: v for k, v in cond.items() if k in ("pd", "pdc", "order", "hash", "via", "params", "refs")}
+
+    def mutated(self, name, v):
+        # (`xs.append(v)` on a container built here by a display, `xs = []`: it grew in this arm,
+        # `bound_under`)
+        if isinstance(name, ast.Name) and name.id in self._containers_here():
+            self._grew.add(name.id)
+        return super().mutated(name, v)
 
     divergent = staticmethod(lambda cond: any(k in cond for k in ("pd", "pdc", "order", "hash")))
     agreed = staticmethod(lambda v: bool(v.get("san")))
 
-    @staticmethod
-    def bound_under(m: Sym, name: str, vals: list, implicit: Sym) -> Sym:
+    def _containers_here(self) -> frozenset:
+        """The local names the function being read binds to a dict or list it builds (a display,
+        a comprehension, `dict()`, `defaultdict(list)`): containers that grow by a store of a new
+        key or an element (an array's `out[i] = v` adds none)."""
+        node = self._gate_node
+        if node is None or self.scope.is_module:
+            return frozenset()
+        memo = self.__dict__.setdefault("_containers_memo", {})
+        got = memo.get(id(node))
+        if got is None or got[0] is not node:
+            names = set()
+            for st in ast.walk(node):
+                if isinstance(st, (ast.Assign, ast.AnnAssign)) and st.value is not None:
+                    v = st.value
+                    made = isinstance(v, (ast.Dict, ast.DictComp, ast.List, ast.ListComp)) or (
+                        isinstance(v, ast.Call) and (self.qualify(v.func) or "").rpartition(".")[2]
+                        in ("dict", "list", "defaultdict", "OrderedDict", "Counter"))
+                    if made:
+                        for t in (st.targets if isinstance(st, ast.Assign) else [st.target]):
+                            if isinstance(t, ast.Name):
+                                names.add(t.id)
+            got = memo[id(node)] = (node, frozenset(names))
+        return got[1]
+
+    def bound_under(self, m: Sym, name: str, vals: list, implicit: Sym) -> Sym:
         if not implicit:
             return m
+        if name in self._arm_grew and (read := _params_read(implicit)):
+            # `if item > 3: metrics["big"] = item` (or `xs.append(v)`) in one arm only, under a test
+            # of parameters: which keys (how many elements) the container holds follows what the
+            # caller passes them ("kp", resolved at the call: `ProjectIndex._structure_by_arguments`)
+            m = dict(m, kp=sym_join(m.get("kp") or {}, {"params": read}))
         # An unordered container (a dict keyed by a set's elements) has no order to take from
         # the condition: filling it in any order gives the same mapping.
         imp = {x: y for x, y in implicit.items() if x != "order"} if m.get("u") else implicit
@@ -4406,6 +4494,24 @@ def _push_children(n: ast.AST, todo: list) -> None:
             todo.extend([x for x in v if isinstance(x, ast.AST)])
         elif isinstance(v, ast.AST):
             todo.append(v)
+
+
+def _params_read(sym: object, depth: int = 0) -> list:
+    """The parameters a value's summary reads, at any depth (through the calls computing it:
+    `json.loads(sample["reference"])`), but those read for their order only ("!o")."""
+    out: list = []
+    if depth > 6:
+        return out
+    if isinstance(sym, dict):
+        for k, v in sym.items():
+            if k == "params" and isinstance(v, list):
+                out = _merge_list(out, [p for p in v if isinstance(p, str) and not p.endswith("!o")])
+            elif isinstance(v, (dict, list)):
+                out = _merge_list(out, _params_read(v, depth + 1))
+    elif isinstance(sym, list):
+        for x in sym:
+            out = _merge_list(out, _params_read(x, depth + 1))
+    return out
 
 
 def _control(cond: Sym) -> Sym:

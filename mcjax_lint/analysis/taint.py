@@ -2398,6 +2398,14 @@ class FileAnalysis(semantics.StatementRules):
             # `k.endswith(tuple(NO_DECAY))`: whether one of them matches does not follow their
             # order (an element of a set-ordered loop, `k.startswith(module)`, still does).
             return recv.data().join(argu.without_order()), None
+        if meth == "get" and not recv.cls and not recv.callable and 1 <= len(node.args) <= 2 \
+                and node.args[0].keyword is None and semantics.constant_key(node.args[0].value, read) is None \
+                and (recv.keys is not None or any(x.kind in kinds.COUNTS for x in recv.shape)):
+            # `metrics.get(k, 0.0)` with a computed key, of a dict whose keys are tracked or whose
+            # count differs: one of its values (or the default), an element: how many keys it
+            # holds is no part of it (`Val.element`)
+            return recv.element().join(join_all(x for _, x in recv.keys or ())).join(
+                join_all(x for k, x in args[1:])), None
         if meth == "get" and recv.keys is not None and node.args and node.args[0].keyword is None:
             v = recv.key(semantics.constant_key(node.args[0].value, read) or "")
             if v is not None:  # `cfg.get("steps", 10)`: that key's value (or the default)
