@@ -1650,7 +1650,10 @@ class ProjectIndex:
                 # `self.solver = WaveProp(rank)` in `App.__init__(self, rank)`: the parameter holds
                 # what every construction of App passes for it (one level per construction,
                 # bounded as the constructions followed are: MAX_CONSTRUCTOR_DEPTH)
-                arg_v = arg_v.join(self._constructor_args(outer))
+                # A guess (`evidence.IMPLICIT_ATTRIBUTE`): the outer argument reaches the
+                # attribute through a construction the reader does not see.
+                arg_v = arg_v.join(evidence.mark(self._constructor_args(outer), evidence.IMPLICIT_ATTRIBUTE,
+                                                 f"`{short_name(maker)}`"))
             classes.add(arg_v.cls)
             vals.append(replace(arg_v.taint(), glob=arg_v.glob, unordered=arg_v.unordered))
         out = BOTTOM

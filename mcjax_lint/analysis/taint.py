@@ -1636,8 +1636,12 @@ class FileAnalysis(semantics.StatementRules):
         """An object handed to parameter `param` takes its own attributes' values along
         (`carried_attributes`): the callee reads them through the parameter as the caller would
         through its name (`run_function` binds them beside it). Joined over the calls, as the
-        parameter itself is: an attribute one call's object holds per process may be read."""
+        parameter itself is: an attribute one call's object holds per process may be read; a
+        guess (`evidence.IMPLICIT_ATTRIBUTE`), so at most a warning."""
         for attr, v in self.carried_attributes(value).items():
+            # (a guess: which call's object reaches a read is not followed, and what the caller
+            # stored may rest on a value taken as per-process only by its parameter)
+            v = evidence.mark(v, evidence.IMPLICIT_ATTRIBUTE, f"`.{attr}` of the object passed", self.line(node))
             if guess is not None:
                 v = evidence.mark(v, evidence.METHOD_ARGUMENT, guess, self.line(node))
             key = _call_stored_key(param, attr)
