@@ -395,7 +395,7 @@ class ProjectIndex:
         self._reexport_cache: dict[str, str] = {}
         self._star_cache: dict[tuple[str, str], str] = {}
         self._dep_stack: list[set[str]] = []
-        self._init_sites: dict[str, list[tuple[dict, str, bool]]] | None = None
+        self._init_sites: dict[str, list[tuple[dict, str, bool, str]]] | None = None
         # Helpers whose callers' arguments an iterable's per-construction count read
         # (`_caller_counts`): a change of a call of one is not re-solved in place.
         self.piece_helpers: set[str] = set()
@@ -1865,11 +1865,11 @@ class ProjectIndex:
         param = param.removesuffix("!o")
         pos_i = int(pos)
         sites = self.init_sites().get(init, ())
-        if not any(not test for _, _, test in sites):
+        if not any(not test for _, _, test, _ in sites):
             return BOTTOM
         vals = []
         classes = set()
-        for call, path, test in sites:
+        for call, path, test, maker in sites:
             if test:
                 continue
             if call.get("np") == -1:
@@ -1880,6 +1880,14 @@ class ProjectIndex:
             if not arg or self._hands_collective_work(call, pa):
                 return BOTTOM
             arg_v = self.resolve(arg, path)
+            if not arg_v.divergent and (outer := self._outer_init_param(maker, arg)) is not None:
+                # `self.solver = WaveProp(rank)` in `App.__init__(self, rank)`: the parameter holds
+                # what every construction of App passes for it (one level per construction,
+                # bounded as the constructions followed are: MAX_CONSTRUCTOR_DEPTH)
+                # A guess (`evidence.IMPLICIT_ATTRIBUTE`): the outer argument reaches the
+                # attribute through a construction the reader does not see.
+                arg_v = arg_v.join(evidence.mark(self._constructor_args(outer), evidence.IMPLICIT_ATTRIBUTE,
+                                                 f"`{short_name(maker)}`"))
             classes.add(arg_v.cls)
             vals.append(replace(arg_v.taint(), glob=arg_v.glob, unordered=arg_v.unordered))
         out = BOTTOM
@@ -1900,6 +1908,18 @@ class ProjectIndex:
         if out.pd:
             out = replace(out, pdc=out.pdc - out.pd)
         return out
+
+    def _outer_init_param(self, maker: str, arg: dict) -> str | None:
+        """The "ip" reference (`_constructor_args_at`) of a construction's argument that is a
+        parameter of the `__init__` making it, passed as it is (`App.__init__(self, rank)`
+        building `WaveProp(rank)`); None for anything else."""
+        if not maker.endswith(".__init__") or not set(arg) <= {"params", "lp"} or len(arg.get("params", ())) != 1:
+            return None
+        p = arg["params"][0].removesuffix("!o")
+        f = self.functions.get(maker)
+        if f is None or p not in f.params or f.params[:1] != ["self"]:
+            return None
+        return f"{maker}:{f.params.index(p) - 1}:{p}"
 
     def attr_count_at_some(self, cls: str, name: str, start: bool = False) -> Val:
         """Why the length of attribute `name` of `cls`, stored in `__init__` from its parameters,
@@ -2111,10 +2131,11 @@ class ProjectIndex:
                     return True
         return False
 
-    def init_sites(self) -> dict[str, list[tuple[dict, str, bool]]]:
+    def init_sites(self) -> dict[str, list[tuple[dict, str, bool, str]]]:
         """Construction sites by the `__init__` they run: calls by name of a project class, each
-        with its file and whether that file is a test module. A construction whose arguments
-        carry nothing still counts (it passes something the same on every process)."""
+        with its file, whether that file is a test module, and the function it is made in. A
+        construction whose arguments carry nothing still counts (it passes something the same on
+        every process)."""
         if self._init_sites is None:
             sites: dict[str, list[tuple[dict, str, bool]]] = {}
             for m, s in self.modules.items():
@@ -2127,7 +2148,7 @@ class ProjectIndex:
                         if c in self.classes:
                             init = self.method(c, "__init__")
                             if init:
-                                sites.setdefault(init, []).append((call, s.path, test))
+                                sites.setdefault(init, []).append((call, s.path, test, f.name))
             # A subclass with its own `__init__` runs the base's through `super().__init__(...)`
             # with arguments not followed here: an unknown construction of the base.
             for c in self.classes:
@@ -2136,7 +2157,7 @@ class ProjectIndex:
                     for b in self.mro(c)[1:]:
                         init = self.method(b, "__init__")
                         if init and init != own:
-                            sites.setdefault(init, []).append(({"np": -1}, "", False))
+                            sites.setdefault(init, []).append(({"np": -1}, "", False, ""))
                             break
             self._init_sites = sites
         return self._init_sites

@@ -338,6 +338,26 @@ class FileAnalysis(semantics.StatementRules):
             self.scope.env[key] = v
             self.scope.attr_owner[key] = owner
 
+    def carried_attributes(self, value: cst.BaseExpression) -> dict[str, Val]:
+        """What the attributes of the object `value` is hold from this object's own history, where
+        they differ by process: a construction's (`Seq(rank)`, `ProjectIndex.instance_attrs`), or
+        a name bound to one (`bound_instance`) or given stores by its methods (`stored_by_call`),
+        still bound to that object. Handed to a callee's parameter with the object
+        (`_record_param_taint`): the callee's `seq.sid` reads that same object's attribute."""
+        if isinstance(value, cst.Call):
+            return self._made.get(value) or {}
+        if not isinstance(value, cst.Name) or not self.scope.attr_owner:
+            return {}
+        owner = self.local(value.value)
+        if owner is None:
+            return {}
+        prefix = value.value + ":"
+        out: dict[str, Val] = {}
+        for key, o in self.scope.attr_owner.items():
+            if o is owner and key.startswith(prefix) and (v := self.scope.env.get(key)) is not None and v.divergent:
+                out[key[len(prefix):]] = v
+        return out
+
     def _method_stores(self, func: cst.BaseExpression, q: str | None, args, node: cst.Call, bound: bool) -> None:
         """`obj.update(loss)` of a project method that stores into attributes of its object from
         its parameters (`self.stop = loss > self.best`, or under a condition on them): those
@@ -1392,17 +1412,24 @@ class FileAnalysis(semantics.StatementRules):
             # iteration in the callee runs a different number of times)
             if argu.divergent or self._callable_desc(argu) or (info and any(self._callable_desc(v) for _, v in info.args)) \
                     or any(self.ev_cached(a.value).unordered for a in node.args) or argu.length_sources \
-                    or (fn is not None and not fn.jit and any(self.ev_cached(a.value).glob for a in node.args)):
+                    or (fn is not None and not fn.jit and any(self.ev_cached(a.value).glob for a in node.args)) \
+                    or self._carries_attributes(node):
                 # (a global array handed on: the callee's jitted calls given it and a host value
                 # span the processes, `_replicated_host_args`)
                 self._record_param_taint(target, node)
-        elif exact and target in self.index.classes and (argu.divergent or argu.length_sources):
+        elif exact and target in self.index.classes and (argu.divergent or argu.length_sources
+                                                          or self._carries_attributes(node)):
             # A construction runs the class's `__init__` with its arguments (`Table(own_rows)`):
             # analysed again with them, as a function called by name is.
             init = self.index.method(target, "__init__")
             if init in self.fn_nodes:
                 self._record_param_taint(init, node)
         return res, coll
+
+    def _carries_attributes(self, node: cst.Call) -> bool:
+        """Whether an argument of `node` is an object whose own attributes differ by process
+        (`carried_attributes`)."""
+        return any(not a.star and self.carried_attributes(a.value) for a in node.args)
 
     def _iterable_instances(self, q: str, argu: Val, args: list, node: cst.Call) -> tuple[Val, list]:
         """Arguments that are instances of a project class iterating process-local data (a
@@ -1651,11 +1678,13 @@ class FileAnalysis(semantics.StatementRules):
                 name = a.keyword.value
                 if (name in params or name in kwonly) and (host is None or name in host):
                     cur[name] = _joined_arg(cur[name], val) if name in cur else val
+                    self._carry_attributes(cur, name, a.value, guess, node)
                 elif name not in params and name not in kwonly:
                     extra_kw.append((name, val))
             elif not a.star and i is not None:
                 if i < len(params) and (host is None or params[i] in host):
                     cur[params[i]] = _joined_arg(cur[params[i]], val) if params[i] in cur else val
+                    self._carry_attributes(cur, params[i], a.value, guess, node)
                 elif i >= len(params):
                     extra_pos.append(val)
                 i += 1
@@ -1665,6 +1694,22 @@ class FileAnalysis(semantics.StatementRules):
                             (kwstar, _kwargs_value(extra_kw, self._whole_container, node))):
             if name is not None and (host is None or name in host):
                 cur[name] = _joined_arg(cur[name], bound) if name in cur else bound
+
+    def _carry_attributes(self, cur: dict[str, Val], param: str, value: cst.BaseExpression, guess: str | None,
+                          node: cst.Call) -> None:
+        """An object handed to parameter `param` takes its own attributes' values along
+        (`carried_attributes`): the callee reads them through the parameter as the caller would
+        through its name (`run_function` binds them beside it). Joined over the calls, as the
+        parameter itself is: an attribute one call's object holds per process may be read; a
+        guess (`evidence.IMPLICIT_ATTRIBUTE`), so at most a warning."""
+        for attr, v in self.carried_attributes(value).items():
+            # (a guess: which call's object reaches a read is not followed, and what the caller
+            # stored may rest on a value taken as per-process only by its parameter)
+            v = evidence.mark(v, evidence.IMPLICIT_ATTRIBUTE, f"`.{attr}` of the object passed", self.line(node))
+            if guess is not None:
+                v = evidence.mark(v, evidence.METHOD_ARGUMENT, guess, self.line(node))
+            key = _call_stored_key(param, attr)
+            cur[key] = cur[key].join(v) if key in cur else v
 
     def _note_global_arguments(self, q: str, node: cst.Call) -> None:
         """The parameters of `q` every call seen so far passes a global array for
@@ -2457,7 +2502,7 @@ class FileAnalysis(semantics.StatementRules):
             guess = f"`.{meth}()` {evidence.BY_NAME_NOTE}"
         info.callee = target
         if target in self.fn_nodes and (argu.divergent or self._callable_desc(argu) or argu.length_sources
-                                        or recv.order):
+                                        or recv.order or self._carries_attributes(node)):
             # A method of a known class in this file, given divergent arguments: analysed again
             # with them, as a function called by name is (`_project_call`); a guess (which
             # instance's method runs, and what the other calls pass, are not followed).
@@ -3498,8 +3543,21 @@ class FileAnalysis(semantics.StatementRules):
         if consts:
             assigned = _assigned_names(node)
             consts = {p: c for p, c in consts.items() if p not in assigned}
+        owners: dict[str, Val] = {}
+        for key, v in (param_taint or {}).items():
+            # (`_carry_attributes`: an object's own attributes, bound beside its parameter as
+            # `bound_instance` binds them beside a name; a fresh value makes the parameter the owner)
+            name, sep, _ = key.partition(":")
+            if sep and name in env:
+                if name not in owners:
+                    owners[name] = env[name] = replace(env[name])
+                env[key] = v
         self.scope = _Scope(env, outer, cls=cls, qualname=qual, params=frozenset(p.name.value for p in params),
                             decided=consts or {}, node=node, context=dict(context or {}))
+        for key in env:
+            name, sep, _ = key.partition(":")
+            if sep and name in owners:
+                self.scope.attr_owner[key] = owners[name]
         self.cls_stack = [cls] if cls else []
         self._in_class_body = False
         self.loop_depth = 0
