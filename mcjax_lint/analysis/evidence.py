@@ -33,8 +33,6 @@ IMPLICIT_ATTRIBUTE = ("an attribute assigned elsewhere (another method, another 
                       "method, taken as assigned before this read")
 GLOBAL_STORE = ("a module-level name a function declares `global` and assigns (under a process-dependent condition "
                 "or from a process-dependent value), taken as assigned before this read")
-GATED_GLOBAL_WRITE = ("a module-level object a function changes in place (a key stored, an element added), that "
-                      "function called under a process-dependent condition, taken as changed before this read")
 OVERRIDDEN_METHOD = ("a method whose result differs between processes, called on an instance whose class has a "
                      "subclass overriding it with one that returns the same value everywhere: which class's method "
                      "runs is not followed")

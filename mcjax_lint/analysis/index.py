@@ -715,7 +715,6 @@ class ProjectIndex:
         state.pop("_gated_initialize", None)
         state["_cond_stores"] = {}
         state["_cond_calls_by_name"], state["_writers"] = None, {}  # (rebuilt on the first question)
-        state.pop("_gwriters", None)
         state["_in_written_under_condition"] = False
         state["_restore_checks"], state["_cut_depth"] = set(), 0
         state["_checks"] = []
@@ -1165,57 +1164,6 @@ class ProjectIndex:
                         continue
                     self._dep(target)
                     if name in f.writes or any(name in g.writes for g in self._self_callees(f)):
-                        out.append((e["c"], path))
-                        break
-        return out
-
-    def gated_global(self, r: str) -> Val:
-        """Module-level object `r` as changed in place by a function only some processes call (a
-        key only they store, `global_written_under_condition`): what those conditions carry,
-        marked as a guess (`evidence.GATED_GLOBAL_WRITE`); BOTTOM where nothing is."""
-        if r not in self._gwritten_names():
-            return BOTTOM
-        extra = self._resolve_cached_all(r + "!gated", lambda: self.global_written_under_condition(r),
-                                         self._global_cache)
-        if not (extra.pd or extra.pdc):
-            return BOTTOM
-        return evidence.mark(extra, evidence.GATED_GLOBAL_WRITE, f"`{r.rpartition('.')[2]}`")
-
-    def _gwritten_names(self) -> frozenset[str]:
-        """The module-level names (`module.name`) some project function changes in place
-        (`FunctionFacts.gwrites`), with the functions (or decorators) that do: built once."""
-        got = self.__dict__.get("_gwriters")
-        if got is None:
-            got = {}
-            for q, f in self.functions.items():
-                parts = q.split(".")
-                for name in f.gwrites:
-                    for i in range(len(parts) - 1, 0, -1):  # (its module: the longest prefix holding the name)
-                        key = ".".join(parts[:i] + [name])
-                        if key in self.globals:
-                            got.setdefault(key, set()).add(q)
-                            break
-            self.__dict__["_gwriters"] = got
-        return got.keys()
-
-    def global_written_under_condition(self, r: str) -> list[tuple[Sym, str]]:
-        """The conditions of calls, made under conditions that may differ between processes
-        (`FunctionFacts.cond_calls`), of a function that changes module-level object `r` in place
-        (`FunctionFacts.gwrites`), itself or through a project decorator applied to it (its
-        wrapper runs where the decorated function is called): `if rank == 0: note("load")`, then
-        `sorted(SEEN)` elsewhere, each with the caller's file."""
-        self._gwritten_names()
-        writers = self.__dict__["_gwriters"].get(r, set())
-        out = []
-        for q, f in self.functions.items():
-            path = self.fn_path.get(q, "")
-            for e in f.cond_calls:
-                for target in self._call_targets(e, path):
-                    g = self.functions.get(target)
-                    if g is None:
-                        continue
-                    if target in writers or any(self._follow_reexport(d) in writers for d in g.decos):
-                        self._dep(target)
                         out.append((e["c"], path))
                         break
         return out
@@ -2317,7 +2265,7 @@ class ProjectIndex:
             return BOTTOM
         r = self._follow_reexport(r)
         if r in self.globals:
-            return self._resolve_cached(r, self.globals[r], self._global_cache).join(self.gated_global(r))
+            return self._resolve_cached(r, self.globals[r], self._global_cache)
         if r in self.functions:
             self._dep(r)
             f = self.functions[r]

@@ -31,7 +31,7 @@ from mcjax_lint.errors import AnalysisError
 
 CALLS_CAP = 400  # call records a summary keeps per function (`ev_Call`); the index reads a full list as cut short
 
-SUMMARY_VERSION = 154
+SUMMARY_VERSION = 155
 # What a sharding keeps of the devices it is given (`sharding_made`): the process-dependent value
 # that chose them (`semantics.group_chosen_by`).
 _DEVICE_CHOICE_KEYS = frozenset({"params", "refs", "via", "pd", "pdc"})
@@ -351,17 +351,12 @@ class FunctionFacts:
     # for one of them is a path written there (MCJ106: a process's part written under a name it
     # drew for itself).
     path_writes: list[str] = field(default_factory=list)
-    # Module-level names whose object it changes in place (`SEEN[k] = v`, `TIMERS[name].append(t)`,
-    # `REGISTRY.add(x)`), its nested functions' included (a decorator's wrapper): `_global_writes`.
-    # A call of it made on some processes only leaves that object different between them
-    # (`ProjectIndex.global_written_under_condition`).
-    gwrites: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         d: dict[str, Any] = {"name": self.name, "line": self.line}
         for k in ("params", "cls", "returns", "collective", "jit", "calls", "called_params", "device_access", "flags", "refs",
                   "prop", "statics", "defaults", "param_jits", "host_defaults", "glob_ops", "prop_reads", "gated", "decos", "forwards", "writes", "cond_calls",
-                  "param_writes", "arg_writes", "sized_by", "dgates", "path_writes", "gwrites"):
+                  "param_writes", "arg_writes", "sized_by", "dgates", "path_writes"):
             v = getattr(self, k)
             if v:
                 d[k] = v
@@ -378,7 +373,7 @@ class FunctionFacts:
             dict(d.get("gated", {})), list(d.get("decos", [])), list(d.get("forwards", [])),
             list(d.get("writes", [])), list(d.get("cond_calls", [])), dict(d.get("param_writes", {})),
             dict(d.get("arg_writes", {})), list(d.get("sized_by", [])), list(d.get("dgates", [])),
-            list(d.get("path_writes", [])), list(d.get("gwrites", [])),
+            list(d.get("path_writes", [])),
         )
 
 
@@ -712,7 +707,6 @@ class _Summarizer(semantics.StatementRules):
                 self.module_defs[node.name] = f"{module}.{node.name}"
         # Classes this module defines at its top level, whatever their names' case (`class tqdm:`).
         self.module_classes = frozenset(f"{module}.{n.name}" for n in tree.body if isinstance(n, ast.ClassDef))
-        self._module_containers = _module_containers(tree.body)  # (what `gwrites` may name)
         # The methods each of them defines in its body (`own_method`: `counter.update(m)` of an
         # instance of a class of this module that defines `update` runs that method).
         self.class_methods: dict[str, frozenset[str]] = {
@@ -3147,7 +3141,6 @@ class _Summarizer(semantics.StatementRules):
         if in_class_body and pos:
             facts.writes = _self_writes(own, pos[0].arg)
         facts.path_writes = _path_params(own, params, self.qualify)
-        facts.gwrites = [n for n in _global_writes(node) if n in self._module_containers]
         if in_class_body:
             self.class_stack[-1].methods.append(node.name)
         value: Sym = {"refs": [qual]}
@@ -4326,80 +4319,6 @@ def _self_writes(own: list, me: str) -> list[str]:
             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
                 out.add(t.attr)
     return sorted(out)[:40]
-
-
-_CONTAINER_CALLS = frozenset({"dict", "list", "set", "collections.defaultdict", "collections.Counter",
-                              "collections.OrderedDict", "collections.deque", "defaultdict", "Counter", "OrderedDict",
-                              "deque"})
-
-
-def _module_containers(body: list) -> frozenset[str]:
-    """Names a module binds to a new built-in container at its top level (`SEEN = {}`, `TIMERS
-    = defaultdict(list)`, `REG: set[str] = set()`): the module objects `_global_writes` tracks
-    (an object of unknown type, `optimizer.update(...)`, may change nothing)."""
-    out = set()
-    for s in body:
-        targets = s.targets if isinstance(s, ast.Assign) else [s.target] if isinstance(s, ast.AnnAssign) and s.value else []
-        v = getattr(s, "value", None)
-        is_container = isinstance(v, (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)) or (
-            isinstance(v, ast.Call) and _unparse(v.func) in _CONTAINER_CALLS)
-        if is_container:
-            out.update(t.id for t in targets if isinstance(t, ast.Name))
-    return frozenset(out)
-
-
-def _global_writes(fdef: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    """The names, not bound in `fdef` or its nested functions (so module-level ones, or builtins),
-    whose object `fdef` changes in place: a subscript store or delete (`SEEN[k] = v`), an
-    in-place method on it or on one of its elements (`REG.add(x)`, `TIMERS[name].append(t)`:
-    `semantics.IN_PLACE_METHODS`). Nested functions count (a decorator's wrapper, a closure it
-    returns, runs where the decorated function is called); lambdas and classes do not."""
-    bound: set[str] = set()
-    declared: set[str] = set()
-    nodes: list[ast.AST] = []
-    todo: list[ast.AST] = list(fdef.body)
-    for f in [fdef]:
-        a = f.args
-        bound.update(p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *([a.vararg] if a.vararg else []),
-                                      *([a.kwarg] if a.kwarg else [])])
-    while todo:
-        n = todo.pop()
-        if isinstance(n, (ast.Lambda, ast.ClassDef)):
-            if isinstance(n, ast.ClassDef):
-                bound.add(n.name)
-            continue
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            bound.add(n.name)
-            a = n.args
-            bound.update(p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *([a.vararg] if a.vararg else []),
-                                          *([a.kwarg] if a.kwarg else [])])
-            todo.extend(n.body)
-            continue
-        if isinstance(n, ast.Global):
-            declared.update(n.names)
-        elif isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
-            bound.add(n.id)
-        elif isinstance(n, (ast.Import, ast.ImportFrom)):
-            bound.update((al.asname or al.name).split(".")[0] for al in n.names)
-        elif isinstance(n, ast.ExceptHandler) and n.name:
-            bound.add(n.name)
-        nodes.append(n)
-        todo.extend(ast.iter_child_nodes(n))
-    out: set[str] = set()
-    for n in nodes:
-        targets: list = []
-        if isinstance(n, (ast.Assign, ast.Delete)):
-            targets = [t for t in n.targets if isinstance(t, ast.Subscript)]
-        elif isinstance(n, (ast.AugAssign, ast.AnnAssign)) and isinstance(n.target, ast.Subscript):
-            targets = [n.target]
-        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in semantics.IN_PLACE_METHODS:
-            targets = [n.func.value]
-        for t in targets:
-            while isinstance(t, ast.Subscript):
-                t = t.value
-            if isinstance(t, ast.Name) and (t.id not in bound or t.id in declared):
-                out.add(t.id)
-    return sorted(out)[:20]
 
 
 def _own_nodes(stmts: list) -> Iterator[ast.AST]:

@@ -495,11 +495,6 @@ class FileAnalysis(semantics.StatementRules):
                     stored = evidence.mark(self.anchor(stored, node, n, call=False), evidence.GLOBAL_STORE,
                                            f"`{n}`", self.line(node))
                 v = stored if v is None else v.join(stored)
-            elif v is not None and not self.scope.is_module:
-                # (a module object some function changes in place, called on some processes only)
-                gated = self.index.gated_global(f"{self.modname}.{n}")
-                if gated.divergent:
-                    v = v.join(self.anchor(gated, node, n, call=False))
         if v is not None:
             if v.pd and (traced := self._traced_scope()) is not None and not semantics.bound_within(self.scope, traced[0], n):
                 self._trace_constant(v.pd, node, traced)  # (a closure over a process-dependent value)
